@@ -1,0 +1,90 @@
+// rlpipe plan <recipe> [--provider P] [--out DIR] [--json] [--verl-profile NAME]
+import { existsSync, readFileSync } from "node:fs";
+import { dirname, join, resolve } from "node:path";
+import { parseArgs } from "node:util";
+import { RlpipeError } from "../../core/errors.js";
+import { type Plan, plan } from "../../core/plan.js";
+import { canonicalJson, loadRecipeFile, sha256 } from "../../core/recipe/load.js";
+import { PROVIDERS, type Provider } from "../../core/recipe/schema.js";
+import { didYouMean } from "../../core/recipe/suggest.js";
+import { formatPlanSummary } from "../../core/summary.js";
+import { PLAN_FILE, writeBundle } from "../bundle-writer.js";
+import type { Io } from "../io.js";
+import { VERSION } from "../version.js";
+
+export const PLAN_USAGE = `usage: rlpipe plan <recipe.yaml> [--provider ${PROVIDERS.join("|")}] [--out DIR] [--json] [--verl-profile NAME]
+
+Validates the recipe and writes the launch bundle (launch.sh, tool configs, provider files, rlpipe-plan.json)
+into DIR (default .rlpipe/bundles/<job name>). Needs no network and no credentials.`;
+
+export function runPlan(argv: readonly string[], io: Io): number {
+  const { values, positionals } = parseArgs({
+    args: [...argv],
+    options: {
+      provider: { type: "string", short: "p" },
+      out: { type: "string", short: "o" },
+      json: { type: "boolean", default: false },
+      "verl-profile": { type: "string" },
+      help: { type: "boolean", short: "h", default: false },
+    },
+    allowPositionals: true,
+    strict: true,
+  });
+  if (values.help) { io.out(PLAN_USAGE); return 0; }
+  if (positionals.length !== 1) throw usage("rlpipe plan takes exactly one recipe file");
+  const provider = parseProvider(values.provider);
+  const file = positionals[0]!;
+  const loaded = loadRecipeFile(file);
+  const recipeDir = dirname(resolve(file));
+  const p = plan(loaded, {
+    provider,
+    ...(values["verl-profile"] === undefined ? {} : { profile: values["verl-profile"] }),
+    localWorkDir: resolve(".rlpipe", "work", loaded.recipe.metadata.name),
+    readRecipeFile: (rel) => readBeside(recipeDir, rel),
+  });
+  const outDir = values.out ?? join(".rlpipe", "bundles", p.jobName);
+  const planJson = `${JSON.stringify(planDocument(p), null, 2)}\n`;
+  writeBundle(outDir, [...p.files, { path: PLAN_FILE, content: planJson, executable: false }]);
+  if (values.json) io.out(planJson.trimEnd());
+  else io.out(formatPlanSummary(p, outDir));
+  return 0;
+}
+
+/** The machine-readable plan: everything but file contents (listed with their sha256). Deterministic. */
+export function planDocument(p: Plan): unknown {
+  return {
+    generatedBy: `rlpipe ${VERSION}`,
+    recipe: p.recipe,
+    provider: p.provider,
+    jobName: p.jobName,
+    verl: p.verl,
+    workDir: p.workDir,
+    resources: p.resources,
+    ...(p.sandbox === undefined ? {} : { sandbox: p.sandbox }),
+    secrets: p.secrets,
+    stages: p.stages.map((s) => ({
+      id: s.id, type: s.type, argv: s.argv, ...(s.hydraConfig === undefined ? {} : { hydraConfig: s.hydraConfig }),
+      ...(s.output === undefined ? {} : { output: s.output }), facts: s.facts,
+    })),
+    ...(p.docker === undefined ? {} : { docker: p.docker }),
+    files: p.files.map((f) => ({ path: f.path, sha256: sha256(f.content), executable: f.executable })),
+    warnings: p.warnings.map((w) => ({ code: w.code, path: w.path, message: w.message, ...(w.line === undefined ? {} : { line: w.line, col: w.col }), ...(w.hint === undefined ? {} : { hint: w.hint }) })),
+    planHash: sha256(canonicalJson(p.files.map((f) => [f.path, f.content]))),
+  };
+}
+
+export function parseProvider(v: string | undefined): Provider {
+  if (v === undefined) return "local";
+  if ((PROVIDERS as readonly string[]).includes(v)) return v as Provider;
+  throw usage(`unknown provider ${JSON.stringify(v)}; expected one of ${PROVIDERS.join(", ")}${(() => { const s = didYouMean(v, PROVIDERS); return s === undefined ? "" : ` (${s})`; })()}`);
+}
+
+function readBeside(dir: string, rel: string): string | undefined {
+  if (rel.startsWith("/") || rel.includes("${")) return undefined;
+  const p = join(dir, rel);
+  return existsSync(p) ? readFileSync(p, "utf8") : undefined;
+}
+
+export function usage(message: string): RlpipeError {
+  return new RlpipeError("usage", message, { exitCode: 2, hint: "run rlpipe --help" });
+}

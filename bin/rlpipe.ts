@@ -1,0 +1,42 @@
+#!/usr/bin/env node
+// rlpipe CLI: thin dispatch to the commands. Exit codes: 0 ok, 2 invalid input, 1 internal error.
+import { processIo, reportError, type Io } from "./io.js";
+import { VERSION } from "./version.js";
+
+const HELP = `rlpipe ${VERSION}: one verl recipe → jobs on ModelArts, TI-ONE, Ray, Slurm or a local machine
+
+usage: rlpipe <command> [options]
+
+commands:
+  plan <recipe>        validate and write the launch bundle (no network, no credentials)
+  validate <recipe…>   check recipes (for CI)
+  schema               print the recipe JSON Schema (editor completion)
+
+run rlpipe <command> --help for a command's options.`;
+
+export async function main(argv: readonly string[], io: Io = processIo()): Promise<number> {
+  const [command, ...rest] = argv;
+  try {
+    switch (command) {
+      case "plan": return (await import("./commands/plan.js")).runPlan(rest, io);
+      case "validate": return (await import("./commands/validate.js")).runValidate(rest, io);
+      case "schema": return (await import("./commands/schema.js")).runSchema(rest, io);
+      case "--version": case "version": io.out(VERSION); return 0;
+      case undefined: case "--help": case "-h": case "help": io.out(HELP); return command === undefined ? 2 : 0;
+      default:
+        io.err(`rlpipe: unknown command ${JSON.stringify(command)}\n\n${HELP}`);
+        return 2;
+    }
+  } catch (e) {
+    if (e instanceof TypeError && (e as NodeJS.ErrnoException).code?.startsWith("ERR_PARSE_ARGS")) {
+      io.err(`rlpipe: ${e.message}\n  hint: run rlpipe ${command} --help`);
+      return 2;
+    }
+    return reportError(io, e);
+  }
+}
+
+const invokedDirectly = process.argv[1] !== undefined && import.meta.url === (await import("node:url")).pathToFileURL(process.argv[1]).href;
+if (invokedDirectly) {
+  process.exitCode = await main(process.argv.slice(2));
+}

@@ -1,0 +1,280 @@
+// recipe × provider → Plan: every file and command a deploy would use, computed without network or
+// credentials. Pure: the same recipe, provider and options give byte-identical output.
+import { type LocatedIssue, RecipeError, type RecipeIssue } from "./errors.js";
+import { checkRecipe } from "./recipe/check.js";
+import { Interpolator } from "./recipe/interpolate.js";
+import { type LoadedRecipe, canonicalJson, locateAll, sha256 } from "./recipe/load.js";
+import { type VerlProfile, PROFILES, profileByName, profileForRef } from "./recipe/profiles.js";
+import type { Provider, Recipe, SandboxSpec } from "./recipe/schema.js";
+import { didYouMean } from "./recipe/suggest.js";
+import type { RenderContext } from "./render/context.js";
+import { renderDockerRun } from "./render/docker.js";
+import { type LaunchInputs, type SandboxLaunch, renderLaunchScript } from "./render/launch.js";
+import { type StageCommand, renderStage } from "./render/stages.js";
+
+export interface PlanOptions {
+  readonly provider?: Provider;
+  /** Force a verl profile (e.g. to check a recipe against the newest verl). */
+  readonly profile?: string;
+  /** Working directory for provider "local" when the recipe sets none (absolute). */
+  readonly localWorkDir?: string;
+  /** Reads files next to the recipe (reward function signature check). */
+  readonly readRecipeFile?: (relativePath: string) => string | undefined;
+}
+
+export interface BundleFile {
+  /** Relative to the bundle root. */
+  readonly path: string;
+  readonly content: string;
+  readonly executable: boolean;
+}
+
+export interface StageFacts {
+  readonly promptsPerStep?: number;
+  readonly n?: number;
+  /** prompts × n: the samples generated and scored per step. */
+  readonly responsesPerStep?: number;
+  readonly miniBatchPrompts?: number;
+  readonly optimizerStepsPerStep?: number;
+  readonly epochs?: number;
+  readonly tools?: readonly string[];
+}
+
+export interface PlannedStage extends StageCommand {
+  readonly facts: StageFacts;
+}
+
+export interface Plan {
+  readonly recipe: { readonly name: string; readonly file: string; readonly hash: string };
+  readonly provider: Provider;
+  readonly jobName: string;
+  readonly verl: { readonly repo: string; readonly ref: string; readonly profile: string; readonly pypi: string; readonly patches: readonly string[] };
+  readonly workDir: string;
+  readonly resources: { readonly nodes: number; readonly devicesPerNode: number; readonly totalDevices: number; readonly accelerator: string };
+  readonly sandbox?: { readonly kind: string; readonly deploy: string; readonly url?: string; readonly where: string };
+  readonly stages: readonly PlannedStage[];
+  readonly secrets: readonly { readonly name: string; readonly env: string; readonly required: boolean }[];
+  readonly docker?: { readonly argv: readonly string[] };
+  readonly files: readonly BundleFile[];
+  readonly warnings: readonly LocatedIssue[];
+}
+
+const DEFAULT_WORKDIR: Partial<Record<Provider, (name: string) => string>> = {
+  docker: (name) => `/workspace/${name}`,
+  modelarts: (name) => `/home/ma-user/modelarts/user-job-dir/${name}`,
+  tione: (name) => `/home/tione/notebook/${name}`,
+};
+
+const DEFAULT_HEALTH_BODY = JSON.stringify({ code: 'print("Hello, world!")', language: "python" });
+
+export function plan(loaded: LoadedRecipe, opts: PlanOptions = {}): Plan {
+  const { recipe } = loaded;
+  const provider = opts.provider ?? "local";
+  const issues: RecipeIssue[] = [];
+  const fail = (): never => { throw new RecipeError(loaded.file, locateAll(issues.filter((i) => i.severity === "error"), loaded.source, loaded.file)); };
+
+  const profile = selectProfile(recipe, opts.profile, issues);
+  const workDir = selectWorkDir(recipe, provider, opts.localWorkDir, issues);
+  if (profile === undefined || workDir === undefined) fail();
+
+  issues.push(...checkRecipe(recipe, profile!, opts.readRecipeFile === undefined ? {} : { readRecipeFile: opts.readRecipeFile }));
+  const sandboxUrl = sandboxBaseUrl(recipe.sandbox);
+  const interp = new Interpolator({ recipe, workDir: workDir!, sandboxUrl }, issues);
+  const ctx: RenderContext = { recipe, profile: profile!, provider, workDir: workDir!, interp, issues };
+
+  const stages = recipe.stages.map((s, i) => ({ ...renderStage(ctx, s, i), facts: stageFacts(recipe, s) }));
+
+  // Generated files the stages need, placed relative to workDir; two stages may share one file only if identical.
+  const overlay = new Map<string, string>();
+  stages.forEach((st, i) => {
+    for (const f of st.files) {
+      const prev = overlay.get(f.path);
+      if (prev !== undefined && prev !== f.content) {
+        issues.push({ severity: "error", code: "file_conflict", path: ["stages", i, "agent", "toolConfig"], message: `${f.path} is written by two stages with different tools`, hint: "give each stage its own agent.toolConfig path" });
+      }
+      overlay.set(f.path, f.content);
+    }
+  });
+
+  const secrets = Object.entries(recipe.secrets ?? {}).sort(([a], [b]) => a.localeCompare(b))
+    .map(([name, s]) => ({ name, env: s.env, required: s.required }));
+  const launchInputs: LaunchInputs = {
+    recipeHash: loaded.hash,
+    stages,
+    ...(recipe.sandbox === undefined ? {} : { sandbox: sandboxLaunch(ctx, recipe.sandbox, sandboxUrl) }),
+    overlay: [...overlay.keys()].sort(),
+    secrets,
+    patches: patchSteps(ctx),
+    datasetBuilds: datasetBuilds(ctx),
+  };
+  const launch = renderLaunchScript(ctx, launchInputs);
+  const docker = provider === "docker" ? renderDockerRun(ctx, secrets.map((s) => s.env)) : undefined;
+  if (provider === "docker" && docker === undefined) {
+    issues.push({ severity: "error", code: "missing_target", path: ["targets", "docker"], message: "provider docker needs targets.docker (image, shm size, devices)" });
+  }
+  if (provider === "tione" && recipe.runtime.accelerator === "ascend-npu") {
+    issues.push({ severity: "error", code: "accelerator_mismatch", path: ["runtime", "accelerator"], message: "provider tione offers NVIDIA GPUs, but the recipe needs ascend-npu", hint: "use --provider modelarts (Ascend) or docker" });
+  }
+  if (recipe.resources.nodes > 1 && (provider === "local" || provider === "docker")) {
+    issues.push({ severity: "warning", code: "multinode_local", path: ["resources", "nodes"], message: `${recipe.resources.nodes} nodes on provider ${provider}: launch.sh must be started on every node with RLPIPE_NODE_RANK and RLPIPE_MASTER_ADDR set` });
+  }
+  if (issues.some((i) => i.severity === "error")) fail();
+
+  const files: BundleFile[] = [
+    { path: "launch.sh", content: launch, executable: true },
+    ...[...overlay.entries()].map(([path, content]) => ({ path, content, executable: false })),
+    ...(docker === undefined ? [] : [{ path: "docker-run.sh", content: docker.script, executable: true }]),
+  ].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+
+  const jobName = `${recipe.metadata.name.replace(/[^a-z0-9-]/g, "-").slice(0, 40)}-${sha256(canonicalJson({ provider, files: files.map((f) => [f.path, sha256(f.content)]) })).slice(0, 8)}`;
+  return {
+    recipe: { name: recipe.metadata.name, file: loaded.file, hash: loaded.hash },
+    provider,
+    jobName,
+    verl: {
+      repo: recipe.runtime.verl.repo, ref: recipe.runtime.verl.ref, profile: profile!.name, pypi: profile!.pypi,
+      patches: (recipe.runtime.verl.patches ?? []).map((p) => p.file),
+    },
+    workDir: workDir!,
+    resources: {
+      nodes: recipe.resources.nodes, devicesPerNode: recipe.resources.devicesPerNode,
+      totalDevices: recipe.resources.nodes * recipe.resources.devicesPerNode, accelerator: recipe.runtime.accelerator,
+    },
+    ...(recipe.sandbox === undefined ? {} : { sandbox: { kind: recipe.sandbox.kind, deploy: recipe.sandbox.deploy, ...(sandboxUrl === undefined ? {} : { url: sandboxUrl }), where: sandboxWhere(recipe.sandbox, provider) } }),
+    stages,
+    secrets,
+    ...(docker === undefined ? {} : { docker: { argv: docker.argv } }),
+    files,
+    warnings: locateAll(issues.filter((i) => i.severity === "warning"), loaded.source, loaded.file),
+  };
+}
+
+function selectProfile(recipe: Recipe, forced: string | undefined, issues: RecipeIssue[]): VerlProfile | undefined {
+  const names = PROFILES.map((p) => p.name);
+  const name = forced ?? recipe.runtime.verl.profile;
+  if (name !== undefined) {
+    const p = profileByName(name);
+    if (p === undefined) {
+      issues.push({ severity: "error", code: "unknown_profile", path: ["runtime", "verl", "profile"], message: `unknown verl profile ${JSON.stringify(name)}`, hint: didYouMean(name, names) ?? `known profiles: ${names.join(", ")}` });
+    }
+    return p;
+  }
+  const p = profileForRef(recipe.runtime.verl.ref);
+  if (p === undefined) {
+    issues.push({ severity: "error", code: "unknown_verl_ref", path: ["runtime", "verl", "ref"], message: `rlpipe has no version profile for verl ref ${JSON.stringify(recipe.runtime.verl.ref)}`, hint: `set runtime.verl.profile to the closest known one: ${names.join(", ")}` });
+  }
+  return p;
+}
+
+function selectWorkDir(recipe: Recipe, provider: Provider, localWorkDir: string | undefined, issues: RecipeIssue[]): string | undefined {
+  const name = recipe.metadata.name;
+  const fromTarget = recipe.targets?.[provider]?.workDir;
+  const raw = fromTarget ?? recipe.runtime.workDir ?? (provider === "local" ? localWorkDir : DEFAULT_WORKDIR[provider]?.(name));
+  const path = fromTarget !== undefined ? ["targets", provider, "workDir"] : ["runtime", "workDir"];
+  if (raw === undefined) {
+    issues.push({ severity: "error", code: "missing_workdir", path: ["targets", provider, "workDir"], message: `provider ${provider} has no default working directory`, hint: `set targets.${provider}.workDir (or runtime.workDir) to the absolute directory the job runs in` });
+    return undefined;
+  }
+  const dir = raw.replace(/\$\{\s*name\s*\}/g, name).replace(/\/+$/, "");
+  if (!dir.startsWith("/")) {
+    issues.push({ severity: "error", code: "relative_workdir", path, message: `the working directory must be an absolute path, got ${JSON.stringify(raw)}` });
+    return undefined;
+  }
+  return dir === "" ? "/" : dir;
+}
+
+function sandboxBaseUrl(sb: SandboxSpec | undefined): string | undefined {
+  if (sb === undefined) return undefined;
+  if (sb.url !== undefined) return sb.url.replace(/\/+$/, "");
+  if (sb.deploy === "colocated") return `http://localhost:${sb.server?.port ?? 8080}`;
+  return undefined;
+}
+
+function sandboxWhere(sb: SandboxSpec, provider: Provider): string {
+  if (sb.deploy === "colocated") return `started by launch.sh inside the ${provider} job, next to training`;
+  if (sb.deploy === "external") return "an external service (launch.sh waits for its health check)";
+  return `managed by ${sb.managed?.provider ?? "the sandbox provider"} (template ${sb.managed?.template ?? "?"})`;
+}
+
+function sandboxLaunch(ctx: RenderContext, sb: SandboxSpec, url: string | undefined): SandboxLaunch {
+  const health = sb.health ?? { path: "/run_code", expect: "\"status\":\"Success\"", timeoutS: 300, intervalS: 2 };
+  const body = health.body === undefined ? DEFAULT_HEALTH_BODY : typeof health.body === "string" ? health.body : JSON.stringify(health.body);
+  if (sb.deploy === "managed") return {};
+  if (sb.deploy === "external") {
+    return url === undefined ? {} : { health: { url: `${url}${health.path}`, body, expect: health.expect, timeoutS: health.timeoutS, intervalS: health.intervalS } };
+  }
+  const server = sb.server;
+  const port = server?.port ?? 8080;
+  const env: [string, string][] = [];
+  let command: string;
+  let dir: string;
+  if (server === undefined) {
+    // kind rlpipe without a server block: rlpipe's own function, bound to loopback inside the job.
+    dir = ".";
+    command = `rlpipe serve --sandbox local --host 127.0.0.1 --port ${port}`;
+  } else {
+    dir = ctx.interp.resolve(server.dir, ["sandbox", "server", "dir"]);
+    command = server.start;
+    // ScaleBox/SandboxFusion Makefiles read these (run-online: uvicorn --host $HOST --port $PORT --workers $WORKERS)
+    env.push(["HOST", server.host], ["PORT", String(port)]);
+    if (server.workers !== undefined) env.push(["WORKERS", String(server.workers)]);
+    if (server.maxMemKB !== undefined) env.push(["MAX_MEM", String(server.maxMemKB)]);
+    for (const [k, v] of Object.entries(server.env ?? {})) env.push([k, v]);
+  }
+  const log = server?.log ?? `${dir === "." ? "" : `${dir}/`}deploy_${server?.host ?? "127.0.0.1"}:${port}.log`;
+  return {
+    start: {
+      dir,
+      ...(server?.condaEnv === undefined ? {} : { condaEnv: server.condaEnv, ...(ctx.recipe.runtime.conda?.activate === undefined ? {} : { condaActivate: ctx.recipe.runtime.conda.activate }) }),
+      env,
+      command,
+      log,
+    },
+    health: { url: `http://127.0.0.1:${port}${health.path}`, body, expect: health.expect, timeoutS: health.timeoutS, intervalS: health.intervalS },
+  };
+}
+
+function patchSteps(ctx: RenderContext): LaunchInputs["patches"] {
+  const verl = ctx.recipe.runtime.verl;
+  const out: { dir: string; file: string; apply: "git-apply" | "git-am" }[] = [];
+  (verl.patches ?? []).forEach((p, i) => {
+    const dir = p.repo === "verl" ? verl.path : ctx.recipe.runtime.extraRepos?.find((r) => r.name === p.repo)?.path;
+    if (dir === undefined) {
+      ctx.issues.push({
+        severity: "warning", code: "patch_not_applied", path: ["runtime", "verl", "patches", i],
+        message: `launch.sh does not apply ${p.file}: no ${p.repo === "verl" ? "runtime.verl.path" : `runtime.extraRepos entry named ${p.repo}`} says where the checkout is`,
+        hint: "the image must already contain the patched code; set the checkout path to let launch.sh apply it (idempotently)",
+      });
+      return;
+    }
+    out.push({ dir: ctx.interp.resolve(dir, ["runtime", "verl", "path"]), file: ctx.interp.resolve(p.file, ["runtime", "verl", "patches", i, "file"]), apply: p.apply });
+  });
+  return out;
+}
+
+function datasetBuilds(ctx: RenderContext): LaunchInputs["datasetBuilds"] {
+  const byCommand = new Map<string, Set<string>>();
+  for (const [key, ds] of Object.entries(ctx.recipe.datasets)) {
+    if (ds.build === undefined) continue;
+    const creates = byCommand.get(ds.build.command) ?? new Set<string>();
+    ds.build.creates.forEach((c, i) => creates.add(ctx.interp.resolve(c, ["datasets", key, "build", "creates", i])));
+    byCommand.set(ds.build.command, creates);
+  }
+  return [...byCommand.entries()].map(([command, creates]) => ({ command, creates: [...creates].sort() }));
+}
+
+function stageFacts(recipe: Recipe, s: Recipe["stages"][number]): StageFacts {
+  if (s.type === "rl") {
+    const n = s.rollout.n ?? 1;
+    const mini = s.algorithm?.miniBatchPrompts;
+    return {
+      promptsPerStep: s.data.promptsPerStep, n, responsesPerStep: s.data.promptsPerStep * n,
+      ...(mini === undefined ? {} : { miniBatchPrompts: mini, optimizerStepsPerStep: Math.floor(s.data.promptsPerStep / mini) }),
+      ...(s.schedule?.epochs === undefined ? {} : { epochs: s.schedule.epochs }),
+      ...(s.agent?.tools !== undefined ? { tools: s.agent.tools } : s.agent?.multiTurn === true ? { tools: (recipe.tools ?? []).map((t) => t.name) } : {}),
+    };
+  }
+  if (s.type === "sft") return { epochs: s.schedule.epochs };
+  if (s.type === "eval") return { n: s.rollout.val?.n ?? 1 };
+  return {};
+}

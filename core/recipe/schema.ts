@@ -1,0 +1,488 @@
+// The recipe: the single source of rlpipe's recipe types. Everything else infers from these schemas.
+// Neutral parts say what to train; `targets.<provider>` says where and how. Optional fields render only when
+// set, so a recipe reproduces a published script key for key and verl's defaults apply to everything else.
+import { z } from "zod";
+import {
+  type JsonValue, bool, envName, fraction, hydraValue, ident, jsonValue, nonNegInt, nonNegNumber, oneOf, posInt, posNumber, slug, text,
+} from "./fields.js";
+
+export const ACCELERATORS = ["ascend-npu", "nvidia-gpu"] as const;
+export const SANDBOX_KINDS = ["scalebox", "sandbox-fusion", "e2b", "rlpipe"] as const;
+export const SANDBOX_DEPLOYS = ["colocated", "external", "managed"] as const;
+export const REWARD_MANAGERS = ["naive", "dapo", "prime", "batch", "rate_limited"] as const;
+export const TOOL_PRESETS = ["scalebox", "sandbox-fusion", "retool-sandbox-fusion", "e2b", "rlpipe"] as const;
+export const DATASET_FORMATS = ["verl-rl", "multiturn-sft", "hf-dir", "parquet", "jsonl"] as const;
+export const PROVIDERS = ["local", "docker", "ray", "slurm", "modelarts", "tione"] as const;
+export const ENV_PRESETS = ["ascend-toolkit", "ascend-hccl", "cuda-compat"] as const;
+export const LOGGERS = ["console", "wandb", "tensorboard", "mlflow", "swanlab", "file", "vemlp_wandb", "clearml", "trackio"] as const;
+
+export type Provider = (typeof PROVIDERS)[number];
+
+const envMap = () =>
+  z.record(envName(), z.string({ error: "expected a string value (quote numbers, e.g. \"1\")" }))
+    .describe("Environment variables. Values may reference other variables as $NAME or ${NAME}; command substitution is not allowed.");
+
+const envPresets = () => z.array(oneOf(ENV_PRESETS)).describe(`Named environment sets: ${ENV_PRESETS.join(", ")}.`);
+
+const overrides = () =>
+  z.record(z.string().regex(/^(\+\+|\+|~)?[A-Za-z_][A-Za-z0-9_.\-]*$/, { error: "expected a Hydra key such as actor_rollout_ref.rollout.n or +a.b" }), hydraValue())
+    .describe("Raw Hydra overrides appended after everything rlpipe renders (escape hatch). Use '+' for keys absent from verl's config.");
+
+// ---------------------------------------------------------------- metadata, runtime, resources
+
+const Provenance = z.strictObject({
+  repo: text().describe("owner/name of the public repository the recipe reproduces"),
+  ref: text().optional(),
+  path: text().optional(),
+  note: text().optional(),
+});
+
+const Metadata = z.strictObject({
+  name: slug().describe("Recipe name; used for bundle directories and job names."),
+  description: text().optional(),
+  provenance: z.array(Provenance).optional(),
+});
+
+const Patch = z.strictObject({
+  file: text().describe("Patch file, relative to the recipe's working directory in the job."),
+  apply: oneOf(["git-apply", "git-am"] as const).default("git-apply"),
+  repo: oneOf(["verl", "vllm", "vllm-ascend"] as const).default("verl").describe("Which checkout the patch applies to."),
+});
+
+const ExtraRepo = z.strictObject({
+  name: ident(),
+  repo: text(),
+  ref: text(),
+  path: text().describe("Where the checkout lives in the job (relative to workDir or absolute)."),
+});
+
+const Verl = z.strictObject({
+  repo: text().default("https://github.com/volcengine/verl"),
+  ref: text().describe("Commit or tag of verl the recipe was written for; selects the version profile."),
+  profile: text().optional().describe("Version profile name when `ref` is not a known commit (e.g. a fork): c651b7b, v0.6.1, …"),
+  path: text().optional().describe("Checkout location in the job; patches are applied there. Omit when verl is installed in the image."),
+  patches: z.array(Patch).optional(),
+});
+
+const Inference = z.strictObject({
+  engine: oneOf(["vllm", "sglang"] as const),
+  version: text().optional(),
+  vllmAscend: text().optional(),
+  cann: text().optional(),
+  torch: text().optional(),
+  torchNpu: text().optional(),
+});
+
+const Conda = z.strictObject({
+  activate: text().optional().describe("Path of conda's activate script, e.g. /home/ma-user/miniconda3/bin/activate"),
+  env: text().describe("Environment the training stages run in."),
+  create: z.strictObject({ python: text() }).optional().describe("Create the environment in setup-env.sh when it does not exist."),
+});
+
+const Runtime = z.strictObject({
+  accelerator: oneOf(ACCELERATORS),
+  workDir: text().optional().describe("Directory the stages run in, in the job. Providers have defaults (ModelArts /home/ma-user/modelarts/user-job-dir/<name>, TI-ONE /home/tione/notebook/<name>)."),
+  verl: Verl,
+  extraRepos: z.array(ExtraRepo).optional(),
+  inference: Inference.optional(),
+  conda: Conda.optional(),
+  pip: z.array(text()).optional().describe("Packages installed (pip install) before the stages run."),
+  pipUninstall: z.array(text()).optional(),
+  env: envMap().optional(),
+  envPresets: envPresets().optional(),
+});
+
+const Resources = z.strictObject({
+  nodes: posInt().describe("Number of nodes."),
+  devicesPerNode: posInt().describe("Accelerator devices per node (NPU dies or GPUs); trainer.n_gpus_per_node."),
+  deviceType: text().optional().describe("Informational: Ascend910B3, A3, H200, …"),
+});
+
+// ---------------------------------------------------------------- models, datasets
+
+const Model = z.strictObject({
+  path: text().describe("Where the weights are in the job (relative to workDir or absolute)."),
+  hf: text().optional().describe("Hugging Face repo id the weights come from."),
+});
+
+const DatasetBuild = z.strictObject({
+  command: text().describe("Shell command that produces the dataset (run in workDir when a `creates` path is missing)."),
+  from: text().optional().describe("Source, e.g. hf:PrimeIntellect/verifiable-coding-problems"),
+  creates: z.array(text()).min(1, { error: "expected at least one path" }).describe("Paths the command writes; the step is skipped when all exist."),
+});
+
+const Dataset = z.strictObject({
+  path: z.union([text(), z.array(text()).min(1)], { error: "expected a path or a non-empty list of paths" })
+    .describe("A path renders as a plain value; a list renders in Hydra list syntax ['a','b'], as the published scripts do."),
+  format: oneOf(DATASET_FORMATS),
+  rows: posInt().optional().describe("Row count, when known; lets rlpipe check SFT step arithmetic (merge step)."),
+  build: DatasetBuild.optional(),
+});
+
+// ---------------------------------------------------------------- sandbox, tools, reward, secrets
+
+const SecretRef = z.strictObject({ secret: ident().describe("Name of an entry under `secrets`.") });
+
+const Health = z.strictObject({
+  path: text().default("/run_code"),
+  body: jsonValue().optional(),
+  expect: text().default("\"status\":\"Success\"").describe("Substring the response body must contain."),
+  timeoutS: posInt().default(300).describe("Give up (and fail the job) after this many seconds."),
+  intervalS: posInt().default(2),
+});
+
+const SandboxServer = z.strictObject({
+  dir: text().describe("Server checkout in the job, e.g. ScaleBox or /root/sandbox"),
+  condaEnv: text().optional(),
+  host: text().default("0.0.0.0"),
+  port: posInt().default(8080),
+  workers: posInt().optional(),
+  maxMemKB: z.union([posInt(), z.literal("unlimited")]).optional().describe("ScaleBox MAX_MEM (KB, applied with ulimit -Sv)."),
+  start: text().default("make run-online"),
+  env: envMap().optional(),
+  log: text().optional().describe("Log file; default deploy_<host>:<port>.log in the server dir."),
+});
+
+const ManagedSandbox = z.strictObject({
+  provider: oneOf(["e2b", "tencent-ags"] as const),
+  domain: text().optional().describe("E2B domain (E2B_DOMAIN), e.g. ap-shanghai.tencentags.com for AGS"),
+  template: text().describe("Sandbox template / AGS tool name, e.g. code-interpreter-v1"),
+  apiKey: SecretRef,
+  sandboxTimeoutS: posInt().optional(),
+});
+
+const Sandbox = z.strictObject({
+  kind: oneOf(SANDBOX_KINDS),
+  deploy: oneOf(SANDBOX_DEPLOYS),
+  url: text().optional().describe("Base URL; ${sandbox.url} in tools and reward kwargs. Default for colocated: http://localhost:<port>."),
+  server: SandboxServer.optional(),
+  health: Health.optional(),
+  managed: ManagedSandbox.optional(),
+});
+
+const ToolParam = z.strictObject({
+  type: oneOf(["string", "integer", "number", "boolean", "array", "object"] as const),
+  description: text().optional(),
+  enum: z.array(z.string()).optional(),
+});
+
+const ToolSchema = z.strictObject({
+  description: text(),
+  parameters: z.strictObject({
+    properties: z.record(z.string(), ToolParam),
+    required: z.array(z.string()).default([]),
+  }),
+});
+
+const Tool = z.strictObject({
+  name: ident().describe("Function name the model calls (tool_schema.function.name)."),
+  preset: oneOf(TOOL_PRESETS).optional().describe("Fills class, config and schema for a sandbox kind; fields below override it."),
+  impl: text().optional().describe("Python class (class_name), importable in the job, e.g. verl.tools.scalebox_tool.ScaleBoxTool"),
+  type: oneOf(["native", "mcp"] as const).default("native"),
+  config: z.record(z.string(), jsonValue()).optional(),
+  schema: ToolSchema.optional(),
+});
+
+const RewardFn = z.strictObject({
+  path: text().describe("Python file with the reward function (custom_reward_function.path), relative to workDir."),
+  name: ident().default("compute_score"),
+  kwargs: z.record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, { error: "expected a Python identifier" }), jsonValue()).optional()
+    .describe("Rendered as +custom_reward_function.reward_kwargs.<k> (the + is required: the key is not in verl's schema)."),
+  acceptsKwargs: bool().optional().describe("Whether the function accepts **kwargs (required with the agent loop). Checked from the file when it is available."),
+});
+
+const Reward = z.strictObject({
+  fn: RewardFn.optional(),
+  manager: oneOf(REWARD_MANAGERS).optional().describe("reward_model.reward_manager; verl's default (naive) applies when unset."),
+});
+
+const Secret = z.strictObject({
+  env: envName().describe("Environment variable that holds the secret at run time."),
+  description: text().optional(),
+  required: bool().default(true),
+});
+
+// ---------------------------------------------------------------- stages
+
+const Logging = z.strictObject({
+  backends: z.array(oneOf(LOGGERS)).optional(),
+  project: text().optional(),
+  experiment: text().optional(),
+});
+
+const StageCommon = {
+  id: ident(),
+  env: envMap().optional(),
+  envPresets: envPresets().optional(),
+  logFile: text().optional().describe("Also tee the stage's output to this file (relative to workDir)."),
+};
+
+const SftStage = z.strictObject({
+  ...StageCommon,
+  type: z.literal("sft"),
+  model: text().describe("A key of `models`, or ${stages.<id>.output}."),
+  data: z.strictObject({
+    train: ident().describe("A key of `datasets`."),
+    val: ident().optional(),
+    maxLength: posInt(),
+    multiturn: z.strictObject({ messagesKey: text().default("messages"), toolsKey: text().optional() }).optional(),
+  }),
+  batch: z.strictObject({ global: posInt(), microPerDevice: posInt(), maxTokensPerDevice: posInt().optional() }),
+  parallel: z.strictObject({
+    strategy: oneOf(["fsdp", "fsdp2"] as const).optional(),
+    ulyssesSP: posInt().optional(),
+    removePadding: bool().optional(),
+  }).optional(),
+  schedule: z.strictObject({ epochs: posInt(), saveEvery: posInt().optional() }),
+  logging: Logging.optional(),
+  outputDir: text().describe("trainer.default_local_dir; checkpoints land in <outputDir>/global_step_N."),
+  launcher: z.strictObject({ standalone: bool().optional() }).optional(),
+  overrides: overrides().optional(),
+});
+
+const MergeStage = z.strictObject({
+  ...StageCommon,
+  type: z.literal("merge"),
+  from: z.strictObject({
+    stage: ident(),
+    step: posInt().describe("The SFT checkpoint to merge (global_step_N)."),
+  }),
+  backend: oneOf(["fsdp", "megatron"] as const).default("fsdp"),
+  targetDir: text().optional().describe("Default: <sft outputDir>/global_step_N/huggingface"),
+});
+
+const RlData = z.strictObject({
+  train: ident(),
+  val: ident().optional(),
+  promptsPerStep: posInt().describe("data.train_batch_size: prompts per step (responses = prompts × rollout.n)."),
+  maxPromptLength: posInt(),
+  maxResponseLength: posInt(),
+  filterOverlong: bool().optional(),
+  truncation: oneOf(["error", "left", "right", "middle"] as const).optional(),
+  returnRawChat: bool().optional(),
+  customClass: z.strictObject({ path: text(), name: ident() }).optional(),
+});
+
+const Algorithm = z.strictObject({
+  advEstimator: oneOf(["grpo", "gae", "rloo", "reinforce_plus_plus", "remax", "opo", "grpo_passk", "gpg"] as const).optional(),
+  klInReward: bool().optional(),
+  klCoef: nonNegNumber().optional(),
+  klLoss: z.strictObject({
+    enabled: bool(),
+    coef: nonNegNumber().optional(),
+    type: oneOf(["kl", "k1", "abs", "mse", "k2", "low_var_kl", "k3", "full"] as const).optional(),
+  }).optional(),
+  clip: z.strictObject({
+    ratio: posNumber().optional(),
+    low: posNumber().optional(),
+    high: posNumber().optional(),
+    dual: posNumber().optional().describe("Dual-clip constant c (clip_ratio_c)."),
+  }).optional(),
+  lr: posNumber().optional(),
+  miniBatchPrompts: posInt().optional().describe("actor.ppo_mini_batch_size, in prompts (verl multiplies by rollout.n)."),
+});
+
+const Rollout = z.strictObject({
+  engine: oneOf(["vllm", "sglang", "hf"] as const),
+  mode: oneOf(["async", "sync"] as const).optional(),
+  n: posInt().optional().describe("Responses sampled per prompt (GRPO group size)."),
+  temperature: nonNegNumber().optional(),
+  tensorParallel: posInt().optional(),
+  gpuMemoryUtilization: fraction().optional(),
+  maxModelLen: posInt().optional(),
+  maxNumBatchedTokens: posInt().optional(),
+  val: z.strictObject({
+    n: posInt().optional(),
+    temperature: nonNegNumber().optional(),
+    topP: fraction().optional(),
+    topK: z.number().int().optional(),
+  }).optional(),
+  trace: z.strictObject({ backend: oneOf(["mlflow", "weave"] as const), token2text: bool().optional() }).optional(),
+});
+
+const Agent = z.strictObject({
+  loop: text().optional().describe("rollout.agent.default_agent_loop, e.g. tool_agent. Leave unset when the dataset has an agent_name column."),
+  workers: posInt().optional(),
+  multiTurn: bool().optional(),
+  maxUserTurns: posInt().optional(),
+  maxAssistantTurns: posInt().optional(),
+  format: text().optional(),
+  maxToolResponseLength: posInt().optional(),
+  tools: z.array(ident()).optional().describe("Names from `tools`; rendered into the stage's tool config YAML."),
+  toolConfig: text().optional().describe("Where the tool config YAML is written, relative to workDir or absolute under it. Default tool_config/<stage>_tools.yaml"),
+  toolSchemasInPromptLength: bool().optional().describe("Also set data.tool_config_path (verl ≥ 11f536f0e) so prompt-length filtering counts tool schemas."),
+});
+
+const Train = z.strictObject({
+  removePadding: bool().optional(),
+  gradientCheckpointing: bool().optional(),
+  dynamicBsz: bool().optional(),
+  maxTokensPerDevice: posInt().optional(),
+  refLogProbMaxTokensPerDevice: posInt().optional(),
+  ulyssesSP: posInt().optional(),
+  offload: z.strictObject({ actorParams: bool().optional(), actorOptimizer: bool().optional(), refParams: bool().optional() }).optional(),
+  torchCompile: z.strictObject({ actor: bool().optional(), ref: bool().optional() }).optional(),
+});
+
+const RlSchedule = z.strictObject({
+  epochs: posInt().optional(),
+  saveEvery: z.number().int().optional(),
+  testEvery: z.number().int().optional(),
+  valBeforeTrain: bool().optional(),
+  logValGenerations: nonNegInt().optional(),
+  criticWarmup: nonNegInt().optional(),
+});
+
+const Speculative = z.strictObject({
+  method: oneOf(["eagle3", "suffix"] as const),
+  draftModel: ident().optional().describe("A key of `models` (EAGLE3 drafter)."),
+  requiresPatches: z.array(text()).min(1).describe("Patch files (from runtime.verl.patches) that implement it."),
+  note: text().optional(),
+});
+
+const RlStage = z.strictObject({
+  ...StageCommon,
+  type: z.literal("rl"),
+  model: text().describe("A key of `models`, or ${stages.<id>.output}."),
+  data: RlData,
+  algorithm: Algorithm.optional(),
+  rollout: Rollout,
+  agent: Agent.optional(),
+  train: Train.optional(),
+  schedule: RlSchedule.optional(),
+  logging: Logging.optional(),
+  outputDir: text().optional().describe("trainer.default_local_dir; default checkpoints/<project>/<experiment>."),
+  speculative: Speculative.optional(),
+  overrides: overrides().optional(),
+});
+
+const EvalStage = z.strictObject({
+  ...StageCommon,
+  type: z.literal("eval"),
+  model: text(),
+  data: z.strictObject({ val: ident(), maxPromptLength: posInt(), maxResponseLength: posInt(), promptsPerStep: posInt().optional() }),
+  rollout: Rollout,
+  agent: Agent.optional(),
+  logging: Logging.optional(),
+  overrides: overrides().optional(),
+});
+
+const Stage = z.discriminatedUnion("type", [SftStage, MergeStage, RlStage, EvalStage], {
+  error: "expected a stage with type sft, merge, rl or eval",
+});
+
+// ---------------------------------------------------------------- checkpoints, targets
+
+const Checkpoints = z.strictObject({
+  storage: text().regex(/^(s3|obs|cos|file):\/\/./, { error: "expected a URI such as s3://bucket/prefix, obs://…, cos://… or file://…" }).optional(),
+  keep: z.strictObject({ last: posInt().optional(), every: posInt().optional() }).optional(),
+});
+
+const Mount = z.string().regex(/^[^:]+(:[^:]+)?(:(ro|rw))?$/, { error: "expected host[:container][:ro|rw]" });
+
+const DockerTarget = z.strictObject({
+  image: text(),
+  workDir: text().optional(),
+  workspace: text().optional().describe("Container path where the host workspace ($HOST_WORKSPACE) is mounted; default the workDir."),
+  devicePreset: oneOf(["ascend", "nvidia", "none"] as const).optional().describe("Default from runtime.accelerator."),
+  mounts: z.array(Mount).optional().describe("Replaces the preset's driver mounts when given."),
+  extraMounts: z.array(Mount).optional(),
+  shmSize: text().optional(),
+  privileged: bool().optional(),
+  network: text().optional(),
+  user: text().optional(),
+  name: text().optional(),
+});
+
+const RayTarget = z.strictObject({
+  address: text().optional(),
+  workDir: text().optional(),
+  runtimeEnv: z.strictObject({
+    workingDir: text().optional(),
+    envVars: z.record(envName(), z.string()).optional(),
+    pip: z.array(text()).optional(),
+  }).optional(),
+});
+
+const SlurmTarget = z.strictObject({
+  workDir: text().optional(),
+  partition: text().optional(),
+  gresPerNode: text().optional(),
+  cpusPerTask: posInt().optional(),
+  timeLimit: text().optional(),
+  login: text().optional().describe("ssh destination of a login node; sbatch runs locally when unset."),
+});
+
+const ModelArtsTarget = z.strictObject({
+  workDir: text().optional(),
+  image: text().optional(),
+  flavor: text().optional(),
+  poolId: text().optional(),
+  region: text().optional(),
+  endpoint: text().optional(),
+  codeDir: text().optional().describe("OBS URI the launch bundle is uploaded to."),
+  outputs: z.array(z.strictObject({ name: ident(), obs: text(), local: text() })).optional(),
+  inputs: z.array(z.strictObject({ name: ident(), obs: text(), local: text() })).optional(),
+  logExportPath: text().optional(),
+});
+
+const TioneTarget = z.strictObject({
+  workDir: text().optional(),
+  mode: oneOf(["ray", "custom"] as const).default("ray"),
+  image: z.strictObject({ builtin: text().optional(), url: text().optional() }).optional(),
+  head: z.strictObject({ spec: text(), count: posInt() }).optional(),
+  worker: z.strictObject({ spec: text(), count: posInt() }).optional(),
+  storage: z.strictObject({ cfs: text().optional(), cos: text().optional(), mountPath: text().optional() }).optional(),
+  runtimeEnv: z.strictObject({
+    workingDir: text().optional(),
+    envVars: z.record(envName(), z.string()).optional(),
+    pip: z.array(text()).optional(),
+  }).optional(),
+  region: text().optional(),
+  endpoint: text().optional(),
+});
+
+const LocalTarget = z.strictObject({ workDir: text().optional() });
+
+const Targets = z.strictObject({
+  local: LocalTarget.optional(),
+  docker: DockerTarget.optional(),
+  ray: RayTarget.optional(),
+  slurm: SlurmTarget.optional(),
+  modelarts: ModelArtsTarget.optional(),
+  tione: TioneTarget.optional(),
+});
+
+// ---------------------------------------------------------------- the recipe
+
+export const RecipeSchema = z.strictObject({
+  apiVersion: z.literal("rlpipe/v1", { error: "expected rlpipe/v1" }),
+  kind: z.literal("Recipe", { error: "expected Recipe" }),
+  metadata: Metadata,
+  runtime: Runtime,
+  resources: Resources,
+  models: z.record(ident(), Model).default({}),
+  datasets: z.record(ident(), Dataset).default({}),
+  sandbox: Sandbox.optional(),
+  tools: z.array(Tool).optional(),
+  reward: Reward.optional(),
+  stages: z.array(Stage).min(1, { error: "expected at least one stage" }),
+  logging: Logging.optional().describe("Defaults for every stage's logging."),
+  checkpoints: Checkpoints.optional(),
+  secrets: z.record(ident(), Secret).optional(),
+  targets: Targets.optional(),
+});
+
+/** Deeply readonly view: recipes are values, never mutated after loading. */
+export type DeepReadonly<T> = T extends JsonValue ? T : T extends (infer E)[] ? readonly DeepReadonly<E>[]
+  : T extends object ? { readonly [K in keyof T]: DeepReadonly<T[K]> } : T;
+
+export type Recipe = DeepReadonly<z.output<typeof RecipeSchema>>;
+export type Stage = Recipe["stages"][number];
+export type SftStage = Extract<Stage, { type: "sft" }>;
+export type MergeStage = Extract<Stage, { type: "merge" }>;
+export type RlStage = Extract<Stage, { type: "rl" }>;
+export type EvalStage = Extract<Stage, { type: "eval" }>;
+export type Tool = NonNullable<Recipe["tools"]>[number];
+export type SandboxSpec = NonNullable<Recipe["sandbox"]>;
+export type Targets = NonNullable<Recipe["targets"]>;

@@ -1,0 +1,49 @@
+// The plan as a person checks it at a glance: stages, resources, responses per step, the sandbox and where
+// it runs, the files written, warnings.
+import { formatIssue } from "./errors.js";
+import type { Plan, PlannedStage } from "./plan.js";
+
+export function formatPlanSummary(plan: Plan, outDir: string): string {
+  const L: string[] = [];
+  const r = plan.resources;
+  L.push(`rlpipe plan: ${plan.recipe.name} → ${plan.provider}   (job ${plan.jobName})`);
+  L.push(`  recipe     ${plan.recipe.file}  sha256 ${plan.recipe.hash.slice(0, 12)}`);
+  L.push(`  verl       ${plan.verl.ref.slice(0, 12)} (profile ${plan.verl.profile}, PyPI ${plan.verl.pypi})${plan.verl.patches.length > 0 ? ` + ${plan.verl.patches.length} patch${plan.verl.patches.length > 1 ? "es" : ""}` : ""}`);
+  L.push(`  resources  ${r.nodes} node${r.nodes > 1 ? "s" : ""} × ${r.devicesPerNode} ${r.accelerator} = ${r.totalDevices} devices`);
+  L.push(`  workdir    ${plan.workDir}`);
+  if (plan.sandbox !== undefined) {
+    L.push(`  sandbox    ${plan.sandbox.kind} (${plan.sandbox.deploy})${plan.sandbox.url === undefined ? "" : ` at ${plan.sandbox.url}`}: ${plan.sandbox.where}`);
+  }
+  if (plan.secrets.length > 0) L.push(`  secrets    ${plan.secrets.map((s) => `${s.env} (${s.name}${s.required ? "" : ", optional"})`).join(", ")} — read from the environment at run time`);
+  L.push("  stages");
+  plan.stages.forEach((s, i) => L.push(`    ${i + 1}. ${s.id.padEnd(8)} ${describeStage(s)}`));
+  L.push(`  files      ${outDir}/`);
+  for (const f of plan.files) L.push(`               ${f.path}${f.executable ? "  (executable)" : ""}`);
+  L.push("               rlpipe-plan.json");
+  if (plan.warnings.length > 0) {
+    L.push(`  warnings (${plan.warnings.length})`);
+    for (const w of plan.warnings) L.push(...formatIssue(w).split("\n").map((l) => `    ${l}`));
+  } else {
+    L.push("  warnings   none");
+  }
+  return L.join("\n");
+}
+
+function describeStage(s: PlannedStage): string {
+  const f = s.facts;
+  switch (s.type) {
+    case "sft":
+      return `sft    ${s.argv.slice(0, 3).join(" ")} -m ${s.argv[s.argv.indexOf("-m") + 1]}, ${f.epochs} epochs → ${s.output}`;
+    case "merge":
+      return `merge  ${s.argv[s.argv.indexOf("--local_dir") + 1]} → ${s.output}`;
+    case "rl": {
+      const parts = [`rl     ${f.promptsPerStep} prompts × n=${f.n} = ${f.responsesPerStep} responses/step`];
+      if (f.miniBatchPrompts !== undefined) parts.push(`mini-batch ${f.miniBatchPrompts} prompts (${f.optimizerStepsPerStep} optimizer steps/step)`);
+      if (f.epochs !== undefined) parts.push(`${f.epochs} epoch${f.epochs > 1 ? "s" : ""}`);
+      if (f.tools !== undefined && f.tools.length > 0) parts.push(`tools: ${f.tools.join(", ")}`);
+      return parts.join(", ");
+    }
+    case "eval":
+      return `eval   validation only, n=${f.n}`;
+  }
+}
