@@ -8,6 +8,7 @@ import { type VerlProfile, PROFILES, profileByName, profileForRef } from "./reci
 import type { Provider, Recipe, SandboxSpec } from "./recipe/schema.js";
 import { didYouMean } from "./recipe/suggest.js";
 import type { RenderContext } from "./render/context.js";
+import { envBlock } from "./render/env.js";
 import { renderDockerRun } from "./render/docker.js";
 import { type LaunchInputs, type SandboxLaunch, renderLaunchScript } from "./render/launch.js";
 import { type StageCommand, renderStage } from "./render/stages.js";
@@ -42,6 +43,8 @@ export interface StageFacts {
 
 export interface PlannedStage extends StageCommand {
   readonly facts: StageFacts;
+  /** Every variable the stage exports, in order (runtime env and presets, then the stage's), values as written. */
+  readonly environment: readonly (readonly [string, string])[];
 }
 
 export interface Plan {
@@ -82,7 +85,13 @@ export function plan(loaded: LoadedRecipe, opts: PlanOptions = {}): Plan {
   const interp = new Interpolator({ recipe, workDir: workDir!, sandboxUrl }, issues);
   const ctx: RenderContext = { recipe, profile: profile!, provider, workDir: workDir!, interp, issues };
 
-  const stages = recipe.stages.map((s, i) => ({ ...renderStage(ctx, s, i), facts: stageFacts(recipe, s) }));
+  const runtimeEnv = envBlock(ctx, recipe.runtime.envPresets, recipe.runtime.env, ["runtime", "env"]);
+  const stages = recipe.stages.map((s, i) => {
+    const cmd = renderStage(ctx, s, i);
+    const own = envBlock(ctx, cmd.envPresets as Recipe["runtime"]["envPresets"], cmd.env, ["stages", i, "env"]);
+    const environment = [...runtimeEnv.steps, ...own.steps].flatMap((st) => ("export" in st ? [st.export] : []));
+    return { ...cmd, facts: stageFacts(recipe, s), environment };
+  });
 
   // Generated files the stages need, placed relative to workDir; two stages may share one file only if identical.
   const overlay = new Map<string, string>();

@@ -292,8 +292,27 @@ function renderPpo(ctx: RenderContext, s: RlStage | EvalStage, at: RecipePath): 
   o.applyRaw(ctx, s.overrides, A("overrides"));
 
   const overrides = o.words(overrideWord);
+  const base = common(ctx, s, at);
+  let env = base.env;
+  if (rl?.speculative !== undefined) {
+    // The SD scripts read these at their top; the Hydra keys patch 0004 adds are not public.
+    const sp = rl.speculative;
+    const draft = sp.draftModel === undefined ? undefined : ctx.recipe.models[sp.draftModel];
+    env = {
+      MODEL_PATH: modelPath(ctx, s.model, A("model")),
+      ...(draft === undefined ? {} : { DRAFT_MODEL_PATH: ctx.interp.resolve(draft.path, ["models", sp.draftModel!, "path"]) }),
+      DATA_PATH: [datasetFiles(ctx, rl.data.train, A("data", "train"))].flat().join(","),
+      ...env,
+    };
+    if (!Object.keys(rl.overrides ?? {}).some((k) => /spec|draft|eagle/i.test(k))) {
+      report(ctx, "warning", A("speculative"), "speculative_keys_unknown",
+        `${sp.method} runs through ${sp.requiresPatches.join(" + ")}, whose Hydra keys are not public; rlpipe exports MODEL_PATH, DRAFT_MODEL_PATH and DATA_PATH as the seed's SD scripts read them`,
+        "add the patch's settings under this stage's `overrides` (with a + prefix for new keys)");
+    }
+  }
   return {
-    ...common(ctx, s, at),
+    ...base,
+    env,
     argv: ["python3", "-m", "verl.trainer.main_ppo", ...overrides],
     overrides,
     hydraConfig: "ppo_trainer",

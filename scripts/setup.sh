@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# Everything a fresh machine needs, idempotent: Node dependencies and the build; with --test also the Python
+# test environment (hydra-core + omegaconf + the verl releases the conformance test composes against).
+# Each step records a stamp of its inputs and is skipped when nothing changed.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+ROOT=$PWD
+log() { printf '[setup] %s\n' "$*" >&2; }
+stamp_ok() { [ -f "$1" ] && [ "$(cat "$1")" = "$2" ]; }
+
+WANT_TEST=0
+for a in "$@"; do case "$a" in --test) WANT_TEST=1 ;; *) echo "setup.sh: unknown option $a" >&2; exit 2 ;; esac; done
+
+# ---- Node dependencies (exact versions from package-lock.json)
+lock_hash=$(sha256sum package-lock.json | cut -d' ' -f1)
+if ! stamp_ok node_modules/.rlpipe-stamp "$lock_hash"; then
+  log "npm ci"
+  npm ci --no-audit --no-fund --loglevel=error 2>&1 | grep -v 'Unknown user config' >&2 || { echo "npm ci failed" >&2; exit 1; }
+  echo "$lock_hash" > node_modules/.rlpipe-stamp
+fi
+
+# ---- build (TypeScript → dist/)
+log "tsc"
+rm -rf dist
+node_modules/.bin/tsc -p tsconfig.json
+
+[ "$WANT_TEST" = 1 ] || exit 0
+
+# ---- Python test environment: a project-local virtualenv (never the system site-packages)
+VENV="$ROOT/.venv-test"
+PY_REQS="hydra-core==1.3.2 omegaconf==2.3.0 antlr4-python3-runtime==4.9.3 pytest==8.3.4"
+VERL_RELEASES="0.5.0 0.6.0 0.6.1 0.7.0 0.9.1"   # the PyPI releases core/recipe/profiles.ts names
+want="$PY_REQS | $VERL_RELEASES"
+if ! stamp_ok "$VENV/.rlpipe-stamp" "$want"; then
+  # Debian's interpreter starts fast; fall back to whatever python3 is on PATH.
+  PY=/usr/bin/python3; [ -x "$PY" ] || PY=$(command -v python3)
+  log "python venv at $VENV ($($PY --version))"
+  rm -rf "$VENV"
+  "$PY" -m venv "$VENV"
+  "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check $PY_REQS
+  for v in $VERL_RELEASES; do
+    # --no-deps: only verl's trainer config is needed; Hydra composes it without importing verl or torch.
+    "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check --no-deps --target "$VENV/verl/$v" "verl==$v"
+  done
+  echo "$want" > "$VENV/.rlpipe-stamp"
+fi
+log "ready"

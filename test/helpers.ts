@@ -1,0 +1,49 @@
+// Shared test helpers: repository paths and planning a recipe from recipes/.
+import { readFileSync } from "node:fs";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { type Plan, type PlanOptions, plan } from "../core/plan.js";
+import { type LoadedRecipe, loadRecipeFile, parseRecipe } from "../core/recipe/load.js";
+import type { Provider } from "../core/recipe/schema.js";
+
+/** Repository root (tests run from dist/test/). */
+export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..", "..");
+export const RECIPES = join(ROOT, "recipes");
+export const FIXTURES = join(ROOT, "test", "fixtures");
+
+export const SEED_RECIPES = [
+  "qwen3-1.7b-code-toolcall",
+  "qwen3-1.7b-code-toolcall-sd",
+  "retool-qwen3-4b-ascend",
+  "retool-qwen2.5-32b-h200",
+  "retool-qwen3-4b-tione-ags",
+] as const;
+
+/** The provider each seed recipe was published for. */
+export const SEED_PROVIDER: Record<(typeof SEED_RECIPES)[number], Provider> = {
+  "qwen3-1.7b-code-toolcall": "docker",
+  "qwen3-1.7b-code-toolcall-sd": "local",
+  "retool-qwen3-4b-ascend": "docker",
+  "retool-qwen2.5-32b-h200": "ray",
+  "retool-qwen3-4b-tione-ags": "tione",
+};
+
+export function recipePath(name: string): string {
+  return join(RECIPES, `${name}.yaml`);
+}
+
+export function loadSeed(name: string): LoadedRecipe {
+  return loadRecipeFile(recipePath(name));
+}
+
+export function planSeed(name: string, provider: Provider, opts: Omit<PlanOptions, "provider"> = {}): Plan {
+  return plan(loadSeed(name), { provider, localWorkDir: "/tmp/rlpipe-test-work", ...opts });
+}
+
+export function recipeText(name: string): string {
+  return readFileSync(recipePath(name), "utf8");
+}
+
+export function planText(text: string, provider: Provider = "local", file = "test.yaml"): Plan {
+  return plan(parseRecipe(text, file), { provider, localWorkDir: "/tmp/rlpipe-test-work" });
+}
