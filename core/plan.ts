@@ -90,7 +90,7 @@ export function plan(loaded: LoadedRecipe, opts: PlanOptions = {}): Plan {
     const cmd = renderStage(ctx, s, i);
     const own = envBlock(ctx, cmd.envPresets as Recipe["runtime"]["envPresets"], cmd.env, ["stages", i, "env"]);
     const environment = [...runtimeEnv.steps, ...own.steps].flatMap((st) => ("export" in st ? [st.export] : []));
-    return { ...cmd, facts: stageFacts(recipe, s), environment };
+    return { ...cmd, facts: stageFacts(recipe, s), environment, envSteps: own };
   });
 
   // Generated files the stages need, placed relative to workDir; two stages may share one file only if identical.
@@ -110,6 +110,7 @@ export function plan(loaded: LoadedRecipe, opts: PlanOptions = {}): Plan {
   const launchInputs: LaunchInputs = {
     recipeHash: loaded.hash,
     stages,
+    runtimeEnv,
     ...(recipe.sandbox === undefined ? {} : { sandbox: sandboxLaunch(ctx, recipe.sandbox, sandboxUrl) }),
     overlay: [...overlay.keys()].sort(),
     secrets,
@@ -150,7 +151,7 @@ export function plan(loaded: LoadedRecipe, opts: PlanOptions = {}): Plan {
       totalDevices: recipe.resources.nodes * recipe.resources.devicesPerNode, accelerator: recipe.runtime.accelerator,
     },
     ...(recipe.sandbox === undefined ? {} : { sandbox: { kind: recipe.sandbox.kind, deploy: recipe.sandbox.deploy, ...(sandboxUrl === undefined ? {} : { url: sandboxUrl }), where: sandboxWhere(recipe.sandbox, provider) } }),
-    stages,
+    stages: stages.map(({ envSteps: _, ...rest }) => rest),
     secrets,
     ...(docker === undefined ? {} : { docker: { argv: docker.argv } }),
     files,

@@ -66,5 +66,7 @@ export type HydraValue = string | number | boolean | null | readonly (string | n
 
 /** JSON-like value for free-form config blocks (tool configs, health-check bodies, reward kwargs). */
 export type JsonValue = string | number | boolean | null | readonly JsonValue[] | { readonly [k: string]: JsonValue };
-export const jsonValue = (): z.ZodType<JsonValue> =>
-  z.lazy(() => z.union([z.string(), z.number(), z.boolean(), z.null(), z.array(jsonValue()), z.record(z.string(), jsonValue())]));
+const JsonValueSchema: z.ZodType<JsonValue> = z.lazy(() =>
+  z.union([z.string(), z.number(), z.boolean(), z.null(), z.array(JsonValueSchema), z.record(z.string(), JsonValueSchema)]));
+/** One shared recursive schema (a fresh lazy per level would recurse forever in toJSONSchema). */
+export const jsonValue = (): z.ZodType<JsonValue> => JsonValueSchema;

@@ -44,7 +44,8 @@ export function parseRecipe(text: string, file: string): LoadedRecipe {
   const doc = parseDocument(text, { lineCounter: lines, prettyErrors: true, uniqueKeys: true });
   const source = sourceMapOf(doc, lines);
   if (doc.errors.length > 0) {
-    throw new RecipeError(file, doc.errors.map((e) => ({
+    // Later syntax errors usually cascade from the first; show a few, not hundreds.
+    throw new RecipeError(file, doc.errors.slice(0, 3).map((e) => ({
       severity: "error" as const,
       code: "yaml_syntax",
       path: [],
@@ -137,6 +138,10 @@ function zodIssueToRecipeIssues(issue: z.core.$ZodIssue, data: unknown): RecipeI
     }
     case "invalid_value": {
       const values = issue.values.map(String);
+      if (value === undefined) {
+        const field = path[path.length - 1];
+        return [mk("missing_field", `missing required field${field === undefined ? "" : ` ${JSON.stringify(field)}`} (${values.join(", ")})`, description)];
+      }
       const suggestion = typeof value === "string" ? didYouMean(value, values) : undefined;
       return [mk("invalid_value", `${issue.message}, got ${describeValue(value)}`, suggestion ?? description)];
     }

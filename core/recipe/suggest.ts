@@ -27,6 +27,9 @@ export function closest(input: string, candidates: readonly string[]): string | 
   const n = normalize(input);
   const sameWord = candidates.find((c) => normalize(c) === n);
   if (sameWord !== undefined) return sameWord;
+  // A shortened or extended form of exactly one candidate ("ags-key" for "ags-api-key").
+  const parts = n.length >= 3 ? candidates.filter((c) => isSubsequence(n, normalize(c)) || isSubsequence(normalize(c), n)) : [];
+  if (parts.length === 1) return parts[0];
   let best: string | undefined;
   let bestDistance = Infinity;
   for (const c of [...candidates].sort()) {
@@ -41,4 +44,11 @@ export function didYouMean(input: string, candidates: readonly string[], quote =
   const c = closest(input, candidates);
   if (c === undefined) return undefined;
   return `did you mean ${quote ? JSON.stringify(c) : c}?`;
+}
+
+function isSubsequence(short: string, long: string): boolean {
+  if (short.length >= long.length) return false;
+  let i = 0;
+  for (const ch of long) if (ch === short[i]) i++;
+  return i === short.length && short.length * 2 >= long.length;
 }

@@ -4,9 +4,8 @@
 // (trainer.resume_mode=auto). The first failing stage's exit code is the script's exit code. No secret
 // is ever written here: required secrets are checked by name in the environment at run time.
 import { sha256 } from "../recipe/load.js";
-import type { Recipe } from "../recipe/schema.js";
 import type { RenderContext } from "./context.js";
-import { type EnvBlock, envBlock } from "./env.js";
+import type { EnvBlock } from "./env.js";
 import { shellCommandBlock, shellDoubleQuote, shellQuote } from "./shell.js";
 import type { StageCommand } from "./stages.js";
 
@@ -31,7 +30,8 @@ export interface SandboxLaunch {
 
 export interface LaunchInputs {
   readonly recipeHash: string;
-  readonly stages: readonly StageCommand[];
+  readonly stages: readonly (StageCommand & { readonly envSteps: EnvBlock })[];
+  readonly runtimeEnv: EnvBlock;
   readonly sandbox?: SandboxLaunch;
   /** Files of the bundle that must be present in workDir (copied there when launch.sh runs elsewhere). */
   readonly overlay: readonly string[];
@@ -58,8 +58,9 @@ export function renderLaunchScript(ctx: RenderContext, inputs: LaunchInputs): st
   L.push('RLPIPE_BUNDLE_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)"');
   L.push(`RLPIPE_WORKDIR="\${RLPIPE_WORKDIR:-${escapeDq(ctx.workDir)}}"`);
   L.push('RLPIPE_STATE_DIR="${RLPIPE_STATE_DIR:-$RLPIPE_WORKDIR/.rlpipe}"');
-  L.push(`RLPIPE_NNODES=${nodes}`);
-  L.push('RLPIPE_NODE_RANK="${RLPIPE_NODE_RANK:-0}"');
+  L.push(`export RLPIPE_NNODES=${nodes}`);
+  L.push('export RLPIPE_NODE_RANK="${RLPIPE_NODE_RANK:-0}"');
+  L.push("RLPIPE_RAY_HEAD=");
   L.push("RLPIPE_SANDBOX_PID=");
   L.push("");
   L.push(...HELPERS);
@@ -78,7 +79,7 @@ export function renderLaunchScript(ctx: RenderContext, inputs: LaunchInputs): st
   L.push('cd "$RLPIPE_WORKDIR"');
   L.push('mkdir -p "$RLPIPE_STATE_DIR"');
 
-  const globalEnv = envBlock(ctx, rt.envPresets, rt.env, ["runtime", "env"]);
+  const globalEnv = inputs.runtimeEnv;
   if (rt.conda !== undefined || globalEnv.steps.length > 0) {
     L.push("", "# ---- environment");
     if (rt.conda?.create !== undefined) L.push(...condaCreateLines(rt.conda.activate, rt.conda.env, rt.conda.create.python));
@@ -140,7 +141,7 @@ export function renderLaunchScript(ctx: RenderContext, inputs: LaunchInputs): st
   let rayStarted = false;
   for (const st of inputs.stages) {
     const fn = `rlpipe_stage_${st.id.replace(/[^A-Za-z0-9_]/g, "_")}`;
-    const env = envBlock(ctx, st.envPresets as Recipe["runtime"]["envPresets"], st.env, ["stages", recipe.stages.findIndex((s) => s.id === st.id), "env"]);
+    const env = st.envSteps;
     L.push(`${fn}() {`);
     L.push(...envLines(env, "  "));
     L.push(`  ${shellCommandBlock(st.argv, "    ", st.argv[0] === "torchrun" ? 1 : 3)}`);
@@ -197,6 +198,7 @@ rlpipe_require_secret() {
   if [ -z "@{!1:-}" ]; then rlpipe_die 2 "environment variable $1 (secret '$2') is not set; export it before launching"; fi
 }
 rlpipe_cleanup() {
+  if [ -n "$RLPIPE_RAY_HEAD" ]; then ray stop --force >/dev/null 2>&1 || true; fi
   if [ -n "$RLPIPE_SANDBOX_PID" ] && kill -0 "$RLPIPE_SANDBOX_PID" 2>/dev/null; then
     kill -TERM -- "-$RLPIPE_SANDBOX_PID" 2>/dev/null || kill -TERM "$RLPIPE_SANDBOX_PID" 2>/dev/null || true
   fi
@@ -250,6 +252,7 @@ rlpipe_run_stage() {
 }
 rlpipe_ray_head() {
   ray start --head --port="$RLPIPE_RAY_PORT" --disable-usage-stats
+  RLPIPE_RAY_HEAD=1  # stopped on exit, which also releases the workers
   local deadline=$((SECONDS + @{RLPIPE_RAY_WAIT_S:-900}))
   until [ "$(python3 -c 'import ray; ray.init(address="auto", logging_level="ERROR"); print(sum(1 for n in ray.nodes() if n["Alive"]))' 2>/dev/null)" = "$RLPIPE_NNODES" ]; do
     [ "$SECONDS" -lt "$deadline" ] || rlpipe_die 4 "only part of the $RLPIPE_NNODES Ray nodes joined"

@@ -1,0 +1,267 @@
+// launch.sh, run for real under bash: stub training programs (python3 -m verl…, torchrun, ray, docker) record
+// the argv they receive, a real HTTP server on 127.0.0.1 stands in for the sandbox, a real git repository
+// takes the patch. Checks: order, exact argv after shell quoting, environment, health wait and timeout,
+// exit-code propagation, restart skipping, secrets by name only, multi-node roles, docker-run.sh.
+import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
+import { chmodSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, before, describe, it } from "node:test";
+import { type Plan, plan } from "../core/plan.js";
+import { parseRecipe } from "../core/recipe/load.js";
+import { writeBundle } from "../bin/bundle-writer.js";
+import { FIXTURES } from "./helpers.js";
+
+const STUB_PYTHON = `#!/usr/bin/env bash
+if [ "$1" = "-m" ] && [[ "$2" == verl* ]]; then
+  n=$(ls "$STUB_LOG" | wc -l)
+  printf '%s\\0' python3 "$@" > "$STUB_LOG/$(printf %03d "$n").argv"
+  env > "$STUB_LOG/$(printf %03d "$n").env"
+  if [ -n "\${FAIL_ON:-}" ] && [[ "$*" == *"$FAIL_ON"* ]]; then echo "stub failing" >&2; exit 17; fi
+  echo "stub ran $2"
+  exit 0
+fi
+if [ "$1" = "-c" ] && [[ "$2" == *"import ray"* ]]; then echo "$RLPIPE_NNODES"; exit 0; fi
+exec /usr/bin/python3 "$@"
+`;
+const STUB_RECORD = (name: string) => `#!/usr/bin/env bash
+n=$(ls "$STUB_LOG" | wc -l)
+printf '%s\\0' ${name} "$@" > "$STUB_LOG/$(printf %03d "$n").argv"
+env > "$STUB_LOG/$(printf %03d "$n").env"
+echo "stub ran ${name}"
+exit 0
+`;
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.once("error", reject);
+    s.listen(0, "127.0.0.1", () => {
+      const a = s.address();
+      s.close(() => resolve(typeof a === "object" && a !== null ? a.port : 0));
+    });
+  });
+}
+
+function git(cwd: string, ...args: string[]): void {
+  const r = spawnSync("git", ["-c", "user.email=t@example.invalid", "-c", "user.name=t", ...args], { cwd, encoding: "utf8" });
+  assert.equal(r.status, 0, r.stderr);
+}
+
+interface Env { root: string; work: string; bundle: string; stubs: string; logs: string; sandboxDir: string; verlRepo: string }
+
+function recipeText(e: Env, port: number, opts: { nodes?: number; healthTimeoutS?: number; start?: string } = {}): string {
+  return `
+apiVersion: rlpipe/v1
+kind: Recipe
+metadata: { name: launch-test }
+runtime:
+  accelerator: nvidia-gpu
+  workDir: ${e.work}
+  verl: { ref: c651b7b, path: ${e.verlRepo}, patches: [{ file: patches/0001-change.patch }] }
+  env: { GREETING: "hello $USER_NAME", QUOTED: "it's \\"fine\\"" }
+resources: { nodes: ${opts.nodes ?? 1}, devicesPerNode: 2 }
+models: { base: { path: models/base } }
+datasets:
+  sft: { path: data/sft.parquet, format: multiturn-sft, build: { command: python3 make_data.py, creates: [data/sft.parquet, data/train.parquet] } }
+  train: { path: data/train.parquet, format: verl-rl, build: { command: python3 make_data.py, creates: [data/sft.parquet, data/train.parquet] } }
+sandbox:
+  kind: sandbox-fusion
+  deploy: colocated
+  server: { dir: ${e.sandboxDir}, port: ${port}, host: 127.0.0.1, start: "${opts.start ?? `python3 fake_sandbox.py ${port}`}" }
+  health: { timeoutS: ${opts.healthTimeoutS ?? 20}, intervalS: 1 }
+tools: [{ name: code_interpreter, preset: sandbox-fusion }]
+reward: { fn: { path: reward.py, kwargs: { sandbox_fusion_url: "\${sandbox.url}/run_code", note: "a b'c" }, acceptsKwargs: true } }
+secrets: { key: { env: TEST_SECRET_KEY } }
+stages:
+  - { id: sft, type: sft, model: base, data: { train: sft, val: sft, maxLength: 1024 }, batch: { global: 4, microPerDevice: 1 }, schedule: { epochs: 1, saveEvery: 2 }, outputDir: ckpt/sft, logFile: log/sft.log, env: { STAGE: one } }
+  - { id: merge, type: merge, from: { stage: sft, step: 2 } }
+  - id: rl
+    type: rl
+    model: \${stages.merge.output}
+    data: { train: train, promptsPerStep: 4, maxPromptLength: 64, maxResponseLength: 64 }
+    rollout: { engine: vllm, mode: async, n: 2 }
+    agent: { multiTurn: true, tools: [code_interpreter] }
+    logging: { backends: [console, tensorboard], project: "p q", experiment: "x[1]" }
+`;
+}
+
+function setup(): Env {
+  const root = mkdtempSync(join(tmpdir(), "rlpipe-launch-"));
+  const e: Env = { root, work: join(root, "work"), bundle: join(root, "bundle"), stubs: join(root, "stubs"), logs: join(root, "logs"), sandboxDir: join(root, "sandbox"), verlRepo: join(root, "verl") };
+  for (const d of [e.work, e.stubs, e.logs, e.sandboxDir, e.verlRepo, join(e.work, "patches")]) mkdirSync(d, { recursive: true });
+  writeFileSync(join(e.stubs, "python3"), STUB_PYTHON);
+  for (const n of ["torchrun", "docker"]) writeFileSync(join(e.stubs, n), STUB_RECORD(n));
+  // `ray status` fails: the head is gone, so a worker's wait loop ends at once.
+  writeFileSync(join(e.stubs, "ray"), STUB_RECORD("ray").replace("exit 0", '[ "$1" = status ] && exit 1\nexit 0'));
+  for (const n of readdirSync(e.stubs)) chmodSync(join(e.stubs, n), 0o755);
+  cpSync(join(FIXTURES, "launch", "fake_sandbox.py"), join(e.sandboxDir, "fake_sandbox.py"));
+  writeFileSync(join(e.work, "make_data.py"), "import os\nos.makedirs('data', exist_ok=True)\nopen('data/count','a').write('x')\nfor f in ('data/sft.parquet','data/train.parquet'): open(f,'w').write('rows')\n");
+  // a real checkout for the patch
+  writeFileSync(join(e.verlRepo, "a.txt"), "one\n");
+  git(e.verlRepo, "init", "-q");
+  git(e.verlRepo, "add", "a.txt");
+  git(e.verlRepo, "commit", "-qm", "init");
+  writeFileSync(join(e.verlRepo, "a.txt"), "two\n");
+  const diff = spawnSync("git", ["diff"], { cwd: e.verlRepo, encoding: "utf8" }).stdout;
+  git(e.verlRepo, "checkout", "a.txt");
+  writeFileSync(join(e.work, "patches", "0001-change.patch"), diff);
+  return e;
+}
+
+function bundle(e: Env, text: string): Plan {
+  const p = plan(parseRecipe(text, "launch-test.yaml"), { provider: "local" });
+  rmSync(e.bundle, { recursive: true, force: true });
+  writeBundle(e.bundle, [...p.files, { path: "rlpipe-plan.json", content: "{}", executable: false }]);
+  return p;
+}
+
+function launch(e: Env, env: Record<string, string> = {}, timeoutMs = 60_000) {
+  return spawnSync("bash", [join(e.bundle, "launch.sh")], {
+    encoding: "utf8", timeout: timeoutMs,
+    env: { PATH: `${e.stubs}:/usr/bin:/bin`, HOME: e.root, STUB_LOG: e.logs, TEST_SECRET_KEY: "s3cr3t-value-xyz", USER_NAME: "ada", ...env },
+  });
+}
+
+/** Recorded invocations, in order: argv (NUL-separated) and env. */
+function calls(e: Env): { argv: string[]; env: Map<string, string> }[] {
+  return readdirSync(e.logs).filter((f) => f.endsWith(".argv")).sort().map((f) => ({
+    argv: readFileSync(join(e.logs, f), "utf8").split("\0").slice(0, -1),
+    env: new Map(readFileSync(join(e.logs, f.replace(".argv", ".env")), "utf8").split("\n").filter((l) => l.includes("=")).map((l) => [l.slice(0, l.indexOf("=")), l.slice(l.indexOf("=") + 1)] as [string, string])),
+  }));
+}
+
+function clearLogs(e: Env): void {
+  rmSync(e.logs, { recursive: true, force: true });
+  mkdirSync(e.logs);
+}
+
+function sandboxAlive(port: number): boolean {
+  return spawnSync("/usr/bin/python3", ["-c", `import socket; socket.create_connection(("127.0.0.1", ${port}), timeout=1)`]).status === 0;
+}
+
+describe("launch.sh under bash", () => {
+  let e: Env;
+  let port: number;
+  before(async () => { e = setup(); port = await freePort(); });
+  after(() => rmSync(e.root, { recursive: true, force: true }));
+
+  it("runs dataset build, patch, sandbox + health check, then sft → merge → rl with the exact argv", () => {
+    const p = bundle(e, recipeText(e, port));
+    const r = launch(e);
+    assert.equal(r.status, 0, `${r.stdout}\n${r.stderr}`);
+    const c = calls(e);
+    assert.deepEqual(c.map((x) => x.argv), p.stages.map((s) => [...s.argv]), "each program received exactly the planned words");
+    assert.equal(readFileSync(join(e.verlRepo, "a.txt"), "utf8"), "two\n", "the patch was applied to the checkout");
+    assert.equal(readFileSync(join(e.work, "data", "count"), "utf8"), "x", "the dataset was built once");
+    assert.ok(existsSync(join(e.work, "tool_config", "rl_tools.yaml")), "the tool config was copied into the working directory");
+    assert.match(readFileSync(join(e.work, "log", "sft.log"), "utf8"), /stub ran torchrun/, "the stage's output is teed to its log file");
+    assert.match(r.stderr, /sandbox healthy/);
+    assert.ok(!sandboxAlive(port), "the sandbox is stopped when launch.sh exits");
+    // environment: runtime env with $VAR expansion, stage env only in its stage, secrets passed through by name
+    const [sft, , rl] = c;
+    assert.equal(sft!.env.get("GREETING"), "hello ada");
+    assert.equal(sft!.env.get("QUOTED"), `it's "fine"`);
+    assert.equal(sft!.env.get("STAGE"), "one");
+    assert.equal(rl!.env.has("STAGE"), false);
+  });
+
+  it("skips completed stages, applied patches and built datasets on a restart", () => {
+    clearLogs(e);
+    const r = launch(e);
+    assert.equal(r.status, 0, r.stderr);
+    assert.deepEqual(calls(e), []);
+    assert.match(r.stderr, /patch already applied/);
+    assert.match(r.stderr, /stage sft: already complete, skipping/);
+    assert.equal(readFileSync(join(e.work, "data", "count"), "utf8"), "x");
+  });
+
+  it("propagates a failing stage's exit code and resumes from that stage on the next run", () => {
+    rmSync(join(e.work, ".rlpipe"), { recursive: true, force: true });
+    clearLogs(e);
+    const failed = launch(e, { FAIL_ON: "verl.trainer.main_ppo" });
+    assert.equal(failed.status, 17, failed.stderr);
+    assert.match(failed.stderr, /stage rl failed with exit code 17/);
+    assert.ok(!sandboxAlive(port), "the sandbox is stopped after a failure too");
+    clearLogs(e);
+    const again = launch(e);
+    assert.equal(again.status, 0, again.stderr);
+    assert.deepEqual(calls(e).map((x) => x.argv[2]), ["verl.trainer.main_ppo"], "only the failed stage runs again");
+  });
+
+  it("fails with exit 3 when the sandbox never becomes healthy, and stops it", () => {
+    rmSync(join(e.work, ".rlpipe"), { recursive: true, force: true });
+    clearLogs(e);
+    bundle(e, recipeText(e, port, { healthTimeoutS: 2, start: "sleep 60" }));
+    const r = launch(e);
+    assert.equal(r.status, 3);
+    assert.match(r.stderr, /was not healthy after 2 s/);
+    assert.deepEqual(calls(e), [], "no stage runs without a healthy sandbox");
+    const left = spawnSync("pgrep", ["-f", "^sleep 60$"], { encoding: "utf8" });
+    assert.notEqual(left.status, 0, "the sandbox process group was killed");
+  });
+
+  it("refuses to start without a required secret, naming the variable and never a value", () => {
+    bundle(e, recipeText(e, port));
+    const r = spawnSync("bash", [join(e.bundle, "launch.sh")], { encoding: "utf8", env: { PATH: `${e.stubs}:/usr/bin:/bin`, HOME: e.root, STUB_LOG: e.logs } });
+    assert.equal(r.status, 2);
+    assert.match(r.stderr, /environment variable TEST_SECRET_KEY \(secret 'key'\) is not set/);
+    for (const f of readdirSync(e.bundle, { recursive: true }) as string[]) {
+      const path = join(e.bundle, f);
+      if (existsSync(path) && !f.endsWith("/") && spawnSync("test", ["-f", path]).status === 0) assert.doesNotMatch(readFileSync(path, "utf8"), /s3cr3t/);
+    }
+  });
+
+  it("multi-node: a worker runs SFT, joins Ray and leaves the rest to rank 0", () => {
+    rmSync(join(e.work, ".rlpipe"), { recursive: true, force: true });
+    clearLogs(e);
+    bundle(e, recipeText(e, port, { nodes: 2 }));
+    const missing = launch(e, { RLPIPE_NODE_RANK: "1" });
+    assert.equal(missing.status, 2);
+    assert.match(missing.stderr, /RLPIPE_MASTER_ADDR must be set/);
+    const r = launch(e, { RLPIPE_NODE_RANK: "1", RLPIPE_MASTER_ADDR: "10.0.0.1" });
+    assert.equal(r.status, 0, r.stderr);
+    const c = calls(e);
+    assert.deepEqual(c.map((x) => `${x.argv[0]} ${x.argv[1]}`), ["torchrun --nnodes=2", "ray start", "ray status"]);
+    assert.equal(c[0]!.env.get("PET_NODE_RANK"), "1");
+    assert.equal(c[0]!.env.get("PET_MASTER_ADDR"), "10.0.0.1");
+    assert.deepEqual(c[1]!.argv.slice(0, 3), ["ray", "start", "--address=10.0.0.1:6379"]);
+  });
+
+  it("multi-node: rank 0 runs SFT, merge, starts the Ray head and runs RL", () => {
+    rmSync(join(e.work, ".rlpipe"), { recursive: true, force: true });
+    clearLogs(e);
+    const r = launch(e, { RLPIPE_NODE_RANK: "0", RLPIPE_MASTER_ADDR: "127.0.0.1" });
+    assert.equal(r.status, 0, r.stderr);
+    assert.deepEqual(calls(e).map((x) => `${x.argv[0]} ${x.argv[1]} ${x.argv[2] ?? ""}`.trim()), [
+      `torchrun --nnodes=2 --nproc_per_node=2`, "python3 -m verl.model_merger", "ray start --head", "python3 -m verl.trainer.main_ppo", "ray stop --force",
+    ]);
+  });
+});
+
+describe("docker-run.sh under bash", () => {
+  it("passes the planned docker argv with the host workspace expanded and secrets by name", () => {
+    const root = mkdtempSync(join(tmpdir(), "rlpipe-docker-"));
+    try {
+      const text = readFileSync(join(FIXTURES, "..", "..", "recipes", "qwen3-1.7b-code-toolcall.yaml"), "utf8");
+      const p = plan(parseRecipe(text, "a.yaml"), { provider: "docker" });
+      const dir = join(root, "bundle");
+      writeBundle(dir, [...p.files, { path: "rlpipe-plan.json", content: "{}", executable: false }]);
+      const stubs = join(root, "stubs");
+      const logs = join(root, "logs");
+      mkdirSync(stubs);
+      mkdirSync(logs);
+      writeFileSync(join(stubs, "docker"), STUB_RECORD("docker"));
+      chmodSync(join(stubs, "docker"), 0o755);
+      const r = spawnSync("bash", [join(dir, "docker-run.sh")], { encoding: "utf8", env: { PATH: `${stubs}:/usr/bin:/bin`, STUB_LOG: logs, HOST_WORKSPACE: "/data/my ws", WANDB_API_KEY: "k-123456" } });
+      assert.equal(r.status, 0, r.stderr);
+      const argv = readFileSync(join(logs, "000.argv"), "utf8").split("\0").slice(0, -1);
+      assert.deepEqual(argv, p.docker!.argv.map((a) => a.replace("$HOST_WORKSPACE", "/data/my ws")));
+      assert.ok(argv.includes("WANDB_API_KEY") && !argv.some((a) => a.includes("k-123456")));
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
+  });
+});

@@ -1,0 +1,237 @@
+// Bad input gets a clear error: file:line:col, the recipe path, what was expected, what was found, a hint.
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import { parseDocument } from "yaml";
+import { RecipeError, formatIssue, type LocatedIssue } from "../core/errors.js";
+import { plan } from "../core/plan.js";
+import { parseRecipe } from "../core/recipe/load.js";
+import { recipeText } from "./helpers.js";
+
+const FILE = "recipes/x.yaml";
+
+/** Seed recipe text with one value set (or deleted) through the YAML AST, so comments and layout survive. */
+function mutate(name: string, edits: [path: (string | number)[], value: unknown][]): string {
+  const doc = parseDocument(recipeText(name));
+  for (const [path, value] of edits) {
+    if (value === undefined) doc.deleteIn(path);
+    else doc.setIn(path, value);
+  }
+  return doc.toString();
+}
+
+function errorsOf(text: string, opts: Parameters<typeof plan>[1] = {}): LocatedIssue[] {
+  try {
+    plan(parseRecipe(text, FILE), { localWorkDir: "/tmp/w", ...opts });
+  } catch (e) {
+    assert.ok(e instanceof RecipeError, `expected a RecipeError, got ${String(e)}`);
+    assert.equal(e.exitCode, 2);
+    return [...e.issues];
+  }
+  assert.fail("expected the recipe to be rejected");
+}
+
+function lineOf(text: string, needle: string): number {
+  const i = text.split("\n").findIndex((l) => l.includes(needle));
+  assert.ok(i >= 0, `no line contains ${needle}`);
+  return i + 1;
+}
+
+function one(issues: LocatedIssue[], code: string): LocatedIssue {
+  const hits = issues.filter((i) => i.code === code);
+  assert.equal(hits.length, 1, `expected one ${code}, got: ${issues.map(formatIssue).join("\n")}`);
+  return hits[0]!;
+}
+
+describe("recipe errors: syntax and types", () => {
+  it("a wrong type reads file:line:col: path: expected …, got …, with a hint", () => {
+    const text = mutate("qwen3-1.7b-code-toolcall", [[["stages", 2, "rollout", "n"], "eight"]]);
+    const issue = one(errorsOf(text), "invalid_type");
+    const line = lineOf(text, "n: eight");
+    assert.equal(formatIssue(issue).split("\n")[0], `${FILE}:${line}:10: stages[2].rollout.n: expected a positive integer, got "eight"`);
+    assert.match(issue.hint ?? "", /Responses sampled per prompt/);
+  });
+
+  it("malformed YAML points at the line", () => {
+    const text = recipeText("retool-qwen3-4b-ascend").replace("  accelerator: ascend-npu", "  accelerator: [ascend-npu");
+    const issue = errorsOf(text)[0]!;
+    assert.equal(issue.code, "yaml_syntax");
+    assert.ok(issue.line !== undefined && issue.line >= lineOf(text, "accelerator: [ascend-npu"));
+  });
+
+  it("a duplicate key is an error", () => {
+    const text = recipeText("retool-qwen3-4b-tione-ags").replace("kind: Recipe", "kind: Recipe\nkind: Recipe");
+    assert.equal(errorsOf(text)[0]!.code, "yaml_syntax");
+  });
+
+  it("an unknown key is an error with a did-you-mean, also across snake_case and camelCase", () => {
+    const text = mutate("qwen3-1.7b-code-toolcall", [[["stages", 2, "rollout", "temprature"], 0.9], [["stages", 2, "rollout", "max_model_len"], 100]]);
+    const issues = errorsOf(text).filter((i) => i.code === "unknown_key");
+    assert.deepEqual(issues.map((i) => [i.path.join("."), i.hint]), [
+      ["stages.2.rollout.temprature", 'did you mean "temperature"?'],
+      ["stages.2.rollout.max_model_len", 'did you mean "maxModelLen"?'],
+    ]);
+    assert.equal(issues[0]!.line, lineOf(text, "temprature:"));
+  });
+
+  it("an unknown key far from any field lists the allowed keys", () => {
+    const text = mutate("retool-qwen3-4b-tione-ags", [[["resources", "zzzzzz"], 1]]);
+    assert.match(one(errorsOf(text), "unknown_key").hint ?? "", /allowed keys here: nodes, devicesPerNode, deviceType/);
+  });
+
+  it("an enum typo suggests the value", () => {
+    const text = mutate("qwen3-1.7b-code-toolcall", [[["sandbox", "kind"], "scalbox"]]);
+    const issue = one(errorsOf(text), "invalid_value");
+    assert.match(issue.message, /expected one of scalebox, sandbox-fusion, e2b, rlpipe, got "scalbox"/);
+    assert.equal(issue.hint, 'did you mean "scalebox"?');
+  });
+
+  it("a missing required field names it and where it belongs", () => {
+    const text = mutate("retool-qwen2.5-32b-h200", [[["stages", 2, "rollout", "engine"], undefined]]);
+    const issue = one(errorsOf(text), "missing_field");
+    assert.equal(issue.path.join("."), "stages.2.rollout.engine");
+    assert.match(issue.message, /missing required field "engine"/);
+  });
+
+  it("an unknown stage type lists the types", () => {
+    const text = mutate("retool-qwen2.5-32b-h200", [[["stages", 1, "type"], "merg"]]);
+    const issue = errorsOf(text)[0]!;
+    assert.match(issue.message, /expected a stage with type sft, merge, rl or eval, got "merg"/);
+    assert.equal(issue.hint, 'did you mean "merge"?');
+  });
+
+  it("a recipe that is not a mapping, or empty, is refused cleanly", () => {
+    assert.equal(errorsOf("- a\n- b\n")[0]!.code, "not_a_mapping");
+    assert.equal(errorsOf("")[0]!.code, "not_a_mapping");
+  });
+});
+
+describe("recipe errors: contradictions", () => {
+  it("devices per node not divisible by the rollout tensor-parallel size", () => {
+    const text = mutate("qwen3-1.7b-code-toolcall", [[["stages", 2, "rollout", "tensorParallel"], 3]]);
+    const issue = one(errorsOf(text), "tp_not_divisor");
+    assert.equal(issue.path.join("."), "stages.2.rollout.tensorParallel");
+    assert.match(issue.message, /tensor parallel 3 does not divide the 8 devices per node/);
+    assert.equal(issue.hint, "use one of 1, 2, 4, 8");
+    assert.equal(issue.line, lineOf(text, "tensorParallel: 3"));
+  });
+
+  it("a PPO mini-batch larger than the batch", () => {
+    const text = mutate("retool-qwen3-4b-ascend", [[["stages", 2, "algorithm", "miniBatchPrompts"], 128]]);
+    assert.match(one(errorsOf(text), "mini_batch_too_large").message, /mini-batch 128 prompts is larger than the batch of 64 prompts/);
+  });
+
+  it("a merge step past the last saved SFT step", () => {
+    const text = mutate("retool-qwen3-4b-ascend", [[["stages", 1, "from", "step"], 217]]);
+    const issue = one(errorsOf(text), "merge_past_last_step");
+    assert.match(issue.message, /global_step_217 is past the last SFT step 186 \(2000 rows \/ batch 64 = 31 steps × 6 epochs\)/);
+  });
+
+  it("a merge step that is never saved", () => {
+    const text = mutate("qwen3-1.7b-code-toolcall", [[["stages", 1, "from", "step"], 60]]);
+    assert.match(one(errorsOf(text), "merge_step_not_saved").message, /saves every 50 steps/);
+  });
+
+  it("max_model_len below prompt + response", () => {
+    const text = mutate("qwen3-1.7b-code-toolcall", [[["stages", 2, "rollout", "maxModelLen"], 16384]]);
+    const issue = one(errorsOf(text), "max_model_len");
+    assert.match(issue.message, /maxModelLen 16384 is below maxPromptLength \+ maxResponseLength = 18432/);
+  });
+
+  it("a tool named in a stage but not defined", () => {
+    const text = mutate("retool-qwen3-4b-tione-ags", [[["stages", 0, "agent", "tools"], ["code_interpretr"]]]);
+    const issue = one(errorsOf(text), "unknown_tool");
+    assert.equal(issue.path.join("."), "stages.0.agent.tools.0");
+    assert.equal(issue.hint, 'did you mean "code_interpreter"?');
+  });
+
+  it("an unknown ${…} reference suggests the right one", () => {
+    const text = mutate("qwen3-1.7b-code-toolcall", [[["stages", 2, "model"], "${stages.merg.output}"]]);
+    const issue = one(errorsOf(text), "unknown_reference");
+    assert.equal(issue.hint, 'did you mean "merge"?');
+  });
+
+  it("a mini-batch whose responses do not split over the data-parallel ranks", () => {
+    const text = mutate("qwen3-1.7b-code-toolcall", [[["stages", 2, "algorithm", "miniBatchPrompts"], 31], [["stages", 2, "rollout", "n"], 3]]);
+    assert.match(one(errorsOf(text), "mini_batch_not_divisible").message, /31 prompts × n=3 = 93 responses is not divisible by the data-parallel size 8/);
+  });
+
+  it("an SFT global batch that does not divide over the data-parallel ranks", () => {
+    const text = mutate("retool-qwen3-4b-ascend", [[["stages", 0, "batch", "global"], 66]]);
+    assert.match(one(errorsOf(text), "batch_not_divisible").message, /global batch 66 is not divisible by the data-parallel size 4/);
+  });
+
+  it("a secret written into the recipe", () => {
+    const text = mutate("retool-qwen3-4b-tione-ags", [[["tools", 0, "config"], { e2b_api_key: "ark_0123456789abcdef0123" }]]);
+    const issues = errorsOf(text).filter((i) => i.code === "plain_secret");
+    assert.equal(issues.length, 1);
+    assert.equal(issues[0]!.path.join("."), "tools.0.config.e2b_api_key");
+    assert.doesNotMatch(formatIssue(issues[0]!), /ark_0123/); // the message never repeats the secret
+  });
+
+  it("a managed sandbox whose key secret is not declared", () => {
+    const text = mutate("retool-qwen3-4b-tione-ags", [[["sandbox", "managed", "apiKey", "secret"], "ags-key"]]);
+    assert.equal(one(errorsOf(text), "unknown_secret").hint, 'did you mean "ags-api-key"?');
+  });
+
+  it("an env value that runs a command", () => {
+    const text = mutate("retool-qwen3-4b-tione-ags", [[["stages", 0, "env", "X"], "$(curl evil)"]]);
+    assert.equal(one(errorsOf(text), "unsafe_env_value").path.join("."), "stages.0.env.X");
+  });
+
+  it("several problems are all reported at once", () => {
+    const text = mutate("qwen3-1.7b-code-toolcall", [[["stages", 2, "rollout", "tensorParallel"], 3], [["stages", 2, "rollout", "maxModelLen"], 100]]);
+    const codes = errorsOf(text).map((i) => i.code).sort();
+    assert.deepEqual(codes, ["max_model_len", "tp_not_divisor"]);
+  });
+});
+
+describe("recipe errors: verl version traps", () => {
+  it("rollout.mode=sync is rejected on newer verl", () => {
+    const text = mutate("qwen3-1.7b-code-toolcall", [[["stages", 2, "rollout", "mode"], "sync"]]);
+    const issue = errorsOf(text, { profile: "v0.9.1" }).find((i) => i.code === "sync_rejected");
+    assert.ok(issue !== undefined);
+    assert.equal(issue.path.join("."), "stages.2.rollout.mode");
+  });
+
+  it("the prime reward manager never runs with the agent loop at c651b7b", () => {
+    const text = mutate("qwen3-1.7b-code-toolcall", [[["reward", "manager"], "prime"]]);
+    assert.equal(one(errorsOf(text), "prime_with_agent_loop").path.join("."), "reward.manager");
+  });
+
+  it("agent.loop needs agent.default_agent_loop, absent at f50e5c2e", () => {
+    const text = mutate("retool-qwen2.5-32b-h200", [[["stages", 2, "agent", "loop"], "tool_agent"]]);
+    assert.match(one(errorsOf(text), "unsupported_for_version").message, /default_agent_loop does not exist at verl f50e5c2e/);
+  });
+
+  it("data.tool_config_path is dropped with a warning before 11f536f0e", () => {
+    const text = mutate("retool-qwen3-4b-ascend", [[["stages", 2, "agent", "toolSchemasInPromptLength"], true]]);
+    const p = plan(parseRecipe(text, FILE), { provider: "docker" });
+    assert.ok(p.warnings.some((w) => w.code === "dropped_for_version"));
+    assert.ok(!p.stages[2]!.argv.some((a) => a.startsWith("data.tool_config_path=")));
+    const newer = plan(parseRecipe(text, FILE), { provider: "docker", profile: "v0.6.1" });
+    assert.ok(newer.stages[2]!.argv.some((a) => a.startsWith("data.tool_config_path=")));
+  });
+
+  it("compute_score must accept **kwargs with the agent loop (declared)", () => {
+    const text = mutate("retool-qwen3-4b-tione-ags", [[["reward", "fn", "acceptsKwargs"], false]]);
+    assert.equal(one(errorsOf(text), "reward_needs_kwargs").path.join("."), "reward.fn.acceptsKwargs");
+  });
+
+  it("compute_score must accept **kwargs with the agent loop (read from the file next to the recipe)", () => {
+    const text = mutate("retool-qwen3-4b-tione-ags", [[["reward", "fn", "acceptsKwargs"], undefined]]);
+    const bad = "def compute_score(data_source, solution_str, ground_truth, extra_info):\n    return 0.0\n";
+    const good = "def compute_score(data_source, solution_str,\n                  ground_truth, extra_info=None, **kwargs):  # ok\n    return 0.0\n";
+    const issues = errorsOf(text, { readRecipeFile: () => bad });
+    assert.equal(one(issues, "reward_needs_kwargs").path.join("."), "reward.fn.path");
+    const p = plan(parseRecipe(text, FILE), { provider: "tione", readRecipeFile: () => good });
+    assert.ok(!p.warnings.some((w) => w.code.startsWith("reward")));
+    const unknown = plan(parseRecipe(text, FILE), { provider: "tione" });
+    assert.ok(unknown.warnings.some((w) => w.code === "reward_kwargs_unverified"));
+  });
+
+  it("an unknown verl ref asks for a profile", () => {
+    const text = mutate("retool-qwen3-4b-tione-ags", [[["runtime", "verl", "ref"], "deadbeef"]]);
+    const issue = one(errorsOf(text), "unknown_verl_ref");
+    assert.match(issue.hint ?? "", /set runtime\.verl\.profile to the closest known one: f50e5c2e, 95470480, v0\.6\.1, c651b7b, v0\.7\.0, v0\.9\.1/);
+  });
+});
