@@ -122,6 +122,14 @@ export function plan(loaded: LoadedRecipe, opts: PlanOptions = {}): Plan {
   if (provider === "docker" && docker === undefined) {
     issues.push({ severity: "error", code: "missing_target", path: ["targets", "docker"], message: "provider docker needs targets.docker (image, shm size, devices)" });
   }
+  const ck = recipe.checkpoints;
+  if (ck?.storage !== undefined || ck?.keep?.every !== undefined) {
+    issues.push({
+      severity: "warning", code: "storage_sync_pending", path: ["checkpoints", ck.storage !== undefined ? "storage" : "keep"],
+      message: "checkpoint upload to object storage (and its keep-every retention) is not rendered by this rlpipe version; checkpoints stay in the job's output directory",
+      hint: "keep.last still applies locally through verl's max_*_ckpt_to_keep",
+    });
+  }
   if (provider === "tione" && recipe.runtime.accelerator === "ascend-npu") {
     issues.push({ severity: "error", code: "accelerator_mismatch", path: ["runtime", "accelerator"], message: "provider tione offers NVIDIA GPUs, but the recipe needs ascend-npu", hint: "use --provider modelarts (Ascend) or docker" });
   }

@@ -8,10 +8,11 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { describe, it } from "node:test";
 import { RecipeError } from "../core/errors.js";
-import type { Plan } from "../core/plan.js";
+import { type Plan, plan } from "../core/plan.js";
+import { loadRecipeFile } from "../core/recipe/load.js";
 import { NEWEST_PROFILE, PROFILES } from "../core/recipe/profiles.js";
 import { parseValue, splitOverride } from "../core/render/hydra.js";
-import { ROOT, SEED_PROVIDER, SEED_RECIPES, planSeed } from "./helpers.js";
+import { FIXTURES, ROOT, SEED_PROVIDER, SEED_RECIPES, planSeed } from "./helpers.js";
 
 const VENV = join(ROOT, ".venv-test");
 const PYTHON = join(VENV, "bin", "python");
@@ -67,6 +68,12 @@ describe("verl conformance: Hydra composes every rendered override", () => {
     }
   }
 
+  // A recipe with the optional fields the seeds leave out (eval stage, RL-checkpoint merge, checkpoints policy, raw + and ~ overrides).
+  for (const profile of ["c651b7b", NEWEST_PROFILE.name]) {
+    const p = plan(loadRecipeFile(join(FIXTURES, "recipes", "kitchen-sink.yaml")), { provider: "local", profile });
+    jobs.push(...jobsFor(`kitchen-sink [profile ${profile}]`, p, p.verl.pypi));
+  }
+
   for (const [name, codes] of Object.entries(NEWEST_TRAPS)) {
     it(`${name} on verl ${NEWEST_PROFILE.name} is refused with ${codes!.join(", ")}`, () => {
       assert.throws(() => planSeed(name, SEED_PROVIDER[name as (typeof SEED_RECIPES)[number]], { profile: NEWEST_PROFILE.name }),
@@ -74,7 +81,7 @@ describe("verl conformance: Hydra composes every rendered override", () => {
     });
   }
 
-  it(`composes ${jobs.length} stage configurations (5 recipes at their pinned verl, and at the newest where they can run)`, { timeout: 600_000 }, () => {
+  it(`composes ${jobs.length} stage configurations (5 seed recipes at their pinned verl and at the newest where they can run, plus the kitchen-sink recipe)`, { timeout: 600_000 }, () => {
     const results = compose(jobs);
     assert.equal(results.length, jobs.length);
     const failures: string[] = [];
@@ -85,6 +92,10 @@ describe("verl conformance: Hydra composes every rendered override", () => {
         return;
       }
       for (const word of jobs[i]!.overrides) {
+        if (word.startsWith("~")) {
+          if (r.values[word.slice(1)] !== null) failures.push(`${r.id}: ${word} did not delete the key`);
+          continue;
+        }
         const { key, value } = splitOverride(word);
         const bare = key.replace(/^[+~]+/, "");
         const intended = parseValue(value);

@@ -66,8 +66,10 @@ export class Interpolator {
       }
       case "rl": {
         if (stage.outputDir !== undefined) return this.resolve(stage.outputDir, [...at, "outputDir"]);
-        // verl's default trainer.default_local_dir: checkpoints/${project}/${experiment}
         const logging = { ...this.scope.recipe.logging, ...stage.logging };
+        const dir = this.scope.recipe.checkpoints?.dir;
+        if (dir !== undefined) return `${this.resolve(dir, ["checkpoints", "dir"]).replace(/\/+$/, "")}/${logging.experiment ?? stage.id}`;
+        // verl's default trainer.default_local_dir: checkpoints/${project}/${experiment}
         return `checkpoints/${logging.project ?? "verl_examples"}/${logging.experiment ?? "gsm8k"}`;
       }
       case "eval":

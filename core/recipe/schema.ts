@@ -374,8 +374,14 @@ const Stage = z.discriminatedUnion("type", [SftStage, MergeStage, RlStage, EvalS
 // ---------------------------------------------------------------- checkpoints, targets
 
 const Checkpoints = z.strictObject({
-  storage: text().regex(/^(s3|obs|cos|file):\/\/./, { error: "expected a URI such as s3://bucket/prefix, obs://…, cos://… or file://…" }).optional(),
-  keep: z.strictObject({ last: posInt().optional(), every: posInt().optional() }).optional(),
+  dir: text().optional().describe("Directory RL stages without an outputDir save under: <dir>/<experiment>."),
+  saveEvery: posInt().optional().describe("Default save interval (steps) for stages that set none."),
+  storage: text().regex(/^(s3|obs|cos|file):\/\/./, { error: "expected a URI such as s3://bucket/prefix, obs://…, cos://… or file://…" }).optional()
+    .describe("Object storage the checkpoints are synced to (by the checkpoint sync, not by verl)."),
+  keep: z.strictObject({
+    last: posInt().optional().describe("Keep the newest N checkpoints locally (trainer.max_actor_ckpt_to_keep / max_ckpt_to_keep)."),
+    every: posInt().optional().describe("Also keep every M-th step in storage (checkpoint sync retention)."),
+  }).optional(),
 });
 
 const Mount = z.string().regex(/^[^:]+(:[^:]+)?(:(ro|rw))?$/, { error: "expected host[:container][:ro|rw]" });

@@ -95,7 +95,8 @@ function renderSft(ctx: RenderContext, s: SftStage, at: RecipePath): StageComman
   o.set("trainer.experiment_name", log.experiment, [...at, "logging", "experiment"]);
   o.set("trainer.logger", log.backends === undefined ? undefined : [...log.backends], [...at, "logging", "backends"]);
   o.set("trainer.total_epochs", s.schedule.epochs, [...at, "schedule", "epochs"]);
-  o.set("trainer.save_freq", s.schedule.saveEvery, [...at, "schedule", "saveEvery"]);
+  o.set("trainer.save_freq", s.schedule.saveEvery ?? ctx.recipe.checkpoints?.saveEvery, [...at, "schedule", "saveEvery"]);
+  o.set("trainer.max_ckpt_to_keep", ctx.recipe.checkpoints?.keep?.last, ["checkpoints", "keep", "last"]);
   o.set("trainer.device", device(ctx), ["runtime", "accelerator"]);
   o.set(engine ? "engine.ulysses_sequence_parallel_size" : "ulysses_sequence_parallel_size", s.parallel?.ulyssesSP, [...at, "parallel", "ulyssesSP"]);
   o.set(engine ? "model.use_remove_padding" : "use_remove_padding", s.parallel?.removePadding, [...at, "parallel", "removePadding"]);
@@ -281,9 +282,11 @@ function renderPpo(ctx: RenderContext, s: RlStage | EvalStage, at: RecipePath): 
   o.set("trainer.val_before_train", s.type === "eval" ? true : sch?.valBeforeTrain, S("valBeforeTrain"));
   o.set("trainer.log_val_generations", sch?.logValGenerations, S("logValGenerations"));
   o.set("trainer.nnodes", recipe.resources.nodes, ["resources", "nodes"]);
-  o.set("trainer.save_freq", sch?.saveEvery, S("saveEvery"));
+  o.set("trainer.save_freq", sch?.saveEvery ?? (rl === undefined ? undefined : recipe.checkpoints?.saveEvery), S("saveEvery"));
+  if (rl !== undefined) o.set("trainer.max_actor_ckpt_to_keep", recipe.checkpoints?.keep?.last, ["checkpoints", "keep", "last"]);
   const output = rl === undefined ? undefined : ctx.interp.stageOutput(rl.id, at);
-  o.set("trainer.default_local_dir", rl?.outputDir === undefined ? undefined : output, A("outputDir"));
+  const explicitDir = rl !== undefined && (rl.outputDir !== undefined || recipe.checkpoints?.dir !== undefined);
+  o.set("trainer.default_local_dir", explicitDir ? output : undefined, A("outputDir"));
   o.set("trainer.test_freq", sch?.testEvery, S("testEvery"));
   o.set("trainer.total_epochs", sch?.epochs, S("epochs"));
   o.set("trainer.device", device(ctx), ["runtime", "accelerator"]);
