@@ -118,7 +118,7 @@ export function checkRecipe(recipe: Recipe, profile: VerlProfile, opts: CheckOpt
     if (r.maxModelLen !== undefined && r.maxModelLen < prompt + response) {
       err([...at, "rollout", "maxModelLen"], "max_model_len", `maxModelLen ${r.maxModelLen} is below maxPromptLength + maxResponseLength = ${prompt + response}`, `raise it to at least ${prompt + response}`);
     }
-    const agentLoop = usesAgentLoop(s, recipe);
+    const agentLoop = usesAgentLoop(s);
     if (r.mode === "sync" && profile.rejectsSyncRollout) {
       err([...at, "rollout", "mode"], "sync_rejected", `verl ${profile.name} rejects rollout.mode=sync (removed in eb6991a62, 2025-12-28)`, "use mode: async");
     } else if (r.mode === undefined && agentLoop && profile.defaultRolloutMode === "sync") {
@@ -176,10 +176,10 @@ export function checkRecipe(recipe: Recipe, profile: VerlProfile, opts: CheckOpt
         err([...at, "speculative", "draftModel"], "unknown_model", `unknown model ${JSON.stringify(s.speculative.draftModel)}`, didYouMean(s.speculative.draftModel, Object.keys(recipe.models)));
       }
     }
-    checkReward(s, at, agentLoop);
+    checkReward(agentLoop);
   }
 
-  function checkReward(s: RlStage, at: RecipePath, agentLoop: boolean): void {
+  function checkReward(agentLoop: boolean): void {
     const reward = recipe.reward;
     if (reward?.manager === "prime" && agentLoop && profile.primeUnavailableWithAgentLoop) {
       err(["reward", "manager"], "prime_with_agent_loop", `the prime reward manager cannot run with the agent loop at verl ${profile.name} ("Unknown reward loop manager")`,
@@ -200,7 +200,6 @@ export function checkRecipe(recipe: Recipe, profile: VerlProfile, opts: CheckOpt
       warn(["reward", "fn", "acceptsKwargs"], "reward_kwargs_unverified", `cannot check that ${fn.name}() in ${fn.path} accepts **kwargs (the file is not next to the recipe)`,
         "set reward.fn.acceptsKwargs: true once you have checked the signature");
     }
-    void s;
   }
 
   // ---- tools and sandbox
@@ -240,8 +239,9 @@ export function checkRecipe(recipe: Recipe, profile: VerlProfile, opts: CheckOpt
   return issues;
 }
 
-export function usesAgentLoop(s: RlStage | EvalStage, recipe: Recipe): boolean {
-  return s.agent?.multiTurn === true || s.agent?.loop !== undefined || (s.agent?.tools?.length ?? 0) > 0 || (recipe.tools?.length ?? 0) > 0 && s.agent !== undefined;
+/** Multi-turn tool calls run in verl's agent loop (which changes how rewards are called). */
+export function usesAgentLoop(s: RlStage | EvalStage): boolean {
+  return s.agent?.multiTurn === true || s.agent?.loop !== undefined || (s.agent?.tools?.length ?? 0) > 0;
 }
 
 /** Whether `def name(...)` in Python source takes **kwargs (a regex over the parameter list, comments stripped). */
