@@ -11,6 +11,7 @@ commands:
   plan <recipe>        validate and write the launch bundle (no network, no credentials)
   validate <recipe…>   check recipes (for CI)
   schema               print the recipe JSON Schema (editor completion)
+  serve                the reward/tool function as an HTTP server (local, ScaleBox or E2B sandbox)
 
 run rlpipe <command> --help for a command's options.`;
 
@@ -21,6 +22,7 @@ export async function main(argv: readonly string[], io: Io = processIo()): Promi
       case "plan": return (await import("./commands/plan.js")).runPlan(rest, io);
       case "validate": return (await import("./commands/validate.js")).runValidate(rest, io);
       case "schema": return (await import("./commands/schema.js")).runSchema(rest, io);
+      case "serve": return await (await import("./commands/serve.js")).runServe(rest, io);
       case "--version": case "version": io.out(VERSION); return 0;
       case undefined: case "--help": case "-h": case "help": io.out(HELP); return command === undefined ? 2 : 0;
       default:

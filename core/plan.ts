@@ -1,6 +1,6 @@
 // recipe × provider → Plan: every file and command a deploy would use, computed without network or
 // credentials. Pure: the same recipe, provider and options give byte-identical output.
-import { type LocatedIssue, RecipeError, type RecipeIssue } from "./errors.js";
+import { type LocatedIssue, RecipeError, type RecipeIssue, RlpipeError } from "./errors.js";
 import { checkRecipe } from "./recipe/check.js";
 import { Interpolator } from "./recipe/interpolate.js";
 import { type LoadedRecipe, canonicalJson, locateAll, sha256 } from "./recipe/load.js";
@@ -11,6 +11,7 @@ import type { RenderContext } from "./render/context.js";
 import { envBlock } from "./render/env.js";
 import { renderDockerRun } from "./render/docker.js";
 import { type LaunchInputs, type SandboxLaunch, renderLaunchScript } from "./render/launch.js";
+import { SHIM_FILE, resolveRewardFn } from "./render/reward.js";
 import { type StageCommand, renderStage } from "./render/stages.js";
 
 export interface PlanOptions {
@@ -21,6 +22,8 @@ export interface PlanOptions {
   readonly localWorkDir?: string;
   /** Reads files next to the recipe (reward function signature check). */
   readonly readRecipeFile?: (relativePath: string) => string | undefined;
+  /** Files rlpipe ships into bundles (the reward shim), by name; the CLI reads them from recipes/python/. */
+  readonly assets?: Readonly<Record<string, string>>;
 }
 
 export interface BundleFile {
@@ -104,6 +107,13 @@ export function plan(loaded: LoadedRecipe, opts: PlanOptions = {}): Plan {
       overlay.set(f.path, f.content);
     }
   });
+
+  const reward = resolveRewardFn(ctx);
+  if (reward?.shim === true && recipe.stages.some((s) => s.type === "rl" || s.type === "eval")) {
+    const shim = opts.assets?.[SHIM_FILE];
+    if (shim === undefined) throw new RlpipeError("asset_missing", `the reward shim ${SHIM_FILE} was not provided to the planner`);
+    overlay.set(SHIM_FILE, shim);
+  }
 
   const secrets = Object.entries(recipe.secrets ?? {}).sort(([a], [b]) => a.localeCompare(b))
     .map(([name, s]) => ({ name, env: s.env, required: s.required }));
@@ -215,21 +225,26 @@ function sandboxWhere(sb: SandboxSpec, provider: Provider): string {
 }
 
 function sandboxLaunch(ctx: RenderContext, sb: SandboxSpec, url: string | undefined): SandboxLaunch {
-  const health = sb.health ?? { path: "/run_code", expect: "\"status\":\"Success\"", timeoutS: 300, intervalS: 2 };
-  const body = health.body === undefined ? DEFAULT_HEALTH_BODY : typeof health.body === "string" ? health.body : JSON.stringify(health.body);
+  // rlpipe's function has a public GET /v1/ping; ScaleBox/SandboxFusion are checked with the seed's /run_code call.
+  const health = sb.health ?? (sb.kind === "rlpipe"
+    ? { path: "/v1/ping", expect: "pong", timeoutS: 300, intervalS: 2 }
+    : { path: "/run_code", expect: "\"status\":\"Success\"", timeoutS: 300, intervalS: 2 });
+  const body = health.body === undefined ? (health.path === "/v1/ping" ? undefined : DEFAULT_HEALTH_BODY) : typeof health.body === "string" ? health.body : JSON.stringify(health.body);
   if (sb.deploy === "managed") return {};
   if (sb.deploy === "external") {
-    return url === undefined ? {} : { health: { url: `${url}${health.path}`, body, expect: health.expect, timeoutS: health.timeoutS, intervalS: health.intervalS } };
+    return url === undefined ? {} : { health: { url: `${url}${health.path}`, ...(body === undefined ? {} : { body }), expect: health.expect, timeoutS: health.timeoutS, intervalS: health.intervalS } };
   }
   const server = sb.server;
-  const port = server?.port ?? 8080;
+  const urlPort = url === undefined ? undefined : Number(new URL(url).port || NaN);
+  const port = server?.port ?? (urlPort !== undefined && Number.isInteger(urlPort) ? urlPort : 8080);
   const env: [string, string][] = [];
   let command: string;
   let dir: string;
   if (server === undefined) {
     // kind rlpipe without a server block: rlpipe's own function, bound to loopback inside the job.
     dir = ".";
-    command = `rlpipe serve --sandbox local --host 127.0.0.1 --port ${port}`;
+    const tokenEnv = sb.auth === undefined ? undefined : ctx.recipe.secrets?.[sb.auth.secret]?.env;
+    command = `rlpipe serve --sandbox local --host 127.0.0.1 --port ${port}${tokenEnv === undefined ? "" : ` --token-env ${tokenEnv}`}`;
   } else {
     dir = ctx.interp.resolve(server.dir, ["sandbox", "server", "dir"]);
     command = server.start;
@@ -248,7 +263,7 @@ function sandboxLaunch(ctx: RenderContext, sb: SandboxSpec, url: string | undefi
       command,
       log,
     },
-    health: { url: `http://127.0.0.1:${port}${health.path}`, body, expect: health.expect, timeoutS: health.timeoutS, intervalS: health.intervalS },
+    health: { url: `http://127.0.0.1:${port}${health.path}`, ...(body === undefined ? {} : { body }), expect: health.expect, timeoutS: health.timeoutS, intervalS: health.intervalS },
   };
 }
 

@@ -24,6 +24,16 @@ log "tsc"
 rm -rf dist
 node_modules/.bin/tsc -p tsconfig.json
 
+# ---- system packages the sandbox needs: bubblewrap (rlpipe serve --sandbox local runs every program in it)
+if ! command -v bwrap >/dev/null 2>&1; then
+  log "apt-get install bubblewrap"
+  SUDO=""; [ "$(id -u)" = 0 ] || SUDO="sudo"
+  export DEBIAN_FRONTEND=noninteractive
+  $SUDO apt-get install -y --no-install-recommends bubblewrap >/dev/null 2>&1 \
+    || { $SUDO apt-get update >/dev/null 2>&1 && $SUDO apt-get install -y --no-install-recommends bubblewrap >/dev/null; } \
+    || { echo "setup.sh: could not install bubblewrap (apt-get install -y bubblewrap)" >&2; exit 1; }
+fi
+
 [ "$WANT_TEST" = 1 ] || exit 0
 
 # ---- Python test environment: a project-local virtualenv (never the system site-packages)

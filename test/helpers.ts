@@ -5,6 +5,7 @@ import { fileURLToPath } from "node:url";
 import { type Plan, type PlanOptions, plan } from "../core/plan.js";
 import { type LoadedRecipe, loadRecipeFile, parseRecipe } from "../core/recipe/load.js";
 import type { Provider } from "../core/recipe/schema.js";
+import { bundledAssets } from "../bin/commands/plan.js";
 
 /** Repository root (tests run from dist/test/). */
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..", "..");
@@ -37,7 +38,7 @@ export function loadSeed(name: string): LoadedRecipe {
 }
 
 export function planSeed(name: string, provider: Provider, opts: Omit<PlanOptions, "provider"> = {}): Plan {
-  return plan(loadSeed(name), { provider, localWorkDir: "/tmp/rlpipe-test-work", ...opts });
+  return plan(loadSeed(name), { provider, localWorkDir: "/tmp/rlpipe-test-work", assets: bundledAssets(), ...opts });
 }
 
 export function recipeText(name: string): string {
@@ -45,5 +46,5 @@ export function recipeText(name: string): string {
 }
 
 export function planText(text: string, provider: Provider = "local", file = "test.yaml"): Plan {
-  return plan(parseRecipe(text, file), { provider, localWorkDir: "/tmp/rlpipe-test-work" });
+  return plan(parseRecipe(text, file), { provider, localWorkDir: "/tmp/rlpipe-test-work", assets: bundledAssets() });
 }

@@ -12,6 +12,7 @@ import { after, before, describe, it } from "node:test";
 import { type Plan, plan } from "../core/plan.js";
 import { parseRecipe } from "../core/recipe/load.js";
 import { writeBundle } from "../bin/bundle-writer.js";
+import { bundledAssets } from "../bin/commands/plan.js";
 import { FIXTURES } from "./helpers.js";
 
 const STUB_PYTHON = `#!/usr/bin/env bash
@@ -260,6 +261,82 @@ describe("docker-run.sh under bash", () => {
       const argv = readFileSync(join(logs, "000.argv"), "utf8").split("\0").slice(0, -1);
       assert.deepEqual(argv, p.docker!.argv.map((a) => a.replace("$HOST_WORKSPACE", "/data/my ws")));
       assert.ok(argv.includes("WANDB_API_KEY") && !argv.some((a) => a.includes("k-123456")));
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
+  });
+});
+
+describe("launch.sh with sandbox.kind rlpipe", () => {
+  it("starts rlpipe serve with the token, and the bundled reward shim and tool URL reach it", { timeout: 120_000 }, async () => {
+    const root = mkdtempSync(join(tmpdir(), "rlpipe-kind-"));
+    const port = await freePort();
+    try {
+      const work = join(root, "work");
+      const stubs = join(root, "stubs");
+      const logs = join(root, "logs");
+      for (const d of [work, stubs, logs]) mkdirSync(d, { recursive: true });
+      // `rlpipe` in the job is this checkout's CLI.
+      writeFileSync(join(stubs, "rlpipe"), `#!/usr/bin/env bash\nexec node ${JSON.stringify(join(FIXTURES, "..", "..", "dist", "bin", "rlpipe.js"))} "$@"\n`);
+      // The "trainer": scores one answer through the shim with the kwargs launch.sh passes, and reads the tool URL.
+      writeFileSync(join(stubs, "python3"), `#!/usr/bin/env bash
+if [ "$1" = "-m" ] && [ "$2" = verl.trainer.main_ppo ]; then
+  shift 2
+  exec /usr/bin/python3 - "$@" <<'PY'
+import json, os, re, sys
+args = dict(a.split("=", 1) for a in sys.argv[1:])
+sys.path.insert(0, os.getcwd())
+import importlib.util
+spec = importlib.util.spec_from_file_location("shim", args["custom_reward_function.path"])
+shim = importlib.util.module_from_spec(spec); spec.loader.exec_module(shim)
+kw = {k.split(".")[-1]: v for k, v in args.items() if k.startswith("+custom_reward_function.reward_kwargs.")}
+gt = json.dumps({"input": ["2 3"], "output": ["5"], "type": "stdin_stdout"})
+r = shim.compute_score("code", "\`\`\`python\\na, b = map(int, input().split())\\nprint(a + b)\\n\`\`\`", gt, {}, **kw)
+tool = open(args["actor_rollout_ref.rollout.multi_turn.tool_config_path"]).read()
+url = re.search(r"sandbox_fusion_url: (\\S+)", tool).group(1)
+url = re.sub(r"\\$\\{oc\\.env:(\\w+)\\}", lambda m: os.environ[m.group(1)], url)
+import urllib.request
+req = urllib.request.Request(url, data=json.dumps({"code": "print(6*7)", "language": "python"}).encode(), headers={"Content-Type": "application/json"})
+out = json.loads(urllib.request.urlopen(req, timeout=30).read())
+open(os.environ["STUB_LOG"] + "/result.json", "w").write(json.dumps({"reward": r, "tool": out["run_result"]["stdout"], "kw": kw}))
+PY
+fi
+exec /usr/bin/python3 "$@"
+`);
+      for (const n of ["rlpipe", "python3"]) chmodSync(join(stubs, n), 0o755);
+      const text = `
+apiVersion: rlpipe/v1
+kind: Recipe
+metadata: { name: kind-rlpipe }
+runtime: { accelerator: nvidia-gpu, workDir: ${work}, verl: { ref: c651b7b } }
+resources: { nodes: 1, devicesPerNode: 1 }
+models: { m: { path: models/m } }
+datasets: { d: { path: d.parquet, format: verl-rl } }
+sandbox: { kind: rlpipe, deploy: colocated, url: "http://127.0.0.1:${port}", auth: { secret: sandbox-token } }
+secrets: { sandbox-token: { env: MY_SANDBOX_TOKEN } }
+tools: [{ name: code_interpreter, preset: rlpipe }]
+stages:
+  - { id: rl, type: rl, model: m, data: { train: d, promptsPerStep: 2, maxPromptLength: 8, maxResponseLength: 8 }, rollout: { engine: vllm, mode: async }, agent: { multiTurn: true, tools: [code_interpreter] } }
+`;
+      const p = plan(parseRecipe(text, "k.yaml"), { provider: "local", assets: bundledAssets() });
+      // colocated without a server block: rlpipe serve on loopback, on the port of the recipe's URL
+      const launch = p.files.find((f) => f.path === "launch.sh")!.content;
+      assert.match(launch, new RegExp(`rlpipe serve --sandbox local --host 127\\.0\\.0\\.1 --port ${port} --token-env MY_SANDBOX_TOKEN`));
+      assert.match(launch, new RegExp(`rlpipe_wait_healthy http://127\\.0\\.0\\.1:${port}/v1/ping '' pong`));
+      const fixed = p.files;
+      assert.ok(fixed.some((f) => f.path === "rlpipe_reward.py"), "the shim is in the bundle");
+      const bundleDir = join(root, "bundle");
+      writeBundle(bundleDir, [...fixed, { path: "rlpipe-plan.json", content: "{}", executable: false }]);
+      const r = spawnSync("bash", [join(bundleDir, "launch.sh")], {
+        encoding: "utf8", timeout: 110_000,
+        env: { PATH: `${stubs}:/usr/bin:/bin`, HOME: root, STUB_LOG: logs, MY_SANDBOX_TOKEN: "kind-rlpipe-token-0123456789" },
+      });
+      assert.equal(r.status, 0, `${r.stdout}\n${r.stderr}`);
+      const result = JSON.parse(readFileSync(join(logs, "result.json"), "utf8"));
+      assert.deepEqual(result.reward, { score: 1, passed: 1, total: 1, pass_rate: 1 });
+      assert.equal(result.tool, "42\n");
+      assert.deepEqual(result.kw, { url: `http://127.0.0.1:${port}/v1/rewards`, token_env: "MY_SANDBOX_TOKEN" });
+      for (const f of fixed) assert.doesNotMatch(f.content, /kind-rlpipe-token/, `${f.path} holds no token`);
     } finally {
       rmSync(root, { recursive: true, force: true });
     }

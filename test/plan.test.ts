@@ -57,7 +57,8 @@ describe("plan: optional recipe fields", () => {
 
   it("an external sandbox is health-checked, not started", () => {
     const launch = p.files.find((f) => f.path === "launch.sh")!.content;
-    assert.match(launch, /rlpipe_wait_healthy http:\/\/sandbox\.internal:8080\/run_code /);
+    // rlpipe's own function: the public GET /v1/ping (no body) must answer "pong"
+    assert.match(launch, /rlpipe_wait_healthy http:\/\/sandbox\.internal:8080\/v1\/ping '' pong /);
     assert.doesNotMatch(launch, /^rlpipe_start_sandbox$/m);
   });
 

@@ -1,6 +1,7 @@
 // rlpipe plan <recipe> [--provider P] [--out DIR] [--json] [--verl-profile NAME]
 import { existsSync, readFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { RlpipeError } from "../../core/errors.js";
 import { type Plan, plan } from "../../core/plan.js";
@@ -41,6 +42,7 @@ export function runPlan(argv: readonly string[], io: Io): number {
     ...(values["verl-profile"] === undefined ? {} : { profile: values["verl-profile"] }),
     localWorkDir: resolve(".rlpipe", "work", loaded.recipe.metadata.name),
     readRecipeFile: (rel) => readBeside(recipeDir, rel),
+    assets: bundledAssets(),
   });
   const outDir = values.out ?? join(".rlpipe", "bundles", p.jobName);
   const planJson = `${JSON.stringify(planDocument(p), null, 2)}\n`;
@@ -77,6 +79,12 @@ export function parseProvider(v: string | undefined): Provider {
   if (v === undefined) return "local";
   if ((PROVIDERS as readonly string[]).includes(v)) return v as Provider;
   throw usage(`unknown provider ${JSON.stringify(v)}; expected one of ${PROVIDERS.join(", ")}${(() => { const s = didYouMean(v, PROVIDERS); return s === undefined ? "" : ` (${s})`; })()}`);
+}
+
+/** Files rlpipe ships into bundles: the standard-library reward shim from recipes/python/. */
+export function bundledAssets(): Record<string, string> {
+  const dir = resolve(dirname(fileURLToPath(import.meta.url)), "../../../recipes/python");
+  return { "rlpipe_reward.py": readFileSync(join(dir, "rlpipe_reward.py"), "utf8") };
 }
 
 function readBeside(dir: string, rel: string): string | undefined {

@@ -4,7 +4,7 @@ import { RecipeError, RlpipeError, formatIssue } from "../../core/errors.js";
 import { plan } from "../../core/plan.js";
 import { loadRecipeFile } from "../../core/recipe/load.js";
 import type { Io } from "../io.js";
-import { parseProvider, usage } from "./plan.js";
+import { bundledAssets, parseProvider, usage } from "./plan.js";
 
 export const VALIDATE_USAGE = "usage: rlpipe validate <recipe.yaml>... [--provider P] [--json]";
 
@@ -22,7 +22,7 @@ export function runValidate(argv: readonly string[], io: Io): number {
   for (const file of positionals) {
     try {
       const loaded = loadRecipeFile(file);
-      const p = plan(loaded, { ...(provider === undefined ? {} : { provider }), localWorkDir: "/tmp/rlpipe-validate" });
+      const p = plan(loaded, { ...(provider === undefined ? {} : { provider }), localWorkDir: "/tmp/rlpipe-validate", assets: bundledAssets() });
       results.push({ file, ok: true, errors: [], warnings: p.warnings.map(formatIssue) });
     } catch (e) {
       if (e instanceof RecipeError) results.push({ file, ok: false, errors: e.issues.map(formatIssue), warnings: [] });

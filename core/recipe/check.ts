@@ -186,10 +186,12 @@ export function checkRecipe(recipe: Recipe, profile: VerlProfile, opts: CheckOpt
         "use naive (or dapo / rate_limited to bound sandbox load)");
     }
     const fn = reward?.fn;
-    if (fn === undefined || !agentLoop || !profile.rewardFnNeedsKwargs) return;
+    // Without a path the bundled rlpipe shim is used, and it accepts **kwargs.
+    if (fn?.path === undefined || !agentLoop || !profile.rewardFnNeedsKwargs) return;
+    const fnPath = fn.path;
     let accepts = fn.acceptsKwargs;
     if (accepts === undefined) {
-      const text = opts.readRecipeFile?.(fn.path);
+      const text = opts.readRecipeFile?.(fnPath);
       if (text !== undefined) accepts = signatureAcceptsKwargs(text, fn.name);
     }
     if (accepts === false) {
@@ -197,7 +199,7 @@ export function checkRecipe(recipe: Recipe, profile: VerlProfile, opts: CheckOpt
         `${fn.name}() must accept **kwargs: with the agent loop verl ${profile.name} calls it with extra keywords (reward_router_address, …)`,
         `change the signature to def ${fn.name}(data_source, solution_str, ground_truth, extra_info=None, **kwargs)`);
     } else if (accepts === undefined) {
-      warn(["reward", "fn", "acceptsKwargs"], "reward_kwargs_unverified", `cannot check that ${fn.name}() in ${fn.path} accepts **kwargs (the file is not next to the recipe)`,
+      warn(["reward", "fn", "acceptsKwargs"], "reward_kwargs_unverified", `cannot check that ${fn.name}() in ${fnPath} accepts **kwargs (the file is not next to the recipe)`,
         "set reward.fn.acceptsKwargs: true once you have checked the signature");
     }
   }
@@ -207,6 +209,10 @@ export function checkRecipe(recipe: Recipe, profile: VerlProfile, opts: CheckOpt
   if (sb !== undefined) {
     if (sb.deploy === "colocated" && sb.server === undefined && sb.kind !== "rlpipe") {
       err(["sandbox", "server"], "missing_field", `a colocated ${sb.kind} sandbox needs \`server\` (dir, start command, port)`);
+    }
+    if (sb.auth !== undefined && sb.kind !== "rlpipe") warn(["sandbox", "auth"], "unused_field", `ignored: only rlpipe's own function takes a token (kind is ${sb.kind})`);
+    if (sb.auth !== undefined && recipe.secrets?.[sb.auth.secret] === undefined) {
+      err(["sandbox", "auth", "secret"], "unknown_secret", `unknown secret ${JSON.stringify(sb.auth.secret)}`, didYouMean(sb.auth.secret, Object.keys(recipe.secrets ?? {})) ?? "declare it under `secrets:`");
     }
     if (sb.deploy === "external" && sb.url === undefined) err(["sandbox", "url"], "missing_field", "an external sandbox needs its `url`");
     if (sb.deploy === "managed" && sb.managed === undefined) err(["sandbox", "managed"], "missing_field", "a managed sandbox needs `managed` (provider, template, apiKey)");

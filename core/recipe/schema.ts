@@ -158,6 +158,7 @@ const Sandbox = z.strictObject({
   server: SandboxServer.optional(),
   health: Health.optional(),
   managed: ManagedSandbox.optional(),
+  auth: SecretRef.optional().describe("kind rlpipe: the token the function requires (a secret); tools send it as a /t/<token>/ path prefix, the reward shim as a bearer header."),
 });
 
 const ToolParam = z.strictObject({
@@ -184,7 +185,7 @@ const Tool = z.strictObject({
 });
 
 const RewardFn = z.strictObject({
-  path: text().describe("Python file with the reward function (custom_reward_function.path), relative to workDir."),
+  path: text().optional().describe("Python file with the reward function (custom_reward_function.path), relative to workDir. Default with sandbox.kind rlpipe: the bundled shim rlpipe_reward.py."),
   name: ident().default("compute_score"),
   kwargs: z.record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, { error: "expected a Python identifier" }), jsonValue()).optional()
     .describe("Rendered as +custom_reward_function.reward_kwargs.<k> (the + is required: the key is not in verl's schema)."),

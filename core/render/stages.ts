@@ -4,6 +4,7 @@ import type { RecipePath } from "../errors.js";
 import type { EvalStage, MergeStage, RlStage, SftStage, Stage } from "../recipe/schema.js";
 import { type RenderContext, OverrideList, datasetFiles, modelPath, report } from "./context.js";
 import { overrideWord } from "./hydra.js";
+import { resolveRewardFn } from "./reward.js";
 import { toolConfigFor } from "./tools.js";
 
 export interface StageCommand {
@@ -186,7 +187,7 @@ function renderPpo(ctx: RenderContext, s: RlStage | EvalStage, at: RecipePath): 
   }
 
   // reward
-  const fn = recipe.reward?.fn;
+  const fn = resolveRewardFn(ctx);
   if (fn !== undefined) {
     o.set("custom_reward_function.path", ctx.interp.resolve(fn.path, ["reward", "fn", "path"]), ["reward", "fn", "path"]);
     o.set("custom_reward_function.name", fn.name, ["reward", "fn", "name"]);

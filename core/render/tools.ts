@@ -72,8 +72,17 @@ const PRESETS: Record<NonNullable<Tool["preset"]>, Preset> = {
     },
     schema: CODE_ONLY,
   },
-  // rlpipe's own function speaks SandboxFusion's /run_code, so verl's stock tool talks to it unchanged.
-  rlpipe: { impl: "verl.tools.sandbox_fusion_tools.SandboxFusionTool", config: sandboxFusionConfig(32), schema: CODE_ONLY },
+  // rlpipe's own function speaks SandboxFusion's /run_code, so verl's stock tool talks to it unchanged; a token
+  // travels as a /t/<token>/ path prefix that OmegaConf fills from the environment when verl loads the file.
+  rlpipe: {
+    impl: "verl.tools.sandbox_fusion_tools.SandboxFusionTool",
+    config: (ctx) => {
+      const auth = ctx.recipe.sandbox?.auth;
+      const env = auth === undefined ? undefined : ctx.recipe.secrets?.[auth.secret]?.env;
+      return { ...sandboxFusionConfig(32)(), sandbox_fusion_url: env === undefined ? "${sandbox.url}/run_code" : `\${sandbox.url}/t/\${oc.env:${env}}/run_code` };
+    },
+    schema: CODE_ONLY,
+  },
 };
 
 export interface ToolConfigFile {

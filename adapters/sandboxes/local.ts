@@ -1,0 +1,301 @@
+// The embedded sandbox: every program runs in bubblewrap — empty network namespace, empty environment plus a
+// short whitelist, an unprivileged uid of its own, read-only /usr, private tmpfs, a fresh work dir removed afterwards, rlimits, a
+// wall clock that kills the whole group, output capped. A harness inside loads the program once and forks a
+// process per test case, so a batch pays one interpreter start (and one compile) per program, not per case.
+import { spawn, spawnSync } from "node:child_process";
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { availableParallelism, tmpdir } from "node:os";
+import { dirname, join, resolve } from "node:path";
+import { createInterface } from "node:readline";
+import { fileURLToPath } from "node:url";
+import { compileFailed, gradeCase, gradeJudge, summarize } from "../../core/grading/grade.js";
+import {
+  type CaseExecution, type CaseResult, DEFAULT_LIMITS, type EvalJob, type EvalResult, type Limits, type RunRequest, type RunResult, type TestCase,
+} from "../../core/grading/types.js";
+import { Semaphore } from "../../core/util/semaphore.js";
+import { type Capabilities, type EvaluateOptions, type SandboxBackend, SandboxError } from "./sandbox.js";
+
+const HARNESS = resolve(dirname(fileURLToPath(import.meta.url)), "../../../adapters/sandboxes/harness/local_harness.py");
+
+export interface LocalSandboxOptions {
+  /** Programs running at once (default: the number of cores). */
+  readonly concurrency?: number;
+  readonly bwrap?: string;
+  /** Interpreter for the harness and Python programs (Debian's; the pyenv shim costs ~100 ms per start). */
+  readonly python?: string;
+  /** Size of the private /tmp inside the sandbox. */
+  readonly tmpfsBytes?: number;
+  /** Where per-program work dirs are created on the host. */
+  readonly workRoot?: string;
+}
+
+interface HarnessCase { kind: "stdio" | "call" | "assert"; stdin?: string; fnName?: string; args?: readonly unknown[]; testCode?: string; entryPoint?: string; files?: Record<string, string> }
+
+interface HarnessEvent {
+  event: "compile" | "start" | "case";
+  index?: number;
+  exitCode: number | null;
+  signal?: number | null;
+  stdout: string;
+  stderr: string;
+  timeMs: number;
+  timedOut: boolean;
+  outputExceeded?: boolean;
+  memoryExceeded?: boolean;
+  valueJson?: string;
+  unavailable?: boolean;
+}
+
+interface HarnessOutcome {
+  compile?: HarnessEvent;
+  cases: Map<number, HarnessEvent>;
+  /** Index of a case that started and never finished (the program killed the harness, or the budget ran out). */
+  interrupted?: number;
+  budgetExhausted: boolean;
+  /** The harness was stopped on purpose after a failing case (stopOnFirstFailure). */
+  stoppedEarly?: boolean;
+  infraError?: string;
+}
+
+const TOOLCHAINS: Record<string, string> = { cpp: "/usr/bin/g++", nodejs: "/usr/bin/node" };
+/** Sandbox uids are 64000, 64001, … (one per slot); none of them exists on the host. */
+const FIRST_UID = 64000;
+
+export class LocalSandbox implements SandboxBackend {
+  readonly name = "local";
+  private readonly slots: Semaphore;
+  /** One uid per concurrent slot: RLIMIT_NPROC counts per uid, so a fork bomb cannot starve another slot. */
+  private readonly freeUids: number[];
+  private readonly workRoot: string;
+  private closed = false;
+
+  private constructor(private readonly bwrap: string, private readonly python: string, private readonly languages: string[], private readonly opts: LocalSandboxOptions) {
+    this.slots = new Semaphore(opts.concurrency ?? Math.max(1, availableParallelism()));
+    this.freeUids = Array.from({ length: this.slots.size }, (_, i) => FIRST_UID + i);
+    this.workRoot = mkdtempSync(join(opts.workRoot ?? tmpdir(), "rlpipe-sandbox-"));
+  }
+
+  /** Checks bubblewrap and the toolchains; fails with a hint when bubblewrap is missing. */
+  static async create(opts: LocalSandboxOptions = {}): Promise<LocalSandbox> {
+    const bwrap = opts.bwrap ?? "/usr/bin/bwrap";
+    const python = opts.python ?? "/usr/bin/python3";
+    const probe = spawnSync(bwrap, ["--version"], { encoding: "utf8" });
+    if (probe.status !== 0) {
+      throw new SandboxError("bwrap_missing", `bubblewrap is not available at ${bwrap}`, { hint: "install it: apt-get install -y bubblewrap (npm test does this)" });
+    }
+    if (!existsSync(python)) throw new SandboxError("python_missing", `the sandbox harness needs ${python}`, { hint: "install Debian's python3" });
+    if (!existsSync(HARNESS)) throw new SandboxError("harness_missing", `sandbox harness not found at ${HARNESS}`);
+    const languages = ["python", ...Object.entries(TOOLCHAINS).filter(([, p]) => existsSync(p)).map(([l]) => l)];
+    const sandbox = new LocalSandbox(bwrap, python, languages, opts);
+    // One real run proves the sandbox works here (namespaces permitted, /usr usable).
+    const check = await sandbox.run({ language: "python", code: "print(1)", limits: { runTimeoutMs: 10_000 } });
+    if (check.status !== "ok" || check.stdout !== "1\n") {
+      await sandbox.close();
+      throw new SandboxError("sandbox_broken", `bubblewrap cannot run programs here: ${check.error ?? check.stderr.slice(0, 300)}`, { hint: "bwrap needs unprivileged namespaces or root" });
+    }
+    return sandbox;
+  }
+
+  async capabilities(): Promise<Capabilities> {
+    return { backend: this.name, languages: [...this.languages], maxConcurrency: this.slots.size, specialJudge: true };
+  }
+
+  async run(req: RunRequest, signal?: AbortSignal): Promise<RunResult> {
+    const limits = withDefaults(req.limits);
+    if (!this.languages.includes(req.language)) return unavailable(req.language, this.languages);
+    const files = Object.fromEntries(Object.entries(req.files ?? {}).map(([k, v]) => [k, Buffer.from(v).toString("base64")]));
+    const out = await this.withSlot((uid) => this.runHarness(uid, req.language, req.code, [{ kind: "stdio", stdin: req.stdin ?? "", files }], { ...limits, totalTimeoutMs: limits.runTimeoutMs + limits.compileTimeoutMs + 10_000 }, signal), signal);
+    if (out.infraError !== undefined) return { status: "infra_error", exitCode: null, stdout: "", stderr: "", timeMs: 0, error: out.infraError };
+    const compile = out.compile === undefined ? undefined
+      : { exitCode: out.compile.exitCode, stdout: out.compile.stdout, stderr: out.compile.stderr, timeMs: out.compile.timeMs, timedOut: out.compile.timedOut };
+    if (out.compile !== undefined && (out.compile.exitCode !== 0 || out.compile.timedOut)) {
+      return { status: "compile_error", exitCode: out.compile.exitCode, stdout: "", stderr: out.compile.stderr, timeMs: out.compile.timeMs, ...(compile === undefined ? {} : { compile }) };
+    }
+    const c = out.cases.get(0);
+    if (c === undefined) {
+      return { status: out.interrupted === 0 ? "runtime_error" : "infra_error", exitCode: null, stdout: "", stderr: "", timeMs: 0, error: "the program terminated the sandbox" };
+    }
+    const status = c.timedOut ? "timeout" : c.outputExceeded ? "output_limit" : c.exitCode !== 0 && c.memoryExceeded ? "memory_limit" : c.exitCode === 0 ? "ok" : "runtime_error";
+    return { status, exitCode: c.exitCode, stdout: c.stdout, stderr: c.stderr, timeMs: c.timeMs, ...(compile === undefined ? {} : { compile }) };
+  }
+
+  async evaluate(jobs: readonly EvalJob[], opts: EvaluateOptions = {}): Promise<EvalResult[]> {
+    return Promise.all(jobs.map((job) => this.withSlot((uid) => this.evaluateOne(uid, job, opts.signal), opts.signal)));
+  }
+
+  private async withSlot<T>(fn: (uid: number) => Promise<T>, signal?: AbortSignal): Promise<T> {
+    return this.slots.run(async () => {
+      const uid = this.freeUids.pop()!;
+      try {
+        return await fn(uid);
+      } finally {
+        this.freeUids.push(uid);
+      }
+    }, signal);
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    rmSync(this.workRoot, { recursive: true, force: true });
+  }
+
+  private async evaluateOne(uid: number, job: EvalJob, signal?: AbortSignal): Promise<EvalResult> {
+    const started = performance.now();
+    const limits = withDefaults(job.limits);
+    const n = job.tests.length;
+    if (!this.languages.includes(job.language)) {
+      const msg = `language ${job.language} is not available in the local sandbox (available: ${this.languages.join(", ")})`;
+      return summarize(job.id, this.name, job.tests.map((_, index) => ({ index, status: "compile_error" as const, detail: msg })), performance.now() - started);
+    }
+    const cases = job.tests.map(toHarnessCase);
+    const results: (CaseResult | undefined)[] = new Array(n).fill(undefined);
+    const deadline = Date.now() + limits.totalTimeoutMs;
+    let from = 0;
+    // A program that kills its harness loses only the case it was running; the rest run in a fresh sandbox.
+    while (from < n) {
+      const remainingMs = deadline - Date.now();
+      if (remainingMs <= 0) break;
+      const out = await this.runHarness(uid, job.language, job.code, cases, { ...limits, totalTimeoutMs: remainingMs }, signal, from, job.stopOnFirstFailure === true ? job.tests : undefined);
+      if (out.infraError !== undefined) {
+        for (let i = from; i < n; i++) results[i] = { index: i, status: "infra_error", detail: out.infraError };
+        break;
+      }
+      if (out.compile !== undefined && (out.compile.exitCode !== 0 || out.compile.timedOut)) {
+        const detail = out.compile.timedOut ? "compilation timed out" : out.compile.stderr;
+        return summarize(job.id, this.name, compileFailed(n, detail), performance.now() - started);
+      }
+      for (const [i, ev] of out.cases) results[i] = { index: i, ...gradeCase(job.tests[i]!, toExecution(ev), job.checker), exitCode: ev.exitCode, stdout: ev.stdout, stderr: ev.stderr, timeMs: ev.timeMs };
+      if (out.interrupted !== undefined && results[out.interrupted] === undefined && !out.stoppedEarly) {
+        results[out.interrupted] = out.budgetExhausted
+          ? { index: out.interrupted, status: "skipped", detail: "Total Timeout" }
+          : { index: out.interrupted, status: "runtime_error", detail: "the program terminated the sandbox harness" };
+      }
+      if (out.budgetExhausted) break;
+      const firstFailure = results.findIndex((r) => r !== undefined && r.status !== "passed");
+      if (job.stopOnFirstFailure === true && firstFailure >= 0) break;
+      const next = results.findIndex((r) => r === undefined);
+      if (next < 0 || next === from) break;
+      from = next;
+    }
+    for (let i = 0; i < n; i++) results[i] ??= { index: i, status: "skipped", detail: job.stopOnFirstFailure === true ? "stopped at the first failure" : "Total Timeout" };
+    await this.judge(uid, job, results as CaseResult[], limits, signal);
+    return summarize(job.id, this.name, results as CaseResult[], performance.now() - started);
+  }
+
+  /** Cases whose output differs go to the special judge: stdin.txt, stdout.txt (expected), answer.txt (actual). */
+  private async judge(uid: number, job: EvalJob, results: CaseResult[], limits: Required<Limits>, signal?: AbortSignal): Promise<void> {
+    const checker = job.checker;
+    if (checker?.kind !== "special") return;
+    const pending = results.filter((r) => r.status === "wrong_answer" && job.tests[r.index]!.kind === "stdio");
+    if (pending.length === 0) return;
+    const b64 = (s: string) => Buffer.from(s).toString("base64");
+    const judgeCases: HarnessCase[] = pending.map((r) => {
+      const t = job.tests[r.index] as Extract<TestCase, { kind: "stdio" }>;
+      return { kind: "stdio", stdin: "", files: { "stdin.txt": b64(t.stdin), "stdout.txt": b64(t.expectedStdout), "answer.txt": b64(r.stdout ?? "") } };
+    });
+    const out = await this.runHarness(uid, checker.language, checker.program, judgeCases, { ...limits, runTimeoutMs: 10_000 }, signal);
+    pending.forEach((r, k) => {
+      const ev = out.cases.get(k);
+      const exec: CaseExecution = ev === undefined ? { exitCode: null, stdout: "", stderr: "", timeMs: 0, infraError: out.infraError ?? "special judge did not run" } : toExecution(ev);
+      const compileBroken = out.compile !== undefined && out.compile.exitCode !== 0;
+      const verdict = compileBroken ? { status: "infra_error" as const, detail: "special judge does not compile" } : gradeJudge(exec);
+      results[r.index] = { ...r, status: verdict.status, ...(verdict.detail === undefined ? {} : { detail: verdict.detail }) };
+    });
+  }
+
+  /** One bubblewrap sandbox running the harness over `cases` from `from`; returns what it reported. */
+  private async runHarness(uid: number, language: string, code: string, cases: HarnessCase[], limits: Required<Limits>, signal: AbortSignal | undefined, from = 0, stopOnFailure?: readonly TestCase[]): Promise<HarnessOutcome> {
+    if (this.closed) return { cases: new Map(), budgetExhausted: false, infraError: "the sandbox is closed" };
+    const jobDir = mkdtempSync(join(this.workRoot, "job-"));
+    const work = join(jobDir, "work");
+    mkdirSync(work);
+    chmodSync(work, 0o777); // writable by the sandbox uid; the 0700 parent keeps other host users out
+    writeFileSync(join(work, "job.json"), JSON.stringify({ language, code, cases, startIndex: from, limits }));
+    const outcome: HarnessOutcome = { cases: new Map(), budgetExhausted: false };
+    let current: number | undefined;
+    let stderr = "";
+    try {
+      const child = spawn(this.bwrap, this.bwrapArgs(work, uid), { stdio: ["ignore", "pipe", "pipe"], detached: true });
+      const killGroup = () => { try { process.kill(-child.pid!, "SIGKILL"); } catch { /* already gone */ } };
+      const budget = setTimeout(() => { outcome.budgetExhausted = true; killGroup(); }, limits.totalTimeoutMs);
+      const onAbort = () => killGroup();
+      signal?.addEventListener("abort", onAbort, { once: true });
+      child.stderr.on("data", (d: Buffer) => { if (stderr.length < 8192) stderr += d.toString("utf8"); });
+      const lines = createInterface({ input: child.stdout });
+      lines.on("line", (line) => {
+        let ev: HarnessEvent;
+        try { ev = JSON.parse(line) as HarnessEvent; } catch { return; }
+        if (ev.event === "compile") outcome.compile = ev;
+        else if (ev.event === "start") current = ev.index;
+        else if (ev.event === "case" && ev.index !== undefined) {
+          outcome.cases.set(ev.index, ev);
+          current = undefined;
+          if (stopOnFailure !== undefined && gradeCase(stopOnFailure[ev.index]!, toExecution(ev)).status !== "passed") {
+            outcome.stoppedEarly = true;
+            killGroup();
+          }
+        }
+      });
+      const exit = await new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((res) => child.on("close", (c, s) => res({ code: c, signal: s })));
+      clearTimeout(budget);
+      signal?.removeEventListener("abort", onAbort);
+      if (signal?.aborted === true) return { cases: outcome.cases, budgetExhausted: false, infraError: "aborted" };
+      if (current !== undefined) outcome.interrupted = current;
+      const ranSomething = outcome.compile !== undefined || outcome.cases.size > 0 || current !== undefined;
+      if (!ranSomething && !outcome.budgetExhausted) {
+        outcome.infraError = `sandbox failed to start (exit ${exit.code ?? exit.signal}): ${stderr.trim().slice(0, 500) || "no output"}`;
+      } else if (outcome.compile?.unavailable === true) {
+        outcome.infraError = outcome.compile.stderr;
+      }
+      return outcome;
+    } catch (e) {
+      return { cases: outcome.cases, budgetExhausted: false, infraError: `sandbox failed to start: ${(e as Error).message}` };
+    } finally {
+      rmSync(jobDir, { recursive: true, force: true });
+    }
+  }
+
+  private bwrapArgs(work: string, uid: number): string[] {
+    return [
+      "--unshare-all", "--die-with-parent", "--new-session",
+      "--uid", String(uid), "--gid", String(uid), "--cap-drop", "ALL",
+      "--ro-bind", "/usr", "/usr",
+      "--symlink", "usr/lib", "/lib", "--symlink", "usr/lib64", "/lib64", "--symlink", "usr/bin", "/bin", "--symlink", "usr/sbin", "/sbin",
+      "--ro-bind-try", "/etc/alternatives", "/etc/alternatives",
+      "--ro-bind-try", "/etc/ld.so.cache", "/etc/ld.so.cache",
+      "--proc", "/proc", "--dev", "/dev",
+      "--size", String(this.opts.tmpfsBytes ?? 256 << 20), "--tmpfs", "/tmp",
+      "--bind", work, "/work", "--chdir", "/work",
+      "--ro-bind", HARNESS, "/opt/rlpipe/harness.py",
+      "--clearenv",
+      "--setenv", "PATH", "/usr/bin:/bin", "--setenv", "HOME", "/tmp", "--setenv", "TMPDIR", "/tmp",
+      "--setenv", "LANG", "C.UTF-8", "--setenv", "PYTHONDONTWRITEBYTECODE", "1", "--setenv", "PYTHONHASHSEED", "0",
+      this.python, "-I", "/opt/rlpipe/harness.py",
+    ];
+  }
+}
+
+function withDefaults(l: Limits): Required<Limits> {
+  return { ...DEFAULT_LIMITS, ...Object.fromEntries(Object.entries(l).filter(([, v]) => v !== undefined)) } as Required<Limits>;
+}
+
+function toHarnessCase(t: TestCase): HarnessCase {
+  switch (t.kind) {
+    case "stdio": return { kind: "stdio", stdin: t.stdin };
+    case "call": return { kind: "call", fnName: t.fnName, args: t.args };
+    case "assert": return { kind: "assert", testCode: t.testCode, ...(t.entryPoint === undefined ? {} : { entryPoint: t.entryPoint }) };
+  }
+}
+
+function toExecution(ev: HarnessEvent): CaseExecution {
+  return {
+    exitCode: ev.exitCode, stdout: ev.stdout, stderr: ev.stderr, timeMs: ev.timeMs, timedOut: ev.timedOut,
+    outputExceeded: ev.outputExceeded === true, memoryExceeded: ev.memoryExceeded === true,
+    ...(ev.valueJson === undefined ? {} : { valueJson: ev.valueJson }),
+  };
+}
+
+function unavailable(language: string, available: readonly string[]): RunResult {
+  return { status: "compile_error", exitCode: null, stdout: "", stderr: `language ${language} is not available in the local sandbox (available: ${available.join(", ")})`, timeMs: 0 };
+}

@@ -1,0 +1,35 @@
+// One interface for every sandbox backend: run() for tool calls, evaluate() for rewards (batched,
+// order-preserving), capabilities(), close(). Grading is shared (core/grading); a backend only executes.
+import { RlpipeError } from "../../core/errors.js";
+import type { EvalJob, EvalResult, Language, RunRequest, RunResult } from "../../core/grading/types.js";
+
+export type { CaseResult, CaseStatus, Checker, EvalJob, EvalResult, Language, Limits, RunRequest, RunResult, TestCase } from "../../core/grading/types.js";
+
+export interface Capabilities {
+  readonly backend: string;
+  readonly languages: readonly Language[];
+  readonly maxConcurrency: number;
+  readonly specialJudge: boolean;
+}
+
+export interface EvaluateOptions {
+  readonly signal?: AbortSignal;
+}
+
+export interface SandboxBackend {
+  readonly name: string;
+  capabilities(): Promise<Capabilities>;
+  /** One program (a tool call). Never throws for a program failure; infra problems come back as status infra_error. */
+  run(req: RunRequest, signal?: AbortSignal): Promise<RunResult>;
+  /** Many jobs; results in the same order. A job whose sandbox failed has status infra_error (never a 0 score). */
+  evaluate(jobs: readonly EvalJob[], opts?: EvaluateOptions): Promise<EvalResult[]>;
+  close(): Promise<void>;
+}
+
+/** Sandbox adapter failures (setup, configuration). Program failures are never errors. */
+export class SandboxError extends RlpipeError {
+  constructor(code: string, message: string, opts: { hint?: string; cause?: unknown; exitCode?: 1 | 2 } = {}) {
+    super(code, message, opts);
+    this.name = "SandboxError";
+  }
+}

@@ -1,0 +1,96 @@
+// rlpipe serve --sandbox local|scalebox|e2b [--host H] [--port P] [--token-env NAME] [--scalebox-url URL]...
+// The reward/tool function as an HTTP server (SandboxFusion-compatible /run_code and /common_evaluate_batch,
+// /v1/rewards, /v1/ping). Binding beyond loopback requires a token.
+import { parseArgs } from "node:util";
+import { RlpipeError } from "../../core/errors.js";
+import type { SandboxBackend } from "../../adapters/sandboxes/sandbox.js";
+import { isLoopback, startHttpServer } from "../../functions/platforms/http.js";
+import { ResultCache } from "../../functions/reward.js";
+import type { Io } from "../io.js";
+import { usage } from "./plan.js";
+
+export const SERVE_USAGE = `usage: rlpipe serve --sandbox local|scalebox|e2b [--host 127.0.0.1] [--port 8080] [--token-env NAME]
+                    [--scalebox-url URL]... [--e2b-template NAME] [--concurrency N]
+
+Serves POST /run_code, POST /common_evaluate_batch (SandboxFusion/ScaleBox API), POST /v1/rewards and GET /v1/ping.
+--token-env names the environment variable holding the bearer token (required when --host is not loopback).
+--sandbox e2b reads E2B_API_KEY and E2B_DOMAIN (Tencent AGS: E2B_DOMAIN=<region>.tencentags.com); --concurrency
+is then the sandbox pool size. --sandbox scalebox takes --scalebox-url (repeatable) or SCALEBOX_URL=url,url.
+Clients send it as "Authorization: Bearer <token>" or as a /t/<token>/ path prefix.`;
+
+export async function createBackend(kind: string, opts: { scaleboxUrls: string[]; concurrency?: number; template?: string }): Promise<SandboxBackend> {
+  switch (kind) {
+    case "local": {
+      const { LocalSandbox } = await import("../../adapters/sandboxes/local.js");
+      return LocalSandbox.create(opts.concurrency === undefined ? {} : { concurrency: opts.concurrency });
+    }
+    case "scalebox": {
+      if (opts.scaleboxUrls.length === 0) throw usage("--sandbox scalebox needs at least one --scalebox-url (or SCALEBOX_URL)");
+      const { ScaleBoxSandbox } = await import("../../adapters/sandboxes/scalebox.js");
+      return ScaleBoxSandbox.create({ endpoints: opts.scaleboxUrls, ...(opts.concurrency === undefined ? {} : { concurrency: opts.concurrency }) });
+    }
+    case "e2b": {
+      // E2B or Tencent AGS (E2B_DOMAIN=<region>.tencentags.com); the key comes from E2B_API_KEY only.
+      const { E2BSandbox } = await import("../../adapters/sandboxes/e2b.js");
+      const sb = await E2BSandbox.create({
+        ...(opts.template === undefined ? {} : { template: opts.template }),
+        ...(opts.concurrency === undefined ? {} : { poolSize: opts.concurrency }),
+      });
+      await sb.check(); // fail now on a bad key or domain, not at the first reward
+      return sb;
+    }
+    default:
+      throw usage(`unknown sandbox ${JSON.stringify(kind)}; expected local, scalebox or e2b`);
+  }
+}
+
+export async function runServe(argv: readonly string[], io: Io): Promise<number> {
+  const { values } = parseArgs({
+    args: [...argv],
+    options: {
+      sandbox: { type: "string", default: "local" },
+      host: { type: "string", default: "127.0.0.1" },
+      port: { type: "string", default: "8080" },
+      "token-env": { type: "string" },
+      "scalebox-url": { type: "string", multiple: true },
+      "e2b-template": { type: "string" },
+      concurrency: { type: "string" },
+      quiet: { type: "boolean", default: false },
+      help: { type: "boolean", short: "h", default: false },
+    },
+    strict: true,
+  });
+  if (values.help) { io.out(SERVE_USAGE); return 0; }
+  const port = Number(values.port);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw usage(`--port must be 0–65535, got ${values.port}`);
+  let token: string | undefined;
+  if (values["token-env"] !== undefined) {
+    token = process.env[values["token-env"]];
+    if (token === undefined || token.length < 16) {
+      throw new RlpipeError("token_missing", `environment variable ${values["token-env"]} must hold a token of at least 16 characters`, { exitCode: 2 });
+    }
+  }
+  if (!isLoopback(values.host) && token === undefined) {
+    throw new RlpipeError("token_required", `serving on ${values.host} (beyond loopback) needs a token`, { exitCode: 2, hint: "export RLPIPE_TOKEN=$(openssl rand -hex 24) and pass --token-env RLPIPE_TOKEN" });
+  }
+  const concurrency = values.concurrency === undefined ? undefined : Number(values.concurrency);
+  if (concurrency !== undefined && (!Number.isInteger(concurrency) || concurrency < 1)) throw usage("--concurrency must be a positive integer");
+  const scaleboxUrls = values["scalebox-url"] ?? (process.env["SCALEBOX_URL"]?.split(",").filter((u) => u !== "") ?? []);
+  const backend = await createBackend(values.sandbox, {
+    scaleboxUrls, ...(concurrency === undefined ? {} : { concurrency }), ...(values["e2b-template"] === undefined ? {} : { template: values["e2b-template"] }),
+  });
+  const server = await startHttpServer({ backend, cache: new ResultCache(), ...(token === undefined ? {} : { token }) }, {
+    host: values.host, port, ...(values.quiet ? {} : { log: (l: string) => io.err(l) }),
+  });
+  const caps = await backend.capabilities();
+  io.out(`rlpipe serve: ${server.url} (sandbox ${caps.backend}: ${caps.languages.join(", ")}; concurrency ${caps.maxConcurrency}; auth ${token === undefined ? "off (loopback)" : "bearer token"})`);
+  await new Promise<void>((resolve) => {
+    const stop = () => resolve();
+    process.once("SIGINT", stop);
+    process.once("SIGTERM", stop);
+  });
+  await server.close();
+  await backend.close();
+  io.err("rlpipe serve: stopped");
+  return 0;
+}

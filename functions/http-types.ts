@@ -1,0 +1,26 @@
+// Platform-neutral request/response for the function handlers: node:http, Lambda, FunctionGraph and SCF
+// wrappers all translate to and from these.
+
+export interface FnRequest {
+  readonly method: string;
+  /** Path without the query string. */
+  readonly path: string;
+  readonly headers: Readonly<Record<string, string | undefined>>;
+  /** Parsed JSON body (undefined when there is none). */
+  readonly body: unknown;
+}
+
+export interface FnResponse {
+  readonly status: number;
+  readonly body: unknown;
+  readonly headers?: Readonly<Record<string, string>>;
+}
+
+export function json(status: number, body: unknown, headers?: Record<string, string>): FnResponse {
+  return { status, body, ...(headers === undefined ? {} : { headers }) };
+}
+
+/** FastAPI's validation error shape (`{"detail": [{loc, msg, type}]}`), which SandboxFusion clients expect on 422. */
+export function unprocessable(issues: readonly { path: readonly PropertyKey[]; message: string; code: string }[]): FnResponse {
+  return json(422, { detail: issues.map((i) => ({ loc: ["body", ...i.path.map((p) => (typeof p === "symbol" ? String(p) : p))], msg: i.message, type: i.code })) });
+}

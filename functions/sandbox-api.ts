@@ -1,0 +1,212 @@
+// SandboxFusion/ScaleBox-compatible API over any sandbox backend: POST /run_code, POST /common_evaluate_batch,
+// GET /v1/ping — the shapes and status enums verl's SandboxFusionTool, the seed's scalebox.py and ScaleBox's
+// own clients use, so they work unchanged. Grading follows SandboxFusion's strict line comparison (ScaleBox
+// dropped the line-count check; rlpipe keeps it). Pure: request in, response out.
+import { z } from "zod";
+import { parseTestCases, TestCaseError } from "../core/grading/cases.js";
+import { canonicalLanguage, extractCode } from "../core/grading/extract.js";
+import type { CaseResult, EvalJob, EvalResult, RunResult, TestCase } from "../core/grading/types.js";
+import type { SandboxBackend } from "../adapters/sandboxes/sandbox.js";
+import { type FnRequest, type FnResponse, json, unprocessable } from "./http-types.js";
+
+/** SandboxFusion's Language literal (plus ScaleBox's javascript alias). */
+export const SF_LANGUAGES = [
+  "python", "cpp", "nodejs", "go", "go_test", "java", "php", "csharp", "bash", "typescript", "sql", "rust", "cuda", "lua", "R", "perl",
+  "D_ut", "ruby", "scala", "julia", "pytest", "junit", "kotlin_script", "jest", "verilog", "python_gpu", "lean", "swift", "racket", "javascript",
+] as const;
+
+const RunCodeRequest = z.object({
+  code: z.string(),
+  language: z.enum(SF_LANGUAGES),
+  stdin: z.string().nullable().optional(),
+  compile_timeout: z.number().positive().default(10),
+  run_timeout: z.number().positive().default(10),
+  memory_limit_MB: z.number().int().default(-1),
+  files: z.record(z.string(), z.string().nullable()).default({}),
+  fetch_files: z.array(z.string()).default([]),
+});
+
+const SubmitRequest = z.object({
+  dataset: z.string().default(""),
+  id: z.union([z.number(), z.string()]).default(0),
+  completion: z.string(),
+  config: z.object({
+    language: z.string().nullable().optional(),
+    compile_timeout: z.number().positive().nullable().optional(),
+    run_timeout: z.number().positive().nullable().optional(),
+    mem_limit: z.number().nullable().optional(),
+    provided_data: z.object({ test_cases: z.unknown() }).passthrough().nullable().optional(),
+    extra: z.record(z.string(), z.unknown()).nullable().optional(),
+  }).passthrough(),
+});
+
+export type RunStatusSF = "Success" | "Failed" | "SandboxError";
+
+export interface CommandRunResultSF {
+  status: "Finished" | "TimeLimitExceeded" | "Error";
+  execution_time: number | null;
+  return_code: number | null;
+  stdout: string | null;
+  stderr: string | null;
+}
+
+export interface RunCodeResponseSF {
+  status: RunStatusSF;
+  message: string;
+  compile_result: CommandRunResultSF | null;
+  run_result: CommandRunResultSF | null;
+  executor_pod_name: string | null;
+  files: Record<string, string>;
+}
+
+export interface SandboxApiDeps {
+  readonly backend: SandboxBackend;
+  /** Default per-case memory when a request gives none (MB). */
+  readonly defaultMemoryMb?: number;
+}
+
+export async function handleRunCode(req: FnRequest, deps: SandboxApiDeps): Promise<FnResponse> {
+  const parsed = RunCodeRequest.safeParse(req.body);
+  if (!parsed.success) return unprocessable(parsed.error.issues);
+  const r = parsed.data;
+  if (r.fetch_files.length > 0) return json(200, sandboxError("fetch_files is not supported by rlpipe's sandbox"));
+  const files: Record<string, Uint8Array> = {};
+  for (const [path, data] of Object.entries(r.files)) {
+    if (data === null) continue;
+    if (path.startsWith("/") || path.split("/").includes("..")) return json(200, sandboxError(`input file path must be relative to the work dir: ${path}`));
+    files[path] = Buffer.from(data, "base64");
+  }
+  const result = await deps.backend.run({
+    language: canonicalLanguage(r.language),
+    code: r.code,
+    ...(r.stdin === null || r.stdin === undefined ? {} : { stdin: r.stdin }),
+    files,
+    limits: {
+      runTimeoutMs: r.run_timeout * 1000,
+      compileTimeoutMs: r.compile_timeout * 1000,
+      memoryMb: r.memory_limit_MB > 0 ? r.memory_limit_MB : deps.defaultMemoryMb ?? 1024,
+    },
+  });
+  return json(200, runCodeResponse(result));
+}
+
+/** SandboxFusion's parse_run_status: Error → SandboxError; time limit or non-zero exit → Failed; else Success. */
+export function runCodeResponse(r: RunResult): RunCodeResponseSF {
+  if (r.status === "infra_error") return sandboxError(r.error ?? "sandbox error");
+  const compile = r.compile === undefined ? null : {
+    status: r.compile.timedOut ? "TimeLimitExceeded" as const : "Finished" as const,
+    execution_time: r.compile.timeMs / 1000, return_code: r.compile.timedOut ? null : r.compile.exitCode, stdout: r.compile.stdout, stderr: r.compile.stderr,
+  };
+  if (r.status === "compile_error") {
+    // The local backend reports an unavailable language as compile_error with no compile step: a missing runtime.
+    if (compile === null) return sandboxError(r.stderr);
+    return { status: "Failed", message: "", compile_result: compile, run_result: null, executor_pod_name: null, files: {} };
+  }
+  const timedOut = r.status === "timeout";
+  const run: CommandRunResultSF = {
+    status: timedOut ? "TimeLimitExceeded" : "Finished",
+    execution_time: r.timeMs / 1000,
+    return_code: timedOut ? null : r.exitCode,
+    stdout: r.stdout,
+    stderr: r.status === "output_limit" ? `${r.stderr}\n[rlpipe: output limit exceeded]`.trimStart() : r.stderr,
+  };
+  const failed = timedOut || r.status !== "ok";
+  return { status: failed ? "Failed" : "Success", message: "", compile_result: compile, run_result: run, executor_pod_name: null, files: {} };
+}
+
+function sandboxError(message: string): RunCodeResponseSF {
+  return { status: "SandboxError", message, compile_result: null, run_result: null, executor_pod_name: null, files: {} };
+}
+
+export async function handleCommonEvaluateBatch(req: FnRequest, deps: SandboxApiDeps): Promise<FnResponse> {
+  const parsed = SubmitRequest.safeParse(req.body);
+  if (!parsed.success) return unprocessable(parsed.error.issues);
+  const { completion, config, id } = parsed.data;
+  if (config.language === undefined || config.language === null || config.language === "") {
+    return json(400, { detail: `config.language field must exist, got ${config.language ?? "None"}` });
+  }
+  const extra = config.extra ?? {};
+  if (config.provided_data === undefined || config.provided_data === null) {
+    return json(400, { detail: "config.provided_data.test_cases is required (rlpipe evaluates provided test cases only)" });
+  }
+  let tests: TestCase[];
+  let checker;
+  try {
+    ({ tests, checker } = parseTestCases(config.provided_data.test_cases, extra));
+  } catch (e) {
+    if (e instanceof TestCaseError) return json(400, { detail: e.message });
+    throw e;
+  }
+  const language = canonicalLanguage(config.language);
+  const extracted = extractCode(completion, language);
+  const compiled = language !== "python" && language !== "nodejs";
+  const runTimeoutS = config.run_timeout ?? (compiled ? 10 : 20);
+  const job: EvalJob = {
+    id: String(id),
+    language,
+    code: extracted.code,
+    tests,
+    ...(checker === undefined ? {} : { checker }),
+    limits: {
+      runTimeoutMs: runTimeoutS * 1000,
+      compileTimeoutMs: (config.compile_timeout ?? 10) * 1000,
+      memoryMb: config.mem_limit !== undefined && config.mem_limit !== null && config.mem_limit > 0 ? Math.ceil(config.mem_limit / 1024) : deps.defaultMemoryMb ?? 1024,
+      totalTimeoutMs: (typeof extra["total_timeout"] === "number" ? extra["total_timeout"] : 300) * 1000,
+    },
+    stopOnFirstFailure: extra["run_all_cases"] !== true,
+  };
+  const [result] = await deps.backend.evaluate([job]);
+  if (result!.status === "infra_error") {
+    // Never report success for a sandbox failure; clients (scalebox.py, ScaleBox's own) retry on 5xx.
+    return json(503, { detail: `sandbox error: ${result!.error ?? "unknown"}` });
+  }
+  return json(200, evalResponse(job, result!, extracted.code, extra["return_full_case"] === true));
+}
+
+function truncate(s: string, full: boolean): string {
+  return full || s.length <= 1000 ? s : `${s.slice(0, 1000)}...`;
+}
+
+function caseExecInfo(c: CaseResult): RunCodeResponseSF {
+  if (c.status === "skipped") return sandboxError(c.detail ?? "Total Timeout");
+  if (c.status === "infra_error") return sandboxError(c.detail ?? "sandbox error");
+  if (c.status === "compile_error") {
+    return { status: "Failed", message: "", compile_result: { status: "Finished", execution_time: null, return_code: 1, stdout: "", stderr: c.stderr ?? c.detail ?? "" }, run_result: null, executor_pod_name: null, files: {} };
+  }
+  const timedOut = c.status === "timeout";
+  return {
+    status: c.status === "passed" ? "Success" : "Failed",
+    message: c.status === "wrong_answer" ? "Wrong Answer" : "",
+    compile_result: null,
+    run_result: { status: timedOut ? "TimeLimitExceeded" : "Finished", execution_time: c.timeMs === undefined ? null : c.timeMs / 1000, return_code: timedOut ? null : c.exitCode ?? null, stdout: c.stdout ?? "", stderr: c.stderr ?? "" },
+    executor_pod_name: null,
+    files: {},
+  };
+}
+
+function testInfo(t: TestCase, full: boolean): unknown {
+  switch (t.kind) {
+    case "stdio": return { input: { stdin: truncate(t.stdin, full) }, output: { stdout: truncate(t.expectedStdout, full) } };
+    case "call": return { type: "function_call", fn_name: t.fnName, input: t.args, output: [t.expected] };
+    case "assert": return { type: "assert", test: truncate(t.testCode, full) };
+  }
+}
+
+function evalResponse(job: EvalJob, r: EvalResult, extractedCode: string, full: boolean): unknown {
+  // With run_all_cases false, ScaleBox stops at the first failure and returns the cases it ran.
+  const shown = job.stopOnFirstFailure === true ? r.cases.filter((c) => c.status !== "skipped" || c.detail === "Total Timeout") : r.cases;
+  return {
+    id: job.id,
+    accepted: r.total > 0 && r.passed === r.total,
+    extracted_code: extractedCode,
+    full_code: null,
+    test_code: null,
+    tests: shown.map((c) => ({ passed: c.status === "passed", exec_info: caseExecInfo(c), test_info: testInfo(job.tests[c.index]!, full), rlpipe_status: c.status })),
+    extracted_type: null,
+    extra: null,
+  };
+}
+
+export function handlePing(): FnResponse {
+  return json(200, "pong");
+}

@@ -1,0 +1,46 @@
+"""Starts a real `rlpipe serve` (local bubblewrap sandbox) on 127.0.0.1 for the shim tests; stops it by pid."""
+import os
+import signal
+import subprocess
+import sys
+
+import pytest
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+sys.path.insert(0, os.path.join(ROOT, "recipes", "python"))
+
+
+def _start(extra_args=(), env=None):
+    proc = subprocess.Popen(
+        ["node", os.path.join(ROOT, "dist", "bin", "rlpipe.js"), "serve", "--sandbox", "local", "--host", "127.0.0.1", "--port", "0", "--quiet", *extra_args],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env={**os.environ, **(env or {})},
+    )
+    line = proc.stdout.readline()
+    if not line.startswith("rlpipe serve: http://"):
+        proc.kill()
+        raise RuntimeError("rlpipe serve did not start: %r %s" % (line, proc.stderr.read()))
+    url = line.split()[2]
+    return proc, url
+
+
+def _stop(proc):
+    proc.send_signal(signal.SIGTERM)
+    try:
+        proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+
+
+@pytest.fixture(scope="session")
+def server_url():
+    proc, url = _start()
+    yield url
+    _stop(proc)
+
+
+@pytest.fixture(scope="session")
+def token_server():
+    token = "shim-test-token-0123456789abcdef"
+    proc, url = _start(["--token-env", "SHIM_TOKEN"], env={"SHIM_TOKEN": token})
+    yield url, token
+    _stop(proc)

@@ -1,0 +1,199 @@
+// rlpipe's sandbox function over real HTTP (node:http on 127.0.0.1) with the real local sandbox behind it:
+// the SandboxFusion/ScaleBox request and response shapes verl's tools and the seed's scalebox.py use,
+// /v1/rewards with dedupe and cache, authentication, and limits on bad requests.
+import assert from "node:assert/strict";
+import { after, before, describe, it } from "node:test";
+import { LocalSandbox } from "../adapters/sandboxes/local.js";
+import type { SandboxBackend } from "../adapters/sandboxes/sandbox.js";
+import { summarize } from "../core/grading/grade.js";
+import type { EvalJob } from "../core/grading/types.js";
+import { type RunningServer, startHttpServer } from "../functions/platforms/http.js";
+import { ResultCache } from "../functions/reward.js";
+
+async function post(url: string, body: unknown, headers: Record<string, string> = {}): Promise<{ status: number; body: any }> {
+  const res = await fetch(url, { method: "POST", headers: { "content-type": "application/json", ...headers }, body: typeof body === "string" ? body : JSON.stringify(body) });
+  const text = await res.text();
+  return { status: res.status, body: text === "" ? undefined : JSON.parse(text) };
+}
+
+const A_PLUS_B = "```python\na, b = map(int, input().split())\nprint(a + b)\n```";
+
+describe("sandbox function: SandboxFusion / ScaleBox API", () => {
+  let sb: LocalSandbox;
+  let server: RunningServer;
+  before(async () => {
+    sb = await LocalSandbox.create();
+    server = await startHttpServer({ backend: sb, cache: new ResultCache() }, { host: "127.0.0.1", port: 0 });
+  });
+  after(async () => { await server.close(); await sb.close(); });
+
+  it("answers the seed's curl health check exactly", async () => {
+    const r = await post(`${server.url}/run_code`, { code: 'print("Hello, world!")', language: "python" });
+    assert.equal(r.status, 200);
+    assert.deepEqual(Object.keys(r.body), ["status", "message", "compile_result", "run_result", "executor_pod_name", "files"]);
+    assert.equal(r.body.status, "Success");
+    assert.equal(r.body.message, "");
+    assert.equal(r.body.compile_result, null);
+    assert.deepEqual({ ...r.body.run_result, execution_time: 0 }, { status: "Finished", execution_time: 0, return_code: 0, stdout: "Hello, world!\n", stderr: "" });
+    const ping = await fetch(`${server.url}/v1/ping`);
+    assert.equal(await ping.json(), "pong");
+  });
+
+  it("accepts verl SandboxFusionTool's payload and reports failures with SandboxFusion's status rules", async () => {
+    const base = { compile_timeout: 5, run_timeout: 1, stdin: "", memory_limit_MB: 512, language: "python", files: {}, fetch_files: [] };
+    const fail = await post(`${server.url}/run_code`, { ...base, code: "import sys\nprint('x')\nsys.exit(3)" });
+    assert.equal(fail.body.status, "Failed");
+    assert.equal(fail.body.run_result.return_code, 3);
+    const tle = await post(`${server.url}/run_code`, { ...base, code: "while True: pass" });
+    assert.equal(tle.body.status, "Failed");
+    assert.equal(tle.body.run_result.status, "TimeLimitExceeded");
+    assert.equal(tle.body.run_result.return_code, null);
+    const cpp = await post(`${server.url}/run_code`, { ...base, language: "cpp", code: "int main( {}" });
+    assert.equal(cpp.body.status, "Failed");
+    assert.equal(cpp.body.run_result, null);
+    assert.notEqual(cpp.body.compile_result.return_code, 0);
+    const missingRuntime = await post(`${server.url}/run_code`, { ...base, language: "go", code: "package main\nfunc main(){}" });
+    assert.equal(missingRuntime.body.status, "SandboxError");
+    assert.match(missingRuntime.body.message, /language go is not available/);
+    const withFile = await post(`${server.url}/run_code`, { ...base, code: "print(open('in/x.txt').read())", files: { "in/x.txt": Buffer.from("data").toString("base64") } });
+    assert.equal(withFile.body.run_result.stdout, "data\n");
+  });
+
+  it("rejects malformed requests like FastAPI would (422 with detail)", async () => {
+    const badLang = await post(`${server.url}/run_code`, { code: "1", language: "cobol" });
+    assert.equal(badLang.status, 422);
+    assert.deepEqual(badLang.body.detail[0].loc, ["body", "language"]);
+    const noCode = await post(`${server.url}/run_code`, { language: "python" });
+    assert.equal(noCode.status, 422);
+    const noLang = await post(`${server.url}/common_evaluate_batch`, { completion: A_PLUS_B, config: {} });
+    assert.equal(noLang.status, 400);
+    assert.equal(noLang.body.detail, "config.language field must exist, got None");
+    assert.equal((await post(`${server.url}/run_code`, "{nope")).status, 400);
+    assert.equal((await post(`${server.url}/nowhere`, {})).status, 404);
+    assert.equal((await fetch(`${server.url}/run_code`)).status, 405);
+  });
+
+  it("/common_evaluate_batch: ScaleBox's a+b example (stdio) is accepted with per-case exec_info", async () => {
+    const r = await post(`${server.url}/common_evaluate_batch`, {
+      completion: A_PLUS_B,
+      config: { language: "python", run_timeout: 10, provided_data: { test_cases: { type: "stdin_stdout", input: ["1 2", "3 4"], output: ["3", "7"], fn_name: null } }, extra: { run_all_cases: true } },
+    });
+    assert.equal(r.status, 200);
+    assert.equal(r.body.accepted, true);
+    assert.equal(r.body.extracted_code, "a, b = map(int, input().split())\nprint(a + b)");
+    assert.equal(r.body.tests.length, 2);
+    assert.equal(r.body.tests[0].exec_info.status, "Success");
+    assert.equal(r.body.tests[0].exec_info.run_result.stdout, "3\n");
+    assert.deepEqual(r.body.tests[0].test_info, { input: { stdin: "1 2" }, output: { stdout: "3" } });
+  });
+
+  it("/common_evaluate_batch: a function call with one wrong expectation, the seed's scalebox.py request", async () => {
+    const r = await post(`${server.url}/common_evaluate_batch`, {
+      completion: "<think>try ```python\ndef add(a, b): return a - b\n```</think>The answer:\n```python\ndef add(a, b):\n    return a + b\n```",
+      config: { language: "python", compile_timeout: 30, run_timeout: 30, provided_data: { test_cases: { type: "function_call", input: [[1, 2], [3, 4]], output: [[3], [8]], fn_name: "add", json_input: false } }, extra: { run_all_cases: true, total_timeout: 30 } },
+    });
+    assert.equal(r.body.accepted, false);
+    assert.deepEqual(r.body.tests.map((t: { passed: boolean }) => t.passed), [true, false]);
+    assert.equal(r.body.tests[1].exec_info.message, "Wrong Answer");
+  });
+
+  it("/common_evaluate_batch keeps the line-count check: missing or extra lines fail", async () => {
+    const r = await post(`${server.url}/common_evaluate_batch`, {
+      completion: "```python\nprint(1)\n```",
+      config: { language: "python", provided_data: { test_cases: { input: ["", ""], output: ["1\n2\n3", "1"] } }, extra: { run_all_cases: true } },
+    });
+    assert.deepEqual(r.body.tests.map((t: { passed: boolean }) => t.passed), [false, true]);
+  });
+
+  it("/common_evaluate_batch stops at the first failure unless run_all_cases, and runs a special judge", async () => {
+    const stop = await post(`${server.url}/common_evaluate_batch`, {
+      completion: "```python\nprint(int(input()) * 2)\n```",
+      config: { language: "python", provided_data: { test_cases: { input: ["1", "2", "3"], output: ["2", "5", "6"] } } },
+    });
+    assert.equal(stop.body.tests.length, 2);
+    const judge = "a = int(open('stdin.txt').read())\nx, y = map(int, open('answer.txt').read().split())\nraise SystemExit(0 if x + y == a else 1)";
+    const sj = await post(`${server.url}/common_evaluate_batch`, {
+      completion: "```python\nn = int(input())\nprint(n - 1, 1)\n```",
+      config: { language: "python", provided_data: { test_cases: { input: ["3"], output: ["1 2"] } }, extra: { run_all_cases: true, special_judge_program: judge, special_judge_language: "python" } },
+    });
+    assert.equal(sj.body.accepted, true);
+  });
+
+  it("/v1/rewards scores verl samples, evaluates identical answers once and caches across calls", async () => {
+    const gt = JSON.stringify({ input: ["1 2", "5 5"], output: ["3", "10"], fn_name: null, type: "stdin_stdout" });
+    const wrong = "```python\nprint(0)\n```";
+    const samples = [
+      { data_source: "code", solution_str: A_PLUS_B, ground_truth: gt, extra_info: { num_turns: 4 } },
+      { data_source: "code", solution_str: A_PLUS_B, ground_truth: gt },
+      { data_source: "code", solution_str: wrong, ground_truth: gt },
+      { data_source: "code", solution_str: "I don't know.", ground_truth: gt },
+      { data_source: "code", solution_str: A_PLUS_B, ground_truth: "not json" },
+    ];
+    const first = await post(`${server.url}/v1/rewards`, { samples });
+    assert.equal(first.status, 200);
+    assert.deepEqual(first.body.results.map((r: { score: number; status: string }) => [r.score, r.status]), [[1, "ok"], [1, "ok"], [0, "ok"], [0, "no_code"], [0, "invalid_test_cases"]]);
+    assert.deepEqual(first.body.results[0].cases, ["passed", "passed"]);
+    assert.equal(first.body.stats.evaluated, 2);
+    assert.equal(first.body.stats.dedupedInBatch, 1);
+    const second = await post(`${server.url}/v1/rewards`, { samples: samples.slice(0, 3) });
+    assert.equal(second.body.stats.evaluated, 0);
+    assert.equal(second.body.stats.cacheHits, 3);
+    assert.equal(second.body.stats.hitRate, 1);
+    assert.ok(second.body.results.every((r: { cached: boolean }) => r.cached));
+  });
+});
+
+/** A backend whose sandbox always fails: the function must never turn that into a score. */
+function brokenBackend(): SandboxBackend & { calls: number } {
+  const b = {
+    name: "broken", calls: 0,
+    capabilities: async () => ({ backend: "broken", languages: ["python"], maxConcurrency: 1, specialJudge: false }),
+    run: async () => ({ status: "infra_error" as const, exitCode: null, stdout: "", stderr: "", timeMs: 0, error: "sandbox unreachable" }),
+    evaluate: async (jobs: readonly EvalJob[]) => {
+      b.calls++;
+      return jobs.map((j) => summarize(j.id, "broken", j.tests.map((_, index) => ({ index, status: "infra_error" as const, detail: "sandbox unreachable" })), 1));
+    },
+    close: async () => {},
+  };
+  return b;
+}
+
+describe("sandbox function: failures, auth and limits", () => {
+  let server: RunningServer;
+  const backend = brokenBackend();
+  const token = "t0ken-for-tests-0123456789";
+  before(async () => {
+    server = await startHttpServer({ backend, cache: new ResultCache(), token, retryBaseDelayMs: 1 }, { host: "127.0.0.1", port: 0, maxBodyBytes: 64 * 1024 });
+  });
+  after(() => server.close());
+  const auth = { authorization: `Bearer ${token}` };
+
+  it("a sandbox error is never a success or a score: 503 / SandboxError / infra_error after retries", async () => {
+    const batch = await post(`${server.url}/common_evaluate_batch`, { completion: A_PLUS_B, config: { language: "python", provided_data: { test_cases: { input: ["1 2"], output: ["3"] } } } }, auth);
+    assert.equal(batch.status, 503);
+    const run = await post(`${server.url}/run_code`, { code: "print(1)", language: "python" }, auth);
+    assert.equal(run.body.status, "SandboxError");
+    const before = backend.calls;
+    const rewards = await post(`${server.url}/v1/rewards`, { samples: [{ solution_str: A_PLUS_B, ground_truth: { input: ["1 2"], output: ["3"] } }] }, auth);
+    assert.equal(rewards.body.results[0].status, "infra_error");
+    assert.equal(rewards.body.stats.infraErrors, 1);
+    assert.equal(backend.calls - before, 3, "retried twice");
+    const again = await post(`${server.url}/v1/rewards`, { samples: [{ solution_str: A_PLUS_B, ground_truth: { input: ["1 2"], output: ["3"] } }] }, auth);
+    assert.equal(again.body.stats.cacheHits, 0, "failures are not cached");
+  });
+
+  it("requires the token (header or /t/<token>/ prefix); ping stays public", async () => {
+    assert.equal((await post(`${server.url}/run_code`, { code: "1", language: "python" })).status, 401);
+    assert.equal((await post(`${server.url}/run_code`, { code: "1", language: "python" }, { authorization: "Bearer wrong-token-000000000000" })).status, 401);
+    assert.equal((await post(`${server.url}/t/${token}/run_code`, { code: "1", language: "python" })).status, 200);
+    assert.equal((await post(`${server.url}/t/nope/run_code`, { code: "1", language: "python" })).status, 401);
+    assert.equal((await fetch(`${server.url}/v1/ping`)).status, 200);
+  });
+
+  it("refuses oversized bodies (413) and non-JSON content (415)", async () => {
+    const big = await post(`${server.url}/v1/rewards`, { samples: [{ solution_str: "x".repeat(100 * 1024), ground_truth: "{}" }] }, auth);
+    assert.equal(big.status, 413);
+    const res = await fetch(`${server.url}/run_code`, { method: "POST", headers: { "content-type": "text/plain", ...auth }, body: "print(1)" });
+    assert.equal(res.status, 415);
+  });
+});

@@ -1,0 +1,206 @@
+// The embedded sandbox for real (bubblewrap): grading, limits, and the security checklist — no network,
+// no host environment or files, unprivileged, fork bombs / huge allocations / floods / daemons contained,
+// a program that attacks its harness loses only its own case.
+import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
+import { createServer, type Server } from "node:net";
+import { after, before, describe, it } from "node:test";
+import type { EvalJob, TestCase } from "../core/grading/types.js";
+import { LocalSandbox } from "../adapters/sandboxes/local.js";
+
+const stdio = (stdin: string, expectedStdout: string): TestCase => ({ kind: "stdio", stdin, expectedStdout });
+const job = (id: string, code: string, tests: TestCase[], extra: Partial<EvalJob> = {}): EvalJob =>
+  ({ id, language: "python", code, tests, limits: { runTimeoutMs: 3000 }, ...extra });
+
+describe("local sandbox: grading", () => {
+  let sb: LocalSandbox;
+  before(async () => { sb = await LocalSandbox.create(); });
+  after(() => sb.close());
+
+  it("grades a 10-case stdio batch, in order, with one harness start", async () => {
+    const tests = Array.from({ length: 10 }, (_, i) => stdio(`${i} ${i + 1}`, `${2 * i + 1}`));
+    tests[3] = stdio("3 4", "8"); // wrong expectation → wrong_answer
+    const [r] = await sb.evaluate([job("sum", "a, b = map(int, input().split())\nprint(a + b)", tests)]);
+    assert.equal(r!.status, "ok");
+    assert.equal(r!.passed, 9);
+    assert.deepEqual(r!.cases.map((c) => c.status), ["passed", "passed", "passed", "wrong_answer", "passed", "passed", "passed", "passed", "passed", "passed"]);
+    assert.deepEqual(r!.cases.map((c) => c.index), [0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
+  });
+
+  it("applies SandboxFusion's comparison with the line-count check ScaleBox dropped", async () => {
+    const [r] = await sb.evaluate([
+      job("prefix", "print(1)", [stdio("", "1\n2\n3")]),
+      job("extra", "print(1); print('junk')", [stdio("", "1")]),
+      job("float", "print(0.3333334); print('YES')", [stdio("", "0.33333333\nyes")]),
+    ].slice(0, 1));
+    assert.equal(r!.cases[0]!.status, "wrong_answer");
+    assert.match(r!.cases[0]!.detail!, /expected 3 lines, got 1/);
+    const [extra, float] = await sb.evaluate([job("extra", "print(1); print('junk')", [stdio("", "1")]), job("float", "print(0.3333334); print('YES')", [stdio("", "0.33333333\nyes")])]);
+    assert.equal(extra!.cases[0]!.status, "wrong_answer");
+    assert.equal(float!.cases[0]!.status, "passed");
+  });
+
+  it("grades function calls (including class Solution) and asserts", async () => {
+    const calls: TestCase[] = [
+      { kind: "call", fnName: "twoSum", args: [[2, 7, 11], 9], expected: [0, 1] },
+      { kind: "call", fnName: "twoSum", args: [[1, 2], 3], expected: [1, 0] },
+    ];
+    const [sol, asserted, failing] = await sb.evaluate([
+      job("sol", "class Solution:\n    def twoSum(self, nums, t):\n        seen = {}\n        for i, x in enumerate(nums):\n            if t - x in seen: return (seen[t - x], i)\n            seen[x] = i", calls),
+      job("assert", "def inc(x):\n    return x + 1", [{ kind: "assert", testCode: "assert inc(1) == 2\nassert inc(-1) == 0" }]),
+      job("assert-fail", "def inc(x):\n    return x + 2", [{ kind: "assert", testCode: "def check(f):\n    assert f(1) == 2", entryPoint: "inc" }]),
+    ]);
+    assert.deepEqual(sol!.cases.map((c) => c.status), ["passed", "wrong_answer"]);
+    assert.equal(asserted!.passed, 1);
+    assert.equal(failing!.cases[0]!.status, "wrong_answer");
+  });
+
+  it("reports compile errors for every case (Python syntax, C++), runtime errors and timeouts", async () => {
+    const [syntax, cpp, runtime, slow] = await sb.evaluate([
+      job("syntax", "def f(:\n  pass", [stdio("", ""), stdio("", "")]),
+      { ...job("cpp", "int main( { return 0; }", [stdio("", "")]), language: "cpp" },
+      job("runtime", "raise ValueError('boom')", [stdio("", "")]),
+      job("slow", "while True: pass", [stdio("", "")], { limits: { runTimeoutMs: 500 } }),
+    ]);
+    assert.deepEqual(syntax!.cases.map((c) => c.status), ["compile_error", "compile_error"]);
+    assert.equal(cpp!.cases[0]!.status, "compile_error");
+    assert.equal(runtime!.cases[0]!.status, "runtime_error");
+    assert.match(runtime!.cases[0]!.detail!, /ValueError: boom/);
+    assert.equal(slow!.cases[0]!.status, "timeout");
+  });
+
+  it("runs C++ (compiled once) and JavaScript", async () => {
+    const [cpp, js] = await sb.evaluate([
+      { ...job("cpp", "#include <cstdio>\nint main(){long a,b;scanf(\"%ld %ld\",&a,&b);printf(\"%ld\\n\",a*b);}", [stdio("6 7", "42"), stdio("2 3", "6")]), language: "cpp" },
+      { ...job("js", "const [a,b]=require('fs').readFileSync(0,'utf8').trim().split(/\\s+/).map(Number);console.log(a*b)", [stdio("6 7", "42")]), language: "nodejs" },
+    ]);
+    assert.equal(cpp!.passed, 2);
+    assert.equal(js!.passed, 1);
+  });
+
+  it("an unavailable language is a clear failure of that job, not a crash", async () => {
+    const [r] = await sb.evaluate([{ ...job("rust", "fn main(){}", [stdio("", "")]), language: "rust" }]);
+    assert.equal(r!.cases[0]!.status, "compile_error");
+    assert.match(r!.cases[0]!.detail!, /language rust is not available in the local sandbox \(available: python, cpp, nodejs\)/);
+    const run = await sb.run({ language: "rust", code: "", limits: { runTimeoutMs: 1000 } });
+    assert.match(run.stderr, /not available/);
+  });
+
+  it("a special judge accepts any valid answer (stdin.txt / stdout.txt / answer.txt, exit 0)", async () => {
+    const judge = "a = int(open('stdin.txt').read())\nx, y = map(int, open('answer.txt').read().split())\nraise SystemExit(0 if x + y == a and x > 0 and y > 0 else 1)";
+    const [r] = await sb.evaluate([job("judge", "n = int(input())\nprint(n - 1, 1)", [stdio("3", "1 2"), stdio("5", "1 4"), stdio("1", "1 0")], { checker: { kind: "special", language: "python", program: judge } })]);
+    assert.deepEqual(r!.cases.map((c) => c.status), ["passed", "passed", "wrong_answer"]);
+  });
+
+  it("stops at the first failure when asked, and skips cases past the total budget", async () => {
+    const [stop] = await sb.evaluate([job("stop", "print(int(input()) * 2)", [stdio("1", "2"), stdio("2", "5"), stdio("3", "6")], { stopOnFirstFailure: true })]);
+    assert.deepEqual(stop!.cases.map((c) => c.status), ["passed", "wrong_answer", "skipped"]);
+    const [budget] = await sb.evaluate([job("budget", "import time\ntime.sleep(0.6)\nprint(1)", [stdio("", "1"), stdio("", "1"), stdio("", "1"), stdio("", "1")], { limits: { runTimeoutMs: 2000, totalTimeoutMs: 1500 } })]);
+    assert.ok(budget!.cases.filter((c) => c.status === "passed").length >= 1);
+    assert.equal(budget!.cases[3]!.status, "skipped");
+    assert.equal(budget!.cases[3]!.detail, "Total Timeout");
+  });
+
+  it("run() executes one program with stdin and input files (tool calls)", async () => {
+    const r = await sb.run({ language: "python", code: "import sys\nprint(sys.stdin.read().upper(), open('data/in.txt').read())", stdin: "hi", files: { "data/in.txt": new TextEncoder().encode("file!") }, limits: { runTimeoutMs: 3000 } });
+    assert.equal(r.status, "ok");
+    assert.equal(r.stdout, "HI file!\n");
+  });
+});
+
+describe("local sandbox: security checklist", () => {
+  let sb: LocalSandbox;
+  let server: Server;
+  let port = 0;
+  before(async () => {
+    sb = await LocalSandbox.create();
+    process.env["RLPIPE_TEST_SECRET"] = "do-not-leak-4242";
+    server = createServer((s) => s.end("host service\n"));
+    await new Promise<void>((r) => server.listen(0, "127.0.0.1", () => r()));
+    port = (server.address() as { port: number }).port;
+  });
+  after(async () => {
+    delete process.env["RLPIPE_TEST_SECRET"];
+    await new Promise<void>((r) => server.close(() => r()));
+    await sb.close();
+  });
+
+  const run = (code: string, runTimeoutMs = 3000) => sb.run({ language: "python", code, limits: { runTimeoutMs, memoryMb: 512, maxOutputBytes: 1 << 20 } });
+
+  it("sees an empty environment, runs as an unprivileged uid and cannot read host files", async () => {
+    const r = await run("import os\nprint(os.getuid(), os.getgid())\nprint(os.environ.get('RLPIPE_TEST_SECRET'))\nprint(os.path.exists('/etc/passwd'), os.path.exists('/root'), os.path.exists('/work/../etc/shadow'))\nprint(sorted(os.listdir('/')))");
+    assert.equal(r.status, "ok", r.stderr);
+    const [ids, secret, paths, root] = r.stdout.trim().split("\n");
+    assert.match(ids!, /^(64\d\d\d) \1$/);
+    assert.equal(secret, "None");
+    assert.equal(paths, "False False False");
+    assert.deepEqual(JSON.parse(root!.replaceAll("'", '"')), ["bin", "dev", "etc", "lib", "lib64", "opt", "proc", "sbin", "tmp", "usr", "work"]);
+  });
+
+  it("has no network: a host service on 127.0.0.1 is unreachable and DNS fails", async () => {
+    const r = await run(`import socket\ntry:\n    socket.create_connection(('127.0.0.1', ${port}), timeout=2); print('connected')\nexcept OSError as e: print('refused', type(e).__name__)\ntry:\n    socket.getaddrinfo('example.com', 80); print('resolved')\nexcept OSError: print('no dns')\nimport os; print(sorted(os.listdir('/sys/class/net')) if os.path.exists('/sys/class/net') else 'no sys')`);
+    assert.equal(r.status, "ok", r.stderr);
+    assert.match(r.stdout, /^refused ConnectionRefusedError\nno dns\n/);
+  });
+
+  it("cannot write /usr; its writable places are private and gone afterwards", async () => {
+    const r = await run("import os\ntry:\n    open('/usr/evil', 'w'); print('wrote')\nexcept OSError as e: print('denied', e.errno)\nopen('/tmp/mark', 'w').write('x')\nprint(os.getcwd())");
+    assert.equal(r.stdout, "denied 30\n/work/c0\n");
+    const again = await run("import os\nprint(os.path.exists('/tmp/mark'))");
+    assert.equal(again.stdout, "False\n");
+  });
+
+  it("contains a fork bomb (process limit) and keeps working", async () => {
+    const r = await run("import os\nwhile True:\n    try: os.fork()\n    except OSError: pass", 2000);
+    assert.ok(["runtime_error", "timeout"].includes(r.status), r.status);
+    const after = await run("print('alive')");
+    assert.equal(after.stdout, "alive\n");
+  });
+
+  it("a 2 GB allocation hits the memory limit", async () => {
+    const r = await run("x = bytearray(2 * 1024 ** 3)\nprint(len(x))");
+    assert.equal(r.status, "memory_limit");
+  });
+
+  it("a 100 MB print is cut at the output cap and reported", async () => {
+    const r = await run("import sys\nchunk = 'x' * (1 << 20)\nfor _ in range(100): sys.stdout.write(chunk)");
+    assert.equal(r.status, "output_limit");
+    assert.ok(r.stdout.length <= 1 << 20);
+  });
+
+  it("a timeout kills the whole process group, daemons included", async () => {
+    const marker = `rlpipe-daemon-${process.pid}`;
+    const r = await run(`import os, time, subprocess\nsubprocess.Popen(['/usr/bin/sleep', '300'], start_new_session=True)\nif os.fork() == 0:\n    os.setsid()\n    os.execv('/usr/bin/sleep', ['sleep', '301'])\nprint('${marker}', flush=True)\ntime.sleep(60)`, 800);
+    assert.equal(r.status, "timeout");
+    const left = spawnSync("pgrep", ["-f", "^(/usr/bin/)?sleep 30[01]$"], { encoding: "utf8" });
+    assert.equal(left.stdout.trim(), "", "no process of the program survives");
+  });
+
+  it("a program that kills its harness loses only its own case", async () => {
+    const code = "import os, sys\nn = int(input())\nif n == 2:\n    os.kill(os.getppid(), 9)\nprint(n * 10)";
+    const [r] = await sb.evaluate([job("killer", code, [stdio("1", "10"), stdio("2", "20"), stdio("3", "30"), stdio("4", "40")])]);
+    assert.equal(r!.status, "ok");
+    assert.deepEqual(r!.cases.map((c) => c.status), ["passed", "runtime_error", "passed", "passed"]);
+  });
+
+  it("cannot plant results for the next case", async () => {
+    // Case 0 tries to pre-create the next case's directory and output; each case starts from nothing.
+    const code = "import os\nn = int(input())\nif n == 0:\n    os.makedirs('/work/c1', exist_ok=True)\n    open('/work/c1/.stdout', 'w').write('999')\n    print(0)\nelse:\n    print(n)";
+    const [r] = await sb.evaluate([job("plant", code, [stdio("0", "0"), stdio("5", "999")])]);
+    assert.deepEqual(r!.cases.map((c) => c.status), ["passed", "wrong_answer"]);
+  });
+
+  it("respects the global concurrency limit (sized to the cores)", async () => {
+    const small = await LocalSandbox.create({ concurrency: 1 });
+    try {
+      const t0 = performance.now();
+      const rs = await small.evaluate([0, 1, 2].map((i) => job(`c${i}`, "import time\ntime.sleep(0.4)\nprint(1)", [stdio("", "1")])));
+      const elapsed = performance.now() - t0;
+      assert.ok(rs.every((r) => r.passed === 1));
+      assert.ok(elapsed >= 1150, `3 jobs of 0.4 s on one slot must run one after another (took ${elapsed.toFixed(0)} ms)`);
+      assert.equal((await small.capabilities()).maxConcurrency, 1);
+    } finally {
+      await small.close();
+    }
+  });
+});
