@@ -12,7 +12,7 @@ import { fileURLToPath } from "node:url";
 import type { Sandbox as SdkSandbox } from "e2b";
 import { compileFailed, gradeCase, gradeJudge, summarize } from "../../core/grading/grade.js";
 import {
-  type CaseExecution, type CaseResult, type Checker, DEFAULT_LIMITS, type EvalJob, type EvalResult, type Limits, type RunRequest, type RunResult, type TestCase,
+  type CaseExecution, type CaseResult, type Checker, type EvalJob, type EvalResult, type Limits, type RunRequest, type RunResult, type TestCase, withDefaults,
 } from "../../core/grading/types.js";
 import { Semaphore } from "../../core/util/semaphore.js";
 import { type Capabilities, type EvaluateOptions, type SandboxBackend, SandboxError } from "./sandbox.js";
@@ -525,10 +525,6 @@ function stopAtFirstFailure(results: CaseResult[]): CaseResult[] {
   const first = results.findIndex((r) => r.status !== "passed");
   if (first < 0) return results;
   return results.map((r, i) => (i > first && r.status !== "infra_error" ? { index: i, status: "skipped", detail: "stopped at the first failure" } : r));
-}
-
-function withDefaults(l: Limits): Required<Limits> {
-  return { ...DEFAULT_LIMITS, ...Object.fromEntries(Object.entries(l).filter(([, v]) => v !== undefined)) } as Required<Limits>;
 }
 
 function isSupported(language: string): boolean {

@@ -10,7 +10,7 @@ import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import { compileFailed, gradeCase, gradeJudge, summarize } from "../../core/grading/grade.js";
 import {
-  type CaseExecution, type CaseResult, DEFAULT_LIMITS, type EvalJob, type EvalResult, type Limits, type RunRequest, type RunResult, type TestCase,
+  type CaseExecution, type CaseResult, type EvalJob, type EvalResult, type Limits, type RunRequest, type RunResult, type TestCase, withDefaults,
 } from "../../core/grading/types.js";
 import { Semaphore } from "../../core/util/semaphore.js";
 import { type Capabilities, type EvaluateOptions, type SandboxBackend, SandboxError } from "./sandbox.js";
@@ -274,10 +274,6 @@ export class LocalSandbox implements SandboxBackend {
       this.python, "-I", "/opt/rlpipe/harness.py",
     ];
   }
-}
-
-function withDefaults(l: Limits): Required<Limits> {
-  return { ...DEFAULT_LIMITS, ...Object.fromEntries(Object.entries(l).filter(([, v]) => v !== undefined)) } as Required<Limits>;
 }
 
 function toHarnessCase(t: TestCase): HarnessCase {

@@ -6,7 +6,7 @@
 import { Agent, request } from "undici";
 import { compileFailed, gradeCase, gradeJudge, summarize } from "../../core/grading/grade.js";
 import {
-  type CaseExecution, type CaseResult, DEFAULT_LIMITS, type EvalJob, type EvalResult, type Limits, type RunRequest, type RunResult, type TestCase,
+  type CaseExecution, type CaseResult, type EvalJob, type EvalResult, type Limits, type RunRequest, type RunResult, type TestCase, withDefaults,
 } from "../../core/grading/types.js";
 import { backoffMs, sleep } from "../../core/util/retry.js";
 import { Semaphore } from "../../core/util/semaphore.js";
@@ -273,10 +273,6 @@ export class ScaleBoxSandbox implements SandboxBackend {
       }
     }));
   }
-}
-
-function withDefaults(l: Limits): Required<Limits> {
-  return { ...DEFAULT_LIMITS, ...Object.fromEntries(Object.entries(l).filter(([, v]) => v !== undefined)) } as Required<Limits>;
 }
 
 function fenceTag(language: string): string {

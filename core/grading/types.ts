@@ -22,6 +22,11 @@ export const DEFAULT_LIMITS: Required<Limits> = {
   runTimeoutMs: 10_000, compileTimeoutMs: 10_000, memoryMb: 1024, maxOutputBytes: 1 << 20, totalTimeoutMs: 300_000,
 };
 
+/** Limits with every unset field at its default. */
+export function withDefaults(l: Limits): Required<Limits> {
+  return { ...DEFAULT_LIMITS, ...Object.fromEntries(Object.entries(l).filter(([, v]) => v !== undefined)) } as Required<Limits>;
+}
+
 export type TestCase =
   | { readonly kind: "stdio"; readonly stdin: string; readonly expectedStdout: string }
   | { readonly kind: "call"; readonly fnName: string; readonly args: readonly unknown[]; readonly expected: unknown }
