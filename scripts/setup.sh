@@ -38,16 +38,16 @@ fi
 
 # ---- Python test environment: a project-local virtualenv (never the system site-packages)
 VENV="$ROOT/.venv-test"
-PY_REQS="hydra-core==1.3.2 omegaconf==2.3.0 antlr4-python3-runtime==4.9.3 pytest==8.3.4"
+PY_REQS=(hydra-core==1.3.2 omegaconf==2.3.0 antlr4-python3-runtime==4.9.3 pytest==8.3.4 "moto[server]==5.2.1")
 VERL_RELEASES="0.5.0 0.6.0 0.6.1 0.7.0 0.9.1"   # the PyPI releases core/recipe/profiles.ts names
-want="$PY_REQS | $VERL_RELEASES"
+want="${PY_REQS[*]} | $VERL_RELEASES"
 if ! stamp_ok "$VENV/.rlpipe-stamp" "$want"; then
   # Debian's interpreter starts fast; fall back to whatever python3 is on PATH.
   PY=/usr/bin/python3; [ -x "$PY" ] || PY=$(command -v python3)
   log "python venv at $VENV ($($PY --version))"
   rm -rf "$VENV"
   "$PY" -m venv "$VENV"
-  "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check $PY_REQS
+  "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check "${PY_REQS[@]}"
   for v in $VERL_RELEASES; do
     # --no-deps: only verl's trainer config is needed; Hydra composes it without importing verl or torch.
     "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check --no-deps --target "$VENV/verl/$v" "verl==$v"

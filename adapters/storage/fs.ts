@@ -1,0 +1,166 @@
+// file:// store (the embedded default): objects are files under a root directory. Every write goes to a
+// temporary file that is fsynced and renamed into place, so a reader never sees a partial object.
+import { createHash, randomBytes } from "node:crypto";
+import { createReadStream, createWriteStream } from "node:fs";
+import { mkdir, open, readdir, rename, rm, rmdir, stat, unlink } from "node:fs/promises";
+import { dirname, join, relative, sep } from "node:path";
+import type { Readable } from "node:stream";
+import { pipeline } from "node:stream/promises";
+import { type ByteRange, type ObjectInfo, type ObjectStore, type PutFileOptions, type PutFileResult, StorageError } from "./store.js";
+
+const TMP_MARK = ".rlpipe-tmp-";
+
+export class FsStore implements ObjectStore {
+  readonly url: string;
+
+  constructor(private readonly root: string) {
+    this.url = `file://${root}`;
+  }
+
+  private path(key: string): string {
+    if (key === "" || key.startsWith("/") || key.split("/").some((p) => p === ".." || p === "")) {
+      throw new StorageError("bad_key", `invalid object key ${JSON.stringify(key)}`);
+    }
+    return join(this.root, ...key.split("/"));
+  }
+
+  /** Write through a temp file + fsync + rename; returns size and SHA-256 of what was written. */
+  private async atomicWrite(key: string, source: Readable | Uint8Array, signal?: AbortSignal): Promise<{ size: number; sha256: string }> {
+    const dest = this.path(key);
+    await mkdir(dirname(dest), { recursive: true });
+    const tmp = `${dest}${TMP_MARK}${randomBytes(6).toString("hex")}`;
+    const hash = createHash("sha256");
+    let size = 0;
+    try {
+      if (source instanceof Uint8Array) {
+        const fh = await open(tmp, "w");
+        try { await fh.writeFile(source); await fh.sync(); } finally { await fh.close(); }
+        hash.update(source);
+        size = source.length;
+      } else {
+        const out = createWriteStream(tmp);
+        source.on("data", (c: Buffer) => { hash.update(c); size += c.length; });
+        await pipeline(source, out, signal === undefined ? {} : { signal });
+        const fh = await open(tmp, "r+");
+        try { await fh.sync(); } finally { await fh.close(); }
+      }
+      await rename(tmp, dest);
+    } catch (e) {
+      await rm(tmp, { force: true });
+      throw e;
+    }
+    return { size, sha256: hash.digest("hex") };
+  }
+
+  async putFile(key: string, path: string, opts: PutFileOptions = {}): Promise<PutFileResult> {
+    const { size, sha256 } = await this.atomicWrite(key, createReadStream(path), opts.signal);
+    if (opts.sha256 !== undefined && opts.sha256 !== sha256) {
+      await unlink(this.path(key)).catch(() => undefined);
+      throw new StorageError("checksum_mismatch", `${path} changed while it was copied (sha256 ${sha256}, expected ${opts.sha256})`);
+    }
+    return { size, sha256, partsUploaded: 1, partsReused: 0 };
+  }
+
+  async putBytes(key: string, data: Uint8Array | string, opts: { sha256?: string; signal?: AbortSignal } = {}): Promise<ObjectInfo> {
+    const bytes = typeof data === "string" ? Buffer.from(data) : data;
+    const { size, sha256 } = await this.atomicWrite(key, bytes, opts.signal);
+    if (opts.sha256 !== undefined && opts.sha256 !== sha256) throw new StorageError("checksum_mismatch", `bytes for ${key} do not match their sha256`);
+    return { key, size };
+  }
+
+  async putStream(key: string, body: Readable, opts: { signal?: AbortSignal } = {}): Promise<ObjectInfo> {
+    const { size } = await this.atomicWrite(key, body, opts.signal);
+    return { key, size };
+  }
+
+  async get(key: string, range?: ByteRange): Promise<Buffer> {
+    const p = this.path(key);
+    const fh = await open(p, "r").catch((e: NodeJS.ErrnoException) => {
+      throw e.code === "ENOENT" ? new StorageError("not_found", `no object ${key} in ${this.url}`) : e;
+    });
+    try {
+      const size = (await fh.stat()).size;
+      const start = range?.start ?? 0;
+      const end = Math.min(range?.end ?? size - 1, size - 1);
+      const len = Math.max(0, end - start + 1);
+      const buf = Buffer.alloc(len);
+      if (len > 0) await fh.read(buf, 0, len, start);
+      return buf;
+    } finally {
+      await fh.close();
+    }
+  }
+
+  async download(key: string, path: string, opts: { sha256?: string; signal?: AbortSignal } = {}): Promise<{ size: number; sha256: string }> {
+    await mkdir(dirname(path), { recursive: true });
+    const tmp = `${path}${TMP_MARK}${randomBytes(6).toString("hex")}`;
+    const hash = createHash("sha256");
+    let size = 0;
+    try {
+      const src = createReadStream(this.path(key));
+      src.on("data", (c: string | Buffer) => { hash.update(c); size += c.length; });
+      await pipeline(src, createWriteStream(tmp), opts.signal === undefined ? {} : { signal: opts.signal });
+      const sha256 = hash.digest("hex");
+      if (opts.sha256 !== undefined && sha256 !== opts.sha256) throw new StorageError("checksum_mismatch", `${key}: sha256 ${sha256} does not match the manifest's ${opts.sha256}`);
+      await rename(tmp, path);
+      return { size, sha256 };
+    } catch (e) {
+      await rm(tmp, { force: true });
+      if ((e as NodeJS.ErrnoException).code === "ENOENT") throw new StorageError("not_found", `no object ${key} in ${this.url}`);
+      throw e;
+    }
+  }
+
+  async head(key: string): Promise<ObjectInfo | undefined> {
+    try {
+      const s = await stat(this.path(key));
+      return s.isFile() ? { key, size: s.size, lastModified: s.mtime } : undefined;
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === "ENOENT") return undefined;
+      throw e;
+    }
+  }
+
+  async list(prefix: string): Promise<ObjectInfo[]> {
+    const out: ObjectInfo[] = [];
+    const walk = async (dir: string): Promise<void> => {
+      let entries;
+      try {
+        entries = await readdir(dir, { withFileTypes: true });
+      } catch (e) {
+        if ((e as NodeJS.ErrnoException).code === "ENOENT") return;
+        throw e;
+      }
+      for (const e of entries) {
+        const full = join(dir, e.name);
+        if (e.isDirectory()) await walk(full);
+        else if (e.isFile() && !e.name.includes(TMP_MARK)) {
+          const key = relative(this.root, full).split(sep).join("/");
+          if (key.startsWith(prefix)) {
+            const s = await stat(full);
+            out.push({ key, size: s.size, lastModified: s.mtime });
+          }
+        }
+      }
+    };
+    // Walk only the directory the prefix names (or its parent when it ends mid-name).
+    const base = prefix.endsWith("/") ? prefix.slice(0, -1) : prefix.includes("/") ? prefix.slice(0, prefix.lastIndexOf("/")) : "";
+    await walk(base === "" ? this.root : join(this.root, ...base.split("/")));
+    return out.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+  }
+
+  async delete(keys: readonly string[]): Promise<void> {
+    for (const key of keys) {
+      const p = this.path(key);
+      await unlink(p).catch((e: NodeJS.ErrnoException) => { if (e.code !== "ENOENT") throw e; });
+      // Remove directories the deletion emptied (up to the root).
+      let dir = dirname(p);
+      while (dir.startsWith(this.root) && dir !== this.root) {
+        try { await rmdir(dir); } catch { break; }
+        dir = dirname(dir);
+      }
+    }
+  }
+
+  async close(): Promise<void> {}
+}

@@ -1,0 +1,461 @@
+// s3://, obs:// and cos:// through the S3 API (@aws-sdk/client-s3; lib-storage for streams of unknown size).
+// Files go up as multipart uploads of fixed-size parts, in parallel, each sent with Content-MD5 and checked
+// against the ETag the server computed (so a part corrupted in transit is caught even by servers that do not
+// check Content-MD5), then the whole file's SHA-256 is recorded. An interrupted upload resumes: the parts the
+// server already holds with the right MD5 are not sent again.
+import { createHash } from "node:crypto";
+import { createReadStream } from "node:fs";
+import { mkdir, open, rename, rm, stat } from "node:fs/promises";
+import { dirname } from "node:path";
+import type { Readable } from "node:stream";
+import {
+  AbortMultipartUploadCommand, CompleteMultipartUploadCommand, CreateMultipartUploadCommand, DeleteObjectCommand, GetObjectCommand,
+  HeadObjectCommand, ListMultipartUploadsCommand, ListObjectsV2Command, ListPartsCommand, PutObjectCommand, S3Client, type S3ClientConfig,
+  UploadPartCommand,
+} from "@aws-sdk/client-s3";
+import { getSignedUrl } from "@aws-sdk/s3-request-presigner";
+import { NodeHttpHandler } from "@smithy/node-http-handler";
+import { Semaphore } from "../../core/util/semaphore.js";
+import { type ByteRange, type ObjectInfo, type ObjectStore, type PutFileOptions, type PutFileResult, StorageError, type StoreUri } from "./store.js";
+
+// We pin the SDK (Node 20); its notice about future versions needing Node 22 is noise in CLI output.
+process.env["AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED"] ??= "true";
+
+const MiB = 1024 * 1024;
+export const MIN_PART_BYTES = 8 * MiB;
+export const DEFAULT_PART_BYTES = 64 * MiB;
+const MAX_PARTS = 10_000;
+const PART_ATTEMPTS = 4;
+
+export interface S3StoreOptions {
+  readonly scheme: "s3" | "obs" | "cos";
+  readonly bucket: string;
+  readonly prefix: string;
+  readonly region: string;
+  readonly endpoint?: string;
+  readonly credentials?: { readonly accessKeyId: string; readonly secretAccessKey: string; readonly sessionToken?: string };
+  /** Default: path style for loopback endpoints, virtual-hosted otherwise. */
+  readonly forcePathStyle?: boolean;
+  readonly requestTimeoutMs?: number;
+  readonly maxSockets?: number;
+}
+
+export interface PartPlan {
+  readonly partSize: number;
+  readonly count: number;
+}
+
+/** Part size: at least 8 MiB and large enough that the file fits in 10,000 parts. */
+export function planParts(size: number, requested = DEFAULT_PART_BYTES): PartPlan {
+  let partSize = Math.max(MIN_PART_BYTES, requested);
+  partSize = Math.max(partSize, Math.ceil(size / MAX_PARTS));
+  return { partSize, count: Math.max(1, Math.ceil(size / partSize)) };
+}
+
+function isLoopbackHost(host: string): boolean {
+  return host === "localhost" || host === "[::1]" || /^127\.\d+\.\d+\.\d+$/.test(host);
+}
+
+/** Plain http is accepted only for loopback endpoints (tests, local servers). */
+export function checkEndpoint(endpoint: string): URL {
+  let u: URL;
+  try { u = new URL(endpoint); } catch { throw new StorageError("bad_endpoint", `not a URL: ${endpoint}`, { exitCode: 2 }); }
+  if (u.protocol === "http:" && !isLoopbackHost(u.hostname)) {
+    throw new StorageError("insecure_endpoint", `plain http is allowed only for loopback endpoints, got ${endpoint}`, { exitCode: 2, hint: "use https://" });
+  }
+  if (u.protocol !== "http:" && u.protocol !== "https:") throw new StorageError("bad_endpoint", `unsupported scheme in ${endpoint}`, { exitCode: 2 });
+  return u;
+}
+
+type Env = Readonly<Record<string, string | undefined>>;
+
+/** Endpoint, region and credentials per provider, from options then environment variables. */
+export function resolveS3Options(uri: StoreUri, env: Env): S3StoreOptions {
+  const pick = (...names: string[]) => names.map((n) => env[n]).find((v) => v !== undefined && v !== "");
+  const scheme = uri.scheme as "s3" | "obs" | "cos";
+  let region: string | undefined;
+  let endpoint: string | undefined;
+  let id: string | undefined;
+  let secret: string | undefined;
+  let token: string | undefined;
+  if (scheme === "s3") {
+    region = pick("AWS_REGION", "AWS_DEFAULT_REGION") ?? "us-east-1";
+    endpoint = pick("S3_ENDPOINT", "AWS_ENDPOINT_URL_S3", "AWS_ENDPOINT_URL");
+    id = pick("AWS_ACCESS_KEY_ID");
+    secret = pick("AWS_SECRET_ACCESS_KEY");
+    token = pick("AWS_SESSION_TOKEN");
+  } else if (scheme === "obs") {
+    region = pick("OBS_REGION", "HUAWEICLOUD_SDK_REGION");
+    endpoint = pick("OBS_ENDPOINT") ?? (region === undefined ? undefined : `https://obs.${region}.myhuaweicloud.com`);
+    id = pick("OBS_ACCESS_KEY_ID", "HUAWEICLOUD_SDK_AK");
+    secret = pick("OBS_SECRET_ACCESS_KEY", "HUAWEICLOUD_SDK_SK");
+    token = pick("OBS_SECURITY_TOKEN");
+  } else {
+    region = pick("COS_REGION", "TENCENTCLOUD_REGION");
+    endpoint = pick("COS_ENDPOINT") ?? (region === undefined ? undefined : `https://cos.${region}.myqcloud.com`);
+    id = pick("COS_SECRET_ID", "TENCENTCLOUD_SECRET_ID");
+    secret = pick("COS_SECRET_KEY", "TENCENTCLOUD_SECRET_KEY");
+    token = pick("COS_SESSION_TOKEN", "TENCENTCLOUD_SESSION_TOKEN");
+  }
+  if (region === undefined) {
+    const v = scheme === "obs" ? "OBS_REGION (e.g. cn-southwest-2)" : "COS_REGION (e.g. ap-shanghai)";
+    throw new StorageError("region_missing", `${scheme}:// needs a region`, { exitCode: 2, hint: `set ${v} or the endpoint (${scheme.toUpperCase()}_ENDPOINT)` });
+  }
+  if (endpoint !== undefined) checkEndpoint(endpoint);
+  if ((id === undefined) !== (secret === undefined)) {
+    throw new StorageError("credentials_incomplete", `${scheme}:// credentials need both an access key id and a secret`, { exitCode: 2 });
+  }
+  return {
+    scheme, bucket: uri.bucket, prefix: uri.prefix, region,
+    ...(endpoint === undefined ? {} : { endpoint }),
+    ...(id === undefined || secret === undefined ? {} : { credentials: { accessKeyId: id, secretAccessKey: secret, ...(token === undefined ? {} : { sessionToken: token }) } }),
+  };
+}
+
+export class S3Store implements ObjectStore {
+  readonly url: string;
+  readonly client: S3Client;
+  private readonly prefix: string;
+
+  constructor(readonly opts: S3StoreOptions) {
+    this.prefix = opts.prefix === "" ? "" : `${opts.prefix}/`;
+    this.url = `${opts.scheme}://${opts.bucket}${opts.prefix === "" ? "" : `/${opts.prefix}`}`;
+    const loopback = opts.endpoint !== undefined && isLoopbackHost(new URL(opts.endpoint).hostname);
+    const config: S3ClientConfig = {
+      region: opts.region,
+      forcePathStyle: opts.forcePathStyle ?? loopback,
+      // rlpipe checks every part (Content-MD5 + ETag) and every file (SHA-256) itself; OBS and COS reject or
+      // mishandle the SDK's newer default checksum headers.
+      requestChecksumCalculation: "WHEN_REQUIRED",
+      responseChecksumValidation: "WHEN_REQUIRED",
+      maxAttempts: 5,
+      requestHandler: new NodeHttpHandler({
+        connectionTimeout: 10_000,
+        requestTimeout: opts.requestTimeoutMs ?? 300_000,
+        httpAgent: { maxSockets: opts.maxSockets ?? 64, keepAlive: true },
+        httpsAgent: { maxSockets: opts.maxSockets ?? 64, keepAlive: true },
+      }),
+      ...(opts.endpoint === undefined ? {} : { endpoint: opts.endpoint }),
+      ...(opts.credentials === undefined ? {} : { credentials: opts.credentials }),
+    };
+    this.client = new S3Client(config);
+    if (opts.scheme === "obs") {
+      // OBS accepts SigV4 only with an unsigned (or streaming) payload hash.
+      this.client.middlewareStack.add((next) => async (args) => {
+        const req = args.request as { headers?: Record<string, string> };
+        if (req.headers !== undefined) req.headers["x-amz-content-sha256"] = "UNSIGNED-PAYLOAD";
+        return next(args);
+      }, { step: "build", priority: "low", name: "obsUnsignedPayload", override: true }); // before signing (finalizeRequest)
+    }
+  }
+
+  static fromUri(uri: StoreUri, env: Env): S3Store {
+    return new S3Store(resolveS3Options(uri, env));
+  }
+
+  /** Bucket key for a store key. */
+  fullKey(key: string): string {
+    if (key === "" || key.startsWith("/")) throw new StorageError("bad_key", `invalid object key ${JSON.stringify(key)}`);
+    return `${this.prefix}${key}`;
+  }
+
+  private bucketArgs(key: string) {
+    return { Bucket: this.opts.bucket, Key: this.fullKey(key) };
+  }
+
+  async putBytes(key: string, data: Uint8Array | string, opts: { sha256?: string; contentType?: string; signal?: AbortSignal } = {}): Promise<ObjectInfo> {
+    const body = typeof data === "string" ? Buffer.from(data) : Buffer.from(data);
+    const sha256 = createHash("sha256").update(body).digest("hex");
+    if (opts.sha256 !== undefined && opts.sha256 !== sha256) throw new StorageError("checksum_mismatch", `bytes for ${key} do not match their sha256`);
+    const md5 = createHash("md5").update(body).digest();
+    const r = await this.client.send(new PutObjectCommand({
+      ...this.bucketArgs(key), Body: body, ContentLength: body.length, ContentMD5: md5.toString("base64"),
+      Metadata: { sha256 }, ...(opts.contentType === undefined ? {} : { ContentType: opts.contentType }),
+    }), opts.signal === undefined ? {} : { abortSignal: opts.signal });
+    checkEtag(r.ETag, md5.toString("hex"), key);
+    return { key, size: body.length, ...(r.ETag === undefined ? {} : { etag: r.ETag }) };
+  }
+
+  async putStream(key: string, body: Readable, opts: { contentType?: string; signal?: AbortSignal } = {}): Promise<ObjectInfo> {
+    const { Upload } = await import("@aws-sdk/lib-storage");
+    const up = new Upload({
+      client: this.client, partSize: MIN_PART_BYTES, queueSize: 4, leavePartsOnError: false,
+      params: { ...this.bucketArgs(key), Body: body, ...(opts.contentType === undefined ? {} : { ContentType: opts.contentType }) },
+      ...(opts.signal === undefined ? {} : { abortController: abortControllerFor(opts.signal) }),
+    });
+    const r = await up.done();
+    const head = await this.head(key);
+    return { key, size: head?.size ?? 0, ...(r.ETag === undefined ? {} : { etag: r.ETag }) };
+  }
+
+  async putFile(key: string, path: string, opts: PutFileOptions = {}): Promise<PutFileResult> {
+    const size = (await stat(path)).size;
+    const plan = planParts(size, opts.partSizeBytes);
+    const { sha256, md5s } = await hashFile(path, plan.partSize);
+    if (opts.sha256 !== undefined && opts.sha256 !== sha256) throw new StorageError("checksum_mismatch", `${path}: sha256 ${sha256}, expected ${opts.sha256}`);
+    const signal = opts.signal;
+    if (plan.count === 1) {
+      const fh = await open(path, "r");
+      try {
+        const body = Buffer.alloc(size);
+        if (size > 0) await fh.read(body, 0, size, 0);
+        if (createHash("sha256").update(body).digest("hex") !== sha256) throw new StorageError("file_changed", `${path} changed while it was uploaded`);
+        const info = await this.putBytes(key, body, { sha256, ...(signal === undefined ? {} : { signal }) });
+        return { size, sha256, ...(info.etag === undefined ? {} : { etag: info.etag }), partsUploaded: 1, partsReused: 0 };
+      } finally {
+        await fh.close();
+      }
+    }
+    const session = await this.startMultipart(key, { sha256, size, partSize: plan.partSize, md5s }, signal);
+    const todo = md5s.map((_, i) => i + 1).filter((n) => !session.done.has(n));
+    const fh = await open(path, "r");
+    try {
+      const slots = new Semaphore(opts.concurrency ?? 8);
+      await Promise.all(todo.map((n) => slots.run(async () => {
+        const offset = (n - 1) * plan.partSize;
+        const len = Math.min(plan.partSize, size - offset);
+        const body = Buffer.alloc(len);
+        await fh.read(body, 0, len, offset);
+        await this.uploadPart(key, session.uploadId, n, body, md5s[n - 1]!, signal);
+      }, signal)));
+    } finally {
+      await fh.close();
+    }
+    const etag = await this.completeMultipart(key, session.uploadId, md5s, signal);
+    return { size, sha256, etag, partsUploaded: todo.length, partsReused: md5s.length - todo.length };
+  }
+
+  /**
+   * Resume the newest unfinished upload of `key` whose parts all match `expect` (by size and MD5), or start
+   * one. Stale or mismatching uploads of the key are aborted (unfinished uploads are billed).
+   */
+  async startMultipart(key: string, expect: { sha256: string; size: number; partSize: number; md5s: readonly string[] }, signal?: AbortSignal): Promise<{ uploadId: string; done: Set<number> }> {
+    const full = this.fullKey(key);
+    const opt = signal === undefined ? {} : { abortSignal: signal };
+    const listed = await this.client.send(new ListMultipartUploadsCommand({ Bucket: this.opts.bucket, Prefix: full }), opt);
+    const uploads = (listed.Uploads ?? []).filter((u) => u.Key === full && u.UploadId !== undefined)
+      .sort((a, b) => (b.Initiated?.getTime() ?? 0) - (a.Initiated?.getTime() ?? 0));
+    let reuse: { uploadId: string; done: Set<number> } | undefined;
+    for (const u of uploads) {
+      if (reuse === undefined) {
+        const parts = await this.listParts(key, u.UploadId!, signal);
+        const done = new Set<number>();
+        let ok = true;
+        for (const p of parts) {
+          const n = p.partNumber;
+          const wantSize = Math.min(expect.partSize, expect.size - (n - 1) * expect.partSize);
+          if (n < 1 || n > expect.md5s.length || p.size !== wantSize || p.etag !== expect.md5s[n - 1]) { ok = false; break; }
+          done.add(n);
+        }
+        if (ok) { reuse = { uploadId: u.UploadId!, done }; continue; }
+      }
+      await this.client.send(new AbortMultipartUploadCommand({ Bucket: this.opts.bucket, Key: full, UploadId: u.UploadId! }), opt).catch(() => undefined);
+    }
+    if (reuse !== undefined) return reuse;
+    const created = await this.client.send(new CreateMultipartUploadCommand({ Bucket: this.opts.bucket, Key: full, Metadata: { sha256: expect.sha256 } }), opt);
+    if (created.UploadId === undefined) throw new StorageError("multipart_failed", `no upload id for ${key}`);
+    return { uploadId: created.UploadId, done: new Set() };
+  }
+
+  async listParts(key: string, uploadId: string, signal?: AbortSignal): Promise<{ partNumber: number; size: number; etag: string }[]> {
+    const out: { partNumber: number; size: number; etag: string }[] = [];
+    let marker: string | undefined;
+    for (;;) {
+      const r = await this.client.send(new ListPartsCommand({ ...this.bucketArgs(key), UploadId: uploadId, ...(marker === undefined ? {} : { PartNumberMarker: marker }) }), signal === undefined ? {} : { abortSignal: signal });
+      for (const p of r.Parts ?? []) out.push({ partNumber: p.PartNumber ?? 0, size: p.Size ?? -1, etag: stripQuotes(p.ETag) });
+      if (r.IsTruncated !== true || r.NextPartNumberMarker === undefined) break;
+      marker = r.NextPartNumberMarker;
+    }
+    return out;
+  }
+
+  /** One part, sent with Content-MD5; the server's ETag must be that MD5, else the part is sent again. */
+  async uploadPart(key: string, uploadId: string, partNumber: number, body: Buffer, md5hex: string, signal?: AbortSignal): Promise<void> {
+    const md5b64 = Buffer.from(md5hex, "hex").toString("base64");
+    for (let attempt = 1; ; attempt++) {
+      try {
+        const r = await this.client.send(new UploadPartCommand({
+          ...this.bucketArgs(key), UploadId: uploadId, PartNumber: partNumber, Body: body, ContentLength: body.length, ContentMD5: md5b64,
+        }), signal === undefined ? {} : { abortSignal: signal });
+        checkEtag(r.ETag, md5hex, `${key} part ${partNumber}`);
+        return;
+      } catch (e) {
+        if (signal?.aborted === true || attempt >= PART_ATTEMPTS) throw e;
+        // BadDigest: the server saw different bytes than we sent (damaged in transit); send the part again.
+        const digest = ["BadDigest", "InvalidDigest", "XAmzContentSHA256Mismatch"].includes((e as { name?: string }).name ?? "");
+        if (!(e instanceof StorageError) && !digest && !isRetryable(e)) throw e;
+      }
+    }
+  }
+
+  /** Verify every part is present with its MD5, then complete; checks the multipart ETag too. */
+  async completeMultipart(key: string, uploadId: string, md5s: readonly string[], signal?: AbortSignal): Promise<string> {
+    const parts = await this.listParts(key, uploadId, signal);
+    const byNumber = new Map(parts.map((p) => [p.partNumber, p.etag]));
+    const missing = md5s.findIndex((m, i) => byNumber.get(i + 1) !== m);
+    if (missing >= 0) throw new StorageError("part_missing", `${key}: part ${missing + 1} is missing or differs on the server; upload it again`);
+    const r = await this.client.send(new CompleteMultipartUploadCommand({
+      ...this.bucketArgs(key), UploadId: uploadId,
+      MultipartUpload: { Parts: md5s.map((m, i) => ({ PartNumber: i + 1, ETag: `"${m}"` })) },
+    }), signal === undefined ? {} : { abortSignal: signal });
+    const etag = stripQuotes(r.ETag);
+    const expected = `${createHash("md5").update(Buffer.concat(md5s.map((m) => Buffer.from(m, "hex")))).digest("hex")}-${md5s.length}`;
+    if (etag !== "" && /-\d+$/.test(etag) && etag !== expected) throw new StorageError("checksum_mismatch", `${key}: multipart ETag ${etag}, expected ${expected}`);
+    return etag;
+  }
+
+  async get(key: string, range?: ByteRange, signal?: AbortSignal): Promise<Buffer> {
+    try {
+      const r = await this.client.send(new GetObjectCommand({ ...this.bucketArgs(key), ...(range === undefined ? {} : { Range: `bytes=${range.start}-${range.end}` }) }), signal === undefined ? {} : { abortSignal: signal });
+      return Buffer.from(await r.Body!.transformToByteArray());
+    } catch (e) {
+      throw notFound(e, key, this.url);
+    }
+  }
+
+  async download(key: string, path: string, opts: { sha256?: string; concurrency?: number; signal?: AbortSignal } = {}): Promise<{ size: number; sha256: string }> {
+    const head = await this.head(key, opts.signal);
+    if (head === undefined) throw new StorageError("not_found", `no object ${key} in ${this.url}`);
+    await mkdir(dirname(path), { recursive: true });
+    const tmp = `${path}.rlpipe-tmp-${process.pid}-${Date.now()}`;
+    const fh = await open(tmp, "w");
+    try {
+      const chunk = 32 * MiB;
+      const ranges = Array.from({ length: Math.ceil(head.size / chunk) }, (_, i) => ({ start: i * chunk, end: Math.min(head.size, (i + 1) * chunk) - 1 }));
+      const slots = new Semaphore(opts.concurrency ?? 8);
+      await Promise.all(ranges.map((r) => slots.run(async () => {
+        const buf = await this.get(key, r, opts.signal);
+        if (buf.length !== r.end - r.start + 1) throw new StorageError("short_read", `${key}: range ${r.start}-${r.end} returned ${buf.length} bytes`);
+        await fh.write(buf, 0, buf.length, r.start);
+      }, opts.signal)));
+      await fh.sync();
+    } catch (e) {
+      await fh.close();
+      await rm(tmp, { force: true });
+      throw e;
+    }
+    await fh.close();
+    const sha256 = await sha256File(tmp);
+    if (opts.sha256 !== undefined && sha256 !== opts.sha256) {
+      await rm(tmp, { force: true });
+      throw new StorageError("checksum_mismatch", `${key}: sha256 ${sha256} does not match the manifest's ${opts.sha256}`);
+    }
+    await rename(tmp, path);
+    return { size: head.size, sha256 };
+  }
+
+  async head(key: string, signal?: AbortSignal): Promise<ObjectInfo | undefined> {
+    try {
+      const r = await this.client.send(new HeadObjectCommand(this.bucketArgs(key)), signal === undefined ? {} : { abortSignal: signal });
+      return {
+        key, size: r.ContentLength ?? 0,
+        ...(r.ETag === undefined ? {} : { etag: stripQuotes(r.ETag) }),
+        ...(r.LastModified === undefined ? {} : { lastModified: r.LastModified }),
+        ...(r.Metadata === undefined ? {} : { metadata: r.Metadata }),
+      };
+    } catch (e) {
+      if (isNotFound(e)) return undefined;
+      throw e;
+    }
+  }
+
+  async list(prefix: string, signal?: AbortSignal): Promise<ObjectInfo[]> {
+    const out: ObjectInfo[] = [];
+    let token: string | undefined;
+    for (;;) {
+      const r = await this.client.send(new ListObjectsV2Command({
+        Bucket: this.opts.bucket, Prefix: `${this.prefix}${prefix}`, ...(token === undefined ? {} : { ContinuationToken: token }),
+      }), signal === undefined ? {} : { abortSignal: signal });
+      for (const o of r.Contents ?? []) {
+        if (o.Key === undefined) continue;
+        out.push({ key: o.Key.slice(this.prefix.length), size: o.Size ?? 0, ...(o.ETag === undefined ? {} : { etag: stripQuotes(o.ETag) }), ...(o.LastModified === undefined ? {} : { lastModified: o.LastModified }) });
+      }
+      if (r.IsTruncated !== true || r.NextContinuationToken === undefined) break;
+      token = r.NextContinuationToken;
+    }
+    return out;
+  }
+
+  /** One DeleteObject per key: DeleteObjects needs a checksum header OBS and COS handle differently. */
+  async delete(keys: readonly string[], signal?: AbortSignal): Promise<void> {
+    const slots = new Semaphore(16);
+    await Promise.all(keys.map((k) => slots.run(() => this.client.send(new DeleteObjectCommand(this.bucketArgs(k)), signal === undefined ? {} : { abortSignal: signal }), signal)));
+  }
+
+  /** Presigned URLs for the runs function: a PUT of a whole object or of one part, Content-MD5 signed in. */
+  async presignPut(key: string, opts: { md5hex: string; sha256?: string; uploadId?: string; partNumber?: number; expiresInS: number }): Promise<string> {
+    const md5 = Buffer.from(opts.md5hex, "hex").toString("base64");
+    const how = { expiresIn: opts.expiresInS, signableHeaders: new Set(["content-md5"]) };
+    if (opts.uploadId === undefined) {
+      return getSignedUrl(this.client, new PutObjectCommand({ ...this.bucketArgs(key), ContentMD5: md5, ...(opts.sha256 === undefined ? {} : { Metadata: { sha256: opts.sha256 } }) }), how);
+    }
+    return getSignedUrl(this.client, new UploadPartCommand({ ...this.bucketArgs(key), UploadId: opts.uploadId, PartNumber: opts.partNumber!, ContentMD5: md5 }), how);
+  }
+
+  async close(): Promise<void> {
+    this.client.destroy();
+  }
+}
+
+function abortControllerFor(signal: AbortSignal): AbortController {
+  const c = new AbortController();
+  if (signal.aborted) c.abort(signal.reason);
+  else signal.addEventListener("abort", () => c.abort(signal.reason), { once: true });
+  return c;
+}
+
+export function stripQuotes(etag: string | undefined): string {
+  return (etag ?? "").replace(/^"|"$/g, "");
+}
+
+function checkEtag(etag: string | undefined, md5hex: string, what: string): void {
+  const got = stripQuotes(etag);
+  // The ETag of a plain or part upload is the MD5 of the bytes the server stored (without SSE-KMS/SSE-C).
+  if (got !== "" && got !== md5hex) throw new StorageError("checksum_mismatch", `${what}: the server stored different bytes (ETag ${got}, MD5 ${md5hex}); sending again`);
+}
+
+function isNotFound(e: unknown): boolean {
+  const x = e as { name?: string; $metadata?: { httpStatusCode?: number } };
+  return x.name === "NotFound" || x.name === "NoSuchKey" || x.$metadata?.httpStatusCode === 404;
+}
+
+function notFound(e: unknown, key: string, url: string): unknown {
+  return isNotFound(e) ? new StorageError("not_found", `no object ${key} in ${url}`, { cause: e }) : e;
+}
+
+function isRetryable(e: unknown): boolean {
+  const x = e as { name?: string; code?: string; $metadata?: { httpStatusCode?: number }; $retryable?: unknown };
+  const status = x.$metadata?.httpStatusCode;
+  return x.$retryable !== undefined || status === 429 || (status !== undefined && status >= 500)
+    || ["ECONNRESET", "EPIPE", "ETIMEDOUT", "ECONNREFUSED", "TimeoutError", "RequestTimeout"].includes(x.code ?? x.name ?? "");
+}
+
+/** One sequential read: the whole file's SHA-256 and each part's MD5 (hex). */
+export async function hashFile(path: string, partSize: number): Promise<{ sha256: string; md5s: string[] }> {
+  const sha = createHash("sha256");
+  const md5s: string[] = [];
+  let part = createHash("md5");
+  let inPart = 0;
+  let any = false;
+  for await (const chunk of createReadStream(path, { highWaterMark: 4 * MiB })) {
+    const buf = chunk as Buffer;
+    sha.update(buf);
+    let off = 0;
+    while (off < buf.length) {
+      const take = Math.min(partSize - inPart, buf.length - off);
+      part.update(buf.subarray(off, off + take));
+      inPart += take;
+      off += take;
+      any = true;
+      if (inPart === partSize) { md5s.push(part.digest("hex")); part = createHash("md5"); inPart = 0; any = false; }
+    }
+  }
+  if (any || md5s.length === 0) md5s.push(part.digest("hex"));
+  return { sha256: sha.digest("hex"), md5s };
+}
+
+export async function sha256File(path: string): Promise<string> {
+  const h = createHash("sha256");
+  for await (const chunk of createReadStream(path, { highWaterMark: 4 * MiB })) h.update(chunk as Buffer);
+  return h.digest("hex");
+}

@@ -1,0 +1,86 @@
+// A strict front for the test S3 server (moto accepts any signature and ignores Content-MD5): verifies SigV4
+// (header and presigned), rejects expired presigned URLs (403, as S3 does), checks Content-MD5 (400 BadDigest),
+// and injects faults — connection resets, delays, bytes flipped in transit — before forwarding to moto.
+import { createHash } from "node:crypto";
+import { type IncomingMessage, type Server, createServer, request as httpRequest } from "node:http";
+import type { AddressInfo } from "node:net";
+import { verifySigV4 } from "./sigv4.js";
+
+export type GatewayFault =
+  | { kind: "reset"; match?: (r: IncomingMessage) => boolean }
+  | { kind: "delay"; ms: number; match?: (r: IncomingMessage) => boolean }
+  /** Flip one byte of the request body after the client sent it (damage in transit). */
+  | { kind: "corrupt"; match?: (r: IncomingMessage) => boolean }
+  | { kind: "status"; status: number; code: string; match?: (r: IncomingMessage) => boolean };
+
+export interface Gateway {
+  readonly endpoint: string;
+  /** Faults consumed in order by matching requests. */
+  readonly faults: GatewayFault[];
+  readonly stats: { requests: number; rejectedSignature: number; expired: number; badDigest: number; corrupted: number; resets: number; uploadParts: number };
+  /** Throttle (ms per request) applied to every forwarded request. */
+  delayEveryMs: number;
+  checkContentMd5: boolean;
+  close(): Promise<void>;
+}
+
+export const isUploadPart = (r: IncomingMessage) => r.method === "PUT" && /[?&]partNumber=/.test(r.url ?? "");
+
+function s3Error(status: number, code: string, message: string): [number, string] {
+  return [status, `<?xml version="1.0" encoding="UTF-8"?><Error><Code>${code}</Code><Message>${message}</Message></Error>`];
+}
+
+export async function startGateway(upstream: string, secretAccessKey: string): Promise<Gateway> {
+  const up = new URL(upstream);
+  const gw: Omit<Gateway, "endpoint" | "close"> = {
+    faults: [], stats: { requests: 0, rejectedSignature: 0, expired: 0, badDigest: 0, corrupted: 0, resets: 0, uploadParts: 0 },
+    delayEveryMs: 0, checkContentMd5: true,
+  };
+  const server: Server = createServer(async (req, res) => {
+    gw.stats.requests++;
+    if (isUploadPart(req)) gw.stats.uploadParts++;
+    const chunks: Buffer[] = [];
+    for await (const c of req) chunks.push(c as Buffer);
+    let body = Buffer.concat(chunks);
+    const send = ([status, xml]: [number, string]) => { res.writeHead(status, { "content-type": "application/xml" }); res.end(xml); };
+
+    if ((req.url ?? "").startsWith("/moto-api")) return send(s3Error(403, "AccessDenied", "no"));
+    const verdict = verifySigV4({ method: req.method ?? "GET", url: req.url ?? "/", headers: req.headers }, secretAccessKey);
+    if (!verdict.ok) {
+      if (verdict.expired === true) { gw.stats.expired++; return send(s3Error(403, "AccessDenied", "Request has expired")); }
+      gw.stats.rejectedSignature++;
+      return send(s3Error(403, "SignatureDoesNotMatch", verdict.reason ?? "signature"));
+    }
+    if (verdict.payloadHash !== undefined && /^[0-9a-f]{64}$/.test(verdict.payloadHash) && createHash("sha256").update(body).digest("hex") !== verdict.payloadHash) {
+      return send(s3Error(400, "XAmzContentSHA256Mismatch", "payload hash mismatch"));
+    }
+
+    const i = gw.faults.findIndex((f) => f.match === undefined || f.match(req));
+    const fault = i >= 0 ? gw.faults.splice(i, 1)[0] : undefined;
+    if (fault?.kind === "reset") { gw.stats.resets++; req.socket.destroy(); return; }
+    if (fault?.kind === "status") return send(s3Error(fault.status, fault.code, "injected"));
+    if (fault?.kind === "delay") await new Promise((r) => setTimeout(r, fault.ms));
+    if (gw.delayEveryMs > 0) await new Promise((r) => setTimeout(r, gw.delayEveryMs));
+    if (fault?.kind === "corrupt" && body.length > 0) {
+      body = Buffer.from(body);
+      body[Math.floor(body.length / 2)]! ^= 0xff;
+      gw.stats.corrupted++;
+    }
+    const md5 = req.headers["content-md5"];
+    if (gw.checkContentMd5 && typeof md5 === "string" && createHash("md5").update(body).digest("base64") !== md5) {
+      gw.stats.badDigest++;
+      return send(s3Error(400, "BadDigest", "The Content-MD5 you specified did not match what we received."));
+    }
+    const headers = { ...req.headers, host: up.host, "content-length": String(body.length) };
+    delete headers["transfer-encoding"];
+    const fwd = httpRequest({ host: up.hostname, port: up.port, method: req.method, path: req.url, headers }, (r) => {
+      res.writeHead(r.statusCode ?? 502, r.headers);
+      r.pipe(res);
+    });
+    fwd.on("error", () => { if (!res.headersSent) send(s3Error(502, "BadGateway", "upstream")); });
+    fwd.end(body);
+  });
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", () => r()));
+  const endpoint = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return Object.assign(gw, { endpoint, close: () => new Promise<void>((r) => { server.close(() => r()); server.closeAllConnections(); }) }) as Gateway;
+}

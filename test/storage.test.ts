@@ -1,0 +1,224 @@
+// Object-store contract, run against the file store and against a real S3 server (moto on 127.0.0.1) behind a
+// strict gateway (SigV4, Content-MD5, expiry), plus multipart resume, corruption in transit and OBS signing.
+import assert from "node:assert/strict";
+import { createHash, randomBytes } from "node:crypto";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Readable } from "node:stream";
+import { after, before, describe, it } from "node:test";
+import { CreateBucketCommand } from "@aws-sdk/client-s3";
+import { FsStore } from "../adapters/storage/fs.js";
+import { S3Store, hashFile, planParts, resolveS3Options } from "../adapters/storage/s3.js";
+import { type ObjectStore, parseStoreUri } from "../adapters/storage/store.js";
+import { type Gateway, isUploadPart, startGateway } from "./fakes/s3-gateway.js";
+import { verifySigV4 } from "./fakes/sigv4.js";
+import { type Moto, TEST_CREDENTIALS, startMoto } from "./servers/moto.js";
+
+const MiB = 1024 * 1024;
+const sha = (b: Buffer) => createHash("sha256").update(b).digest("hex");
+
+function contract(name: string, make: () => Promise<{ store: ObjectStore; dir: string }>) {
+  describe(`object store contract: ${name}`, () => {
+    let store: ObjectStore;
+    let dir: string;
+    before(async () => ({ store, dir } = await make()));
+    after(async () => { await store.close(); rmSync(dir, { recursive: true, force: true }); });
+
+    it("puts, heads, gets (with ranges), lists by prefix and deletes", async () => {
+      await store.putBytes("a/one.txt", "hello world");
+      await store.putBytes("a/b/two.bin", Buffer.from([1, 2, 3, 4, 5]));
+      await store.putBytes("c/three.txt", "x");
+      assert.equal((await store.head("a/one.txt"))?.size, 11);
+      assert.equal(await store.head("a/missing"), undefined);
+      assert.equal((await store.get("a/one.txt")).toString(), "hello world");
+      assert.equal((await store.get("a/one.txt", { start: 6, end: 10 })).toString(), "world");
+      assert.deepEqual((await store.list("a/")).map((o) => o.key).sort(), ["a/b/two.bin", "a/one.txt"]);
+      await store.delete(["a/one.txt", "a/b/two.bin", "a/never-existed"]);
+      assert.deepEqual((await store.list("a/")).map((o) => o.key), []);
+      assert.deepEqual((await store.list("c/")).map((o) => o.key), ["c/three.txt"]);
+      await assert.rejects(store.get("a/one.txt"), /no object a\/one\.txt/);
+    });
+
+    it("puts a multi-part file and downloads it byte for byte, verifying its SHA-256", async () => {
+      const data = randomBytes(20 * MiB + 12345);
+      const path = join(dir, "big.bin");
+      writeFileSync(path, data);
+      const r = await store.putFile("files/big.bin", path, { partSizeBytes: 8 * MiB, concurrency: 3 });
+      assert.equal(r.size, data.length);
+      assert.equal(r.sha256, sha(data));
+      const back = join(dir, "back.bin");
+      await store.download("files/big.bin", back, { sha256: r.sha256 });
+      assert.ok(readFileSync(back).equals(data));
+      await assert.rejects(store.download("files/big.bin", join(dir, "bad.bin"), { sha256: "0".repeat(64) }), /does not match/);
+    });
+
+    it("puts a stream of unknown length", async () => {
+      const data = randomBytes(3 * MiB);
+      await store.putStream("stream/x.bin", Readable.from([data.subarray(0, MiB), data.subarray(MiB)]));
+      assert.ok((await store.get("stream/x.bin")).equals(data));
+    });
+  });
+}
+
+describe("storage", () => {
+  let moto: Moto;
+  let gw: Gateway;
+  before(async () => {
+    moto = await startMoto();
+    gw = await startGateway(moto.endpoint, TEST_CREDENTIALS.secretAccessKey);
+  });
+  after(async () => { await gw.close(); await moto.stop(); });
+
+  const s3 = (bucket: string, extra: Partial<ConstructorParameters<typeof S3Store>[0]> = {}) =>
+    new S3Store({ scheme: "s3", bucket, prefix: "runs", region: "us-east-1", endpoint: gw.endpoint, credentials: TEST_CREDENTIALS, ...extra });
+  async function bucket(name: string): Promise<S3Store> {
+    const store = s3(name);
+    await store.client.send(new CreateBucketCommand({ Bucket: name }));
+    return store;
+  }
+
+  contract("file://", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "rlpipe-fs-"));
+    return { store: new FsStore(join(dir, "store")), dir };
+  });
+  contract("s3:// (moto behind a strict gateway)", async () => ({ store: await bucket("contract"), dir: mkdtempSync(join(tmpdir(), "rlpipe-s3-")) }));
+
+  it("resumes an interrupted multipart upload without sending completed parts again", async () => {
+    const store = await bucket("resume");
+    const dir = mkdtempSync(join(tmpdir(), "rlpipe-resume-"));
+    try {
+      const data = randomBytes(4 * 8 * MiB + 100);
+      const path = join(dir, "f.bin");
+      writeFileSync(path, data);
+      const { partSize } = planParts(data.length, 8 * MiB);
+      const { sha256, md5s } = await hashFile(path, partSize);
+      // An earlier attempt uploaded parts 1 and 3 and then died.
+      const session = await store.startMultipart("f.bin", { sha256, size: data.length, partSize, md5s });
+      await store.uploadPart("f.bin", session.uploadId, 1, data.subarray(0, partSize), md5s[0]!);
+      await store.uploadPart("f.bin", session.uploadId, 3, data.subarray(2 * partSize, 3 * partSize), md5s[2]!);
+      const before = gw.stats.uploadParts;
+      const r = await store.putFile("f.bin", path, { partSizeBytes: 8 * MiB });
+      assert.equal(r.partsReused, 2);
+      assert.equal(r.partsUploaded, 3);
+      assert.equal(gw.stats.uploadParts - before, 3, "only the missing parts were sent");
+      assert.ok((await store.get("f.bin")).equals(data));
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+      await store.close();
+    }
+  });
+
+  it("an upload of different content for the key is aborted, not reused", async () => {
+    const store = await bucket("stale");
+    const dir = mkdtempSync(join(tmpdir(), "rlpipe-stale-"));
+    try {
+      const old = randomBytes(2 * 8 * MiB + 1);
+      const path = join(dir, "f.bin");
+      writeFileSync(path, old);
+      const p = await hashFile(path, 8 * MiB);
+      const s = await store.startMultipart("f.bin", { sha256: p.sha256, size: old.length, partSize: 8 * MiB, md5s: p.md5s });
+      await store.uploadPart("f.bin", s.uploadId, 1, old.subarray(0, 8 * MiB), p.md5s[0]!);
+      const fresh = randomBytes(old.length);
+      writeFileSync(path, fresh);
+      const r = await store.putFile("f.bin", path, { partSizeBytes: 8 * MiB });
+      assert.equal(r.partsReused, 0);
+      assert.ok((await store.get("f.bin")).equals(fresh));
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+      await store.close();
+    }
+  });
+
+  it("a part corrupted in transit is rejected and sent again (server checks Content-MD5, or only the ETag tells)", async () => {
+    const store = await bucket("corrupt");
+    const dir = mkdtempSync(join(tmpdir(), "rlpipe-corrupt-"));
+    try {
+      const data = randomBytes(3 * 8 * MiB);
+      const path = join(dir, "f.bin");
+      writeFileSync(path, data);
+      for (const checkMd5 of [true, false]) {
+        gw.checkContentMd5 = checkMd5;
+        const before = { ...gw.stats };
+        gw.faults.push({ kind: "corrupt", match: isUploadPart });
+        await store.putFile(`f-${checkMd5}.bin`, path, { partSizeBytes: 8 * MiB });
+        assert.equal(gw.stats.corrupted - before.corrupted, 1);
+        if (checkMd5) assert.equal(gw.stats.badDigest - before.badDigest, 1, "the server refused the damaged part");
+        assert.equal(gw.stats.uploadParts - before.uploadParts, 4, "three parts plus one resend");
+        assert.ok((await store.get(`f-${checkMd5}.bin`)).equals(data), "the stored object is byte for byte the file");
+      }
+    } finally {
+      gw.checkContentMd5 = true;
+      rmSync(dir, { recursive: true, force: true });
+      await store.close();
+    }
+  });
+
+  it("survives dropped and delayed connections", async () => {
+    const store = await bucket("flaky");
+    const dir = mkdtempSync(join(tmpdir(), "rlpipe-flaky-"));
+    try {
+      const data = randomBytes(4 * 8 * MiB);
+      const path = join(dir, "f.bin");
+      writeFileSync(path, data);
+      gw.faults.push({ kind: "reset", match: isUploadPart }, { kind: "delay", ms: 800, match: isUploadPart }, { kind: "status", status: 503, code: "SlowDown", match: isUploadPart }, { kind: "reset" });
+      await store.putFile("f.bin", path, { partSizeBytes: 8 * MiB });
+      assert.ok((await store.get("f.bin")).equals(data));
+      assert.equal(gw.faults.length, 0);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+      await store.close();
+    }
+  });
+
+  it("rejects a wrong secret (the gateway verifies SigV4)", async () => {
+    const bad = s3("contract", { credentials: { accessKeyId: TEST_CREDENTIALS.accessKeyId, secretAccessKey: "wrong" } });
+    await assert.rejects(bad.putBytes("x", "y"), /SignatureDoesNotMatch|signature/i);
+    await bad.close();
+  });
+});
+
+describe("storage: provider configuration", () => {
+  it("parses store URIs", () => {
+    assert.deepEqual(parseStoreUri("s3://bkt/a/b/"), { scheme: "s3", bucket: "bkt", prefix: "a/b" });
+    assert.deepEqual(parseStoreUri("cos://ckpt-1250000000"), { scheme: "cos", bucket: "ckpt-1250000000", prefix: "" });
+    assert.deepEqual(parseStoreUri("/data/store/"), { scheme: "file", bucket: "/data/store", prefix: "" });
+    assert.throws(() => parseStoreUri("gs://x/y"), /unsupported store URI/);
+    assert.throws(() => parseStoreUri("s3://Bad_Bucket/x"), /invalid bucket name/);
+    assert.throws(() => parseStoreUri("relative/dir"), /absolute path/);
+  });
+
+  it("derives endpoint, region and credentials per provider; plain http only for loopback", () => {
+    const obs = resolveS3Options(parseStoreUri("obs://ckpt/run"), { OBS_REGION: "cn-southwest-2", HUAWEICLOUD_SDK_AK: "ak", HUAWEICLOUD_SDK_SK: "sk" });
+    assert.equal(obs.endpoint, "https://obs.cn-southwest-2.myhuaweicloud.com");
+    assert.deepEqual(obs.credentials, { accessKeyId: "ak", secretAccessKey: "sk" });
+    const cos = resolveS3Options(parseStoreUri("cos://ckpt-125/run"), { COS_REGION: "ap-shanghai", TENCENTCLOUD_SECRET_ID: "id", TENCENTCLOUD_SECRET_KEY: "key" });
+    assert.equal(cos.endpoint, "https://cos.ap-shanghai.myqcloud.com");
+    assert.throws(() => resolveS3Options(parseStoreUri("obs://ckpt"), {}), /obs:\/\/ needs a region/);
+    assert.throws(() => resolveS3Options(parseStoreUri("s3://ckpt"), { S3_ENDPOINT: "http://10.0.0.1:9000" }), /plain http is allowed only for loopback/);
+    assert.throws(() => resolveS3Options(parseStoreUri("s3://ckpt"), { AWS_ACCESS_KEY_ID: "x" }), /need both/);
+    assert.equal(resolveS3Options(parseStoreUri("s3://ckpt"), { S3_ENDPOINT: "http://127.0.0.1:9000" }).endpoint, "http://127.0.0.1:9000");
+  });
+
+  it("OBS requests are SigV4-signed with UNSIGNED-PAYLOAD (what OBS accepts)", async () => {
+    const seen: { payload?: string; ok: boolean }[] = [];
+    const server = createServer(async (req, res) => {
+      for await (const _ of req) { /* drain */ }
+      const v = verifySigV4({ method: req.method ?? "GET", url: req.url ?? "/", headers: req.headers }, "obs-secret");
+      seen.push({ ok: v.ok, ...(v.payloadHash === undefined ? {} : { payload: v.payloadHash }) });
+      res.writeHead(v.ok ? 200 : 403, { etag: `"${createHash("md5").update("obs").digest("hex")}"` });
+      res.end();
+    });
+    await new Promise<void>((r) => server.listen(0, "127.0.0.1", () => r()));
+    const store = new S3Store({ scheme: "obs", bucket: "ckpt", prefix: "", region: "cn-southwest-2", endpoint: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, credentials: { accessKeyId: "obs-ak", secretAccessKey: "obs-secret" } });
+    try {
+      await store.putBytes("k", "obs");
+      assert.deepEqual(seen, [{ ok: true, payload: "UNSIGNED-PAYLOAD" }]);
+    } finally {
+      await store.close();
+      server.close();
+    }
+  });
+});
