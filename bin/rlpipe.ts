@@ -12,6 +12,10 @@ commands:
   validate <recipe…>   check recipes (for CI)
   schema               print the recipe JSON Schema (editor completion)
   serve                the reward/tool function as an HTTP server (local, ScaleBox or E2B sandbox)
+  sync <run>           upload finished checkpoints (durable commits) and metrics to object storage
+  checkpoints <run>    list a run's committed checkpoint steps
+  restore <run> DIR    download and verify a step into the layout verl resumes from
+  metrics <run>        latest values of the main training series, and an SVG plot
 
 run rlpipe <command> --help for a command's options.`;
 
@@ -23,6 +27,11 @@ export async function main(argv: readonly string[], io: Io = processIo()): Promi
       case "validate": return (await import("./commands/validate.js")).runValidate(rest, io);
       case "schema": return (await import("./commands/schema.js")).runSchema(rest, io);
       case "serve": return await (await import("./commands/serve.js")).runServe(rest, io);
+      case "sync": return await (await import("./commands/storage.js")).runSync(rest, io);
+      case "checkpoints": return await (await import("./commands/storage.js")).runCheckpoints(rest, io);
+      case "restore": return await (await import("./commands/storage.js")).runRestore(rest, io);
+      case "metrics": return await (await import("./commands/storage.js")).runMetrics(rest, io);
+      case "run-token": return (await import("./commands/storage.js")).runRunToken(rest, io);
       case "--version": case "version": io.out(VERSION); return 0;
       case undefined: case "--help": case "-h": case "help": io.out(HELP); return command === undefined ? 2 : 0;
       default:

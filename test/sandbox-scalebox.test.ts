@@ -22,7 +22,11 @@ async function faultProxy(target: string): Promise<{ url: string; faults: Fault[
   const state: { faults: Fault[]; hits: Map<string, number>; persistent?: Fault } = { faults: [], hits: new Map() };
   const server: Server = createServer(async (req: IncomingMessage, res: ServerResponse) => {
     const chunks: Buffer[] = [];
-    for await (const c of req) chunks.push(c as Buffer);
+    try {
+      for await (const c of req) chunks.push(c as Buffer);
+    } catch {
+      return; // client gone
+    }
     const path = req.url ?? "/";
     state.hits.set(path, (state.hits.get(path) ?? 0) + 1);
     const fault = path === "/v1/ping" ? undefined : state.persistent ?? state.faults.shift();

@@ -6,11 +6,13 @@ import { RlpipeError } from "../../core/errors.js";
 import type { SandboxBackend } from "../../adapters/sandboxes/sandbox.js";
 import { isLoopback, startHttpServer } from "../../functions/platforms/http.js";
 import { ResultCache } from "../../functions/reward.js";
+import type { RunsDeps } from "../../functions/runs.js";
 import type { Io } from "../io.js";
 import { usage } from "./plan.js";
 
-export const SERVE_USAGE = `usage: rlpipe serve --sandbox local|scalebox|e2b [--host 127.0.0.1] [--port 8080] [--token-env NAME]
+export const SERVE_USAGE = `usage: rlpipe serve --sandbox local|scalebox|e2b|none [--host 127.0.0.1] [--port 8080] [--token-env NAME]
                     [--scalebox-url URL]... [--e2b-template NAME] [--concurrency N]
+                    [--runs-store s3://bucket/prefix --runs-secret-env NAME]
 
 Serves POST /run_code, POST /common_evaluate_batch (SandboxFusion/ScaleBox API), POST /v1/rewards and GET /v1/ping.
 --token-env names the environment variable holding the bearer token (required when --host is not loopback).
@@ -44,6 +46,19 @@ export async function createBackend(kind: string, opts: { scaleboxUrls: string[]
   }
 }
 
+/** The runs function: an S3-compatible store (presigned URLs) and the secret run tokens derive from. */
+async function runsDeps(uri: string | undefined, secretEnv: string | undefined): Promise<RunsDeps | undefined> {
+  if (uri === undefined) return undefined;
+  if (secretEnv === undefined) throw usage("--runs-store needs --runs-secret-env NAME (the secret per-run tokens derive from)");
+  const secret = process.env[secretEnv];
+  if (secret === undefined || secret.length < 16) throw new RlpipeError("secret_missing", `environment variable ${secretEnv} must hold a secret of at least 16 characters`, { exitCode: 2 });
+  const { parseStoreUri } = await import("../../adapters/storage/store.js");
+  const parsed = parseStoreUri(uri);
+  if (parsed.scheme === "file") throw usage("the runs function hands out presigned URLs, so --runs-store must be s3://, obs:// or cos://");
+  const { S3Store } = await import("../../adapters/storage/s3.js");
+  return { store: S3Store.fromUri(parsed, process.env), secret };
+}
+
 export async function runServe(argv: readonly string[], io: Io): Promise<number> {
   const { values } = parseArgs({
     args: [...argv],
@@ -54,6 +69,8 @@ export async function runServe(argv: readonly string[], io: Io): Promise<number>
       "token-env": { type: "string" },
       "scalebox-url": { type: "string", multiple: true },
       "e2b-template": { type: "string" },
+      "runs-store": { type: "string" },
+      "runs-secret-env": { type: "string" },
       concurrency: { type: "string" },
       quiet: { type: "boolean", default: false },
       help: { type: "boolean", short: "h", default: false },
@@ -76,21 +93,28 @@ export async function runServe(argv: readonly string[], io: Io): Promise<number>
   const concurrency = values.concurrency === undefined ? undefined : Number(values.concurrency);
   if (concurrency !== undefined && (!Number.isInteger(concurrency) || concurrency < 1)) throw usage("--concurrency must be a positive integer");
   const scaleboxUrls = values["scalebox-url"] ?? (process.env["SCALEBOX_URL"]?.split(",").filter((u) => u !== "") ?? []);
-  const backend = await createBackend(values.sandbox, {
+  const runs = await runsDeps(values["runs-store"], values["runs-secret-env"]);
+  const backend = values.sandbox === "none" ? undefined : await createBackend(values.sandbox, {
     scaleboxUrls, ...(concurrency === undefined ? {} : { concurrency }), ...(values["e2b-template"] === undefined ? {} : { template: values["e2b-template"] }),
   });
-  const server = await startHttpServer({ backend, cache: new ResultCache(), ...(token === undefined ? {} : { token }) }, {
+  if (backend === undefined && runs === undefined) throw usage("--sandbox none serves nothing without --runs-store");
+  const server = await startHttpServer({ ...(backend === undefined ? {} : { backend }), ...(runs === undefined ? {} : { runs }), cache: new ResultCache(), ...(token === undefined ? {} : { token }) }, {
     host: values.host, port, ...(values.quiet ? {} : { log: (l: string) => io.err(l) }),
   });
-  const caps = await backend.capabilities();
-  io.out(`rlpipe serve: ${server.url} (sandbox ${caps.backend}: ${caps.languages.join(", ")}; concurrency ${caps.maxConcurrency}; auth ${token === undefined ? "off (loopback)" : "bearer token"})`);
+  const caps = await backend?.capabilities();
+  const what = [
+    caps === undefined ? undefined : `sandbox ${caps.backend}: ${caps.languages.join(", ")}; concurrency ${caps.maxConcurrency}`,
+    runs === undefined ? undefined : `runs → ${runs.store.url}`,
+  ].filter((x) => x !== undefined).join("; ");
+  io.out(`rlpipe serve: ${server.url} (${what}; auth ${token === undefined ? "off (loopback)" : "bearer token"})`);
   await new Promise<void>((resolve) => {
     const stop = () => resolve();
     process.once("SIGINT", stop);
     process.once("SIGTERM", stop);
   });
   await server.close();
-  await backend.close();
+  await backend?.close();
+  await runs?.store.close();
   io.err("rlpipe serve: stopped");
   return 0;
 }

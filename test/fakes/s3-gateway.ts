@@ -40,7 +40,11 @@ export async function startGateway(upstream: string, secretAccessKey: string): P
     gw.stats.requests++;
     if (isUploadPart(req)) gw.stats.uploadParts++;
     const chunks: Buffer[] = [];
-    for await (const c of req) chunks.push(c as Buffer);
+    try {
+      for await (const c of req) chunks.push(c as Buffer);
+    } catch {
+      return; // the client went away mid-request (a killed uploader)
+    }
     let body = Buffer.concat(chunks);
     const send = ([status, xml]: [number, string]) => { res.writeHead(status, { "content-type": "application/xml" }); res.end(xml); };
 

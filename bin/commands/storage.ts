@@ -1,0 +1,178 @@
+// rlpipe sync | checkpoints | restore | metrics: a run's durable outputs in object storage.
+import { chmodSync, writeFileSync } from "node:fs";
+import { resolve } from "node:path";
+import { parseArgs } from "node:util";
+import { RUN_NAME } from "../../core/checkpoints.js";
+import { RlpipeError } from "../../core/errors.js";
+import { latestValues, mergeMetrics, renderSvg, toSeries } from "../../core/metrics.js";
+import { CheckpointSync } from "../../adapters/storage/checkpoint-sync.js";
+import { MetricsSync, readMetricChunks } from "../../adapters/storage/metrics-sync.js";
+import { type ObjectStore, openStore } from "../../adapters/storage/store.js";
+import { runToken } from "../../functions/runs.js";
+import type { Io } from "../io.js";
+import { usage } from "./plan.js";
+
+export const STORAGE_USAGE = `usage:
+  rlpipe sync <run> --watch DIR [--metrics FILE] [--store URI] [--interval-s 30] [--once] [--keep-last K] [--keep-every M] [--recipe-hash H]
+  rlpipe checkpoints <run> [--store URI] [--json]
+  rlpipe restore <run> DIR [--step N] [--store URI]
+  rlpipe metrics <run> [--store URI] [--plot FILE.svg] [--series a,b,...] [--json]
+
+--store defaults to $RLPIPE_STORE: s3://bucket/prefix, obs://…, cos://…, file:///dir or /dir. Credentials come from
+the environment (AWS_*, HUAWEICLOUD_SDK_AK/SK or OBS_*, TENCENTCLOUD_SECRET_ID/KEY or COS_*), never from flags.`;
+
+const common = {
+  store: { type: "string" },
+  json: { type: "boolean", default: false },
+  help: { type: "boolean", short: "h", default: false },
+} as const;
+
+function runName(v: string | undefined): string {
+  if (v === undefined) throw usage("a run name is required");
+  if (!RUN_NAME.test(v)) throw usage(`invalid run name ${JSON.stringify(v)} (lower-case letters, digits, '.', '_', '-')`);
+  return v;
+}
+
+async function store(flag: string | undefined): Promise<ObjectStore> {
+  const uri = flag ?? process.env["RLPIPE_STORE"];
+  if (uri === undefined || uri === "") throw new RlpipeError("store_missing", "no store given", { exitCode: 2, hint: "pass --store s3://bucket/prefix (or set RLPIPE_STORE)" });
+  return openStore(uri.includes("://") ? uri : resolve(uri));
+}
+
+function posInt(name: string, v: string | undefined): number | undefined {
+  if (v === undefined) return undefined;
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < 0) throw usage(`--${name} must be a non-negative integer, got ${v}`);
+  return n;
+}
+
+export async function runSync(argv: readonly string[], io: Io): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args: [...argv], allowPositionals: true, strict: true,
+    options: { ...common, watch: { type: "string" }, metrics: { type: "string" }, "interval-s": { type: "string", default: "30" }, once: { type: "boolean", default: false },
+      "keep-last": { type: "string" }, "keep-every": { type: "string" }, "recipe-hash": { type: "string" } },
+  });
+  if (values.help) { io.out(STORAGE_USAGE); return 0; }
+  const run = runName(positionals[0]);
+  if (values.watch === undefined) throw usage("rlpipe sync needs --watch DIR (the checkpoint directory verl writes)");
+  const interval = posInt("interval-s", values["interval-s"]) ?? 30;
+  const keepLast = posInt("keep-last", values["keep-last"]);
+  const keepEvery = posInt("keep-every", values["keep-every"]);
+  const s = await store(values.store);
+  const abort = new AbortController();
+  const stop = () => abort.abort(new Error("stopping"));
+  process.once("SIGTERM", stop);
+  process.once("SIGINT", stop);
+  const ckpt = new CheckpointSync({
+    run, store: s, log: (l) => io.err(`[rlpipe sync] ${l}`),
+    ...(values["recipe-hash"] === undefined ? {} : { recipeHash: values["recipe-hash"] }),
+    ...(keepLast === undefined && keepEvery === undefined ? {} : { retention: { ...(keepLast === undefined ? {} : { keepLast }), ...(keepEvery === undefined ? {} : { keepEvery }) } }),
+  });
+  const metrics = new MetricsSync(s, run);
+  const pass = async () => {
+    const r = await ckpt.syncDir(resolve(values.watch!));
+    const m = values.metrics === undefined ? 0 : await metrics.syncFile(resolve(values.metrics));
+    if (values.json) io.out(JSON.stringify({ ...r, metricsBytes: m }));
+    return r;
+  };
+  try {
+    for (;;) {
+      await pass();
+      if (values.once || abort.signal.aborted) break;
+      await new Promise<void>((r) => { const t = setTimeout(r, interval * 1000); abort.signal.addEventListener("abort", () => { clearTimeout(t); r(); }, { once: true }); });
+      if (abort.signal.aborted) { await pass(); break; } // a last pass on shutdown
+    }
+  } finally {
+    await s.close();
+  }
+  return 0;
+}
+
+export async function runCheckpoints(argv: readonly string[], io: Io): Promise<number> {
+  const { values, positionals } = parseArgs({ args: [...argv], allowPositionals: true, strict: true, options: common });
+  if (values.help) { io.out(STORAGE_USAGE); return 0; }
+  const run = runName(positionals[0]);
+  const s = await store(values.store);
+  try {
+    const sync = new CheckpointSync({ run, store: s });
+    const manifests = await Promise.all((await sync.committedSteps()).map((step) => sync.manifest(step)));
+    if (values.json) { io.out(JSON.stringify(manifests.map((m) => ({ step: m.step, files: m.files.length, bytes: m.totalBytes, committedAt: m.committedAt, recipeHash: m.recipeHash ?? null })), null, 2)); return 0; }
+    if (manifests.length === 0) { io.out(`run ${run}: no committed checkpoints in ${s.url}`); return 0; }
+    io.out(`run ${run} in ${s.url}`);
+    io.out(`${"step".padStart(8)}  ${"files".padStart(6)}  ${"size".padStart(10)}  committed`);
+    for (const m of manifests) io.out(`${String(m.step).padStart(8)}  ${String(m.files.length).padStart(6)}  ${humanBytes(m.totalBytes).padStart(10)}  ${m.committedAt}`);
+    return 0;
+  } finally {
+    await s.close();
+  }
+}
+
+export async function runRestore(argv: readonly string[], io: Io): Promise<number> {
+  const { values, positionals } = parseArgs({ args: [...argv], allowPositionals: true, strict: true, options: { ...common, step: { type: "string" } } });
+  if (values.help) { io.out(STORAGE_USAGE); return 0; }
+  const run = runName(positionals[0]);
+  if (positionals[1] === undefined) throw usage("rlpipe restore needs the directory to restore into");
+  const step = posInt("step", values.step);
+  const s = await store(values.store);
+  try {
+    const m = await new CheckpointSync({ run, store: s }).restore(resolve(positionals[1]), step);
+    io.out(`restored ${run} step ${m.step}: ${m.files.length} files, ${humanBytes(m.totalBytes)}, every SHA-256 verified → ${resolve(positionals[1])}/global_step_${m.step}`);
+    return 0;
+  } finally {
+    await s.close();
+  }
+}
+
+export async function runMetrics(argv: readonly string[], io: Io): Promise<number> {
+  const { values, positionals } = parseArgs({ args: [...argv], allowPositionals: true, strict: true, options: { ...common, plot: { type: "string" }, series: { type: "string" } } });
+  if (values.help) { io.out(STORAGE_USAGE); return 0; }
+  const run = runName(positionals[0]);
+  const s = await store(values.store);
+  try {
+    const series = toSeries(mergeMetrics(await readMetricChunks(s, run)));
+    const latest = latestValues(series);
+    if (values.json) io.out(JSON.stringify({ run, steps: Math.max(0, ...[...series.values()].map((p) => p.length)), latest }, null, 2));
+    else if (series.size === 0) io.out(`run ${run}: no metrics in ${s.url}`);
+    else {
+      io.out(`run ${run}: latest values`);
+      for (const l of latest) io.out(`  ${l.label.padEnd(34)} ${Number(l.value.toPrecision(5)).toString().padStart(12)}  (step ${l.step}, ${l.metric})`);
+    }
+    if (values.plot !== undefined) {
+      const names = values.series?.split(",").map((x) => x.trim()).filter((x) => x !== "") ?? latest.map((l) => l.metric);
+      const unknown = names.filter((n) => !series.has(n));
+      if (unknown.length > 0) throw usage(`no such series: ${unknown.join(", ")}${series.size > 0 ? ` (have: ${[...series.keys()].slice(0, 12).join(", ")}…)` : ""}`);
+      writeFileSync(values.plot, renderSvg(series, names, `${run}`));
+      io.err(`wrote ${values.plot} (${names.length} series)`);
+    }
+    return 0;
+  } finally {
+    await s.close();
+  }
+}
+
+function humanBytes(n: number): string {
+  const units = ["B", "KiB", "MiB", "GiB", "TiB"];
+  let v = n;
+  let u = 0;
+  while (v >= 1024 && u < units.length - 1) { v /= 1024; u++; }
+  return `${u === 0 ? v : v.toFixed(1)} ${units[u]}`;
+}
+
+/**
+ * rlpipe run-token <run> --secret-env NAME --out FILE: writes the token a job presents to the runs function to a
+ * file only its owner can read (it is a credential, so it is never printed).
+ */
+export function runRunToken(argv: readonly string[], io: Io): number {
+  const { values, positionals } = parseArgs({ args: [...argv], allowPositionals: true, strict: true, options: { "secret-env": { type: "string" }, out: { type: "string" }, help: { type: "boolean", short: "h", default: false } } });
+  if (values.help) { io.out("usage: rlpipe run-token <run> --secret-env NAME --out FILE"); return 0; }
+  const run = runName(positionals[0]);
+  const env = values["secret-env"];
+  if (env === undefined) throw usage("rlpipe run-token needs --secret-env NAME");
+  const secret = process.env[env];
+  if (secret === undefined || secret.length < 16) throw new RlpipeError("secret_missing", `environment variable ${env} must hold a secret of at least 16 characters`, { exitCode: 2 });
+  if (values.out === undefined) throw usage("rlpipe run-token needs --out FILE (the token is a credential and is not printed)");
+  writeFileSync(values.out, `${runToken(secret, run)}\n`, { mode: 0o600 });
+  chmodSync(values.out, 0o600);
+  io.out(`wrote the run token for ${run} to ${values.out} (mode 600); give it to the job as RLPIPE_RUN_TOKEN`);
+  return 0;
+}
