@@ -12,6 +12,7 @@ import { envBlock } from "./render/env.js";
 import { renderDockerRun } from "./render/docker.js";
 import { type LaunchInputs, type SandboxLaunch, renderLaunchScript } from "./render/launch.js";
 import { SHIM_FILE, resolveRewardFn } from "./render/reward.js";
+import { SYNC_SIDECAR, type StoragePlan, storagePlan } from "./render/storage.js";
 import { type StageCommand, renderStage } from "./render/stages.js";
 
 export interface PlanOptions {
@@ -61,6 +62,8 @@ export interface Plan {
   readonly stages: readonly PlannedStage[];
   readonly secrets: readonly { readonly name: string; readonly env: string; readonly required: boolean }[];
   readonly docker?: { readonly argv: readonly string[] };
+  /** Checkpoint and metrics persistence, when checkpoints.storage is set. */
+  readonly storage?: StoragePlan;
   readonly files: readonly BundleFile[];
   readonly warnings: readonly LocatedIssue[];
 }
@@ -89,8 +92,13 @@ export function plan(loaded: LoadedRecipe, opts: PlanOptions = {}): Plan {
   const ctx: RenderContext = { recipe, profile: profile!, provider, workDir: workDir!, interp, issues };
 
   const runtimeEnv = envBlock(ctx, recipe.runtime.envPresets, recipe.runtime.env, ["runtime", "env"]);
+  const commands = recipe.stages.map((s, i) => renderStage(ctx, s, i));
+  const storage = storagePlan(ctx, loaded.hash, commands);
   const stages = recipe.stages.map((s, i) => {
-    const cmd = renderStage(ctx, s, i);
+    const rendered = commands[i]!;
+    // verl's file logger writes where the sync sidecar reads.
+    const metrics = storage?.stages.find((x) => x.stage === s.id)?.metrics;
+    const cmd = metrics === undefined ? rendered : { ...rendered, env: { ...rendered.env, VERL_FILE_LOGGER_PATH: metrics } };
     const own = envBlock(ctx, cmd.envPresets as Recipe["runtime"]["envPresets"], cmd.env, ["stages", i, "env"]);
     const environment = [...runtimeEnv.steps, ...own.steps].flatMap((st) => ("export" in st ? [st.export] : []));
     return { ...cmd, facts: stageFacts(recipe, s), environment, envSteps: own };
@@ -115,8 +123,17 @@ export function plan(loaded: LoadedRecipe, opts: PlanOptions = {}): Plan {
     overlay.set(SHIM_FILE, shim);
   }
 
-  const secrets = Object.entries(recipe.secrets ?? {}).sort(([a], [b]) => a.localeCompare(b))
-    .map(([name, s]) => ({ name, env: s.env, required: s.required }));
+  if (storage?.mechanism === "sidecar-function") {
+    const sidecar = opts.assets?.[SYNC_SIDECAR];
+    if (sidecar === undefined) throw new RlpipeError("asset_missing", `the sync sidecar ${SYNC_SIDECAR} was not provided to the planner`);
+    overlay.set(`.rlpipe/${SYNC_SIDECAR}`, sidecar);
+  }
+
+  const secrets = [
+    ...Object.entries(recipe.secrets ?? {}).map(([name, s]) => ({ name, env: s.env, required: s.required })),
+    // The sidecar's only credential: the per-run token for the runs function.
+    ...(storage?.mechanism === "sidecar-function" && !Object.values(recipe.secrets ?? {}).some((s) => s.env === "RLPIPE_RUN_TOKEN") ? [{ name: "run-token", env: "RLPIPE_RUN_TOKEN", required: true }] : []),
+  ].sort((a, b) => a.name.localeCompare(b.name));
   const launchInputs: LaunchInputs = {
     recipeHash: loaded.hash,
     stages,
@@ -126,19 +143,12 @@ export function plan(loaded: LoadedRecipe, opts: PlanOptions = {}): Plan {
     secrets,
     patches: patchSteps(ctx),
     datasetBuilds: datasetBuilds(ctx),
+    ...(storage === undefined ? {} : { storage }),
   };
   const launch = renderLaunchScript(ctx, launchInputs);
   const docker = provider === "docker" ? renderDockerRun(ctx, secrets.map((s) => s.env)) : undefined;
   if (provider === "docker" && docker === undefined) {
     issues.push({ severity: "error", code: "missing_target", path: ["targets", "docker"], message: "provider docker needs targets.docker (image, shm size, devices)" });
-  }
-  const ck = recipe.checkpoints;
-  if (ck?.storage !== undefined || ck?.keep?.every !== undefined) {
-    issues.push({
-      severity: "warning", code: "storage_sync_pending", path: ["checkpoints", ck.storage !== undefined ? "storage" : "keep"],
-      message: "checkpoint upload to object storage (and its keep-every retention) is not rendered by this rlpipe version; checkpoints stay in the job's output directory",
-      hint: "keep.last still applies locally through verl's max_*_ckpt_to_keep",
-    });
   }
   if (provider === "tione" && recipe.runtime.accelerator === "ascend-npu") {
     issues.push({ severity: "error", code: "accelerator_mismatch", path: ["runtime", "accelerator"], message: "provider tione offers NVIDIA GPUs, but the recipe needs ascend-npu", hint: "use --provider modelarts (Ascend) or docker" });
@@ -171,6 +181,7 @@ export function plan(loaded: LoadedRecipe, opts: PlanOptions = {}): Plan {
     ...(recipe.sandbox === undefined ? {} : { sandbox: { kind: recipe.sandbox.kind, deploy: recipe.sandbox.deploy, ...(sandboxUrl === undefined ? {} : { url: sandboxUrl }), where: sandboxWhere(recipe.sandbox, provider) } }),
     stages: stages.map(({ envSteps: _, ...rest }) => rest),
     secrets,
+    ...(storage === undefined ? {} : { storage }),
     ...(docker === undefined ? {} : { docker: { argv: docker.argv } }),
     files,
     warnings: locateAll(issues.filter((i) => i.severity === "warning"), loaded.source, loaded.file),

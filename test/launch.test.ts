@@ -342,3 +342,56 @@ stages:
     }
   });
 });
+
+describe("launch.sh with checkpoints.storage (sync sidecar)", () => {
+  it("starts rlpipe sync next to training; its last pass commits the final checkpoint and metrics", { timeout: 120_000 }, async () => {
+    const root = mkdtempSync(join(tmpdir(), "rlpipe-sync-launch-"));
+    try {
+      const work = join(root, "work");
+      const stubs = join(root, "stubs");
+      const storeDir = join(root, "store");
+      for (const d of [work, stubs]) mkdirSync(d, { recursive: true });
+      writeFileSync(join(stubs, "rlpipe"), `#!/usr/bin/env bash\nexec node ${JSON.stringify(join(FIXTURES, "..", "..", "dist", "bin", "rlpipe.js"))} "$@"\n`);
+      // The "trainer" saves two steps the way verl does (tracker after the step) and logs metrics.
+      writeFileSync(join(stubs, "python3"), `#!/usr/bin/env bash
+if [ "$1" = "-m" ] && [ "$2" = verl.trainer.main_ppo ]; then
+  for s in 1 2; do
+    mkdir -p ckpt/rl/global_step_$s/actor
+    head -c 200000 /dev/urandom > ckpt/rl/global_step_$s/actor/model.pt
+    echo $s > ckpt/rl/latest_checkpointed_iteration.txt
+    echo "{\\"step\\": $s, \\"data\\": {\\"critic/score/mean\\": 0.$s}}" >> "$VERL_FILE_LOGGER_PATH"
+  done
+  exit 0
+fi
+exec /usr/bin/python3 "$@"
+`);
+      for (const n of ["rlpipe", "python3"]) chmodSync(join(stubs, n), 0o755);
+      const text = `
+apiVersion: rlpipe/v1
+kind: Recipe
+metadata: { name: sync-demo }
+runtime: { accelerator: nvidia-gpu, workDir: ${work}, verl: { ref: c651b7b } }
+resources: { nodes: 1, devicesPerNode: 1 }
+models: { m: { path: models/m } }
+datasets: { d: { path: d.parquet, format: verl-rl } }
+checkpoints: { storage: "file://${storeDir}", intervalS: 300, keep: { last: 5 } }
+stages:
+  - { id: rl, type: rl, model: m, outputDir: ckpt/rl, data: { train: d, promptsPerStep: 2, maxPromptLength: 8, maxResponseLength: 8 }, rollout: { engine: vllm, mode: async }, logging: { backends: [console, file] } }
+`;
+      const p = plan(parseRecipe(text, "s.yaml"), { provider: "local", assets: bundledAssets() });
+      assert.equal(p.storage?.mechanism, "sidecar-direct");
+      const bundleDir = join(root, "bundle");
+      writeBundle(bundleDir, [...p.files, { path: "rlpipe-plan.json", content: "{}", executable: false }]);
+      const r = spawnSync("bash", [join(bundleDir, "launch.sh")], { encoding: "utf8", timeout: 110_000, env: { PATH: `${stubs}:/usr/bin:/bin`, HOME: root, RLPIPE_RUN: "demo-run" } });
+      assert.equal(r.status, 0, `${r.stdout}\n${r.stderr}`);
+      const env = { ...process.env, RLPIPE_STORE: storeDir };
+      const ck = spawnSync(process.execPath, [join(FIXTURES, "..", "..", "dist", "bin", "rlpipe.js"), "checkpoints", "demo-run.rl", "--json"], { encoding: "utf8", env });
+      assert.equal(ck.status, 0, ck.stderr);
+      assert.deepEqual(JSON.parse(ck.stdout).map((x: { step: number }) => x.step), [1, 2], "the final pass committed both steps");
+      const m = spawnSync(process.execPath, [join(FIXTURES, "..", "..", "dist", "bin", "rlpipe.js"), "metrics", "demo-run.rl", "--json"], { encoding: "utf8", env });
+      assert.equal(JSON.parse(m.stdout).latest[0].value, 0.2);
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
+  });
+});

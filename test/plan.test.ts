@@ -6,6 +6,7 @@ import { describe, it } from "node:test";
 import { parseDocument } from "yaml";
 import { plan } from "../core/plan.js";
 import { parseRecipe } from "../core/recipe/load.js";
+import { bundledAssets } from "../bin/commands/plan.js";
 import { FIXTURES, planSeed, recipeText } from "./helpers.js";
 
 const sink = () => readFileSync(join(FIXTURES, "recipes", "kitchen-sink.yaml"), "utf8");
@@ -69,9 +70,25 @@ describe("plan: optional recipe fields", () => {
     assert.match(q.files.find((f) => f.path === "tool_config/rl_tools.yaml")!.content, /sandbox_fusion_url: http:\/\/localhost:8080\/run_code/);
   });
 
-  it("storage sync settings are reported as not rendered yet, not silently dropped", () => {
-    const q = planOf(edit(sink(), [[["checkpoints", "storage"], "s3://bucket/run"]]));
-    assert.ok(q.warnings.some((w) => w.code === "storage_sync_pending" && w.path.join(".") === "checkpoints.storage"));
+  it("checkpoints.storage picks the persistence mechanism per provider", () => {
+    const withStorage = (extra: Record<string, unknown>) => edit(sink(), [[["checkpoints"], { dir: "${workDir}/ckpt", keep: { last: 3, every: 50 }, storage: "s3://bucket/runs", ...extra }]]);
+    const direct = plan(parseRecipe(withStorage({}), "t.yaml"), { provider: "ray", assets: bundledAssets() });
+    assert.equal(direct.storage?.mechanism, "sidecar-direct");
+    assert.deepEqual(direct.storage?.stages.map((s) => [s.stage, s.dir, s.metrics ?? null]), [["sft", "/job/ckpt/sft", null], ["rl", "/job/ckpt/rl", "/job/.rlpipe/metrics/rl.jsonl"]]);
+    const launch = direct.files.find((f) => f.path === "launch.sh")!.content;
+    assert.match(launch, /rlpipe sync "\$RLPIPE_RUN\.rl" --watch \/job\/ckpt\/rl --metrics \/job\/\.rlpipe\/metrics\/rl\.jsonl --store s3:\/\/bucket\/runs --interval-s 30 --keep-last 3 --keep-every 50/);
+    assert.ok(direct.stages.find((s) => s.id === "rl")!.environment.some(([k, v]) => k === "VERL_FILE_LOGGER_PATH" && v === "/job/.rlpipe/metrics/rl.jsonl"));
+    const fn = plan(parseRecipe(withStorage({ functionUrl: "https://fn.example.com" }), "t.yaml"), { provider: "slurm", assets: bundledAssets() });
+    assert.equal(fn.storage?.mechanism, "sidecar-function");
+    assert.ok(fn.files.some((f) => f.path === ".rlpipe/rlpipe_sync.py"));
+    assert.ok(fn.secrets.some((s) => s.env === "RLPIPE_RUN_TOKEN" && s.required));
+    assert.match(fn.files.find((f) => f.path === "launch.sh")!.content, /python3 \.rlpipe\/rlpipe_sync\.py --url https:\/\/fn\.example\.com --run "\$RLPIPE_RUN\.rl"/);
+    const ma = plan(parseRecipe(withStorage({ storage: "obs://ckpt-bucket/runs" }), "t.yaml"), { provider: "modelarts", assets: bundledAssets() });
+    assert.equal(ma.storage?.mechanism, "modelarts-output");
+    assert.deepEqual(ma.storage?.modelartsOutputs?.map((o) => [o.localDir, o.obsUrl.replace(/-[0-9a-f]{8}\./, "-H.")]), [["/job/ckpt/sft", "obs://ckpt-bucket/runs/kitchen-sink-H.sft/"], ["/job/ckpt/rl", "obs://ckpt-bucket/runs/kitchen-sink-H.rl/"]]);
+    assert.doesNotMatch(ma.files.find((f) => f.path === "launch.sh")!.content, /rlpipe sync|rlpipe_sync/);
+    assert.throws(() => plan(parseRecipe(withStorage({}), "t.yaml"), { provider: "modelarts", assets: bundledAssets() }), /must be an obs:\/\/ URI for provider modelarts/);
+    assert.equal(plan(parseRecipe(withStorage({}), "t.yaml"), { provider: "tione", assets: bundledAssets() }).storage?.mechanism, "tione-mount");
   });
 });
 

@@ -81,10 +81,10 @@ export function parseProvider(v: string | undefined): Provider {
   throw usage(`unknown provider ${JSON.stringify(v)}; expected one of ${PROVIDERS.join(", ")}${(() => { const s = didYouMean(v, PROVIDERS); return s === undefined ? "" : ` (${s})`; })()}`);
 }
 
-/** Files rlpipe ships into bundles: the standard-library reward shim from recipes/python/. */
+/** Files rlpipe ships into bundles: the standard-library reward shim and sync sidecar from recipes/python/. */
 export function bundledAssets(): Record<string, string> {
   const dir = resolve(dirname(fileURLToPath(import.meta.url)), "../../../recipes/python");
-  return { "rlpipe_reward.py": readFileSync(join(dir, "rlpipe_reward.py"), "utf8") };
+  return Object.fromEntries(["rlpipe_reward.py", "rlpipe_sync.py"].map((f) => [f, readFileSync(join(dir, f), "utf8")]));
 }
 
 function readBeside(dir: string, rel: string): string | undefined {

@@ -380,9 +380,13 @@ const Checkpoints = z.strictObject({
   storage: text().regex(/^(s3|obs|cos|file):\/\/./, { error: "expected a URI such as s3://bucket/prefix, obs://…, cos://… or file://…" }).optional()
     .describe("Object storage the checkpoints are synced to (by the checkpoint sync, not by verl)."),
   keep: z.strictObject({
-    last: posInt().optional().describe("Keep the newest N checkpoints locally (trainer.max_actor_ckpt_to_keep / max_ckpt_to_keep)."),
+    last: posInt().optional().describe("Keep the newest N checkpoints (locally through verl's max_*_ckpt_to_keep, and in storage)."),
     every: posInt().optional().describe("Also keep every M-th step in storage (checkpoint sync retention)."),
   }).optional(),
+  via: oneOf(["direct", "function"] as const).optional()
+    .describe("How a sidecar uploads: direct (rlpipe sync, storage credentials on the node) or function (rlpipe_sync.py through the runs function's presigned URLs; no credentials in the job). Default: function when functionUrl is set."),
+  functionUrl: text().optional().describe("Base URL of the rlpipe function with the runs routes (the job authenticates with RLPIPE_RUN_TOKEN)."),
+  intervalS: posInt().optional().describe("Seconds between sync passes (default 30)."),
 });
 
 const Mount = z.string().regex(/^[^:]+(:[^:]+)?(:(ro|rw))?$/, { error: "expected host[:container][:ro|rw]" });

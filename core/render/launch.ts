@@ -6,6 +6,7 @@
 import { sha256 } from "../recipe/load.js";
 import type { RenderContext } from "./context.js";
 import type { EnvBlock } from "./env.js";
+import { SYNC_SIDECAR, type StoragePlan } from "./storage.js";
 import { shellCommandBlock, shellDoubleQuote, shellQuote } from "./shell.js";
 import type { StageCommand } from "./stages.js";
 
@@ -38,6 +39,7 @@ export interface LaunchInputs {
   readonly secrets: readonly { readonly name: string; readonly env: string; readonly required: boolean }[];
   readonly patches: readonly { readonly dir: string; readonly file: string; readonly apply: "git-apply" | "git-am" }[];
   readonly datasetBuilds: readonly { readonly command: string; readonly creates: readonly string[] }[];
+  readonly storage?: StoragePlan;
 }
 
 const STAGES_ON_EVERY_NODE = new Set(["sft"]);
@@ -62,6 +64,8 @@ export function renderLaunchScript(ctx: RenderContext, inputs: LaunchInputs): st
   L.push('export RLPIPE_NODE_RANK="${RLPIPE_NODE_RANK:-0}"');
   L.push("RLPIPE_RAY_HEAD=");
   L.push("RLPIPE_SANDBOX_PID=");
+  L.push("RLPIPE_SYNC_PIDS=()");
+  L.push("RLPIPE_SYNC_FINAL=");
   L.push("");
   L.push(...HELPERS);
 
@@ -109,6 +113,38 @@ export function renderLaunchScript(ctx: RenderContext, inputs: LaunchInputs): st
       L.push(`  ( ${b.command} ) || rlpipe_die $? ${shellQuote(`dataset build failed: ${b.command}`)}`);
       L.push("fi");
     }
+  }
+
+  const st = inputs.storage;
+  if (st !== undefined && (st.mechanism === "sidecar-direct" || st.mechanism === "sidecar-function")) {
+    L.push("", `# ---- checkpoint and metrics sync to ${st.uri} (${st.mechanism})`);
+    L.push(`RLPIPE_RUN="\${RLPIPE_RUN:-${st.runBase}}"`);
+    L.push("mkdir -p .rlpipe");
+    const commands = st.stages.map((s) => {
+      const keep = [...(st.keep?.last === undefined ? [] : ["--keep-last", String(st.keep.last)]), ...(st.keep?.every === undefined ? [] : ["--keep-every", String(st.keep.every)])];
+      const metrics = s.metrics === undefined ? [] : ["--metrics", s.metrics];
+      const words = st.mechanism === "sidecar-direct"
+        ? ["rlpipe", "sync", `@RUN.${s.stage}`, "--watch", s.dir, ...metrics, "--store", st.uri, "--interval-s", String(st.intervalS), ...keep, "--recipe-hash", inputs.recipeHash]
+        : ["python3", `.rlpipe/${SYNC_SIDECAR}`, "--url", st.functionUrl ?? "", "--run", `@RUN.${s.stage}`, "--dir", s.dir, ...metrics, "--interval", String(st.intervalS), ...keep, "--recipe-hash", inputs.recipeHash];
+      return { stage: s.stage, metrics: s.metrics, cmd: words.map((w) => (w.startsWith("@RUN.") ? `"$RLPIPE_RUN.${w.slice(5)}"` : shellQuote(w))).join(" ") };
+    });
+    // The final pass runs in the foreground when the job ends (success or failure), so the last checkpoint
+    // and metrics are uploaded even when a sidecar was stopped before it could react.
+    L.push("rlpipe_sync_final() {");
+    L.push('  for p in "${RLPIPE_SYNC_PIDS[@]}"; do kill -TERM "$p" 2>/dev/null || true; done');
+    L.push('  for p in "${RLPIPE_SYNC_PIDS[@]}"; do wait "$p" 2>/dev/null || true; done');
+    L.push("  RLPIPE_SYNC_PIDS=()");
+    L.push('  rlpipe_log "final checkpoint and metrics sync"');
+    for (const c of commands) L.push(`  ${c.cmd} --once >> .rlpipe/sync-${c.stage}.log 2>&1 || rlpipe_log ${shellQuote(`final sync of ${c.stage} failed; see .rlpipe/sync-${c.stage}.log`)}`);
+    L.push("}");
+    L.push("RLPIPE_SYNC_FINAL=rlpipe_sync_final");
+    L.push('if [ "$RLPIPE_NODE_RANK" = 0 ]; then');
+    for (const c of commands) {
+      if (c.metrics !== undefined) L.push(`  mkdir -p ${shellQuote(c.metrics.slice(0, c.metrics.lastIndexOf("/")))}`);
+      L.push(`  ${c.cmd} >> .rlpipe/sync-${c.stage}.log 2>&1 &`);
+      L.push("  RLPIPE_SYNC_PIDS+=($!)");
+    }
+    L.push("fi");
   }
 
   const sb = inputs.sandbox;
@@ -198,10 +234,13 @@ rlpipe_require_secret() {
   if [ -z "@{!1:-}" ]; then rlpipe_die 2 "environment variable $1 (secret '$2') is not set; export it before launching"; fi
 }
 rlpipe_cleanup() {
+  local rc=$?
   if [ -n "$RLPIPE_RAY_HEAD" ]; then ray stop --force >/dev/null 2>&1 || true; fi
+  if [ -n "$RLPIPE_SYNC_FINAL" ] && [ "$RLPIPE_NODE_RANK" = 0 ]; then "$RLPIPE_SYNC_FINAL"; fi
   if [ -n "$RLPIPE_SANDBOX_PID" ] && kill -0 "$RLPIPE_SANDBOX_PID" 2>/dev/null; then
     kill -TERM -- "-$RLPIPE_SANDBOX_PID" 2>/dev/null || kill -TERM "$RLPIPE_SANDBOX_PID" 2>/dev/null || true
   fi
+  return $rc
 }
 trap rlpipe_cleanup EXIT
 rlpipe_apply_patch() {
