@@ -131,6 +131,37 @@ describe("checkpoints and metrics in object storage", () => {
     assert.equal(writes.filter((k) => k.endsWith(".manifest.json")).length, 1);
   });
 
+  it("bounds parts in flight across all files and uploads multipart files one at a time", async () => {
+    const dir = join(work, "lanes");
+    const d = join(dir, "global_step_1", "actor");
+    mkdirSync(d, { recursive: true });
+    for (let i = 0; i < 3; i++) writeFileSync(join(d, `model_world_size_3_rank_${i}.pt`), randomBytes(20 * MiB)); // 3 parts each
+    for (let i = 0; i < 6; i++) writeFileSync(join(d, `small_${i}.json`), randomBytes(1000));
+    writeFileSync(join(dir, "latest_checkpointed_iteration.txt"), "1");
+    const lanes = new S3Store(store.opts);
+    let parts = 0, maxParts = 0, large = 0, maxLarge = 0;
+    const uploadPart = lanes.uploadPart.bind(lanes);
+    lanes.uploadPart = async (...a: Parameters<S3Store["uploadPart"]>) => {
+      maxParts = Math.max(maxParts, ++parts);
+      try { return await uploadPart(...a); } finally { parts--; }
+    };
+    const putFile = lanes.putFile.bind(lanes);
+    lanes.putFile = async (key, path, o) => {
+      const big = key.endsWith(".pt");
+      if (big) maxLarge = Math.max(maxLarge, ++large);
+      try { return await putFile(key, path, o); } finally { if (big) large--; }
+    };
+    try {
+      const r = await new CheckpointSync({ run: "run-lanes", store: lanes, partSizeBytes: 8 * MiB, concurrency: 2, fileConcurrency: 4 }).syncDir(dir);
+      assert.deepEqual(r.committed, [1]);
+    } finally {
+      await lanes.close();
+    }
+    assert.equal(maxParts, 2, "parts in flight: at most the shared slots, and the slots are used");
+    assert.equal(maxLarge, 1, "multipart files go one at a time");
+    await assertCommittedIntact(store, "run-lanes", dir);
+  });
+
   it("retention keeps the last K and every M-th step, deleting manifests before files", async () => {
     const dir = join(work, "ret");
     makeCheckpoints(dir, [10, 20, 30, 40, 50], 50, 1024);

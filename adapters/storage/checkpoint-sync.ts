@@ -5,7 +5,7 @@ import { readFile, readdir, stat, writeFile, mkdir } from "node:fs/promises";
 import { join, relative, sep } from "node:path";
 import { type Manifest, Manifest as ManifestSchema, type ManifestFile, type RetentionPolicy, buildManifest, layout, parseTracker, stepOfManifestKey, stepsToDelete } from "../../core/checkpoints.js";
 import { Semaphore } from "../../core/util/semaphore.js";
-import { type ObjectStore, StorageError } from "./store.js";
+import { DEFAULT_PART_BYTES, type ObjectStore, StorageError } from "./store.js";
 
 export interface CheckpointSyncOptions {
   readonly run: string;
@@ -13,7 +13,7 @@ export interface CheckpointSyncOptions {
   readonly recipeHash?: string;
   readonly retention?: RetentionPolicy;
   readonly partSizeBytes?: number;
-  /** Parts in flight per file (default 8). */
+  /** Parts in flight across all files of a step (default 8); bounds memory to concurrency × part size. */
   readonly concurrency?: number;
   /** Files uploaded at once (default 4; many small files benefit). */
   readonly fileConcurrency?: number;
@@ -102,16 +102,25 @@ export class CheckpointSync {
     return { committed, alreadyCommitted: [...committedBefore].sort((a, b) => a - b), deleted, bytesUploaded };
   }
 
-  /** Upload one step's files, then write its manifest (the commit). */
+  /**
+   * Upload one step's files, then write its manifest (the commit). Multipart files go one at a time (their parts
+   * in parallel), so each completes as early as possible — less to redo after an interruption, and the server
+   * never assembles several large files at once — while small files go `fileConcurrency` at a time beside them.
+   * Parts in flight are bounded across both lanes by one set of part slots.
+   */
   async commitStep(stepDir: string, step: number): Promise<Manifest> {
     const { store, run } = this.opts;
     const files = await listFiles(stepDir);
-    const slots = new Semaphore(this.opts.fileConcurrency ?? 4);
+    const sizes = await Promise.all(files.map(async (rel) => (await stat(join(stepDir, ...rel.split("/")))).size));
+    const multipartFrom = 2 * (this.opts.partSizeBytes ?? DEFAULT_PART_BYTES);
+    const smallLane = new Semaphore(this.opts.fileConcurrency ?? 4);
+    const largeLane = new Semaphore(1);
+    const partSlots = new Semaphore(this.opts.concurrency ?? 8);
     const started = Date.now();
-    const entries: ManifestFile[] = await Promise.all(files.map((rel) => slots.run(async () => {
+    const entries: ManifestFile[] = await Promise.all(files.map((rel, i) => (sizes[i]! >= multipartFrom ? largeLane : smallLane).run(async () => {
       const r = await store.putFile(layout.file(run, step, rel), join(stepDir, ...rel.split("/")), {
         ...(this.opts.partSizeBytes === undefined ? {} : { partSizeBytes: this.opts.partSizeBytes }),
-        ...(this.opts.concurrency === undefined ? {} : { concurrency: this.opts.concurrency }),
+        partSlots,
         ...(this.opts.signal === undefined ? {} : { signal: this.opts.signal }),
       });
       const now = await stat(join(stepDir, ...rel.split("/")));
