@@ -228,10 +228,11 @@ describe("checkpoints and metrics in object storage", () => {
       const short = await startHttpServer({ runs: { store, secret: SECRET, urlTtlS: 1 }, cache: new ResultCache() }, { host: "127.0.0.1", port: 0 });
       try {
         const dir = join(work, "expiry");
-        makeCheckpoints(dir, [1], 1, 3 * 8 * MiB);
+        makeCheckpoints(dir, [1], 1, 6 * 8 * MiB);
         const before = gw.stats.expired;
-        gw.faults.push({ kind: "delay", ms: 2200, match: isUploadPart });
-        const r = await run("/usr/bin/python3", [SIDECAR, "--url", short.url, "--run", "run-exp", "--dir", dir, "--once", "--part-size-mb", "8"], {
+        // Both workers' first parts stall past the 1 s TTL, so the URLs of the parts after them expire.
+        gw.faults.push({ kind: "delay", ms: 2200, match: isUploadPart }, { kind: "delay", ms: 2200, match: isUploadPart });
+        const r = await run("/usr/bin/python3", [SIDECAR, "--url", short.url, "--run", "run-exp", "--dir", dir, "--once", "--part-size-mb", "8", "--parallel", "2"], {
           env: { PATH: "/usr/bin:/bin", RLPIPE_RUN_TOKEN: runToken(SECRET, "run-exp") },
         });
         assert.equal(r.status, 0, r.stderr);

@@ -22,6 +22,7 @@ import sys
 import time
 import urllib.error
 import urllib.request
+from concurrent.futures import ThreadPoolExecutor
 
 TRACKER = "latest_checkpointed_iteration.txt"
 STEP_DIR = re.compile(r"^global_step_(\d+)$")
@@ -118,7 +119,25 @@ def hash_file(path, part_size):
     return sha.hexdigest(), md5s
 
 
-def upload_file(client, step, rel, path, part_size):
+def upload_parts(client, path, part_size, md5s, parts, parallel):
+    """Send parts `parallel` at a time; each worker reads its part only when it starts (memory: parallel × part)."""
+
+    def one(p):
+        n = p["partNumber"]
+        with open(path, "rb") as f:
+            f.seek((n - 1) * part_size)
+            body = f.read(part_size)
+        client.put(p["url"], body, p["headers"], md5s[n - 1])
+
+    pool = ThreadPoolExecutor(max_workers=max(1, parallel))
+    try:
+        for fut in [pool.submit(one, p) for p in parts]:
+            fut.result()  # the first failure (e.g. UrlExpired) propagates; parts already stored are kept
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
+def upload_file(client, step, rel, path, part_size, parallel=4):
     size = os.path.getsize(path)
     sha, md5s = hash_file(path, part_size)
     remote = "checkpoints/global_step_%d/%s" % (step, rel)
@@ -129,14 +148,7 @@ def upload_file(client, step, rel, path, part_size):
                 with open(path, "rb") as f:
                     client.put(plan["url"], f.read(), plan["headers"], md5s[0])
             else:
-                with open(path, "rb") as f:
-                    for p in plan["parts"]:
-                        if p["done"]:
-                            continue
-                        n = p["partNumber"]
-                        f.seek((n - 1) * part_size)
-                        body = f.read(part_size)
-                        client.put(p["url"], body, p["headers"], md5s[n - 1])
+                upload_parts(client, path, part_size, md5s, [p for p in plan["parts"] if not p["done"]], parallel)
                 client.call("POST", "uploads/complete", {"path": remote, "uploadId": plan["uploadId"], "partMd5s": md5s})
             return {"path": rel, "size": size, "sha256": sha}
         except UrlExpired:
@@ -154,7 +166,7 @@ def list_files(step_dir):
     return sorted(out)
 
 
-def sync_checkpoints(client, ckpt_dir, part_size, keep, recipe_hash, committed):
+def sync_checkpoints(client, ckpt_dir, part_size, keep, recipe_hash, committed, parallel=4):
     try:
         with open(os.path.join(ckpt_dir, TRACKER)) as f:
             latest = int(f.read().strip())
@@ -167,7 +179,7 @@ def sync_checkpoints(client, ckpt_dir, part_size, keep, recipe_hash, committed):
             continue
         step_dir = os.path.join(ckpt_dir, "global_step_%d" % step)
         try:
-            files = [upload_file(client, step, rel, os.path.join(step_dir, rel), part_size) for rel in list_files(step_dir)]
+            files = [upload_file(client, step, rel, os.path.join(step_dir, rel), part_size, parallel) for rel in list_files(step_dir)]
         except FileNotFoundError:
             log("step %d: removed locally during upload; not committed" % step)
             continue
@@ -228,7 +240,8 @@ def main(argv=None):
     ap.add_argument("--metrics", help="verl's file logger output ($VERL_FILE_LOGGER_PATH)")
     ap.add_argument("--interval", type=float, default=30.0)
     ap.add_argument("--once", action="store_true")
-    ap.add_argument("--part-size-mb", type=int, default=64)
+    ap.add_argument("--part-size-mb", type=int, default=16)
+    ap.add_argument("--parallel", type=int, default=4, help="parts in flight (memory: parallel x part size)")
     ap.add_argument("--keep-last", type=int)
     ap.add_argument("--keep-every", type=int)
     ap.add_argument("--recipe-hash")
@@ -247,7 +260,7 @@ def main(argv=None):
     committed = set(state.get("committed", []))
     offsets = dict(state.get("metrics", {}))
     while True:
-        sync_checkpoints(client, args.dir, part_size, keep, args.recipe_hash, committed)
+        sync_checkpoints(client, args.dir, part_size, keep, args.recipe_hash, committed, args.parallel)
         if args.metrics:
             sync_metrics(client, args.metrics, offsets)
         if args.once or stopping["now"]:
