@@ -4,6 +4,8 @@ import { type LocatedIssue, RecipeError, type RecipeIssue, RlpipeError } from ".
 import { checkRecipe } from "./recipe/check.js";
 import { Interpolator } from "./recipe/interpolate.js";
 import { type LoadedRecipe, canonicalJson, locateAll, sha256 } from "./recipe/load.js";
+import { type ProviderRequest, buildNamedRequest } from "./providers/request.js";
+import { REQUEST_BUILDERS } from "./providers/requests.js";
 import { type VerlProfile, PROFILES, profileByName, profileForRef } from "./recipe/profiles.js";
 import type { Provider, Recipe, SandboxSpec } from "./recipe/schema.js";
 import { didYouMean } from "./recipe/suggest.js";
@@ -64,6 +66,10 @@ export interface Plan {
   readonly docker?: { readonly argv: readonly string[] };
   /** Checkpoint and metrics persistence, when checkpoints.storage is set. */
   readonly storage?: StoragePlan;
+  /** What a deploy sends to the provider (absent for docker: docker-run.sh is run by hand). */
+  readonly request?: ProviderRequest;
+  /** sha256 over the bundle files: content-addressed upload locations. */
+  readonly bundleDigest: string;
   readonly files: readonly BundleFile[];
   readonly warnings: readonly LocatedIssue[];
 }
@@ -156,15 +162,22 @@ export function plan(loaded: LoadedRecipe, opts: PlanOptions = {}): Plan {
   if (recipe.resources.nodes > 1 && (provider === "local" || provider === "docker")) {
     issues.push({ severity: "warning", code: "multinode_local", path: ["resources", "nodes"], message: `${recipe.resources.nodes} nodes on provider ${provider}: launch.sh must be started on every node with RLPIPE_NODE_RANK and RLPIPE_MASTER_ADDR set` });
   }
-  if (issues.some((i) => i.severity === "error")) fail();
-
   const files: BundleFile[] = [
     { path: "launch.sh", content: launch, executable: true },
     ...[...overlay.entries()].map(([path, content]) => ({ path, content, executable: false })),
     ...(docker === undefined ? [] : [{ path: "docker-run.sh", content: docker.script, executable: true }]),
   ].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+  const bundleDigest = sha256(canonicalJson(files.map((f) => [f.path, f.executable, sha256(f.content)])));
 
-  const jobName = `${recipe.metadata.name.replace(/[^a-z0-9-]/g, "-").slice(0, 40)}-${sha256(canonicalJson({ provider, files: files.map((f) => [f.path, sha256(f.content)]) })).slice(0, 8)}`;
+  const builder = REQUEST_BUILDERS[provider];
+  const named = builder === undefined ? undefined : buildNamedRequest(builder, {
+    recipe, provider, bundleDigest, workDir: workDir!,
+    resources: { nodes: recipe.resources.nodes, devicesPerNode: recipe.resources.devicesPerNode, accelerator: recipe.runtime.accelerator },
+    secretEnvs: secrets.map((s) => s.env),
+    ...(storage === undefined ? {} : { storage }),
+  }, issues);
+  if (issues.some((i) => i.severity === "error")) fail();
+  const jobName = named?.jobName ?? `${recipe.metadata.name.replace(/[^a-z0-9-]/g, "-").slice(0, 40)}-${sha256(canonicalJson({ provider, bundleDigest })).slice(0, 8)}`;
   return {
     recipe: { name: recipe.metadata.name, file: loaded.file, hash: loaded.hash },
     provider,
@@ -183,6 +196,8 @@ export function plan(loaded: LoadedRecipe, opts: PlanOptions = {}): Plan {
     secrets,
     ...(storage === undefined ? {} : { storage }),
     ...(docker === undefined ? {} : { docker: { argv: docker.argv } }),
+    ...(named === undefined ? {} : { request: named.request }),
+    bundleDigest,
     files,
     warnings: locateAll(issues.filter((i) => i.severity === "warning"), loaded.source, loaded.file),
   };

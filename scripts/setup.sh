@@ -36,9 +36,19 @@ fi
 
 [ "$WANT_TEST" = 1 ] || exit 0
 
+# ---- system packages the tests need: a single-node Slurm cluster (slurm-wlm + munge; the tests start and stop it)
+if [ ! -x /usr/sbin/slurmctld ] || [ ! -x /usr/sbin/munged ]; then
+  log "apt-get install slurm-wlm munge"
+  SUDO=""; [ "$(id -u)" = 0 ] || SUDO="sudo"
+  export DEBIAN_FRONTEND=noninteractive
+  $SUDO apt-get install -y --no-install-recommends slurm-wlm munge >/dev/null 2>&1 \
+    || { $SUDO apt-get update >/dev/null 2>&1 && $SUDO apt-get install -y --no-install-recommends slurm-wlm munge >/dev/null; } \
+    || { echo "setup.sh: could not install slurm-wlm and munge (apt-get install -y slurm-wlm munge)" >&2; exit 1; }
+fi
+
 # ---- Python test environment: a project-local virtualenv (never the system site-packages)
 VENV="$ROOT/.venv-test"
-PY_REQS=(hydra-core==1.3.2 omegaconf==2.3.0 antlr4-python3-runtime==4.9.3 pytest==8.3.4 "moto[server]==5.2.1")
+PY_REQS=(hydra-core==1.3.2 omegaconf==2.3.0 antlr4-python3-runtime==4.9.3 pytest==8.3.4 "moto[server]==5.2.1" "ray[default]==2.60.0")
 VERL_RELEASES="0.5.0 0.6.0 0.6.1 0.7.0 0.9.1"   # the PyPI releases core/recipe/profiles.ts names
 want="${PY_REQS[*]} | $VERL_RELEASES"
 if ! stamp_ok "$VENV/.rlpipe-stamp" "$want"; then

@@ -15,6 +15,7 @@ import {
 } from "@aws-sdk/client-s3";
 import { getSignedUrl } from "@aws-sdk/s3-request-presigner";
 import { NodeHttpHandler } from "@smithy/node-http-handler";
+import { isLoopbackHost, parseEndpoint } from "../../core/util/endpoint.js";
 import { Semaphore } from "../../core/util/semaphore.js";
 import { type ByteRange, DEFAULT_PART_BYTES, type ObjectInfo, type ObjectStore, type PutFileOptions, type PutFileResult, StorageError, type StoreUri } from "./store.js";
 
@@ -51,19 +52,11 @@ export function planParts(size: number, requested = DEFAULT_PART_BYTES): PartPla
   return { partSize, count: Math.max(1, Math.ceil(size / partSize)) };
 }
 
-function isLoopbackHost(host: string): boolean {
-  return host === "localhost" || host === "[::1]" || /^127\.\d+\.\d+\.\d+$/.test(host);
-}
-
 /** Plain http is accepted only for loopback endpoints (tests, local servers). */
 export function checkEndpoint(endpoint: string): URL {
-  let u: URL;
-  try { u = new URL(endpoint); } catch { throw new StorageError("bad_endpoint", `not a URL: ${endpoint}`, { exitCode: 2 }); }
-  if (u.protocol === "http:" && !isLoopbackHost(u.hostname)) {
-    throw new StorageError("insecure_endpoint", `plain http is allowed only for loopback endpoints, got ${endpoint}`, { exitCode: 2, hint: "use https://" });
-  }
-  if (u.protocol !== "http:" && u.protocol !== "https:") throw new StorageError("bad_endpoint", `unsupported scheme in ${endpoint}`, { exitCode: 2 });
-  return u;
+  const r = parseEndpoint(endpoint);
+  if ("problem" in r) throw new StorageError(r.problem.code, r.problem.message, { exitCode: 2, ...(r.problem.hint === undefined ? {} : { hint: r.problem.hint }) });
+  return r.url;
 }
 
 type Env = Readonly<Record<string, string | undefined>>;

@@ -1,0 +1,176 @@
+// One interface for every place a recipe runs (ModelArts, TI-ONE, Ray, Slurm, local), and the deploy algorithm
+// that guarantees exactly one job per deploy: look the job up by its deterministic name first, and after any
+// failure that may have reached the provider, look it up again before retrying the create.
+import { RlpipeError } from "../../core/errors.js";
+import type { Plan } from "../../core/plan.js";
+import type { Phase } from "../../core/providers/phases.js";
+import type { Provider } from "../../core/recipe/schema.js";
+import { backoffMs, sleep as defaultSleep } from "../../core/util/retry.js";
+
+/** A submitted job: enough to find it again (stored in the run record). */
+export interface JobRef {
+  readonly provider: Provider;
+  /** The deterministic job name (also the run's name). */
+  readonly name: string;
+  /** The provider's id: ModelArts job id, TI-ONE task id, Ray submission id, Slurm job id, local pid. */
+  readonly id: string;
+  readonly region?: string;
+  /** Endpoint or address the job was created at (so status/logs/stop go to the same place). */
+  readonly endpoint?: string;
+  /** Provider-specific ids (e.g. TI-ONE LatestInstanceId, a Slurm output file). */
+  readonly extra?: Readonly<Record<string, string>>;
+}
+
+export interface JobStatus {
+  readonly phase: Phase;
+  /** The provider's own state, unchanged. */
+  readonly rawPhase: string;
+  readonly message?: string;
+  /** ISO 8601. */
+  readonly startedAt?: string;
+  readonly endedAt?: string;
+  readonly exitCode?: number;
+}
+
+/** A page of log text and the cursor to pass for the next page (opaque to callers). */
+export interface LogPage {
+  readonly text: string;
+  readonly cursor: string;
+}
+
+export interface ProviderAdapter {
+  readonly provider: Provider;
+  /** Put what the job needs where it will read it (content-addressed, so repeating it is harmless). */
+  prepare(plan: Plan, signal?: AbortSignal): Promise<void>;
+  /** The job this plan already created, found by its deterministic name. */
+  findExisting(plan: Plan, signal?: AbortSignal): Promise<JobRef | undefined>;
+  /** Create the job. Never retried blindly: deploy() looks the job up after an ambiguous failure. */
+  submit(plan: Plan, signal?: AbortSignal): Promise<JobRef>;
+  status(ref: JobRef, signal?: AbortSignal): Promise<JobStatus>;
+  /** Log text after `cursor` (from the start when undefined). */
+  logs(ref: JobRef, cursor: string | undefined, signal?: AbortSignal): Promise<LogPage>;
+  /** Idempotent: stopping a finished or already stopping job succeeds. */
+  stop(ref: JobRef, signal?: AbortSignal): Promise<void>;
+  close?(): Promise<void>;
+}
+
+/**
+ * How a failed call may be handled:
+ * - retryable: the provider did not act (throttled, connection refused) — safe to repeat;
+ * - ambiguous: the request may have been acted on (timeout or reset after sending, 5xx) — for a create, look first;
+ * - exists: the name is taken (ModelArts.2751, Ray's duplicate submission_id) — the job exists, look it up;
+ * - not_found: the job is gone or never existed;
+ * - fatal: bad request, auth, quota — repeating cannot help.
+ */
+export type FailureKind = "retryable" | "ambiguous" | "exists" | "not_found" | "fatal";
+
+export class ProviderError extends RlpipeError {
+  readonly kind: FailureKind;
+  readonly provider: Provider;
+  /** The provider's error code (e.g. ModelArts.2751, RequestLimitExceeded) when it sent one. */
+  readonly providerCode: string | undefined;
+  readonly httpStatus: number | undefined;
+  constructor(provider: Provider, kind: FailureKind, code: string, message: string, opts: { providerCode?: string; httpStatus?: number; hint?: string; cause?: unknown; exitCode?: 1 | 2 } = {}) {
+    super(code, message, { exitCode: opts.exitCode ?? 1, ...(opts.hint === undefined ? {} : { hint: opts.hint }), ...(opts.cause === undefined ? {} : { cause: opts.cause }) });
+    this.name = "ProviderError";
+    this.kind = kind;
+    this.provider = provider;
+    this.providerCode = opts.providerCode;
+    this.httpStatus = opts.httpStatus;
+  }
+}
+
+/** Failure kind of an HTTP status: 429 → retryable, 5xx → ambiguous, 404 → not_found, other 4xx → fatal. */
+export function kindOfHttpStatus(status: number): FailureKind {
+  if (status === 429) return "retryable";
+  if (status >= 500) return "ambiguous";
+  if (status === 404) return "not_found";
+  return "fatal";
+}
+
+/**
+ * Failure kind of a network error: refused/unreachable before anything was sent → retryable; a reset, a
+ * timeout or a closed socket after the request may have been sent → ambiguous. Unknown errors are ambiguous
+ * (the safe assumption for a create: look before retrying).
+ */
+export function kindOfNetworkError(e: unknown): FailureKind {
+  const err = e as { code?: string; name?: string; cause?: { code?: string; name?: string } };
+  const code = err.code ?? err.cause?.code ?? "";
+  if (["ECONNREFUSED", "ENOTFOUND", "EAI_AGAIN", "EHOSTUNREACH", "ENETUNREACH", "UND_ERR_CONNECT_TIMEOUT"].includes(code)) return "retryable";
+  return "ambiguous";
+}
+
+export interface RetryPolicy {
+  /** Attempts in all (default 5). */
+  readonly attempts?: number;
+  /** Backoff base (default 1000 ms), doubled per attempt with full jitter, capped (default 30 000 ms). */
+  readonly baseDelayMs?: number;
+  readonly maxDelayMs?: number;
+  readonly random?: () => number;
+  readonly sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
+  readonly signal?: AbortSignal;
+  /** Progress lines ("create timed out; looking the job up"), for the CLI. */
+  readonly onEvent?: (line: string) => void;
+}
+
+const isRepeatable = (e: unknown): e is ProviderError => e instanceof ProviderError && (e.kind === "retryable" || e.kind === "ambiguous");
+
+/** Repeat an idempotent call (reads, lookups, stop, uploads) on retryable or ambiguous failures. */
+export async function withRetry<T>(fn: () => Promise<T>, policy: RetryPolicy = {}): Promise<T> {
+  const attempts = policy.attempts ?? 5;
+  const wait = policy.sleep ?? defaultSleep;
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await fn();
+    } catch (e) {
+      if (!isRepeatable(e) || attempt + 1 >= attempts || policy.signal?.aborted === true) throw e;
+      await wait(backoffMs(attempt, { baseDelayMs: policy.baseDelayMs ?? 1000, maxDelayMs: policy.maxDelayMs ?? 30_000, ...(policy.random === undefined ? {} : { random: policy.random }) }), policy.signal);
+    }
+  }
+}
+
+export interface DeployOutcome {
+  readonly ref: JobRef;
+  /** created: this deploy made the job; existing: an earlier deploy had; recovered: a create whose reply was lost. */
+  readonly outcome: "created" | "existing" | "recovered";
+}
+
+/**
+ * Exactly one job per deploy: prepare, find an existing job by name, else create; after a create fails in a way
+ * that may have reached the provider (or says the name is taken), look the job up before trying again.
+ */
+export async function deploy(adapter: ProviderAdapter, plan: Plan, policy: RetryPolicy = {}): Promise<DeployOutcome> {
+  const signal = policy.signal;
+  const say = policy.onEvent ?? (() => undefined);
+  const attempts = policy.attempts ?? 5;
+  const wait = policy.sleep ?? defaultSleep;
+  const backoff = (attempt: number) => backoffMs(attempt, { baseDelayMs: policy.baseDelayMs ?? 1000, maxDelayMs: policy.maxDelayMs ?? 30_000, ...(policy.random === undefined ? {} : { random: policy.random }) });
+
+  await withRetry(() => adapter.prepare(plan, signal), policy);
+  const existing = await withRetry(() => adapter.findExisting(plan, signal), policy);
+  if (existing !== undefined) return { ref: existing, outcome: "existing" };
+
+  let lastError: unknown;
+  let nameTaken = false;
+  for (let attempt = 0; attempt < attempts; attempt++) {
+    if (!nameTaken) {
+      try {
+        return { ref: await adapter.submit(plan, signal), outcome: "created" };
+      } catch (e) {
+        if (!(e instanceof ProviderError) || e.kind === "fatal" || e.kind === "not_found") throw e;
+        lastError = e;
+        // The provider says the name is taken but may not list the job yet (eventual consistency): from now on
+        // only look, never create.
+        nameTaken = e.kind === "exists";
+        say(`${adapter.provider}: create ${nameTaken ? "says the name is taken" : `failed (${e.message})`}; looking the job up before any retry`);
+      }
+    }
+    // A create that may have happened must be found, never repeated; the lookups themselves retry.
+    await wait(backoff(attempt), signal);
+    const found = await withRetry(() => adapter.findExisting(plan, signal), policy);
+    if (found !== undefined) return { ref: found, outcome: nameTaken ? "existing" : "recovered" };
+  }
+  const found = await withRetry(() => adapter.findExisting(plan, signal), policy);
+  if (found !== undefined) return { ref: found, outcome: "recovered" };
+  throw lastError instanceof Error ? lastError : new ProviderError(adapter.provider, "fatal", "deploy_failed", `could not create job ${plan.jobName}`);
+}

@@ -1,0 +1,102 @@
+// Run records: .rlpipe/runs/<name>.json, one per deployed job, written atomically (temp file, fsync, rename) so a
+// crash never leaves a half-written record. They are how `rlpipe status|logs|stop|list` find a job again.
+import { mkdir, open, readFile, readdir, rename, rm } from "node:fs/promises";
+import { join } from "node:path";
+import { z } from "zod";
+import { RlpipeError } from "../../core/errors.js";
+import { Phase } from "../../core/providers/phases.js";
+import { PROVIDERS } from "../../core/recipe/schema.js";
+
+const NAME = /^[a-z0-9][a-z0-9-]{0,62}$/;
+
+export const PriceAssumption = z.object({
+  item: z.string(),
+  value: z.number(),
+  currency: z.string(),
+  unit: z.string(),
+  source: z.string(),
+}).readonly();
+
+export const RunRecord = z.object({
+  version: z.literal(1),
+  name: z.string().regex(NAME),
+  provider: z.enum(PROVIDERS),
+  ids: z.object({ id: z.string() }).catchall(z.string()).readonly(),
+  region: z.string().optional(),
+  endpoint: z.string().optional(),
+  recipe: z.object({ name: z.string(), file: z.string(), hash: z.string() }).readonly(),
+  /** The provider request as planned (api, body, bundle location, unverified fields). */
+  request: z.unknown(),
+  outcome: z.enum(["created", "existing", "recovered"]),
+  createdAt: z.string(),
+  updatedAt: z.string(),
+  lastStatus: z.object({ phase: Phase, rawPhase: z.string(), at: z.string(), message: z.string().optional() }).readonly().optional(),
+  /** Prices the cost estimate assumed for this run, when one was made. */
+  prices: z.array(PriceAssumption).readonly().default([]),
+}).readonly();
+export type RunRecord = z.infer<typeof RunRecord>;
+
+export class RunRecordError extends RlpipeError {}
+
+export function runsDir(root: string): string {
+  return join(root, ".rlpipe", "runs");
+}
+
+function recordPath(dir: string, name: string): string {
+  if (!NAME.test(name)) throw new RunRecordError("bad_run_name", `not a run name: ${JSON.stringify(name)}`, { exitCode: 2, hint: "run names look like <recipe>-<8 hex digits>; see rlpipe list" });
+  return join(dir, `${name}.json`);
+}
+
+export async function writeRunRecord(dir: string, record: RunRecord): Promise<void> {
+  const checked = RunRecord.parse(record);
+  await mkdir(dir, { recursive: true });
+  const path = recordPath(dir, checked.name);
+  const tmp = `${path}.tmp-${process.pid}-${Date.now()}`;
+  const fh = await open(tmp, "w", 0o600);
+  try {
+    await fh.writeFile(`${JSON.stringify(checked, null, 2)}\n`);
+    await fh.sync();
+  } finally {
+    await fh.close();
+  }
+  try {
+    await rename(tmp, path);
+  } catch (e) {
+    await rm(tmp, { force: true });
+    throw e;
+  }
+}
+
+export async function readRunRecord(dir: string, name: string): Promise<RunRecord> {
+  const path = recordPath(dir, name);
+  let raw: string;
+  try {
+    raw = await readFile(path, "utf8");
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === "ENOENT") throw new RunRecordError("unknown_run", `no run named ${name} in ${dir}`, { exitCode: 2, hint: "rlpipe list shows the runs deployed from this directory" });
+    throw e;
+  }
+  let json: unknown;
+  try { json = JSON.parse(raw); } catch { throw new RunRecordError("bad_run_record", `${path} is not valid JSON`); }
+  const parsed = RunRecord.safeParse(json);
+  if (!parsed.success) throw new RunRecordError("bad_run_record", `${path}: ${parsed.error.issues[0]?.path.join(".") ?? ""} ${parsed.error.issues[0]?.message ?? ""}`);
+  return parsed.data;
+}
+
+/** Every record in `dir`, newest first; unreadable files are reported, not skipped silently. */
+export async function listRunRecords(dir: string): Promise<{ records: RunRecord[]; problems: string[] }> {
+  let names: string[];
+  try {
+    names = (await readdir(dir)).filter((f) => f.endsWith(".json")).map((f) => f.slice(0, -5));
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === "ENOENT") return { records: [], problems: [] };
+    throw e;
+  }
+  const records: RunRecord[] = [];
+  const problems: string[] = [];
+  for (const n of names.sort()) {
+    try { records.push(await readRunRecord(dir, n)); } catch (e) { problems.push((e as Error).message); }
+  }
+  records.sort((a, b) => (a.createdAt < b.createdAt ? 1 : a.createdAt > b.createdAt ? -1 : a.name.localeCompare(b.name)));
+  return { records, problems };
+}
