@@ -4,7 +4,7 @@
 import { RlpipeError } from "../../core/errors.js";
 import type { Plan } from "../../core/plan.js";
 import type { Phase } from "../../core/providers/phases.js";
-import type { Provider } from "../../core/recipe/schema.js";
+import type { Provider, Recipe } from "../../core/recipe/schema.js";
 import { backoffMs, sleep as defaultSleep } from "../../core/util/retry.js";
 
 /** A submitted job: enough to find it again (stored in the run record). */
@@ -53,6 +53,28 @@ export interface ProviderAdapter {
   stop(ref: JobRef, signal?: AbortSignal): Promise<void>;
   close?(): Promise<void>;
 }
+
+/** Where an adapter puts a launch bundle: an object store (S3Store and FsStore satisfy it structurally). */
+export interface BundleSink {
+  putBytes(key: string, data: Uint8Array | string, opts?: { contentType?: string; signal?: AbortSignal }): Promise<unknown>;
+  head(key: string, signal?: AbortSignal): Promise<{ readonly size: number } | undefined>;
+}
+
+/** What the CLI (or a function) hands an adapter factory. Adapters never import each other; bin composes them. */
+export interface AdapterContext {
+  readonly env: Readonly<Record<string, string | undefined>>;
+  /** The recipe: its targets.<provider> block holds endpoint, region and platform fields. */
+  readonly recipe: Recipe;
+  /** Directory run records and local bundles live under (.rlpipe/…). */
+  readonly cwd: string;
+  /** Object-store access for bundle uploads, by URI (obs://bucket/prefix, cos://…, s3://…, file://…). */
+  readonly bundleSink?: (uri: string) => BundleSink;
+  /** Progress lines for the user (already redacted by the caller). */
+  readonly log?: (line: string) => void;
+}
+
+/** Every adapters/providers/<provider>.ts exports `createAdapter` of this type (bin loads it by provider name). */
+export type AdapterFactory = (ctx: AdapterContext) => ProviderAdapter | Promise<ProviderAdapter>;
 
 /**
  * How a failed call may be handled:
