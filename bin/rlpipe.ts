@@ -16,6 +16,7 @@ commands:
   checkpoints <run>    list a run's committed checkpoint steps
   restore <run> DIR    download and verify a step into the layout verl resumes from
   metrics <run>        latest values of the main training series, and an SVG plot
+  eval <data.jsonl>    score responses against their test cases (reference solutions: a preflight)
 
 run rlpipe <command> --help for a command's options.`;
 
@@ -32,6 +33,7 @@ export async function main(argv: readonly string[], io: Io = processIo()): Promi
       case "restore": return await (await import("./commands/storage.js")).runRestore(rest, io);
       case "metrics": return await (await import("./commands/storage.js")).runMetrics(rest, io);
       case "run-token": return (await import("./commands/storage.js")).runRunToken(rest, io);
+      case "eval": return await (await import("./commands/eval.js")).runEval(rest, io);
       case "--version": case "version": io.out(VERSION); return 0;
       case undefined: case "--help": case "-h": case "help": io.out(HELP); return command === undefined ? 2 : 0;
       default:

@@ -58,10 +58,10 @@ export function toSeries(rows: ReadonlyMap<number, Record<string, number>>): Map
 
 /** The series people look at first, with verl's names; the first present name of each wins. */
 export const MAIN_SERIES: readonly { readonly label: string; readonly names: readonly string[]; readonly derive?: (v: number) => number }[] = [
-  { label: "reward (score mean)", names: ["critic/score/mean", "critic/rewards/mean"] },
+  { label: "reward (score mean)", names: ["critic/score/mean", "critic/rewards/mean", "eval/score/mean"] },
   { label: "response length (mean tokens)", names: ["response_length/mean"] },
   { label: "response clip ratio", names: ["response_length/clip_ratio"] },
-  { label: "pass rate", names: ["reward_extra_info/pass_rate/mean", "critic/pass_rate/mean"] },
+  { label: "pass rate", names: ["reward_extra_info/pass_rate/mean", "critic/pass_rate/mean", "eval/pass_rate"] },
   // verl counts turns as user + assistant turns + 1; tool calls = (num_turns - 2) / 2.
   { label: "tool calls per response", names: ["num_turns/mean"], derive: (v) => (v - 2) / 2 },
   { label: "step time (s)", names: ["timing_s/step"] },

@@ -122,6 +122,21 @@ export function plan(loaded: LoadedRecipe, opts: PlanOptions = {}): Plan {
     }
   });
 
+  for (const [key, ds] of Object.entries(recipe.datasets)) {
+    if (ds.ship === undefined) continue;
+    const at = ["datasets", key];
+    if (typeof ds.path !== "string" || ds.path.startsWith("/") || ds.path.split("/").includes("..") || ds.path.includes("${")) {
+      issues.push({ severity: "error", code: "ship_needs_relative_path", path: [...at, "path"], message: "a shipped dataset needs one path relative to workDir (it is copied into the launch bundle there)" });
+      continue;
+    }
+    const content = opts.readRecipeFile?.(ds.ship);
+    if (content === undefined) {
+      issues.push({ severity: "error", code: "ship_file_missing", path: [...at, "ship"], message: `${ds.ship} was not found next to the recipe`, hint: "ship names a file relative to the recipe's directory" });
+      continue;
+    }
+    overlay.set(ds.path, content);
+  }
+
   const reward = resolveRewardFn(ctx);
   if (reward?.shim === true && recipe.stages.some((s) => s.type === "rl" || s.type === "eval")) {
     const shim = opts.assets?.[SHIM_FILE];
@@ -281,6 +296,16 @@ function sandboxLaunch(ctx: RenderContext, sb: SandboxSpec, url: string | undefi
     for (const [k, v] of Object.entries(server.env ?? {})) env.push([k, v]);
   }
   const log = server?.log ?? `${dir === "." ? "" : `${dir}/`}deploy_${server?.host ?? "127.0.0.1"}:${port}.log`;
+  if (server === undefined) {
+    // Only score stages talk to it: nothing has the port baked in, so a deploy may move it (RLPIPE_SANDBOX_PORT).
+    const portOverridable = ctx.recipe.stages.every((st) => st.type === "score");
+    command = `rlpipe serve --sandbox local --host 127.0.0.1 --port ${portOverridable ? '"$RLPIPE_SANDBOX_PORT"' : port}${command.slice(command.indexOf(" --port ") + ` --port ${port}`.length)}`;
+    return {
+      start: { dir, env, command, log: portOverridable ? `deploy_127.0.0.1.log` : log },
+      health: { url: `http://127.0.0.1:${port}${health.path}`, ...(body === undefined ? {} : { body }), expect: health.expect, timeoutS: health.timeoutS, intervalS: health.intervalS },
+      rlpipeFunction: { port, portOverridable },
+    };
+  }
   return {
     start: {
       dir,
@@ -335,5 +360,6 @@ function stageFacts(recipe: Recipe, s: Recipe["stages"][number]): StageFacts {
   }
   if (s.type === "sft") return { epochs: s.schedule.epochs };
   if (s.type === "eval") return { n: s.rollout.val?.n ?? 1 };
+  if (s.type === "score") return {};
   return {};
 }

@@ -34,6 +34,8 @@ function describeStage(s: PlannedStage): string {
   switch (s.type) {
     case "sft":
       return `sft    ${s.argv.slice(0, 3).join(" ")} -m ${s.argv[s.argv.indexOf("-m") + 1]}, ${f.epochs} epochs → ${s.output}`;
+    case "score":
+      return `score  rlpipe eval ${s.argv[2]}${s.argv.includes("--min-pass-rate") ? ` (min pass rate ${s.argv[s.argv.indexOf("--min-pass-rate") + 1]})` : ""}`;
     case "merge":
       return `merge  ${s.argv[s.argv.indexOf("--local_dir") + 1]} → ${s.output}`;
     case "rl": {

@@ -322,7 +322,10 @@ stages:
       // colocated without a server block: rlpipe serve on loopback, on the port of the recipe's URL
       const launch = p.files.find((f) => f.path === "launch.sh")!.content;
       assert.match(launch, new RegExp(`rlpipe serve --sandbox local --host 127\\.0\\.0\\.1 --port ${port} --token-env MY_SANDBOX_TOKEN`));
-      assert.match(launch, new RegExp(`rlpipe_wait_healthy http://127\\.0\\.0\\.1:${port}/v1/ping '' pong`));
+      // RL stages have the port baked into the tool config, so it is fixed here (not RLPIPE_SANDBOX_PORT-overridable).
+      assert.match(launch, new RegExp(`export RLPIPE_SANDBOX_PORT=${port}\n`));
+      assert.match(launch, /export RLPIPE_REWARD_URL="http:\/\/127\.0\.0\.1:\$RLPIPE_SANDBOX_PORT"/);
+      assert.match(launch, /rlpipe_wait_healthy "\$RLPIPE_REWARD_URL\/v1\/ping" '' pong/);
       const fixed = p.files;
       assert.ok(fixed.some((f) => f.path === "rlpipe_reward.py"), "the shim is in the bundle");
       const bundleDir = join(root, "bundle");

@@ -95,7 +95,7 @@ describe("recipe errors: syntax and types", () => {
   it("an unknown stage type lists the types", () => {
     const text = mutate("retool-qwen2.5-32b-h200", [[["stages", 1, "type"], "merg"]]);
     const issue = errorsOf(text)[0]!;
-    assert.match(issue.message, /expected a stage with type sft, merge, rl or eval, got "merg"/);
+    assert.match(issue.message, /expected a stage with type sft, merge, rl, eval or score, got "merg"/);
     assert.equal(issue.hint, 'did you mean "merge"?');
   });
 

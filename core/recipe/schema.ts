@@ -6,7 +6,7 @@ import {
   type JsonValue, bool, envName, fraction, hydraValue, ident, jsonValue, nonNegInt, nonNegNumber, oneOf, posInt, posNumber, slug, text,
 } from "./fields.js";
 
-export const ACCELERATORS = ["ascend-npu", "nvidia-gpu"] as const;
+export const ACCELERATORS = ["ascend-npu", "nvidia-gpu", "cpu"] as const;
 export const SANDBOX_KINDS = ["scalebox", "sandbox-fusion", "e2b", "rlpipe"] as const;
 export const SANDBOX_DEPLOYS = ["colocated", "external", "managed"] as const;
 export const REWARD_MANAGERS = ["naive", "dapo", "prime", "batch", "rate_limited"] as const;
@@ -117,6 +117,7 @@ const Dataset = z.strictObject({
   format: oneOf(DATASET_FORMATS),
   rows: posInt().optional().describe("Row count, when known; lets rlpipe check SFT step arithmetic (merge step)."),
   build: DatasetBuild.optional(),
+  ship: text().optional().describe("A file next to the recipe that rlpipe copies into the launch bundle at `path` (relative to workDir): small datasets such as a demo or preflight problem set."),
 });
 
 // ---------------------------------------------------------------- sandbox, tools, reward, secrets
@@ -368,8 +369,17 @@ const EvalStage = z.strictObject({
   overrides: overrides().optional(),
 });
 
-const Stage = z.discriminatedUnion("type", [SftStage, MergeStage, RlStage, EvalStage], {
-  error: "expected a stage with type sft, merge, rl or eval",
+const ScoreStage = z.strictObject({
+  ...StageCommon,
+  type: z.literal("score"),
+  data: ident().describe("A key of `datasets` (jsonl): rows with ground_truth test cases and a response to score."),
+  responseField: text().optional().describe("Row field holding the response (default solution): reference solutions make this a preflight of the test cases."),
+  minPassRate: fraction().optional().describe("The stage fails when fewer rows pass (1: every row must pass)."),
+  batchSize: posInt().optional().describe("Rows per /v1/rewards request (default 64)."),
+}).describe("Scores a dataset's responses with `rlpipe eval` through the reward function (sandbox.kind rlpipe), writing metrics and a result file (and both to checkpoints.storage when set).");
+
+const Stage = z.discriminatedUnion("type", [SftStage, MergeStage, RlStage, EvalStage, ScoreStage], {
+  error: "expected a stage with type sft, merge, rl, eval or score",
 });
 
 // ---------------------------------------------------------------- checkpoints, targets
@@ -422,6 +432,12 @@ const SlurmTarget = z.strictObject({
   cpusPerTask: posInt().optional(),
   timeLimit: text().optional(),
   login: text().optional().describe("ssh destination of a login node; sbatch runs locally when unset."),
+  account: text().optional().describe("Account the job is charged to (sbatch --account)."),
+  qos: text().optional().describe("Quality of service (sbatch --qos)."),
+  bundleDir: text().optional()
+    .describe("Absolute directory on a filesystem every node sees; each launch bundle goes to its own <bundleDir>/<bundle digest 12>/ with the job's output file. Default <workDir>/.rlpipe/bundles."),
+  extraSbatch: z.array(text()).optional()
+    .describe("Further sbatch options, one per item in --name=value form (e.g. --exclusive, --mem=0, --constraint=h100), written as #SBATCH lines."),
 });
 
 const ModelArtsTarget = z.strictObject({
@@ -494,6 +510,7 @@ export type SftStage = Extract<Stage, { type: "sft" }>;
 export type MergeStage = Extract<Stage, { type: "merge" }>;
 export type RlStage = Extract<Stage, { type: "rl" }>;
 export type EvalStage = Extract<Stage, { type: "eval" }>;
+export type ScoreStage = Extract<Stage, { type: "score" }>;
 export type Tool = NonNullable<Recipe["tools"]>[number];
 export type SandboxSpec = NonNullable<Recipe["sandbox"]>;
 export type Targets = NonNullable<Recipe["targets"]>;

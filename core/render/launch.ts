@@ -27,6 +27,11 @@ export interface SandboxLaunch {
     readonly timeoutS: number;
     readonly intervalS: number;
   };
+  /**
+   * rlpipe's own function started here: launch.sh exports RLPIPE_REWARD_URL for `rlpipe eval` stages. With
+   * `portOverridable` (no verl stage has the port baked into a tool config), RLPIPE_SANDBOX_PORT moves it.
+   */
+  readonly rlpipeFunction?: { readonly port: number; readonly portOverridable: boolean };
 }
 
 export interface LaunchInputs {
@@ -82,6 +87,19 @@ export function renderLaunchScript(ctx: RenderContext, inputs: LaunchInputs): st
   L.push("fi");
   L.push('cd "$RLPIPE_WORKDIR"');
   L.push('mkdir -p "$RLPIPE_STATE_DIR"');
+  if (usesRlpipeCli(inputs)) {
+    // Stages and helpers call `rlpipe`; RLPIPE_CLI (e.g. "node /opt/rlpipe/dist/bin/rlpipe.js") stands in where
+    // rlpipe is not on PATH, through a shim so exec and sub-shells find it too.
+    L.push('if [ -n "${RLPIPE_CLI:-}" ]; then');
+    L.push('  mkdir -p "$RLPIPE_STATE_DIR/bin"');
+    L.push(`  printf '#!/bin/sh\\nexec %s "$@"\\n' "$RLPIPE_CLI" > "$RLPIPE_STATE_DIR/bin/rlpipe"`);
+    L.push('  chmod +x "$RLPIPE_STATE_DIR/bin/rlpipe"');
+    L.push('  export PATH="$RLPIPE_STATE_DIR/bin:$PATH"');
+    L.push("fi");
+  }
+  if (inputs.storage !== undefined || inputs.stages.some((st) => st.type === "score")) {
+    L.push(`export RLPIPE_RUN="\${RLPIPE_RUN:-${inputs.storage?.runBase ?? `${recipe.metadata.name}-${inputs.recipeHash.slice(0, 8)}`}}"`);
+  }
 
   const globalEnv = inputs.runtimeEnv;
   if (rt.conda !== undefined || globalEnv.steps.length > 0) {
@@ -116,9 +134,9 @@ export function renderLaunchScript(ctx: RenderContext, inputs: LaunchInputs): st
   }
 
   const st = inputs.storage;
-  if (st !== undefined && (st.mechanism === "sidecar-direct" || st.mechanism === "sidecar-function")) {
+  // No sidecar without a checkpoint directory to watch (a score stage writes its results itself).
+  if (st !== undefined && (st.mechanism === "sidecar-direct" || st.mechanism === "sidecar-function") && st.stages.length > 0) {
     L.push("", `# ---- checkpoint and metrics sync to ${st.uri} (${st.mechanism})`);
-    L.push(`RLPIPE_RUN="\${RLPIPE_RUN:-${st.runBase}}"`);
     L.push("mkdir -p .rlpipe");
     const commands = st.stages.map((s) => {
       const keep = [...(st.keep?.last === undefined ? [] : ["--keep-last", String(st.keep.last)]), ...(st.keep?.every === undefined ? [] : ["--keep-every", String(st.keep.every)])];
@@ -148,8 +166,14 @@ export function renderLaunchScript(ctx: RenderContext, inputs: LaunchInputs): st
   }
 
   const sb = inputs.sandbox;
+  const fnPort = sb?.rlpipeFunction;
   if (sb !== undefined) {
     L.push("", "# ---- sandbox");
+    if (fnPort !== undefined) {
+      if (fnPort.portOverridable) L.push(`export RLPIPE_SANDBOX_PORT="\${RLPIPE_SANDBOX_PORT:-${fnPort.port}}"`);
+      else L.push(`export RLPIPE_SANDBOX_PORT=${fnPort.port}`);
+      L.push('export RLPIPE_REWARD_URL="http://127.0.0.1:$RLPIPE_SANDBOX_PORT"');
+    }
     if (sb.start !== undefined) {
       const s = sb.start;
       const inner = [
@@ -168,7 +192,8 @@ export function renderLaunchScript(ctx: RenderContext, inputs: LaunchInputs): st
     }
     if (sb.health !== undefined) {
       const h = sb.health;
-      L.push(`rlpipe_wait_healthy ${shellQuote(h.url)} ${shellQuote(h.body ?? "")} ${shellQuote(h.expect)} ${h.timeoutS} ${h.intervalS}${sb.start === undefined ? "" : ` ${shellQuote(sb.start.log)}`}`);
+      const url = fnPort === undefined ? shellQuote(h.url) : `"$RLPIPE_REWARD_URL${escapeDq(new URL(h.url).pathname)}"`;
+      L.push(`rlpipe_wait_healthy ${url} ${shellQuote(h.body ?? "")} ${shellQuote(h.expect)} ${h.timeoutS} ${h.intervalS}${sb.start === undefined ? "" : ` ${shellQuote(sb.start.log)}`}`);
     }
   }
 
@@ -199,6 +224,11 @@ export function renderLaunchScript(ctx: RenderContext, inputs: LaunchInputs): st
   L.push('rlpipe_log "all stages complete"');
   L.push("");
   return L.join("\n");
+}
+
+function usesRlpipeCli(inputs: LaunchInputs): boolean {
+  return inputs.stages.some((s) => s.argv[0] === "rlpipe") || inputs.sandbox?.start?.command.startsWith("rlpipe ") === true
+    || (inputs.storage?.mechanism === "sidecar-direct" && inputs.storage.stages.length > 0);
 }
 
 function escapeDq(s: string): string {

@@ -3,6 +3,7 @@
 import type { RecipePath } from "../errors.js";
 import type { EvalStage, MergeStage, RlStage, SftStage, Stage } from "../recipe/schema.js";
 import { type RenderContext, OverrideList, datasetFiles, modelPath, report } from "./context.js";
+import { renderScore } from "./score.js";
 import { overrideWord } from "./hydra.js";
 import { resolveRewardFn } from "./reward.js";
 import { toolConfigFor } from "./tools.js";
@@ -32,6 +33,7 @@ export function renderStage(ctx: RenderContext, stage: Stage, index: number): St
     case "merge": return renderMerge(ctx, stage, at);
     case "rl": return renderPpo(ctx, stage, at);
     case "eval": return renderPpo(ctx, stage, at);
+    case "score": return renderScore(ctx, stage, at);
   }
 }
 

@@ -26,7 +26,7 @@ export const SYNC_SIDECAR = "rlpipe_sync.py";
 export function storagePlan(ctx: RenderContext, recipeHash: string, stages: readonly StageCommand[]): StoragePlan | undefined {
   const ck = ctx.recipe.checkpoints;
   if (ck?.storage === undefined) return undefined;
-  const uri = ck.storage.replace(/\/+$/, "");
+  const uri = ctx.interp.resolve(ck.storage, ["checkpoints", "storage"]).replace(/\/+$/, "");
   const runBase = `${ctx.recipe.metadata.name.replace(/[^a-z0-9._-]/g, "-")}-${sha256(`${recipeHash}|${ctx.provider}`).slice(0, 8)}`;
   const abs = (p: string) => (p.startsWith("/") ? p : posix.join(ctx.workDir, p));
   const synced = stages.filter((s) => (s.type === "sft" || s.type === "rl") && s.output !== undefined).map((s) => {
