@@ -9,6 +9,11 @@ usage: rlpipe <command> [options]
 
 commands:
   plan <recipe>        validate and write the launch bundle (no network, no credentials)
+  deploy <recipe>      create the job (--provider local|ray|slurm|modelarts|tione); exactly one per deploy
+  status [run]         normalized phase of a run (or of every run deployed from here)
+  logs <run> [-f]      a run's log, or follow it to the end
+  stop <run>           stop a run (idempotent)
+  list                 runs deployed from this directory
   validate <recipe…>   check recipes (for CI)
   schema               print the recipe JSON Schema (editor completion)
   serve                the reward/tool function as an HTTP server (local, ScaleBox or E2B sandbox)
@@ -34,6 +39,11 @@ export async function main(argv: readonly string[], io: Io = processIo()): Promi
       case "metrics": return await (await import("./commands/storage.js")).runMetrics(rest, io);
       case "run-token": return (await import("./commands/storage.js")).runRunToken(rest, io);
       case "eval": return await (await import("./commands/eval.js")).runEval(rest, io);
+      case "deploy": return await (await import("./commands/runs.js")).runDeploy(rest, io);
+      case "status": return await (await import("./commands/runs.js")).runStatus(rest, io);
+      case "logs": return await (await import("./commands/runs.js")).runLogs(rest, io);
+      case "stop": return await (await import("./commands/runs.js")).runStop(rest, io);
+      case "list": return await (await import("./commands/runs.js")).runList(rest, io);
       case "--version": case "version": io.out(VERSION); return 0;
       case undefined: case "--help": case "-h": case "help": io.out(HELP); return command === undefined ? 2 : 0;
       default:

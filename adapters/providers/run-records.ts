@@ -21,10 +21,16 @@ export const RunRecord = z.object({
   version: z.literal(1),
   name: z.string().regex(NAME),
   provider: z.enum(PROVIDERS),
-  ids: z.object({ id: z.string() }).catchall(z.string()).readonly(),
-  region: z.string().optional(),
-  endpoint: z.string().optional(),
+  /** How to find the job again (a JobRef). */
+  ref: z.object({
+    id: z.string(),
+    region: z.string().optional(),
+    endpoint: z.string().optional(),
+    extra: z.record(z.string(), z.string()).readonly().optional(),
+  }).readonly(),
   recipe: z.object({ name: z.string(), file: z.string(), hash: z.string() }).readonly(),
+  /** The recipe as deployed (recipes hold no secrets): status, logs and stop use its targets, not today's file. */
+  recipeData: z.unknown(),
   /** The provider request as planned (api, body, bundle location, unverified fields). */
   request: z.unknown(),
   outcome: z.enum(["created", "existing", "recovered"]),

@@ -69,6 +69,8 @@ export function planDocument(p: Plan): unknown {
       ...(s.output === undefined ? {} : { output: s.output }), facts: s.facts,
     })),
     ...(p.docker === undefined ? {} : { docker: p.docker }),
+    ...(p.request === undefined ? {} : { request: p.request }),
+    bundleDigest: p.bundleDigest,
     files: p.files.map((f) => ({ path: f.path, sha256: sha256(f.content), executable: f.executable })),
     warnings: p.warnings.map((w) => ({ code: w.code, path: w.path, message: w.message, ...(w.line === undefined ? {} : { line: w.line, col: w.col }), ...(w.hint === undefined ? {} : { hint: w.hint }) })),
     planHash: sha256(canonicalJson(p.files.map((f) => [f.path, f.content]))),
@@ -87,7 +89,7 @@ export function bundledAssets(): Record<string, string> {
   return Object.fromEntries(["rlpipe_reward.py", "rlpipe_sync.py"].map((f) => [f, readFileSync(join(dir, f), "utf8")]));
 }
 
-function readBeside(dir: string, rel: string): string | undefined {
+export function readBeside(dir: string, rel: string): string | undefined {
   if (rel.startsWith("/") || rel.includes("${")) return undefined;
   const p = join(dir, rel);
   return existsSync(p) ? readFileSync(p, "utf8") : undefined;

@@ -1,5 +1,8 @@
 // The request builder of each provider that has one (pure; see request.ts). Docker plans a script to run by hand.
 import type { Provider } from "../recipe/schema.js";
 import type { RequestBuilder } from "./request.js";
+import { buildLocalRequest } from "./local-request.js";
 
-export const REQUEST_BUILDERS: Partial<Record<Provider, RequestBuilder>> = {};
+export const REQUEST_BUILDERS: Partial<Record<Provider, RequestBuilder>> = {
+  local: buildLocalRequest,
+};
