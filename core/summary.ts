@@ -3,7 +3,8 @@
 import { formatIssue } from "./errors.js";
 import type { Plan, PlannedStage } from "./plan.js";
 
-export function formatPlanSummary(plan: Plan, outDir: string): string {
+/** `outDir`: where the bundle was written (plan), or undefined when a deploy puts it where the request says. */
+export function formatPlanSummary(plan: Plan, outDir: string | undefined): string {
   const L: string[] = [];
   const r = plan.resources;
   L.push(`rlpipe plan: ${plan.recipe.name} → ${plan.provider}   (job ${plan.jobName})`);
@@ -17,9 +18,9 @@ export function formatPlanSummary(plan: Plan, outDir: string): string {
   if (plan.secrets.length > 0) L.push(`  secrets    ${plan.secrets.map((s) => `${s.env} (${s.name}${s.required ? "" : ", optional"})`).join(", ")} — read from the environment at run time`);
   L.push("  stages");
   plan.stages.forEach((s, i) => L.push(`    ${i + 1}. ${s.id.padEnd(8)} ${describeStage(s)}`));
-  L.push(`  files      ${outDir}/`);
+  L.push(`  files      ${outDir === undefined ? "(the launch bundle)" : `${outDir}/`}`);
   for (const f of plan.files) L.push(`               ${f.path}${f.executable ? "  (executable)" : ""}`);
-  L.push("               rlpipe-plan.json");
+  if (outDir !== undefined) L.push("               rlpipe-plan.json");
   if (plan.warnings.length > 0) {
     L.push(`  warnings (${plan.warnings.length})`);
     for (const w of plan.warnings) L.push(...formatIssue(w).split("\n").map((l) => `    ${l}`));

@@ -63,7 +63,7 @@ export async function runDeploy(argv: readonly string[], io: Io): Promise<number
   if (values.json) {
     if (values["dry-run"]) { io.out(JSON.stringify({ plan: planDocument(p), request: p.request }, null, 2)); return 0; }
   } else {
-    io.out(formatPlanSummary(p, `(${bundleWhere(p)})`));
+    io.out(formatPlanSummary(p, undefined));
     io.out(describeRequest(p));
   }
   if (values["dry-run"]) { if (!values.json) io.out("dry run: nothing was created"); return 0; }
@@ -230,10 +230,6 @@ async function confirm(question: string): Promise<boolean> {
   if (!process.stdin.isTTY) throw new RlpipeError("confirmation_needed", "refusing to create a job without confirmation: stdin is not a terminal", { exitCode: 2, hint: "pass --yes (or --dry-run to only show the request)" });
   const rl = createInterface({ input: process.stdin, output: process.stderr });
   try { return /^y(es)?$/i.test((await rl.question(question)).trim()); } finally { rl.close(); }
-}
-
-function bundleWhere(p: Plan): string {
-  return p.request?.bundle?.to ?? "bundle";
 }
 
 function describeRequest(p: Plan): string {
