@@ -8,19 +8,7 @@ import { RecipeError, RlpipeError, formatIssue } from "../core/errors.js";
 import { plan } from "../core/plan.js";
 import { parseRecipe } from "../core/recipe/load.js";
 import { PROVIDERS } from "../core/recipe/schema.js";
-import { SEED_RECIPES, recipeText } from "./helpers.js";
-
-/** Deterministic PRNG (mulberry32) so a failure reproduces from its trial number. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { SEED_RECIPES, recipeText, seededRandom as rng } from "./helpers.js";
 
 type Path = (string | number)[];
 

@@ -48,3 +48,15 @@ export function recipeText(name: string): string {
 export function planText(text: string, provider: Provider = "local", file = "test.yaml"): Plan {
   return plan(parseRecipe(text, file), { provider, localWorkDir: "/tmp/rlpipe-test-work", assets: bundledAssets() });
 }
+
+/** Deterministic PRNG (mulberry32): randomized trials reproduce from their seed. */
+export function seededRandom(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}

@@ -13,7 +13,7 @@ import { canonicalJson, sha256 } from "../core/recipe/load.js";
 import { LocalAdapter } from "../adapters/providers/local.js";
 import { type JobRef, type JobStatus, type LogPage, type ProviderAdapter, ProviderError, deploy } from "../adapters/providers/provider.js";
 import { readRunRecord, runsDir } from "../adapters/providers/run-records.js";
-import { ROOT, recipePath } from "./helpers.js";
+import { ROOT, recipePath, seededRandom as mulberry32 } from "./helpers.js";
 
 const CLI = join(ROOT, "dist", "bin", "rlpipe.js");
 
@@ -206,16 +206,6 @@ class FlakyProvider implements ProviderAdapter {
   async stop(): Promise<void> { /* not used */ }
 }
 
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 describe("deploy(): exactly one job per deploy", () => {
   const noWait = { sleep: async () => undefined, attempts: 8 };
