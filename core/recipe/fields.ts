@@ -9,6 +9,16 @@ export const posInt = () => {
   return z.number(err(m)).int(err(m)).positive(err(m));
 };
 
+export const port = () => {
+  const m = "expected a TCP port (1–65535)";
+  return z.number(err(m)).int(err(m)).min(1, err(m)).max(65535, err(m));
+};
+
+/** An http(s) URL, checked where the recipe is read rather than where a renderer would trip over it. */
+export const httpUrl = () => z.string(err("expected a URL")).refine((v) => {
+  try { const u = new URL(v); return (u.protocol === "http:" || u.protocol === "https:") && u.hostname !== ""; } catch { return false; }
+}, { error: "expected an http:// or https:// URL" });
+
 export const nonNegInt = () => {
   const m = "expected a non-negative integer";
   return z.number(err(m)).int(err(m)).nonnegative(err(m));

@@ -3,7 +3,7 @@
 // set, so a recipe reproduces a published script key for key and verl's defaults apply to everything else.
 import { z } from "zod";
 import {
-  type JsonValue, bool, envName, fraction, hydraValue, ident, jsonValue, nonNegInt, nonNegNumber, oneOf, posInt, posNumber, slug, text,
+  type JsonValue, bool, envName, httpUrl, port, fraction, hydraValue, ident, jsonValue, nonNegInt, nonNegNumber, oneOf, posInt, posNumber, slug, text,
 } from "./fields.js";
 
 export const ACCELERATORS = ["ascend-npu", "nvidia-gpu", "cpu"] as const;
@@ -136,7 +136,7 @@ const SandboxServer = z.strictObject({
   dir: text().describe("Server checkout in the job, e.g. ScaleBox or /root/sandbox"),
   condaEnv: text().optional(),
   host: text().default("0.0.0.0"),
-  port: posInt().default(8080),
+  port: port().default(8080),
   workers: posInt().optional(),
   maxMemKB: z.union([posInt(), z.literal("unlimited")]).optional().describe("ScaleBox MAX_MEM (KB, applied with ulimit -Sv)."),
   start: text().default("make run-online"),
@@ -155,7 +155,7 @@ const ManagedSandbox = z.strictObject({
 const Sandbox = z.strictObject({
   kind: oneOf(SANDBOX_KINDS),
   deploy: oneOf(SANDBOX_DEPLOYS),
-  url: text().optional().describe("Base URL; ${sandbox.url} in tools and reward kwargs. Default for colocated: http://localhost:<port>."),
+  url: httpUrl().optional().describe("Base URL; ${sandbox.url} in tools and reward kwargs. Default for colocated: http://localhost:<port>."),
   server: SandboxServer.optional(),
   health: Health.optional(),
   managed: ManagedSandbox.optional(),
