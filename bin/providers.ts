@@ -15,9 +15,9 @@ export function selfCli(): string {
 }
 
 /** A BundleSink over a store opened on first use (opening validates the URI and reads credentials). */
-function lazySink(uri: string): BundleSink & { close(): Promise<void> } {
+function lazySink(uri: string, env: NodeJS.ProcessEnv): BundleSink & { close(): Promise<void> } {
   let store: Promise<ObjectStore> | undefined;
-  const get = () => (store ??= openStore(uri.includes("://") ? uri : resolve(uri)));
+  const get = () => (store ??= openStore(uri.includes("://") ? uri : resolve(uri), env));
   return {
     putBytes: async (key, data, opts) => (await get()).putBytes(key, data, opts),
     head: async (key, signal) => (await get()).head(key, signal),
@@ -34,11 +34,17 @@ export async function loadAdapter(provider: Provider, recipe: Recipe, opts: { en
   if (provider === "docker") {
     throw new RlpipeError("no_deploy_target", "provider docker has no API to deploy to: run the docker-run.sh that `rlpipe plan --provider docker` writes, on the host", { exitCode: 2 });
   }
-  const env = { RLPIPE_CLI: selfCli(), ...(opts.env ?? process.env) };
+  const env: NodeJS.ProcessEnv = { RLPIPE_CLI: selfCli(), ...(opts.env ?? process.env) };
   const sinks: ReturnType<typeof lazySink>[] = [];
+  // The bundle's bucket is in the job's region unless OBS_/COS_REGION say otherwise.
+  const sinkEnv: NodeJS.ProcessEnv = {
+    ...env,
+    ...(env["OBS_REGION"] === undefined && recipe.targets?.modelarts?.region !== undefined ? { OBS_REGION: recipe.targets.modelarts.region } : {}),
+    ...(env["COS_REGION"] === undefined && recipe.targets?.tione?.region !== undefined ? { COS_REGION: recipe.targets.tione.region } : {}),
+  };
   const ctx: AdapterContext = {
     env, recipe, cwd: opts.cwd ?? process.cwd(),
-    bundleSink: (uri) => { const s = lazySink(uri); sinks.push(s); return s; },
+    bundleSink: (uri) => { const s = lazySink(uri, sinkEnv); sinks.push(s); return s; },
     ...(opts.log === undefined ? {} : { log: opts.log }),
   };
   let mod: { createAdapter?: AdapterFactory };

@@ -77,11 +77,11 @@ export function resolveS3Options(uri: StoreUri, env: Env): S3StoreOptions {
     secret = pick("AWS_SECRET_ACCESS_KEY");
     token = pick("AWS_SESSION_TOKEN");
   } else if (scheme === "obs") {
-    region = pick("OBS_REGION", "HUAWEICLOUD_SDK_REGION");
+    region = pick("OBS_REGION", "HUAWEICLOUD_SDK_REGION", "HUAWEICLOUD_REGION");
     endpoint = pick("OBS_ENDPOINT") ?? (region === undefined ? undefined : `https://obs.${region}.myhuaweicloud.com`);
     id = pick("OBS_ACCESS_KEY_ID", "HUAWEICLOUD_SDK_AK");
     secret = pick("OBS_SECRET_ACCESS_KEY", "HUAWEICLOUD_SDK_SK");
-    token = pick("OBS_SECURITY_TOKEN");
+    token = pick("OBS_SECURITY_TOKEN", "HUAWEICLOUD_SDK_SECURITY_TOKEN");
   } else {
     region = pick("COS_REGION", "TENCENTCLOUD_REGION");
     endpoint = pick("COS_ENDPOINT") ?? (region === undefined ? undefined : `https://cos.${region}.myqcloud.com`);

@@ -440,17 +440,53 @@ const SlurmTarget = z.strictObject({
     .describe("Further sbatch options, one per item in --name=value form (e.g. --exclusive, --mem=0, --constraint=h100), written as #SBATCH lines."),
 });
 
+const ModelArtsChannel = z.strictObject({
+  name: ident(),
+  obs: text().describe("OBS directory: obs://bucket/prefix (or /bucket/prefix)."),
+  local: text().describe("Absolute directory in the job."),
+});
+
 const ModelArtsTarget = z.strictObject({
   workDir: text().optional(),
-  image: text().optional(),
-  flavor: text().optional(),
-  poolId: text().optional(),
-  region: text().optional(),
-  endpoint: text().optional(),
-  codeDir: text().optional().describe("OBS URI the launch bundle is uploaded to."),
-  outputs: z.array(z.strictObject({ name: ident(), obs: text(), local: text() })).optional(),
-  inputs: z.array(z.strictObject({ name: ident(), obs: text(), local: text() })).optional(),
-  logExportPath: text().optional(),
+  image: text().optional().describe("Custom image in SWR of the job's region: organization/image:tag (algorithm.engine.image_url)."),
+  flavor: text().optional().describe("flavor_id, from GET /v2/{project_id}/training-job-flavors (or a dedicated pool's flavor)."),
+  poolId: text().optional().describe("Dedicated resource pool id (spec.resource.pool_id); flavor is then the pool's flavor."),
+  region: text().optional().describe("Region, e.g. cn-southwest-2 (default: HUAWEICLOUD_REGION)."),
+  projectId: text().optional().describe("Project id of the region (HUAWEICLOUD_SDK_PROJECT_ID wins when set)."),
+  endpoint: text().optional().describe("API endpoint (default https://modelarts.<region>.myhuaweicloud.com; MODELARTS_ENDPOINT wins). Plain http only for loopback."),
+  codeDir: text().optional().describe("OBS directory launch bundles are uploaded to: each bundle goes to <codeDir>/<bundle digest 12>/ (algorithm.code_dir)."),
+  localCodeDir: text().optional().describe("Where ModelArts downloads the code dir in the job (under /home; default /home/ma-user/modelarts/user-job-dir)."),
+  outputs: z.array(ModelArtsChannel).optional().describe("Output channels: ModelArts uploads local to obs periodically and at exit."),
+  inputs: z.array(ModelArtsChannel).optional().describe("Input channels: ModelArts downloads obs to local before the command runs."),
+  logExportPath: text().optional().describe("OBS directory the job's logs are exported to (default <codeDir>/logs/); Ascend jobs need one."),
+  obsPathStyle: oneOf(["path", "uri"] as const).optional().describe("How OBS paths are written in the request: path (/bucket/dir/, default) or uri (obs://bucket/dir/)."),
+  env: z.record(envName(), z.string()).optional()
+    .describe("Variables set through the job's environments (plain text, visible in the console: no secrets). Values are literal: no '$', at most 4096 characters."),
+  autoStopHours: posInt().optional().describe("Stop the job after this many hours (spec.auto_stop)."),
+  annotations: z.record(text(), z.string()).optional()
+    .describe("metadata.annotations, e.g. fault-tolerance/job-retry-num: \"3\" (a retry re-runs launch.sh, which resumes)."),
+  envFromPlatform: z.strictObject({
+    nodeRank: envName().optional().describe("Variable holding this node's index (default VC_TASK_INDEX)."),
+    nnodes: envName().optional().describe("Variable holding the node count (default MA_NUM_HOSTS)."),
+    hosts: envName().optional().describe("Variable holding the comma-separated hosts, rank 0 first (default VC_WORKER_HOSTS)."),
+  }).optional().describe("Multi-node: the ModelArts task variables launch.sh's RLPIPE_NODE_RANK, RLPIPE_NNODES and RLPIPE_MASTER_ADDR come from."),
+});
+
+// TI-ONE's public API (tione 2021-11-11) does not document Ray mode: every Ray-mode literal has a best-known
+// default and a field here to override it with what `rlpipe tione inspect <task-id>` reads back from a task
+// created once in the console.
+const TioneCosUri = () => z.string().regex(/^cos:\/\/[a-z0-9][a-z0-9-]*-\d+(\/.*)?$/, { error: "expected a COS URI such as cos://bucket-1250000000/prefix" });
+
+const TioneNodes = (defaultRole: string) => z.strictObject({
+  spec: text().optional().describe('Node size as the console writes it: "128C1000G" (cores, GB of memory) or "128C1000G GPU-HCCPNV6*4" (plus card type and count). The explicit fields below win over it.'),
+  count: posInt().describe("Nodes with this role (InstanceNum)."),
+  role: text().optional().describe(`ResourceConfigInfos[].Role literal (default ${defaultRole}; unverified for Ray mode).`),
+  instanceType: text().optional().describe("Postpaid spec id such as TI.GN7.8XLARGE128.POST (selects ChargeType POSTPAID_BY_HOUR unless chargeType says otherwise)."),
+  cpuMilli: posInt().optional().describe("Cpu in the API's unit, 1/1000 core (128 cores = 128000)."),
+  memoryMB: posInt().optional().describe("Memory in the API's unit, MB (a spec's G is read as 1024 MB, which is unverified)."),
+  gpuCenti: nonNegInt().optional().describe("Gpu in the API's unit, 1/100 card (4 cards = 400)."),
+  gpuType: text().optional().describe("GpuType literal: the resource group's card type, e.g. HCCPNV6, H20, A800."),
+  rdma: bool().optional().describe("RDMAConfig.Enable."),
 });
 
 const TioneTarget = z.strictObject({

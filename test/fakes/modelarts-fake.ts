@@ -1,0 +1,482 @@
+// A strict loopback fake of the ModelArts training-job API (v2), on 127.0.0.1, port 0. Every request must carry a
+// valid SDK-HMAC-SHA256 signature (host signed WITH the port, as Huawei's core SDK signs it; X-Sdk-Date within
+// 15 minutes) and the right project id (path and X-Project-Id), or it gets API Gateway's APIGW.0301 and 401.
+// Create bodies are validated against the documented schema with the documented error codes (2751 duplicate
+// name, 2763 unknown flavor, 2793 too many nodes, 2806 custom image without command, 2791 bad OBS path,
+// 2787/2788 bad body or parameter). Jobs walk a phase sequence, one step per show; log previews grow on every
+// call and hold only the newest `previewMaxBytes` bytes; search filters by name and phase; terminate moves a job
+// to Terminating → Terminated. Faults can be injected into creates, searches and reads.
+import { createHash, createHmac, randomUUID, timingSafeEqual } from "node:crypto";
+import { type IncomingMessage, type Server, type ServerResponse, createServer } from "node:http";
+import type { AddressInfo } from "node:net";
+
+export type CreateFault = "timeout-after-create" | "5xx-before-create" | "5xx-after-create" | "429" | "reset-before-create" | "reset-after-create";
+export const CREATE_FAULTS: readonly CreateFault[] = ["timeout-after-create", "5xx-before-create", "5xx-after-create", "429", "reset-before-create", "reset-after-create"];
+/** Search faults: "hide" answers without the matching jobs once (a listing that lags behind creates). */
+export type SearchFault = "5xx" | "429" | "reset" | "hide";
+
+export interface FakeFlavor { readonly flavor_id: string; readonly max_num: number }
+
+export interface FakeModelArtsOptions {
+  readonly ak: string;
+  readonly sk: string;
+  /** When set, every request must carry this X-Security-Token (signed). */
+  readonly securityToken?: string;
+  readonly projectId: string;
+  readonly flavors?: readonly FakeFlavor[];
+  /** Log preview window (the real one is 5 MB). */
+  readonly previewMaxBytes?: number;
+  /** The fake's clock, for the 15-minute date check. */
+  readonly nowMs?: () => number;
+}
+
+export interface FakeJob {
+  readonly id: string;
+  readonly name: string;
+  readonly body: Record<string, unknown>;
+  readonly createTime: number;
+  phases: string[];
+  step: number;
+  phase: string;
+  log: Buffer;
+  logCalls: number;
+  /** Whether the client received the create reply. */
+  acknowledged: boolean;
+  exitCode?: number;
+}
+
+export interface FakeStats {
+  requests: number;
+  createAttempts: number;
+  creates: number;
+  authFailures: number;
+  searches: number;
+  terminates: number;
+  rejected: { code: string; msg: string }[];
+  unknown: string[];
+}
+
+const MAX_SKEW_MS = 15 * 60 * 1000;
+const DEFAULT_FLAVORS: readonly FakeFlavor[] = [
+  { flavor_id: "modelarts.bm.npu.arm.8snt9b2.d", max_num: 4 },
+  { flavor_id: "modelarts.kat1.8xlarge", max_num: 8 },
+  { flavor_id: "modelarts.vm.cpu.8u", max_num: 1 },
+];
+export const SUCCESS_PHASES = ["Creating", "Pending", "Running", "Running", "Completed"];
+
+class Reject extends Error {
+  constructor(readonly status: number, readonly code: string, msg: string) { super(msg); }
+}
+
+const enc = (s: string) => encodeURIComponent(s).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
+const isObj = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
+const OBS_DIR = /^(\/|obs:\/\/)[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]\/([^\s]*\/)?$/;
+
+export class FakeModelArts {
+  readonly jobs = new Map<string, FakeJob>();
+  stats: FakeStats = emptyStats();
+  readonly createFaults: CreateFault[] = [];
+  readonly searchFaults: SearchFault[] = [];
+  /** HTTP statuses for the next GETs (show, log preview), e.g. 503. */
+  readonly readFaults: number[] = [];
+  /** Phase sequence of the next created jobs. */
+  nextPhases: readonly string[] = SUCCESS_PHASES;
+  /** Answer a log preview of a job not yet running with 204 (ModelArts.2776) or 400 ModelArts.2818. */
+  logNotReady: "2776" | "2818" = "2776";
+  /** Bytes appended to a running job's log per preview call. */
+  logChunk: (job: FakeJob, call: number) => string = (job, call) => `[${job.name}] step ${call}: loss=${(1 / (call + 1)).toFixed(4)} 训练 ✓\n`;
+  private server: Server | undefined;
+  private readonly held = new Set<ServerResponse>();
+  private seq = 0;
+  private readonly flavors: ReadonlyMap<string, FakeFlavor>;
+
+  constructor(readonly opts: FakeModelArtsOptions) {
+    this.flavors = new Map((opts.flavors ?? DEFAULT_FLAVORS).map((f) => [f.flavor_id, f]));
+  }
+
+  get endpoint(): string {
+    const a = this.server?.address() as AddressInfo | undefined;
+    if (a === undefined) throw new Error("fake not started");
+    return `http://127.0.0.1:${a.port}`;
+  }
+
+  async start(): Promise<this> {
+    this.server = createServer((req, res) => { void this.handle(req, res); });
+    await new Promise<void>((resolve) => this.server!.listen(0, "127.0.0.1", resolve));
+    return this;
+  }
+
+  async close(): Promise<void> {
+    for (const r of this.held) r.destroy();
+    this.held.clear();
+    const s = this.server;
+    if (s === undefined) return;
+    s.closeAllConnections();
+    await new Promise<void>((resolve) => s.close(() => resolve()));
+  }
+
+  /** Forget jobs, faults and counters (between trials). */
+  reset(): void {
+    this.jobs.clear();
+    this.createFaults.length = 0;
+    this.searchFaults.length = 0;
+    this.readFaults.length = 0;
+    this.stats = emptyStats();
+    this.nextPhases = SUCCESS_PHASES;
+  }
+
+  jobsNamed(name: string): FakeJob[] {
+    return [...this.jobs.values()].filter((j) => j.name === name);
+  }
+
+  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    this.stats.requests++;
+    const chunks: Buffer[] = [];
+    for await (const c of req) chunks.push(c as Buffer);
+    const body = Buffer.concat(chunks);
+    try {
+      this.verify(req, body);
+      await this.route(req, res, body);
+    } catch (e) {
+      if (e instanceof Reject) {
+        this.stats.rejected.push({ code: e.code, msg: e.message });
+        send(res, e.status, { error_code: e.code, error_msg: e.message });
+        return;
+      }
+      send(res, 500, { error_code: "ModelArts.0010", error_msg: `Internal error. (${(e as Error).message})` });
+    }
+  }
+
+  /** SDK-HMAC-SHA256 as API Gateway checks it, recomputed from what arrived on the wire. */
+  private verify(req: IncomingMessage, body: Buffer): void {
+    const fail = (why: string): never => {
+      this.stats.authFailures++;
+      throw new Reject(401, "APIGW.0301", `Incorrect IAM authentication information: ${why}`);
+    };
+    const auth = req.headers["authorization"];
+    const m = typeof auth === "string" ? /^SDK-HMAC-SHA256 Access=([^,\s]+), SignedHeaders=([a-z0-9;-]+), Signature=([0-9a-f]{64})$/.exec(auth) : null;
+    if (m === null) fail("missing or malformed Authorization");
+    const [, access, signedList, sig] = m!;
+    if (access !== this.opts.ak) fail(`access key ${access} not found`); // API Gateway quotes the key it refused
+    const signed = signedList!.split(";");
+    if ([...signed].sort().join(";") !== signedList || new Set(signed).size !== signed.length) fail("SignedHeaders not sorted and unique");
+    for (const must of ["host", "x-sdk-date"]) if (!signed.includes(must)) fail(`${must} not signed`);
+    for (const h of ["x-project-id", "x-security-token", "content-type"]) if (req.headers[h] !== undefined && !signed.includes(h)) fail(`${h} sent but not signed`);
+    const date = req.headers["x-sdk-date"];
+    const dm = typeof date === "string" ? /^(\d{4})(\d{2})(\d{2})T(\d{2})(\d{2})(\d{2})Z$/.exec(date) : null;
+    if (dm === null) fail("bad X-Sdk-Date");
+    const t = Date.UTC(+dm![1]!, +dm![2]! - 1, +dm![3]!, +dm![4]!, +dm![5]!, +dm![6]!);
+    if (Math.abs((this.opts.nowMs?.() ?? Date.now()) - t) > MAX_SKEW_MS) fail("request expired (X-Sdk-Date more than 15 minutes off)");
+    const token = req.headers["x-security-token"];
+    if (this.opts.securityToken !== undefined ? token !== this.opts.securityToken : token !== undefined) fail("bad security token");
+
+    const raw = req.url ?? "/";
+    const q = raw.indexOf("?");
+    const path = q < 0 ? raw : raw.slice(0, q);
+    const query = q < 0 ? "" : raw.slice(q + 1);
+    let uri = path.split("/").map(enc).join("/");
+    if (!uri.endsWith("/")) uri += "/";
+    const params = new Map<string, string[]>();
+    for (const part of query === "" ? [] : query.split("&")) {
+      const eq = part.indexOf("=");
+      let k: string;
+      let v: string;
+      try {
+        k = decodeURIComponent(eq < 0 ? part : part.slice(0, eq));
+        v = decodeURIComponent(eq < 0 ? "" : part.slice(eq + 1));
+      } catch { fail("bad query encoding"); }
+      params.set(k!, [...(params.get(k!) ?? []), v!]);
+    }
+    const canonicalQuery = [...params.keys()].sort().flatMap((k) => [...params.get(k)!].sort().map((v) => `${enc(k)}=${enc(v)}`)).join("&");
+    const headerLines = signed.map((h) => {
+      const v = req.headers[h];
+      if (v === undefined) fail(`signed header ${h} missing`);
+      return `${h}:${Array.isArray(v) ? v.join(", ") : v}\n`;
+    }).join("");
+    const contentSha = req.headers["x-sdk-content-sha256"];
+    const payload = typeof contentSha === "string" && signed.includes("x-sdk-content-sha256") ? contentSha : createHash("sha256").update(body).digest("hex");
+    const canonical = [req.method, uri, canonicalQuery, headerLines, signedList, payload].join("\n");
+    const sts = `SDK-HMAC-SHA256\n${date}\n${createHash("sha256").update(canonical).digest("hex")}`;
+    const want = createHmac("sha256", this.opts.sk).update(sts).digest();
+    if (!timingSafeEqual(want, Buffer.from(sig!, "hex"))) fail("signature does not match");
+  }
+
+  private async route(req: IncomingMessage, res: ServerResponse, body: Buffer): Promise<void> {
+    const path = (req.url ?? "/").split("?")[0]!;
+    const parts = path.split("/").slice(1);
+    if (parts[0] !== "v2" || parts.length < 3) return this.unknown(req, res);
+    if (parts[1] !== this.opts.projectId) throw new Reject(401, "APIGW.0301", "Incorrect IAM authentication information: the project in the path is not the token's project");
+    if (req.headers["x-project-id"] !== this.opts.projectId) throw new Reject(401, "APIGW.0301", "Incorrect IAM authentication information: X-Project-Id does not match the path");
+    const rest = parts.slice(2).map((p) => decodeURIComponent(p));
+    const m = req.method;
+    if (m === "POST" && rest.length === 1 && rest[0] === "training-jobs") return this.create(req, res, body);
+    if (m === "POST" && rest.length === 1 && rest[0] === "training-job-searches") return this.search(req, res, body);
+    if (m === "GET" && rest.length === 2 && rest[0] === "training-jobs") return this.show(res, rest[1]!);
+    if (m === "GET" && rest.length === 6 && rest[0] === "training-jobs" && rest[2] === "tasks" && rest[4] === "logs" && rest[5] === "preview") return this.preview(res, rest[1]!, rest[3]!);
+    if (m === "POST" && rest.length === 3 && rest[0] === "training-jobs" && rest[2] === "actions") return this.action(res, rest[1]!, body);
+    return this.unknown(req, res);
+  }
+
+  private unknown(req: IncomingMessage, res: ServerResponse): void {
+    this.stats.unknown.push(`${req.method} ${req.url}`);
+    send(res, 404, { error_code: "APIGW.0101", error_msg: "The API does not exist or has not been published in the environment" });
+  }
+
+  private create(req: IncomingMessage, res: ServerResponse, raw: Buffer): void {
+    this.stats.createAttempts++;
+    const fault = this.createFaults.shift();
+    if (fault === "429") { send(res, 429, { error_code: "APIGW.0308", error_msg: "The throttling threshold has been reached" }); return; }
+    if (fault === "5xx-before-create") { res.writeHead(503, { "content-type": "text/html" }).end("<html>503 Service Temporarily Unavailable</html>"); return; }
+    if (fault === "reset-before-create") { req.socket.destroy(); return; }
+    const body = parseJson(raw);
+    validateCreate(body, this.flavors);
+    const name = (body["metadata"] as Record<string, unknown>)["name"] as string;
+    if (this.jobsNamed(name).length > 0) throw new Reject(400, "ModelArts.2751", `Duplicate training job (name ${name}).`);
+    const job: FakeJob = {
+      id: randomUUID(), name, body, createTime: 1_790_000_000_000 + ++this.seq * 1000,
+      phases: [...this.nextPhases], step: 0, phase: "Creating", log: Buffer.alloc(0), logCalls: 0, acknowledged: false,
+    };
+    this.jobs.set(job.id, job);
+    this.stats.creates++;
+    if (fault === "timeout-after-create") {
+      // Never answered: the client's timeout fires; closed when the client gives up (or at close()).
+      this.held.add(res);
+      res.on("close", () => this.held.delete(res));
+      return;
+    }
+    if (fault === "reset-after-create") { req.socket.destroy(); return; }
+    if (fault === "5xx-after-create") { send(res, 500, { error_code: "ModelArts.0010", error_msg: "Internal error." }); return; }
+    res.on("finish", () => { job.acknowledged = true; });
+    send(res, 201, this.view(job));
+  }
+
+  private search(req: IncomingMessage, res: ServerResponse, raw: Buffer): void {
+    this.stats.searches++;
+    const fault = this.searchFaults.shift();
+    if (fault === "5xx") { send(res, 502, { error_code: "ModelArts.0010", error_msg: "Internal error." }); return; }
+    if (fault === "429") { send(res, 429, { error_code: "ModelArts.2799", error_msg: "TooManyRequests" }); return; }
+    if (fault === "reset") { req.socket.destroy(); return; }
+    const body = parseJson(raw);
+    allowKeys(body, ["offset", "limit", "sort_by", "order", "group_by", "filters"], "");
+    const offset = body["offset"] ?? 0;
+    const limit = body["limit"] ?? 10;
+    if (!Number.isInteger(offset) || (offset as number) < 0) throw new Reject(400, "ModelArts.2788", "Invalid parameter(offset).");
+    if (!Number.isInteger(limit) || (limit as number) < 1 || (limit as number) > 50) throw new Reject(400, "ModelArts.2788", "Invalid parameter(limit).");
+    const filters = body["filters"] ?? [];
+    if (!Array.isArray(filters)) throw new Reject(400, "ModelArts.2788", "Invalid parameter(filters).");
+    let items = [...this.jobs.values()];
+    for (const f of filters) {
+      if (!isObj(f)) throw new Reject(400, "ModelArts.2788", "Invalid parameter(filters).");
+      allowKeys(f, ["key", "operator", "value"], "filters[].");
+      const { key, operator, value } = f as { key?: unknown; operator?: unknown; value?: unknown };
+      if (!["name", "phase"].includes(key as string) || !["like", "in", "between", "not"].includes(operator as string) || !Array.isArray(value) || !value.every((v) => typeof v === "string")) {
+        throw new Reject(400, "ModelArts.2788", "Invalid parameter(filters).");
+      }
+      const vals = value as string[];
+      const field = (j: FakeJob) => (key === "name" ? j.name : j.phase);
+      if (operator === "like") items = items.filter((j) => vals.some((v) => field(j).includes(v)));
+      else if (operator === "in") items = items.filter((j) => vals.includes(field(j)));
+      else if (operator === "not") items = items.filter((j) => !vals.includes(field(j)));
+    }
+    if (fault === "hide") items = [];
+    items.sort((a, b) => (body["order"] === "asc" ? a.createTime - b.createTime : b.createTime - a.createTime));
+    const page = items.slice((offset as number) * (limit as number), ((offset as number) + 1) * (limit as number));
+    send(res, 200, { total: this.jobs.size, count: items.length, limit, offset, sort_by: "create_time", order: body["order"] ?? "desc", group_by: "", workspace_id: "0", ai_project: "default-ai-project", items: page.map((j) => this.view(j)) });
+  }
+
+  private readFault(res: ServerResponse): boolean {
+    const status = this.readFaults.shift();
+    if (status === undefined) return false;
+    send(res, status, status === 429 ? { error_code: "APIGW.0308", error_msg: "The throttling threshold has been reached" } : { error_code: "ModelArts.0010", error_msg: "Internal error." });
+    return true;
+  }
+
+  private show(res: ServerResponse, id: string): void {
+    if (this.readFault(res)) return;
+    const job = this.jobOr2775(id);
+    job.phase = job.phases[Math.min(job.step, job.phases.length - 1)]!;
+    job.step++;
+    send(res, 200, this.view(job));
+  }
+
+  private preview(res: ServerResponse, id: string, task: string): void {
+    if (this.readFault(res)) return;
+    const job = this.jobOr2775(id);
+    if (!this.tasksOf(job).includes(task)) throw new Reject(400, "ModelArts.2788", `Invalid parameter(task_id ${task}).`);
+    if (job.phase === "Creating" || job.phase === "Pending") {
+      if (this.logNotReady === "2776") { res.writeHead(204).end(); return; }
+      throw new Reject(400, "ModelArts.2818", "the log file is not generated");
+    }
+    if (!isTerminalPhase(job.phase)) job.log = Buffer.concat([job.log, Buffer.from(this.logChunk(job, job.logCalls++), "utf8")]);
+    const max = this.opts.previewMaxBytes ?? 5 * 1024 * 1024;
+    let start = Math.max(0, job.log.length - max);
+    while (start < job.log.length && (job.log[start]! & 0xc0) === 0x80) start++; // not inside a UTF-8 character
+    const content = job.log.subarray(start);
+    send(res, 200, { content: content.toString("utf8"), current_size: content.length, full_size: job.log.length });
+  }
+
+  private action(res: ServerResponse, id: string, raw: Buffer): void {
+    const body = parseJson(raw);
+    allowKeys(body, ["action_type"], "");
+    if (body["action_type"] !== "terminate") throw new Reject(400, "ModelArts.2788", "Invalid parameter(action_type).");
+    const job = this.jobOr2775(id);
+    this.stats.terminates++;
+    if (!["Creating", "Pending", "Running"].includes(job.phase)) throw new Reject(409, "ModelArts.2796", "The job cannot be terminated.");
+    job.phases = ["Terminating", "Terminated"];
+    job.step = 0;
+    job.phase = "Terminating";
+    send(res, 202, { kind: "job", metadata: { id: job.id, name: job.name }, status: { phase: "Terminating" } });
+  }
+
+  private jobOr2775(id: string): FakeJob {
+    const job = this.jobs.get(id);
+    if (job === undefined) throw new Reject(400, "ModelArts.2775", `Training job (ID: ${id}) not found.`);
+    return job;
+  }
+
+  private tasksOf(job: FakeJob): string[] {
+    const spec = job.body["spec"] as { resource: { node_count?: number } };
+    return Array.from({ length: spec.resource.node_count ?? 1 }, (_, i) => `worker-${i}`);
+  }
+
+  private view(job: FakeJob): Record<string, unknown> {
+    const started = job.phase !== "Creating" && job.phase !== "Pending";
+    const failed = job.phase === "Failed" || job.phase === "Abnormal";
+    const ended = isTerminalPhase(job.phase);
+    return {
+      kind: "job",
+      metadata: { id: job.id, name: job.name, description: (job.body["metadata"] as Record<string, unknown>)["description"] ?? "", create_time: job.createTime, workspace_id: "0", user_name: "fake" },
+      status: {
+        phase: job.phase,
+        secondary_phase: job.phase === "Pending" ? "Queuing" : job.phase,
+        duration: started ? (ended ? 3_600_000 : 60_000) : 0,
+        ...(started ? { start_time: job.createTime + 30_000 } : {}),
+        tasks: started ? this.tasksOf(job) : [],
+        task_statuses: ended ? this.tasksOf(job).map((task) => ({ task, exit_code: failed ? 137 : job.phase === "Terminated" ? 143 : 0, message: failed ? "Process exited abnormally: NPU out of memory" : "" })) : [],
+      },
+      algorithm: job.body["algorithm"],
+      spec: job.body["spec"],
+    };
+  }
+}
+
+function isTerminalPhase(phase: string): boolean {
+  return ["Completed", "Failed", "Terminated", "Abnormal"].includes(phase);
+}
+
+function emptyStats(): FakeStats {
+  return { requests: 0, createAttempts: 0, creates: 0, authFailures: 0, searches: 0, terminates: 0, rejected: [], unknown: [] };
+}
+
+function send(res: ServerResponse, status: number, body: unknown): void {
+  if (res.destroyed) return;
+  const text = JSON.stringify(body);
+  res.writeHead(status, { "content-type": "application/json", "content-length": Buffer.byteLength(text) }).end(text);
+}
+
+function parseJson(raw: Buffer): Record<string, unknown> {
+  let v: unknown;
+  try { v = JSON.parse(raw.toString("utf8")); } catch { throw new Reject(400, "ModelArts.2787", "Invalid JSON request body."); }
+  if (!isObj(v)) throw new Reject(400, "ModelArts.2787", "Invalid JSON request body.");
+  return v;
+}
+
+function allowKeys(o: Record<string, unknown>, keys: readonly string[], at: string): void {
+  for (const k of Object.keys(o)) if (!keys.includes(k)) throw new Reject(400, "ModelArts.2788", `Invalid parameter(${at}${k}).`);
+}
+
+const invalid = (what: string) => new Reject(400, "ModelArts.2788", `Invalid parameter(${what}).`);
+
+function obsDir(v: unknown, what: string): void {
+  if (typeof v !== "string" || !OBS_DIR.test(v)) throw new Reject(400, "ModelArts.2791", `Invalid obs path: ${String(v)}, reason: ${what} must be an OBS directory (/bucket/dir/ or obs://bucket/dir/).`);
+}
+
+function absolute(v: unknown, what: string): void {
+  if (typeof v !== "string" || !v.startsWith("/")) throw invalid(what);
+}
+
+function channels(v: unknown, what: string): void {
+  if (v === undefined) return;
+  if (!Array.isArray(v)) throw invalid(what);
+  const names = new Set<string>();
+  v.forEach((c, i) => {
+    if (!isObj(c)) throw invalid(`${what}[${i}]`);
+    allowKeys(c, ["name", "description", "local_dir", "access_method", "remote", "remote_constraint"], `${what}[${i}].`);
+    if (typeof c["name"] !== "string" || !/^[A-Za-z0-9_-]{1,64}$/.test(c["name"]) || names.has(c["name"])) throw invalid(`${what}[${i}].name`);
+    names.add(c["name"]);
+    absolute(c["local_dir"], `${what}[${i}].local_dir`);
+    const remote = c["remote"];
+    if (!isObj(remote) || !isObj(remote["obs"])) throw invalid(`${what}[${i}].remote`);
+    obsDir(remote["obs"]["obs_url"], `${what}[${i}].remote.obs.obs_url`);
+  });
+}
+
+/** The documented CreateTrainingJob rules this project relies on, with the documented error codes. */
+function validateCreate(body: Record<string, unknown>, flavors: ReadonlyMap<string, FakeFlavor>): void {
+  allowKeys(body, ["kind", "metadata", "algorithm", "tasks", "spec", "endpoints"], "");
+  if (body["kind"] !== "job") throw invalid("kind");
+  const md = body["metadata"];
+  if (!isObj(md)) throw invalid("metadata");
+  allowKeys(md, ["name", "workspace_id", "description", "annotations"], "metadata.");
+  if (typeof md["name"] !== "string" || !/^[A-Za-z0-9_-]{1,64}$/.test(md["name"])) throw invalid("metadata.name");
+  if (md["description"] !== undefined && (typeof md["description"] !== "string" || md["description"].length > 256)) throw invalid("metadata.description");
+  if (md["annotations"] !== undefined && (!isObj(md["annotations"]) || !Object.values(md["annotations"]).every((v) => typeof v === "string"))) throw invalid("metadata.annotations");
+
+  const alg = body["algorithm"];
+  if (!isObj(alg)) throw invalid("algorithm");
+  allowKeys(alg, ["id", "subscription_id", "item_version_id", "code_dir", "boot_file", "autosearch_config_path", "autosearch_framework_path", "command", "parameters", "policies", "inputs", "outputs", "engine", "local_code_dir", "working_dir", "environments"], "algorithm.");
+  const engine = alg["engine"];
+  if (engine !== undefined) {
+    if (!isObj(engine)) throw invalid("algorithm.engine");
+    allowKeys(engine, ["engine_id", "engine_name", "engine_version", "image_url"], "algorithm.engine.");
+  }
+  const image = isObj(engine) ? engine["image_url"] : undefined;
+  const presetEngine = isObj(engine) && (engine["engine_name"] !== undefined || engine["engine_id"] !== undefined);
+  const sources = [alg["id"] !== undefined, alg["subscription_id"] !== undefined, alg["boot_file"] !== undefined, image !== undefined && alg["boot_file"] === undefined].filter(Boolean).length;
+  if (image !== undefined && (typeof image !== "string" || image === "") || (image !== undefined && (typeof alg["command"] !== "string" || alg["command"] === ""))) {
+    throw new Reject(400, "ModelArts.2806", "Custom image jobs command and engine.url cannot be empty.");
+  }
+  if (alg["command"] !== undefined && image === undefined && !presetEngine) throw new Reject(400, "ModelArts.2806", "Custom image jobs command and engine.url cannot be empty.");
+  if (sources !== 1) throw invalid("algorithm: exactly one of id, subscription_id+item_version_id, code_dir+boot_file or engine.image_url+command");
+  if (alg["subscription_id"] !== undefined && alg["item_version_id"] === undefined) throw invalid("algorithm.item_version_id");
+  if (alg["boot_file"] !== undefined && alg["code_dir"] === undefined) throw invalid("algorithm.code_dir");
+  if (alg["code_dir"] !== undefined) obsDir(alg["code_dir"], "algorithm.code_dir");
+  if (alg["local_code_dir"] !== undefined && (typeof alg["local_code_dir"] !== "string" || !alg["local_code_dir"].startsWith("/home"))) throw invalid("algorithm.local_code_dir");
+  if (alg["working_dir"] !== undefined) absolute(alg["working_dir"], "algorithm.working_dir");
+  const envs = alg["environments"];
+  if (envs !== undefined) {
+    if (!isObj(envs) || Object.keys(envs).length > 100) throw invalid("algorithm.environments");
+    for (const [k, v] of Object.entries(envs)) {
+      if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(k) || k.length > 8192) throw invalid(`algorithm.environments.${k}`);
+      if (typeof v !== "string" || v.length > 4096 || v.includes("$")) throw invalid(`algorithm.environments.${k}`);
+    }
+  }
+  channels(alg["inputs"], "algorithm.inputs");
+  channels(alg["outputs"], "algorithm.outputs");
+
+  const spec = body["spec"];
+  if (!isObj(spec)) throw invalid("spec");
+  allowKeys(spec, ["resource", "volumes", "log_export_path", "schedule_policy", "auto_stop", "notification"], "spec.");
+  const r = spec["resource"];
+  if (!isObj(r)) throw invalid("spec.resource");
+  allowKeys(r, ["policy", "flavor_id", "flavor_name", "node_count", "pool_id", "flavor_detail"], "spec.resource.");
+  if (typeof r["flavor_id"] !== "string" || r["flavor_id"] === "") throw invalid("spec.resource.flavor_id");
+  const flavor = flavors.get(r["flavor_id"]);
+  if (flavor === undefined) throw new Reject(400, "ModelArts.2763", "The selected flavor is invalid.");
+  const nodes = r["node_count"] ?? 1;
+  if (!Number.isInteger(nodes) || (nodes as number) < 1) throw invalid("spec.resource.node_count");
+  if ((nodes as number) > flavor.max_num) throw new Reject(400, "ModelArts.2793", `The number of flavor instances (${String(nodes)}) exceeds the maximum (${flavor.max_num}).`);
+  if (r["pool_id"] !== undefined && (typeof r["pool_id"] !== "string" || r["pool_id"] === "")) throw invalid("spec.resource.pool_id");
+  const lep = spec["log_export_path"];
+  if (lep !== undefined) {
+    if (!isObj(lep)) throw invalid("spec.log_export_path");
+    allowKeys(lep, ["obs_url", "host_path"], "spec.log_export_path.");
+    obsDir(lep["obs_url"], "spec.log_export_path.obs_url");
+  }
+  const as = spec["auto_stop"];
+  if (as !== undefined) {
+    if (!isObj(as)) throw invalid("spec.auto_stop");
+    allowKeys(as, ["time_unit", "duration"], "spec.auto_stop.");
+    if (as["time_unit"] !== "HOURS" || !Number.isInteger(as["duration"]) || (as["duration"] as number) < 1) throw invalid("spec.auto_stop");
+  }
+}

@@ -1,0 +1,538 @@
+// The ModelArts provider end to end: the planned CreateTrainingJob body field by field, then deploy() against the
+// strict loopback fake (SDK-HMAC-SHA256 checked on every request) with the launch bundle uploaded to a real
+// S3-compatible server (moto on 127.0.0.1) standing in for OBS; status through the phases, log tailing by cursor,
+// idempotent stop; seeded random fault trials (timeouts after create, 5xx, 429, resets) that must each leave
+// exactly one job; configuration and request errors with codes, nothing created and no secret in any message.
+import assert from "node:assert/strict";
+import { execFileSync, spawnSync } from "node:child_process";
+import { chmodSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, before, describe, it } from "node:test";
+import { CreateBucketCommand } from "@aws-sdk/client-s3";
+import { parseDocument } from "yaml";
+import { type ModelArtsAdapter, createModelArtsAdapter, resolveModelArtsConfig, statusOf, tailPage } from "../adapters/providers/modelarts.js";
+import { type AdapterContext, type BundleSink, type DeployOutcome, ProviderError, type RetryPolicy, deploy } from "../adapters/providers/provider.js";
+import { S3Store } from "../adapters/storage/s3.js";
+import { parseStoreUri } from "../adapters/storage/store.js";
+import { bundledAssets } from "../bin/commands/plan.js";
+import { RecipeError, RlpipeError } from "../core/errors.js";
+import { type Plan, plan } from "../core/plan.js";
+import type { ModelArtsJobBody } from "../core/providers/modelarts-request.js";
+import { parseRecipe } from "../core/recipe/load.js";
+import { CREATE_FAULTS, type CreateFault, FakeModelArts } from "./fakes/modelarts-fake.js";
+import { planSeed, recipeText, seededRandom } from "./helpers.js";
+import { type Moto, TEST_CREDENTIALS, startMoto } from "./servers/moto.js";
+
+const SEED = "qwen3-1.7b-code-toolcall";
+const AK = "HPUAFAKEAK0123456789";
+const SK = "fake-sk/0123456789+abcdefghijklmnopqrstuvwxyz";
+const PID = "0a1b2c3d4e5f60718293a4b5c6d7e8f9";
+const BUCKET = "rlpipe-runs";
+
+function edit(text: string, edits: [(string | number)[], unknown][]): string {
+  const doc = parseDocument(text);
+  for (const [p, v] of edits) v === undefined ? doc.deleteIn(p) : doc.setIn(p, v);
+  return doc.toString();
+}
+const planOf = (text: string): Plan => plan(parseRecipe(text, "edited.yaml"), { provider: "modelarts", assets: bundledAssets() });
+const bodyOf = (p: Plan) => p.request!.body as ModelArtsJobBody;
+
+
+const noSecrets = (text: string, where: string) => {
+  assert.ok(!text.includes(AK), `${where} contains the access key`);
+  assert.ok(!text.includes(SK), `${where} contains the secret key`);
+};
+const errorText = (e: unknown) => `${(e as Error).message}\n${(e as RlpipeError).hint ?? ""}`;
+
+describe("ModelArts request (plan)", () => {
+  const p = planSeed(SEED, "modelarts");
+  const body = bodyOf(p);
+  const d12 = p.bundleDigest.slice(0, 12);
+
+  it("is the CreateTrainingJob v2 body, field by field", () => {
+    assert.equal(p.request!.provider, "modelarts");
+    assert.equal(p.request!.api, "POST /v2/{project_id}/training-jobs");
+    assert.match(p.jobName, /^qwen3-1-7b-code-toolcall-[0-9a-f]{8}$/);
+    assert.deepEqual(Object.keys(body), ["kind", "metadata", "algorithm", "spec"]);
+    assert.equal(body.kind, "job");
+    assert.deepEqual(body.metadata, {
+      name: p.jobName,
+      description: `rlpipe recipe qwen3-1.7b-code-toolcall sha256:${p.recipe.hash.slice(0, 12)} bundle ${d12}`,
+      annotations: { "fault-tolerance/job-retry-num": "3" },
+    });
+    assert.deepEqual(body.algorithm, {
+      engine: { image_url: "rlpipe/verl_sandbox:main-c651b7b-py311-cann8.3.RC1" },
+      code_dir: `/${BUCKET}/qwen3-code-toolcall/code/${d12}/`,
+      local_code_dir: "/home/ma-user/modelarts/user-job-dir",
+      working_dir: `/home/ma-user/modelarts/user-job-dir/${d12}`,
+      command: `bash /home/ma-user/modelarts/user-job-dir/${d12}/launch.sh`,
+    });
+    assert.deepEqual(body.spec, {
+      resource: { flavor_id: "modelarts.bm.npu.arm.8snt9b2.d", node_count: 1 },
+      log_export_path: { obs_url: `/${BUCKET}/qwen3-code-toolcall/logs/` },
+      auto_stop: { time_unit: "HOURS", duration: 72 },
+    });
+    assert.deepEqual(p.request!.bundle, { to: `obs://${BUCKET}/qwen3-code-toolcall/code/${d12}/`, mountedAt: `/home/ma-user/modelarts/user-job-dir/${d12}` });
+    assert.ok(p.files.some((f) => f.path === "launch.sh" && f.executable));
+  });
+
+  it("lists the unverified fields, and carries secrets by name only", () => {
+    const un = p.request!.unverified;
+    assert.deepEqual(un.map((u) => u.path), ["algorithm.code_dir", "algorithm.environments", "spec.auto_stop", "spec.log_export_path.obs_url", "spec.resource.flavor_id"]);
+    assert.equal(un.find((u) => u.path === "algorithm.code_dir")!.override, "targets.modelarts.localCodeDir");
+    assert.equal(un.find((u) => u.path === "spec.log_export_path.obs_url")!.override, "targets.modelarts.obsPathStyle");
+    const secrets = un.find((u) => u.path === "algorithm.environments")!;
+    assert.deepEqual(secrets.value, ["WANDB_API_KEY"]);
+    assert.match(secrets.why, /plain text/);
+    assert.ok(!JSON.stringify(body).includes("WANDB"), "no secret name or value in the body");
+  });
+
+  it("is deterministic, and a changed recipe gives a new name and code dir", () => {
+    const again = planSeed(SEED, "modelarts");
+    assert.deepEqual(again.request, p.request);
+    const changed = planOf(edit(recipeText(SEED), [[["stages", 2, "rollout", "n"], 16]]));
+    assert.notEqual(changed.jobName, p.jobName);
+    assert.notEqual(bodyOf(changed).algorithm.code_dir, body.algorithm.code_dir);
+  });
+
+  it("environments, inputs, checkpoint outputs, obs:// style and multi-node wiring", () => {
+    const text = edit(recipeText(SEED), [
+      [["runtime", "env"], { HCCL_BUFFSIZE: "200", DATA_HOME: "$HOME/data" }],
+      [["resources", "nodes"], 2],
+      [["checkpoints"], { storage: "obs://ckpt-bucket/runs" }],
+      [["targets", "modelarts", "obsPathStyle"], "uri"],
+      [["targets", "modelarts", "env"], { ASCEND_LOG_LEVEL: "3" }],
+      [["targets", "modelarts", "inputs"], [{ name: "model", obs: "obs://models/Qwen3-1.7B", local: "/home/ma-user/modelarts/inputs/model" }]],
+      [["targets", "modelarts", "envFromPlatform"], { hosts: "MY_HOSTS" }],
+    ]);
+    const q = planOf(text);
+    const b = bodyOf(q);
+    assert.deepEqual(b.algorithm.environments, { ASCEND_LOG_LEVEL: "3", HCCL_BUFFSIZE: "200" });
+    const w = q.warnings.find((x) => x.code === "modelarts_env_not_passed");
+    assert.deepEqual(w?.path, ["runtime", "env", "DATA_HOME"]);
+    assert.match(w!.message, /may not contain '\$'; launch\.sh still sets it/);
+    assert.deepEqual(b.algorithm.inputs, [{ name: "model", local_dir: "/home/ma-user/modelarts/inputs/model", remote: { obs: { obs_url: "obs://models/Qwen3-1.7B/" } } }]);
+    assert.deepEqual(b.algorithm.outputs?.map((o) => [o.name, o.remote.obs.obs_url.replace(/-[0-9a-f]{8}\./, "-H.")]), [["ckpt-sft", "obs://ckpt-bucket/runs/qwen3-1.7b-code-toolcall-H.sft/"], ["ckpt-rl", "obs://ckpt-bucket/runs/qwen3-1.7b-code-toolcall-H.rl/"]]);
+    assert.deepEqual(q.storage?.modelartsOutputs?.map((o) => o.localDir), b.algorithm.outputs?.map((o) => o.local_dir));
+    assert.match(b.algorithm.code_dir, /^obs:\/\/rlpipe-runs\/qwen3-code-toolcall\/code\/[0-9a-f]{12}\/$/);
+    assert.equal(b.spec.resource.node_count, 2);
+    const cmd = q.request!.unverified.find((u) => u.path === "algorithm.command");
+    assert.deepEqual(cmd?.value, { nodeRank: "VC_TASK_INDEX", nnodes: "MA_NUM_HOSTS", hosts: "MY_HOSTS" });
+    assert.equal(cmd?.override, "targets.modelarts.envFromPlatform");
+  });
+
+  it("the multi-node command maps the task environment onto launch.sh's variables, and fails loudly without it", () => {
+    const q = planOf(edit(recipeText(SEED), [[["resources", "nodes"], 2]]));
+    const b = bodyOf(q);
+    const dir = mkdtempSync(join(tmpdir(), "rlpipe-ma-cmd-"));
+    try {
+      const script = join(dir, "launch.sh");
+      writeFileSync(script, 'echo "rank=$RLPIPE_NODE_RANK nnodes=$RLPIPE_NNODES master=$RLPIPE_MASTER_ADDR"\n');
+      chmodSync(script, 0o755);
+      const command = b.algorithm.command.replace(`${q.request!.bundle!.mountedAt}/launch.sh`, script);
+      assert.notEqual(command, b.algorithm.command);
+      const env = { PATH: process.env["PATH"] ?? "/usr/bin:/bin", VC_TASK_INDEX: "1", MA_NUM_HOSTS: "2", VC_WORKER_HOSTS: "job-x-worker-0.job-x,job-x-worker-1.job-x" };
+      assert.equal(execFileSync("sh", ["-c", command], { env, encoding: "utf8" }), "rank=1 nnodes=2 master=job-x-worker-0.job-x\n");
+      const missing = spawnSync("sh", ["-c", command], { env: { PATH: env.PATH, MA_NUM_HOSTS: "2", VC_WORKER_HOSTS: "h0,h1" }, encoding: "utf8" });
+      assert.notEqual(missing.status, 0);
+      assert.match(missing.stderr, /VC_TASK_INDEX is not set in this ModelArts task; set targets\.modelarts\.envFromPlatform\.nodeRank/);
+      assert.equal(missing.stdout, "");
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("reports missing or invalid target fields and environment values as recipe errors with paths", () => {
+    const errs = (text: string) => {
+      try { planOf(text); } catch (e) { if (e instanceof RecipeError) return e.issues.map((i) => [i.path.join("."), i.code]); throw e; }
+      return [];
+    };
+    assert.deepEqual(errs(edit(recipeText(SEED), [[["targets", "modelarts"], undefined]])), [["targets.modelarts", "missing_target"]]);
+    assert.deepEqual(errs(edit(recipeText(SEED), [[["targets", "modelarts", "flavor"], undefined], [["targets", "modelarts", "codeDir"], undefined], [["targets", "modelarts", "image"], undefined]])),
+      [["targets.modelarts.image", "missing_field"], ["targets.modelarts.flavor", "missing_field"], ["targets.modelarts.codeDir", "missing_field"]]);
+    assert.deepEqual(errs(edit(recipeText(SEED), [[["targets", "modelarts", "env"], { GOOD: "x", BAD: "$PATH", WANDB_API_KEY: "x", LONG: "y".repeat(4097) }]])).filter(([, code]) => code !== "plain_secret"),
+      [["targets.modelarts.env.BAD", "invalid_modelarts_env"], ["targets.modelarts.env.WANDB_API_KEY", "secret_in_request"], ["targets.modelarts.env.LONG", "invalid_modelarts_env"]]);
+    assert.deepEqual(errs(edit(recipeText(SEED), [[["targets", "modelarts", "codeDir"], "s3://x/y"], [["targets", "modelarts", "localCodeDir"], "/opt/code"]])),
+      [["targets.modelarts.codeDir", "invalid_obs_path"], ["targets.modelarts.localCodeDir", "invalid_local_code_dir"]]);
+    assert.deepEqual(errs(edit(recipeText(SEED), [
+      [["checkpoints"], { storage: "obs://ckpt-bucket/runs" }],
+      [["targets", "modelarts", "outputs"], [{ name: "ckpt-rl", obs: "obs://ckpt-bucket/other", local: "/home/ma-user/out" }]],
+      [["targets", "modelarts", "inputs"], [{ name: "data", obs: "obs://data-bucket/d", local: "data" }]],
+    ])), [["targets.modelarts.inputs.0.local", "relative_path"], ["checkpoints.storage", "duplicate_channel"]]);
+    const tooMany = Object.fromEntries(Array.from({ length: 101 }, (_, i) => [`V${i}`, "1"]));
+    assert.deepEqual(errs(edit(recipeText(SEED), [[["targets", "modelarts", "env"], tooMany]])), [["targets.modelarts.env", "too_many_env"]]);
+  });
+});
+
+describe("ModelArts provider against the loopback fake", () => {
+  let moto: Moto;
+  let fake: FakeModelArts;
+  let home: string;
+  const p = planSeed(SEED, "modelarts");
+  const recipe = parseRecipe(recipeText(SEED), "seed.yaml").recipe;
+  const puts: string[] = [];
+  const events: string[] = [];
+  const fastRetry: RetryPolicy = { baseDelayMs: 1, maxDelayMs: 4, sleep: () => Promise.resolve() };
+  const sinks: S3Store[] = [];
+
+  const bundleSink = (uri: string): BundleSink => {
+    const u = parseStoreUri(uri);
+    const store = new S3Store({ scheme: "obs", bucket: u.bucket, prefix: u.prefix, region: "cn-southwest-2", endpoint: moto.endpoint, credentials: TEST_CREDENTIALS });
+    sinks.push(store);
+    return {
+      head: (key, signal) => store.head(key, signal),
+      putBytes: async (key, data, opts) => { puts.push(key); return store.putBytes(key, data, opts); },
+    };
+  };
+  const env = (extra: Record<string, string | undefined> = {}) => ({
+    HOME: home, HUAWEICLOUD_SDK_AK: AK, HUAWEICLOUD_SDK_SK: SK, HUAWEICLOUD_SDK_PROJECT_ID: PID, MODELARTS_ENDPOINT: fake.endpoint, ...extra,
+  });
+  const ctx = (extra: Record<string, string | undefined> = {}): AdapterContext => ({ env: env(extra), recipe, cwd: home, bundleSink, log: (l) => events.push(l) });
+  const adapter = (opts: Parameters<typeof createModelArtsAdapter>[1] = {}, extra: Record<string, string | undefined> = {}): ModelArtsAdapter =>
+    createModelArtsAdapter(ctx(extra), { timeoutMs: 5000, retry: fastRetry, ...opts });
+  const run = (a: ModelArtsAdapter, pl: Plan = p, policy: RetryPolicy = {}): Promise<DeployOutcome> =>
+    deploy(a, pl, { ...fastRetry, onEvent: (l) => events.push(l), ...policy });
+
+  before(async () => {
+    home = mkdtempSync(join(tmpdir(), "rlpipe-ma-home-"));
+    moto = await startMoto();
+    const admin = new S3Store({ scheme: "obs", bucket: BUCKET, prefix: "", region: "cn-southwest-2", endpoint: moto.endpoint, credentials: TEST_CREDENTIALS });
+    await admin.client.send(new CreateBucketCommand({ Bucket: BUCKET }));
+    sinks.push(admin);
+    fake = await new FakeModelArts({ ak: AK, sk: SK, projectId: PID }).start();
+  });
+  after(async () => {
+    await fake.close();
+    for (const s of sinks) await s.close();
+    await moto.stop();
+    rmSync(home, { recursive: true, force: true });
+    for (const e of events) noSecrets(e, "a progress line");
+  });
+
+  it("deploys once: bundle in OBS, exactly the planned body created; a second deploy finds it and uploads nothing", async () => {
+    fake.reset();
+    puts.length = 0;
+    const a = adapter();
+    const first = await run(a);
+    assert.equal(first.outcome, "created");
+    const jobs = fake.jobsNamed(p.jobName);
+    assert.equal(jobs.length, 1);
+    assert.deepEqual(first.ref, { provider: "modelarts", name: p.jobName, id: jobs[0]!.id, region: "cn-southwest-2", endpoint: fake.endpoint, extra: { projectId: PID } });
+    assert.deepEqual(jobs[0]!.body, JSON.parse(JSON.stringify(p.request!.body)));
+    assert.equal(fake.stats.authFailures, 0);
+    assert.deepEqual(fake.stats.unknown, []);
+
+    const code = new S3Store({ scheme: "obs", ...(({ bucket, prefix }) => ({ bucket, prefix }))(parseStoreUri(p.request!.bundle!.to)), region: "cn-southwest-2", endpoint: moto.endpoint, credentials: TEST_CREDENTIALS });
+    sinks.push(code);
+    assert.deepEqual([...puts].sort(), p.files.map((f) => f.path).sort());
+    for (const f of p.files) assert.equal((await code.get(f.path)).toString("utf8"), f.content, f.path);
+    const listed = (await code.list("")).map((o) => o.key).sort();
+    assert.deepEqual(listed, p.files.map((f) => f.path).sort());
+
+    puts.length = 0;
+    const second = await run(adapter());
+    assert.deepEqual(second, { ref: first.ref, outcome: "existing" });
+    assert.deepEqual(puts, [], "a content-addressed bundle already in OBS is not uploaded again");
+    assert.equal(fake.stats.createAttempts, 1);
+  });
+
+  it("status walks Creating → Pending → Running → Completed, with times and exit code", async () => {
+    fake.reset();
+    const a = adapter();
+    const { ref } = await run(a);
+    const seen: string[] = [];
+    for (let i = 0; i < 10; i++) {
+      const s = await a.status(ref);
+      seen.push(`${s.phase}/${s.rawPhase}`);
+      if (s.phase === "SUCCEEDED") {
+        assert.equal(s.exitCode, 0);
+        assert.equal(s.startedAt, new Date(fake.jobsNamed(p.jobName)[0]!.createTime + 30_000).toISOString());
+        assert.equal(s.endedAt, new Date(fake.jobsNamed(p.jobName)[0]!.createTime + 30_000 + 3_600_000).toISOString());
+        break;
+      }
+    }
+    assert.deepEqual(seen, ["QUEUED/Creating", "QUEUED/Pending", "RUNNING/Running", "RUNNING/Running", "SUCCEEDED/Completed"]);
+  });
+
+  it("a failed job reports FAILED with the task's exit code and message; read errors are retried", async () => {
+    fake.reset();
+    fake.nextPhases = ["Creating", "Running", "Failed"];
+    const a = adapter();
+    const { ref } = await run(a);
+    fake.readFaults.push(503, 429);
+    const phases = [await a.status(ref), await a.status(ref), await a.status(ref)];
+    assert.deepEqual(phases.map((s) => s.phase), ["QUEUED", "RUNNING", "FAILED"]);
+    assert.equal(phases[2]!.exitCode, 137);
+    assert.equal(phases[2]!.message, "worker-0 exit 137: Process exited abnormally: NPU out of memory");
+    assert.equal(fake.readFaults.length, 0, "both injected read faults were met and retried");
+  });
+
+  it("logs: nothing before the job runs, then the log tailed by cursor with no byte lost or repeated", async () => {
+    fake.reset();
+    const a = adapter();
+    const { ref } = await run(a);
+    // Each show moves the fake's job one phase on; logs() shows the job to learn its task until it has one.
+    fake.logNotReady = "2818";
+    assert.deepEqual(await a.logs(ref, undefined), { text: "", cursor: "0" }); // Creating: 400 ModelArts.2818
+    fake.logNotReady = "2776";
+    assert.deepEqual(await a.logs(ref, "0"), { text: "", cursor: "0" }); // Pending: 204 ModelArts.2776
+    assert.deepEqual(fake.stats.rejected.map((r) => r.code), ["ModelArts.2818"]);
+    let text = "";
+    let cursor: string | undefined;
+    for (let i = 0; i < 25; i++) {
+      const page = await a.logs(ref, cursor);
+      text += page.text;
+      assert.ok(Number(page.cursor) >= Number(cursor ?? 0));
+      cursor = page.cursor;
+      if (i % 7 === 3) { // a reader that asks twice with the same cursor gets the same bytes, plus what was appended
+        const again = await a.logs(ref, undefined);
+        assert.ok(again.text.startsWith(text.slice(0, 64)));
+      }
+    }
+    const job = fake.jobsNamed(p.jobName)[0]!;
+    assert.equal(Buffer.byteLength(text), Number(cursor));
+    assert.equal(text, job.log.subarray(0, Number(cursor)).toString("utf8"));
+    assert.match(text, /step 0: .* 训练 ✓\n/);
+    await assert.rejects(a.logs(ref, "abc"), (e: unknown) => e instanceof RlpipeError && e.code === "bad_log_cursor");
+  });
+
+  it("logs: a reader slower than the 5 MB preview window is told how many bytes it missed", async () => {
+    fake.reset();
+    const a = adapter();
+    const { ref } = await run(a);
+    for (let i = 0; i < 3; i++) await a.status(ref);
+    const window = 1000;
+    (fake.opts as { previewMaxBytes?: number }).previewMaxBytes = window;
+    const saved = fake.logChunk;
+    fake.logChunk = (_job, call) => `${String(call).padStart(4, "0")}:${"é".repeat(300)}\n`; // 606 bytes each
+    try {
+      const p1 = await a.logs(ref, undefined);
+      assert.equal(p1.text, `0000:${"é".repeat(300)}\n`);
+      assert.equal(p1.cursor, "606");
+      const p2 = await a.logs(ref, p1.cursor); // log 1212 bytes, window 1000: nothing missed yet
+      assert.equal(p2.text, `0001:${"é".repeat(300)}\n`);
+      await a.logs(ref, p2.cursor); // appended, never read: the reader falls behind
+      const p4 = await a.logs(ref, p2.cursor); // log 2424 bytes: the window starts at 1424, the reader is at 1212
+      // The window would start inside an "é"; the preview starts at the next character (999 bytes, 213 missed).
+      assert.match(p4.text, /^\[rlpipe: 213 bytes of this log are not shown: the ModelArts preview holds only the newest 999 bytes/);
+      assert.equal(p4.cursor, "2424");
+      assert.ok(p4.text.endsWith(`0003:${"é".repeat(300)}\n`));
+    } finally {
+      fake.logChunk = saved;
+      delete (fake.opts as { previewMaxBytes?: number }).previewMaxBytes;
+    }
+    assert.deepEqual(tailPage("abc", 10, 12), { text: "abc", cursor: "10" }, "a log that shrank (restarted) is shown from its start");
+  });
+
+  it("stop is idempotent: terminate, terminate again, stop a finished job and an unknown one", async () => {
+    fake.reset();
+    const a = adapter();
+    const { ref } = await run(a);
+    await a.status(ref);
+    await a.status(ref); // Pending
+    await a.stop(ref);
+    assert.equal(fake.stats.terminates, 1);
+    await a.stop(ref); // Terminating: 409 ModelArts.2796, then the job is shown (Terminating): success
+    assert.equal(fake.stats.terminates, 2);
+    assert.deepEqual(fake.stats.rejected.map((r) => r.code), ["ModelArts.2796"]);
+    assert.deepEqual(await a.status(ref), { phase: "STOPPED", rawPhase: "Terminated", message: "worker-0 exit 143", startedAt: new Date(fake.jobsNamed(p.jobName)[0]!.createTime + 30_000).toISOString(), endedAt: new Date(fake.jobsNamed(p.jobName)[0]!.createTime + 30_000 + 3_600_000).toISOString(), exitCode: 143 });
+    await a.stop(ref); // Terminated
+    await a.stop({ ...ref, id: "00000000-0000-0000-0000-000000000000" }); // ModelArts.2775
+    await assert.rejects(a.status({ ...ref, endpoint: "http://modelarts.example.com" }), (e: unknown) => e instanceof RlpipeError && e.code === "insecure_endpoint", "a run record's endpoint is checked too");
+    assert.equal(fake.jobsNamed(p.jobName)[0]!.phase, "Terminated");
+    assert.equal(fake.stats.authFailures, 0);
+  });
+
+  describe("fault trials: exactly one job, whatever fails", () => {
+    const seed = Number(process.env["RLPIPE_TRIAL_SEED"] ?? 5_2026);
+    const r = seededRandom(seed);
+    const AFTER = new Set<CreateFault>(["timeout-after-create", "5xx-after-create", "reset-after-create"]);
+    const trials = Array.from({ length: 60 }, (_, i) => {
+      const x = r();
+      const kind: "faults" | "existing" | "lagging-search" = x < 0.12 ? "existing" : x < 0.24 ? "lagging-search" : "faults";
+      const faults = kind === "faults" ? Array.from({ length: Math.floor(r() * 4) }, () => CREATE_FAULTS[Math.floor(r() * CREATE_FAULTS.length)]!) : [];
+      const searchFaults = Array.from({ length: r() < 0.3 ? 1 + Math.floor(r() * 2) : 0 }, () => (["5xx", "429", "reset"] as const)[Math.floor(r() * 3)]!);
+      return { i, kind, faults, searchFaults };
+    });
+
+    for (const t of trials) {
+      it(`trial ${t.i} (seed ${seed}): ${t.kind}${t.faults.length > 0 ? ` [${t.faults.join(", ")}]` : ""}${t.searchFaults.length > 0 ? ` search [${t.searchFaults.join(", ")}]` : ""}`, async () => {
+        fake.reset();
+        const a = adapter({ timeoutMs: 600 });
+        let expected: DeployOutcome["outcome"];
+        let expectedAttempts: number;
+        if (t.kind === "existing" || t.kind === "lagging-search") {
+          await run(adapter());
+          fake.stats = { ...fake.stats, createAttempts: 0 };
+          if (t.kind === "lagging-search") fake.searchFaults.push("hide");
+          expected = "existing";
+          expectedAttempts = t.kind === "existing" ? 0 : 1; // the lagging listing lets one create through: ModelArts.2751
+        } else {
+          const firstAfter = t.faults.findIndex((f) => AFTER.has(f));
+          expected = firstAfter >= 0 ? "recovered" : "created";
+          expectedAttempts = firstAfter >= 0 ? firstAfter + 1 : t.faults.length + 1;
+          fake.createFaults.push(...t.faults);
+        }
+        fake.searchFaults.push(...t.searchFaults);
+        let result: DeployOutcome;
+        try {
+          result = await run(a);
+        } catch (e) {
+          noSecrets(errorText(e), "a deploy error");
+          throw e;
+        }
+        const jobs = fake.jobsNamed(p.jobName);
+        assert.equal(jobs.length, 1, "exactly one job with the plan's name");
+        assert.equal(fake.jobs.size, 1);
+        assert.equal(result.ref.id, jobs[0]!.id);
+        assert.equal(result.outcome, expected);
+        assert.equal(fake.stats.createAttempts, expectedAttempts);
+        if (expected === "created") assert.equal(jobs[0]!.acknowledged, true);
+        assert.equal(fake.searchFaults.length, 0, "every injected search fault was met");
+        assert.equal(fake.stats.authFailures, 0);
+      });
+    }
+  });
+
+  describe("errors: clear codes, nothing created, no secret in any message", () => {
+    const expectError = async (fn: () => unknown, check: (e: RlpipeError) => void) => {
+      const before = fake.stats.creates;
+      let caught: unknown;
+      try { await fn(); } catch (e) { caught = e; }
+      assert.ok(caught instanceof RlpipeError, `expected an RlpipeError, got ${String(caught)}`);
+      noSecrets(errorText(caught), "the error");
+      check(caught);
+      assert.equal(fake.stats.creates, before, "nothing created");
+    };
+
+    it("missing or partial credentials name the variables (exit code 2)", async () => {
+      fake.reset();
+      await expectError(() => adapter({}, { HUAWEICLOUD_SDK_AK: undefined, HUAWEICLOUD_SDK_SK: undefined }), (e) => {
+        assert.equal(e.code, "credentials_missing");
+        assert.equal(e.exitCode, 2);
+        assert.match(e.message, /HUAWEICLOUD_SDK_AK and HUAWEICLOUD_SDK_SK/);
+        assert.match(e.hint ?? "", /HUAWEICLOUD_CREDENTIALS_FILE/);
+      });
+      await expectError(() => adapter({}, { HUAWEICLOUD_SDK_SK: undefined }), (e) => assert.equal(e.code, "credentials_incomplete"));
+      await expectError(() => adapter({}, { HUAWEICLOUD_SDK_PROJECT_ID: undefined }), (e) => {
+        assert.equal(e.code, "project_id_missing");
+        assert.match(e.hint ?? "", /HUAWEICLOUD_SDK_PROJECT_ID or targets\.modelarts\.projectId/);
+      });
+      assert.equal(fake.stats.requests, 0);
+    });
+
+    it("a credentials file works in place of the variables", async () => {
+      fake.reset();
+      const file = join(home, "hw-credentials");
+      writeFileSync(file, `# test\n[other]\nak = wrong\nsk = wrong\n\n[ci]\nak = ${AK}\nsk = ${SK}\nproject_id = ${PID}\n`, { mode: 0o600 });
+      const a = adapter({}, { HUAWEICLOUD_SDK_AK: undefined, HUAWEICLOUD_SDK_SK: undefined, HUAWEICLOUD_SDK_PROJECT_ID: undefined, HUAWEICLOUD_CREDENTIALS_FILE: file, HUAWEICLOUD_PROFILE: "ci" });
+      assert.equal((await run(a)).outcome, "created");
+      await expectError(() => adapter({}, { HUAWEICLOUD_SDK_AK: undefined, HUAWEICLOUD_SDK_SK: undefined, HUAWEICLOUD_CREDENTIALS_FILE: file, HUAWEICLOUD_PROFILE: "nope" }), (e) => assert.equal(e.code, "credentials_profile_missing"));
+      writeFileSync(file, `[default]\naccess_key = ${AK}\n`);
+      await expectError(() => adapter({}, { HUAWEICLOUD_SDK_AK: undefined, HUAWEICLOUD_SDK_SK: undefined, HUAWEICLOUD_CREDENTIALS_FILE: file }), (e) => {
+        assert.equal(e.code, "credentials_file_invalid");
+        assert.match(e.message, /hw-credentials:2: unknown key access_key/);
+      });
+    });
+
+    it("plain http to a non-loopback endpoint is refused before anything is sent", async () => {
+      fake.reset();
+      await expectError(() => adapter({}, { MODELARTS_ENDPOINT: "http://modelarts.cn-southwest-2.myhuaweicloud.com" }), (e) => {
+        assert.equal(e.code, "insecure_endpoint");
+        assert.equal(e.exitCode, 2);
+      });
+      await expectError(() => adapter({}, { MODELARTS_ENDPOINT: "https://modelarts.example.com/v2" }), (e) => assert.equal(e.code, "bad_endpoint"));
+      assert.equal(fake.stats.requests, 0);
+    });
+
+    it("a request ModelArts rejects (unknown flavor, too many nodes) fails once with the provider code, never retried", async () => {
+      for (const [edits, code] of [
+        [[[["targets", "modelarts", "flavor"], "modelarts.no.such.flavor"]], "ModelArts.2763"],
+        [[[["resources", "nodes"], 8]], "ModelArts.2793"],
+      ] as [[(string | number)[], unknown][], string][]) {
+        fake.reset();
+        const bad = planOf(edit(recipeText(SEED), edits));
+        await expectError(() => run(adapter(), bad), (e) => {
+          assert.ok(e instanceof ProviderError);
+          assert.equal(e.kind, "fatal");
+          assert.equal(e.providerCode, code);
+          assert.equal(e.httpStatus, 400);
+          assert.equal(e.code, "modelarts_request_rejected");
+          assert.match(e.message, new RegExp(`^ModelArts create training job failed: HTTP 400 ${code.replace(".", "\\.")}: `));
+        });
+        assert.equal(fake.stats.createAttempts, 1);
+        assert.equal(fake.jobs.size, 0);
+      }
+    });
+
+    it("a wrong secret key, a skewed clock or a missing security token get APIGW.0301 (auth failed, with a hint)", async () => {
+      fake.reset();
+      await expectError(() => run(adapter({}, { HUAWEICLOUD_SDK_SK: `${SK}x` })), (e) => {
+        assert.ok(e instanceof ProviderError);
+        assert.equal(e.code, "modelarts_auth_failed");
+        assert.equal(e.providerCode, "APIGW.0301");
+        assert.equal(e.httpStatus, 401);
+        assert.match(e.hint ?? "", /clock/);
+      });
+      const otherAk = "HPUAOTHERACCESSKEY0000";
+      await expectError(() => run(adapter({}, { HUAWEICLOUD_SDK_AK: otherAk })), (e) => {
+        assert.equal(e.code, "modelarts_auth_failed");
+        assert.match(e.message, /access key \*\*\* not found/);
+        assert.ok(!e.message.includes(otherAk));
+      });
+      await expectError(() => run(adapter({ now: () => new Date(Date.now() - 16 * 60_000) })), (e) => {
+        assert.equal(e.code, "modelarts_auth_failed");
+        assert.match(e.message, /request expired/);
+      });
+      assert.equal(fake.stats.authFailures, 3);
+      const tokenFake = await new FakeModelArts({ ak: AK, sk: SK, projectId: PID, securityToken: "sts-token-abcdef" }).start();
+      try {
+        const withToken = createModelArtsAdapter({ ...ctx({ MODELARTS_ENDPOINT: tokenFake.endpoint, HUAWEICLOUD_SDK_SECURITY_TOKEN: "sts-token-abcdef" }) }, { retry: fastRetry });
+        assert.equal((await run(withToken)).outcome, "created");
+        const without = createModelArtsAdapter({ ...ctx({ MODELARTS_ENDPOINT: tokenFake.endpoint }) }, { retry: fastRetry });
+        await assert.rejects(run(without), (e: unknown) => e instanceof ProviderError && e.providerCode === "APIGW.0301");
+        assert.equal(tokenFake.stats.creates, 1);
+      } finally {
+        await tokenFake.close();
+      }
+    });
+
+    it("a plan for another provider is refused", async () => {
+      fake.reset();
+      await expectError(() => run(adapter(), planSeed(SEED, "docker")), (e) => assert.equal(e.code, "plan_provider_mismatch"));
+    });
+  });
+});
+
+describe("ModelArts configuration", () => {
+  const creds = { HUAWEICLOUD_SDK_AK: AK, HUAWEICLOUD_SDK_SK: SK };
+  const none = () => undefined;
+
+  it("endpoint: MODELARTS_ENDPOINT, else the target's, else the region's; project id: the variable, else the target", () => {
+    const target = { region: "cn-southwest-2", projectId: "from-target" };
+    const c = resolveModelArtsConfig({ ...creds }, target, none);
+    assert.deepEqual(c, { endpoint: "https://modelarts.cn-southwest-2.myhuaweicloud.com", region: "cn-southwest-2", projectId: "from-target", credentials: { ak: AK, sk: SK } });
+    assert.equal(resolveModelArtsConfig({ ...creds, HUAWEICLOUD_REGION: "ap-southeast-1", HUAWEICLOUD_SDK_PROJECT_ID: "p" }, undefined, none).endpoint, "https://modelarts.ap-southeast-1.myhuaweicloud.cn");
+    const overridden = resolveModelArtsConfig({ ...creds, HUAWEICLOUD_SDK_PROJECT_ID: "from-env", MODELARTS_ENDPOINT: "https://ma.internal.example:8443/" }, { ...target, endpoint: "https://ignored.example" }, none);
+    assert.equal(overridden.endpoint, "https://ma.internal.example:8443");
+    assert.equal(overridden.projectId, "from-env");
+    assert.equal(resolveModelArtsConfig({ ...creds, HUAWEICLOUD_SDK_PROJECT_ID: "p" }, { endpoint: "https://ma.example" }, none).endpoint, "https://ma.example");
+    assert.equal(resolveModelArtsConfig({ ...creds, HUAWEICLOUD_SDK_PROJECT_ID: "p", HUAWEICLOUD_SDK_SECURITY_TOKEN: "tok" }, target, none).credentials.securityToken, "tok");
+    assert.throws(() => resolveModelArtsConfig({ ...creds, HUAWEICLOUD_SDK_PROJECT_ID: "p" }, undefined, none), (e: unknown) => e instanceof RlpipeError && e.code === "region_missing" && e.exitCode === 2);
+    assert.throws(() => resolveModelArtsConfig({ ...creds, HUAWEICLOUD_SDK_PROJECT_ID: "p" }, { region: "southwest" }, none), (e: unknown) => e instanceof RlpipeError && e.code === "region_invalid");
+  });
+});
+
+describe("ModelArts phases and status", () => {
+  it("every documented status.phase maps to its normalized phase; anything else is UNKNOWN with the raw value kept", () => {
+    const table = { Creating: "QUEUED", Pending: "QUEUED", Running: "RUNNING", Terminating: "STOPPING", Completed: "SUCCEEDED", Failed: "FAILED", Abnormal: "FAILED", Terminated: "STOPPED" };
+    for (const [raw, want] of Object.entries(table)) {
+      const s = statusOf({ metadata: { id: "i", name: "n" }, status: { phase: raw } });
+      assert.equal(s.phase, want, raw);
+      assert.equal(s.rawPhase, raw);
+    }
+    assert.deepEqual(statusOf({ metadata: { id: "i", name: "n" }, status: { phase: "Hibernating", secondary_phase: "Lost" } }), { phase: "UNKNOWN", rawPhase: "Hibernating", message: "Lost" });
+    assert.deepEqual(statusOf({ metadata: { id: "i", name: "n" } }), { phase: "UNKNOWN", rawPhase: "(none)" });
+  });
+});
