@@ -3,8 +3,10 @@ import type { Provider } from "../recipe/schema.js";
 import type { RequestBuilder } from "./request.js";
 import { buildLocalRequest } from "./local-request.js";
 import { buildModelArtsRequest } from "./modelarts-request.js";
+import { buildSlurmRequest } from "./slurm-request.js";
 
 export const REQUEST_BUILDERS: Partial<Record<Provider, RequestBuilder>> = {
   local: buildLocalRequest,
   modelarts: buildModelArtsRequest,
+  slurm: buildSlurmRequest,
 };

@@ -426,11 +426,11 @@ const RayTarget = z.strictObject({
 });
 
 const SlurmTarget = z.strictObject({
-  workDir: text().optional(),
-  partition: text().optional(),
-  gresPerNode: text().optional(),
-  cpusPerTask: posInt().optional(),
-  timeLimit: text().optional(),
+  workDir: text().optional().describe("Absolute directory the stages run in on the compute nodes (on a shared filesystem when nodes > 1)."),
+  partition: text().optional().describe("Partition(s) to submit to (sbatch --partition), e.g. gpu or gpu,debug."),
+  gresPerNode: text().optional().describe("Generic resources per node (sbatch --gres), e.g. gpu:8 or npu:8. Default for nvidia-gpu: --gpus-per-node=<devicesPerNode>."),
+  cpusPerTask: posInt().optional().describe("CPUs for each node's one task (sbatch --cpus-per-task). Slurm's default is 1: set it, or --exclusive in extraSbatch, for training."),
+  timeLimit: text().optional().describe("Wall-clock limit (sbatch --time): minutes, H:M:S or D-H:M:S."),
   login: text().optional().describe("ssh destination of a login node; sbatch runs locally when unset."),
   account: text().optional().describe("Account the job is charged to (sbatch --account)."),
   qos: text().optional().describe("Quality of service (sbatch --qos)."),

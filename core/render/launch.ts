@@ -83,7 +83,9 @@ export function renderLaunchScript(ctx: RenderContext, inputs: LaunchInputs): st
   L.push(`RLPIPE_FILES=(${inputs.overlay.map(shellQuote).join(" ")})`);
   L.push('mkdir -p "$RLPIPE_WORKDIR"');
   L.push('if [ "$RLPIPE_BUNDLE_DIR" != "$(cd "$RLPIPE_WORKDIR" && pwd -P)" ]; then');
-  L.push('  for f in "${RLPIPE_FILES[@]}"; do mkdir -p "$RLPIPE_WORKDIR/$(dirname "$f")"; cp "$RLPIPE_BUNDLE_DIR/$f" "$RLPIPE_WORKDIR/$f"; done');
+  // Every node of a multi-node job copies into a shared workDir at once: copy beside, then rename (atomic), so
+  // no node sees a half-written file and concurrent copies never collide.
+  L.push('  for f in "${RLPIPE_FILES[@]}"; do mkdir -p "$RLPIPE_WORKDIR/$(dirname "$f")"; t="$RLPIPE_WORKDIR/$f.rlpipe-tmp.$RLPIPE_NODE_RANK.$$"; { cp "$RLPIPE_BUNDLE_DIR/$f" "$t" && mv -f "$t" "$RLPIPE_WORKDIR/$f"; } || rlpipe_die 1 "could not copy $f into $RLPIPE_WORKDIR"; done');
   L.push("fi");
   L.push('cd "$RLPIPE_WORKDIR"');
   L.push('mkdir -p "$RLPIPE_STATE_DIR"');
@@ -92,8 +94,8 @@ export function renderLaunchScript(ctx: RenderContext, inputs: LaunchInputs): st
     // rlpipe is not on PATH, through a shim so exec and sub-shells find it too.
     L.push('if [ -n "${RLPIPE_CLI:-}" ]; then');
     L.push('  mkdir -p "$RLPIPE_STATE_DIR/bin"');
-    L.push(`  printf '#!/bin/sh\\nexec %s "$@"\\n' "$RLPIPE_CLI" > "$RLPIPE_STATE_DIR/bin/rlpipe"`);
-    L.push('  chmod +x "$RLPIPE_STATE_DIR/bin/rlpipe"');
+    L.push(`  printf '#!/bin/sh\\nexec %s "$@"\\n' "$RLPIPE_CLI" > "$RLPIPE_STATE_DIR/bin/rlpipe.tmp.$$"`);
+    L.push('  chmod +x "$RLPIPE_STATE_DIR/bin/rlpipe.tmp.$$" && mv -f "$RLPIPE_STATE_DIR/bin/rlpipe.tmp.$$" "$RLPIPE_STATE_DIR/bin/rlpipe"');
     L.push('  export PATH="$RLPIPE_STATE_DIR/bin:$PATH"');
     L.push("fi");
   }
