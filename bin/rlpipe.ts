@@ -14,6 +14,7 @@ commands:
   logs <run> [-f]      a run's log, or follow it to the end
   stop <run>           stop a run (idempotent)
   list                 runs deployed from this directory
+  tione inspect <id>   read a TI-ONE task (e.g. a console-made Ray task) as a targets.tione snippet
   validate <recipe…>   check recipes (for CI)
   schema               print the recipe JSON Schema (editor completion)
   serve                the reward/tool function as an HTTP server (local, ScaleBox or E2B sandbox)
@@ -44,6 +45,7 @@ export async function main(argv: readonly string[], io: Io = processIo()): Promi
       case "logs": return await (await import("./commands/runs.js")).runLogs(rest, io);
       case "stop": return await (await import("./commands/runs.js")).runStop(rest, io);
       case "list": return await (await import("./commands/runs.js")).runList(rest, io);
+      case "tione": return await (await import("./commands/tione.js")).runTione(rest, io);
       case "--version": case "version": io.out(VERSION); return 0;
       case undefined: case "--help": case "-h": case "help": io.out(HELP); return command === undefined ? 2 : 0;
       default:

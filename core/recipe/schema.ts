@@ -491,18 +491,45 @@ const TioneNodes = (defaultRole: string) => z.strictObject({
 
 const TioneTarget = z.strictObject({
   workDir: text().optional(),
-  mode: oneOf(["ray", "custom"] as const).default("ray"),
-  image: z.strictObject({ builtin: text().optional(), url: text().optional() }).optional(),
-  head: z.strictObject({ spec: text(), count: posInt() }).optional(),
-  worker: z.strictObject({ spec: text(), count: posInt() }).optional(),
-  storage: z.strictObject({ cfs: text().optional(), cos: text().optional(), mountPath: text().optional() }).optional(),
-  runtimeEnv: z.strictObject({
-    workingDir: text().optional(),
-    envVars: z.record(envName(), z.string()).optional(),
-    pip: z.array(text()).optional(),
+  mode: oneOf(["ray", "custom"] as const).default("ray").describe("ray: a Ray-mode task (head + workers; the start command runs the launch bundle as the Ray driver). custom: every node runs the start command (DDP mode)."),
+  trainingMode: text().optional().describe("TrainingMode literal (default RAY for mode ray, unverified; DDP for mode custom)."),
+  chargeType: oneOf(["PREPAID", "POSTPAID_BY_HOUR"] as const).optional().describe("Default: PREPAID with resourceGroupId, POSTPAID_BY_HOUR when the nodes name an instanceType."),
+  resourceGroupId: text().optional().describe("Prepaid resource group (DescribeBillingResourceGroups), e.g. rsg-… or ersg-…."),
+  image: z.strictObject({
+    builtin: text().optional().describe("Built-in image name, sent as FrameworkEnvironment, e.g. verl0.6.1-vllm0.11.0-torch2.8-py312-cuda12.8-gpu."),
+    framework: text().optional().describe("FrameworkName for a built-in image (default PYTORCH, unverified for the verl image)."),
+    frameworkVersion: text().optional().describe("FrameworkVersion, from DescribeTrainingFrameworks (omitted when unset)."),
+    url: text().optional().describe("Image URL for ImageInfo (a custom or TCR image) instead of a built-in image."),
+    imageType: oneOf(["TCR", "CCR", "PRESET", "CUSTOM"] as const).optional().describe("ImageInfo.ImageType (default TCR)."),
+    registryRegion: text().optional(),
+    registryId: text().optional(),
   }).optional(),
-  region: text().optional(),
-  endpoint: text().optional(),
+  head: TioneNodes("HEAD").optional().describe("Ray head nodes (mode ray)."),
+  worker: TioneNodes("WORKER").optional().describe("Worker nodes (the GPU nodes)."),
+  storage: z.strictObject({
+    cfs: z.string().regex(/^cfs-[A-Za-z0-9]+(:\/.*)?$/, { error: "expected a CFS instance id with an optional path, e.g. cfs-abcd1234:/ or cfs-abcd1234:/team/notebook" }).optional()
+      .describe("CFS mounted at mountPath: <cfs-id>[:<path in the file system>] (default path /)."),
+    cos: TioneCosUri().optional().describe("COS location the launch bundle is uploaded to when codeDir is unset."),
+    mountPath: text().optional().describe("Where the CFS appears in the task (default /home/tione/notebook, as on a dev machine)."),
+  }).optional(),
+  codeDir: TioneCosUri().optional().describe("COS URI the launch bundle is uploaded to (content-addressed: <codeDir>/<bundle digest>/); mounted into the task."),
+  codeMountPath: text().optional().describe("Where the task sees the bundle (default /opt/ml/input/rlpipe-bundle)."),
+  startCmd: text().optional().describe("Replaces the start command rlpipe renders (cd to runtimeEnv.workingDir, run the bundle's launch.sh)."),
+  envs: z.record(envName(), z.string()).optional().describe("Task environment variables (TI-ONE Envs). Values are literal: TI-ONE documents no $ expansion."),
+  secretsAsEnvs: bool().optional().describe("Pass the recipe's secrets to the task as Envs, read from the deploying shell at deploy time (default true; TI-ONE has no secret store, so anyone who can describe the task can read them)."),
+  output: TioneCosUri().optional().describe("COS training output (Output)."),
+  logConfig: z.strictObject({ logsetId: text(), topicId: text() }).optional().describe("CLS log set and topic; sets LogEnable."),
+  tuningParameters: text().optional().describe("TuningParameters, a JSON string of at most 2048 characters (copy it from rlpipe tione inspect)."),
+  vpcId: text().optional(),
+  subnetId: text().optional(),
+  tags: z.record(text(), z.string()).optional().describe("Extra task tags; rlpipe always adds rlpipe-run=<job name>."),
+  runtimeEnv: z.strictObject({
+    workingDir: text().optional().describe("The start command changes into it before launch.sh runs."),
+    envVars: z.record(envName(), z.string()).optional().describe("Ray runtime_env env_vars, passed through verl (+ray_kwargs.ray_init.runtime_env.env_vars.*); $NAME is expanded by Ray on each node."),
+    pip: z.array(text()).optional().describe("Ray runtime_env pip packages, passed through verl (+ray_kwargs.ray_init.runtime_env.pip)."),
+  }).optional().describe("The console's RuntimeEnv JSON. TI-ONE's API has no such field: rlpipe carries it through verl's ray.init."),
+  region: text().optional().describe("Region (X-TC-Region), e.g. ap-shanghai; also the region of the COS buckets. Default TENCENTCLOUD_REGION."),
+  endpoint: text().optional().describe("API endpoint (default https://tione.tencentcloudapi.com); TIONE_ENDPOINT wins."),
 });
 
 const LocalTarget = z.strictObject({ workDir: text().optional() });

@@ -4,6 +4,7 @@ import type { RecipePath } from "../errors.js";
 import type { EvalStage, MergeStage, RlStage, SftStage, Stage } from "../recipe/schema.js";
 import { type RenderContext, OverrideList, datasetFiles, modelPath, report } from "./context.js";
 import { renderScore } from "./score.js";
+import { tioneRayRuntimeEnvOverrides } from "../providers/tione-request.js";
 import { overrideWord } from "./hydra.js";
 import { resolveRewardFn } from "./reward.js";
 import { toolConfigFor } from "./tools.js";
@@ -295,6 +296,8 @@ function renderPpo(ctx: RenderContext, s: RlStage | EvalStage, at: RecipePath): 
   o.set("trainer.device", device(ctx), ["runtime", "accelerator"]);
   if (s.type === "eval") o.set("trainer.val_only", true, at);
   else o.set("trainer.resume_mode", "auto", at); // a restarted job continues from the newest checkpoint
+  // TI-ONE's API has no RuntimeEnv field: the Ray runtime env travels through verl's own ray.init().
+  if (ctx.provider === "tione") for (const ov of tioneRayRuntimeEnvOverrides(ctx.recipe).overrides) o.set(ov.key, ov.value, ov.origin);
   o.applyRaw(ctx, s.overrides, A("overrides"));
 
   const overrides = o.words(overrideWord);

@@ -1,0 +1,668 @@
+// The TI-ONE provider end to end: the planned CreateTrainingTask body of the seed's Ray task field by field, with
+// every unverified field listed; the Ray runtime env carried through verl (composed by Hydra against verl 0.6.1 and
+// expanded by Ray's own update_envs); then deploy() with the real tencentcloud-sdk-nodejs client against the strict
+// loopback fake (TC3-HMAC-SHA256 checked on every request) and the bundle uploaded to a real S3-compatible server
+// (moto on 127.0.0.1) standing in for COS; status phases, log tailing through the Context cursor, idempotent stop;
+// seeded random fault trials that must each leave exactly one task; `rlpipe tione inspect`; configuration and
+// request errors with codes, nothing created and no secret in any message.
+import assert from "node:assert/strict";
+import { spawn, spawnSync } from "node:child_process";
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, before, describe, it } from "node:test";
+import { CreateBucketCommand } from "@aws-sdk/client-s3";
+import { parse as parseYaml, parseDocument } from "yaml";
+import { type AdapterContext, type BundleSink, ProviderError, deploy } from "../adapters/providers/provider.js";
+import { type TioneAdapter, TioneApi, createTioneAdapter, kindOfTioneCode, parseIni, resolveTioneEndpoint } from "../adapters/providers/tione.js";
+import { S3Store } from "../adapters/storage/s3.js";
+import { parseStoreUri } from "../adapters/storage/store.js";
+import { bundledAssets } from "../bin/commands/plan.js";
+import { runTione } from "../bin/commands/tione.js";
+import { RecipeError, type RlpipeError } from "../core/errors.js";
+import { type Plan, plan } from "../core/plan.js";
+import {
+  type CreateTrainingTaskBody, DEFAULT_CODE_MOUNT, decodeStartCmd, parseNodeSpec, rayEnvValue, tioneRayRuntimeEnvOverrides,
+} from "../core/providers/tione-request.js";
+import { parseRecipe } from "../core/recipe/load.js";
+import { overrideWord } from "../core/render/hydra.js";
+import { type Fault, type FakeTask, TioneFake } from "./fakes/tione-fake.js";
+import { ROOT, loadSeed, planSeed, recipeText } from "./helpers.js";
+import { type Moto, TEST_CREDENTIALS, freePort, startMoto } from "./servers/moto.js";
+
+const SEED = "retool-qwen3-4b-tione-ags";
+const SECRET_ID = "AKIDrlpipeTestSecretId0123456789";
+const SECRET_KEY = "rlpipe-test-tc3-secret-key/0123456789abcdef";
+const TOKEN_ID = "AKIDrlpipeTestTemporaryId0123456";
+const TOKEN_KEY = "rlpipe-test-tc3-temporary-key-abcdef";
+const TOKEN = "rlpipe-test-session-token-0123456789";
+const E2B_KEY = "e2b_0123456789abcdef0123456789abcdef";
+const BUCKET = "rlpipe-bundles-1250000000";
+const PYTHON = join(ROOT, ".venv-test", "bin", "python");
+
+function edit(text: string, edits: [(string | number)[], unknown][]): string {
+  const doc = parseDocument(text);
+  for (const [p, v] of edits) v === undefined ? doc.deleteIn(p) : doc.setIn(p, v);
+  return doc.toString();
+}
+const planOf = (text: string): Plan => plan(parseRecipe(text, "edited.yaml"), { provider: "tione", assets: bundledAssets() });
+const bodyOf = (p: Plan) => p.request!.body as CreateTrainingTaskBody;
+
+/** Seeded generator (mulberry32): trials are reproducible from the seed in their names. */
+function rng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+const errorText = (e: unknown) => `${(e as Error).message}\n${(e as RlpipeError).hint ?? ""}\n${String((e as Error).stack)}`;
+const noSecrets = (text: string, where: string) => {
+  for (const s of [SECRET_KEY, TOKEN_KEY, TOKEN, E2B_KEY]) assert.ok(!text.includes(s), `${where} contains a secret`);
+};
+
+// ------------------------------------------------------------------------------------------ the request
+
+describe("TI-ONE request (plan)", () => {
+  const p = planSeed(SEED, "tione");
+  const body = bodyOf(p);
+
+  it("renders the seed's Ray task: name, charge, image, head and worker in the API's units", () => {
+    assert.equal(p.request?.api, "tione:CreateTrainingTask");
+    assert.equal(body.Name, p.jobName);
+    assert.ok(body.Name.length <= 60);
+    assert.match(body.Name, /^retool-qwen3-4b-tione-ags-[0-9a-f]{8}$/);
+    assert.equal(body.ChargeType, "PREPAID");
+    assert.equal(body.ResourceGroupId, "rsg-xxxxxxxx");
+    assert.equal(body.TrainingMode, "RAY");
+    assert.equal(body.FrameworkName, "PYTORCH");
+    assert.equal(body.FrameworkEnvironment, "verl0.6.1-vllm0.11.0-torch2.8-py312-cuda12.8-gpu");
+    assert.equal(body.ImageInfo, undefined);
+    assert.deepEqual(body.ResourceConfigInfos, [
+      { Role: "HEAD", InstanceNum: 1, Cpu: 128_000, Memory: 1_024_000, Gpu: 0 },
+      { Role: "WORKER", InstanceNum: 1, Cpu: 128_000, Memory: 1_024_000, Gpu: 400, GpuType: "HCCPNV6" },
+    ]);
+    assert.deepEqual(body.Tags, [{ TagKey: "rlpipe-run", TagValue: p.jobName }]);
+  });
+
+  it("starts the bundle from COS in the working directory, with the CFS mounted where the dev machine has it", () => {
+    assert.deepEqual(decodeStartCmd(body), { StartCmd: `cd /home/tione/notebook/verl && bash ${DEFAULT_CODE_MOUNT}/launch.sh`, PsStartCmd: "", WorkerStartCmd: "" });
+    assert.equal(p.request?.bundle?.to, `cos://${BUCKET}/retool-qwen3-4b/${p.bundleDigest}`);
+    assert.equal(p.request?.bundle?.mountedAt, DEFAULT_CODE_MOUNT);
+    assert.equal(body.DataSource, "CFS");
+    assert.deepEqual(body.DataConfigs, [
+      { MappingPath: "/home/tione/notebook", DataSourceType: "CFS", CFSSource: { Id: "cfs-xxxxxxxx", Path: "/" } },
+      { MappingPath: DEFAULT_CODE_MOUNT, DataSourceType: "COS", COSSource: { Bucket: BUCKET, Region: "ap-shanghai", Paths: [`/retool-qwen3-4b/${p.bundleDigest}/`] } },
+    ]);
+  });
+
+  it("task Envs are literal, carry the run name, and never a secret or a $ value", () => {
+    assert.deepEqual(body.Envs, [{ Name: "RLPIPE_RUN", Value: p.jobName }]);
+    assert.ok(!JSON.stringify(body).includes("E2B_API_KEY"));
+    const w = p.warnings.find((x) => x.code === "env_not_expanded");
+    assert.ok(w !== undefined, "the $ value in runtimeEnv.envVars is flagged");
+    assert.deepEqual(w.path, ["targets", "tione", "runtimeEnv", "envVars", "LD_LIBRARY_PATH"]);
+    assert.match(w.message, /no \$ expansion is documented/);
+    assert.equal(typeof w.line, "number", "the warning points at the recipe line");
+    assert.ok(p.warnings.some((x) => x.code === "tione_secret_envs" && x.message.includes("E2B_API_KEY")));
+    const literal = planOf(edit(recipeText(SEED), [[["targets", "tione", "envs"], { NCCL_DEBUG: "WARN", EXTRA: "$HOME/x" }]]));
+    assert.deepEqual(bodyOf(literal).Envs.map((e) => e.Name), ["EXTRA", "NCCL_DEBUG", "RLPIPE_RUN"]);
+    assert.ok(literal.warnings.some((x) => x.code === "env_not_expanded" && x.path.join(".") === "targets.tione.envs.EXTRA"));
+  });
+
+  it("lists every field that rests on an inference, with why and the recipe field that overrides it", () => {
+    const paths = p.request!.unverified.map((u) => u.path).sort();
+    assert.deepEqual(paths, [
+      "DataConfigs[].COSSource.Paths", "DataSource", "EncodedStartCmdInfo.StartCmdInfo", "FrameworkName",
+      "ResourceConfigInfos[0].Memory", "ResourceConfigInfos[0].Role", "ResourceConfigInfos[1].GpuType", "ResourceConfigInfos[1].Memory", "ResourceConfigInfos[1].Role",
+      "RuntimeEnv", "TrainingMode",
+    ]);
+    for (const u of p.request!.unverified) {
+      assert.ok(u.why.length > 20, `${u.path} explains why`);
+      assert.match(u.override ?? "", /^targets\.tione\./, `${u.path} names its override`);
+    }
+    const byPath = Object.fromEntries(p.request!.unverified.map((u) => [u.path, u]));
+    assert.equal(byPath["TrainingMode"]!.value, "RAY");
+    assert.equal(byPath["ResourceConfigInfos[0].Role"]!.override, "targets.tione.head.role");
+    assert.equal(byPath["ResourceConfigInfos[1].GpuType"]!.override, "targets.tione.worker.gpuType");
+    assert.deepEqual(byPath["RuntimeEnv"]!.value, ["+ray_kwargs.ray_init.runtime_env.pip=[e2b_code_interpreter]", "+ray_kwargs.ray_init.runtime_env.env_vars.LD_LIBRARY_PATH=/usr/local/cuda/compat:$LD_LIBRARY_PATH"]);
+  });
+
+  it("values read back from a console task replace the defaults and leave the unverified list", () => {
+    const text = edit(recipeText(SEED), [
+      [["targets", "tione", "trainingMode"], "Ray"],
+      [["targets", "tione", "head", "role"], "MASTER"],
+      [["targets", "tione", "head", "memoryMB"], 1_000_000],
+      [["targets", "tione", "worker", "role"], "WORKER"],
+      [["targets", "tione", "worker", "memoryMB"], 1_000_000],
+      [["targets", "tione", "worker", "gpuType"], "H20"],
+      [["targets", "tione", "image", "framework"], "PYTORCH"],
+      [["targets", "tione", "image", "frameworkVersion"], "2.8.0"],
+    ]);
+    const q = planOf(text);
+    const b = bodyOf(q);
+    assert.equal(b.TrainingMode, "Ray");
+    assert.equal(b.FrameworkVersion, "2.8.0");
+    assert.deepEqual(b.ResourceConfigInfos.map((r) => [r.Role, r.Memory, r.GpuType]), [["MASTER", 1_000_000, undefined], ["WORKER", 1_000_000, "H20"]]);
+    assert.deepEqual(q.request!.unverified.map((u) => u.path).sort(), ["DataConfigs[].COSSource.Paths", "DataSource", "EncodedStartCmdInfo.StartCmdInfo", "RuntimeEnv"]);
+    assert.notEqual(q.jobName, p.jobName, "a different request is a different job");
+  });
+
+  it("postpaid nodes send instance types, a custom image sends ImageInfo, custom mode runs DDP on every node", () => {
+    const q = planOf(edit(recipeText(SEED), [
+      [["targets", "tione", "resourceGroupId"], undefined],
+      [["targets", "tione", "chargeType"], undefined],
+      [["targets", "tione", "mode"], "custom"],
+      [["targets", "tione", "head"], undefined],
+      [["targets", "tione", "worker"], { count: 2, instanceType: "TI.GN7.20XLARGE320.POST" }],
+      [["targets", "tione", "image"], { url: "ccr.ccs.tencentyun.com/me/verl:0.6.1", imageType: "CCR" }],
+      [["resources", "nodes"], 2],
+    ]));
+    const b = bodyOf(q);
+    assert.equal(b.ChargeType, "POSTPAID_BY_HOUR");
+    assert.equal(b.ResourceGroupId, undefined);
+    assert.equal(b.TrainingMode, "DDP");
+    assert.deepEqual(b.ResourceConfigInfos, [{ Role: "WORKER", InstanceNum: 2, InstanceType: "TI.GN7.20XLARGE320.POST" }]);
+    assert.deepEqual(b.ImageInfo, { ImageType: "CCR", ImageUrl: "ccr.ccs.tencentyun.com/me/verl:0.6.1" });
+    assert.match(decodeStartCmd(b).StartCmd, /^export RLPIPE_NODE_RANK="\$\{INDEX:-0\}" RLPIPE_MASTER_ADDR="\$\{MASTER_ADDR:-\}" && cd /);
+    assert.ok(!q.request!.unverified.some((u) => u.path === "TrainingMode" || u.path.endsWith(".Role")), "DDP and WORKER are documented");
+  });
+
+  it("a recipe without targets.tione still plans (warnings), and bad target values are errors with their paths", () => {
+    const bare = planSeed("retool-qwen2.5-32b-h200", "tione");
+    assert.ok(bare.warnings.some((w) => w.code === "tione_target_incomplete" && w.path.join(".") === "targets.tione"));
+    const gaps = planOf(edit(recipeText(SEED), [[["targets", "tione", "resourceGroupId"], undefined], [["targets", "tione", "codeDir"], undefined]]));
+    assert.deepEqual(gaps.warnings.filter((w) => w.code === "tione_target_incomplete").map((w) => w.path.join(".")).sort(), ["targets.tione.codeDir", "targets.tione.resourceGroupId"]);
+    assert.throws(() => planOf(edit(recipeText(SEED), [[["targets", "tione", "worker", "spec"], "lots of GPUs"]])), (e: unknown) => {
+      assert.ok(e instanceof RecipeError);
+      const i = e.issues.find((x) => x.code === "tione_bad_spec");
+      assert.deepEqual(i?.path, ["targets", "tione", "worker", "spec"]);
+      return true;
+    });
+    assert.throws(() => planOf(edit(recipeText(SEED), [[["targets", "tione", "codeDir"], "s3://bucket/x"]])), /expected a COS URI/);
+    assert.throws(() => planOf(edit(recipeText(SEED), [[["targets", "tione", "tuningParameters"], "x".repeat(2049)]])), /at most 2048 characters/);
+    assert.throws(() => planOf(edit(recipeText(SEED), [[["targets", "tione", "runtimeEnv", "envVars", "P"], "${oc.env:P}"]])), (e: unknown) =>
+      e instanceof RecipeError && e.issues.some((i) => i.code === "ray_env_value" && i.path.join(".") === "targets.tione.runtimeEnv.envVars.P"));
+  });
+
+  it("reads node sizes in the API's units", () => {
+    assert.deepEqual(parseNodeSpec("128C1000G"), { cpuMilli: 128_000, memoryMB: 1_024_000 });
+    assert.deepEqual(parseNodeSpec("128C1000G GPU-HCCPNV6*4"), { cpuMilli: 128_000, memoryMB: 1_024_000, gpuType: "HCCPNV6", gpuCenti: 400 });
+    assert.deepEqual(parseNodeSpec("8c32gb T4*0.5"), { cpuMilli: 8_000, memoryMB: 32_768, gpuType: "T4", gpuCenti: 50 });
+    assert.equal(parseNodeSpec("128 cores"), undefined);
+  });
+});
+
+// ------------------------------------------------------------------------------------------ the Ray runtime env
+
+describe("TI-ONE Ray runtime env through verl", () => {
+  const recipe = loadSeed(SEED).recipe;
+  const { overrides, issues } = tioneRayRuntimeEnvOverrides(recipe);
+  const words = overrides.map((o) => overrideWord({ key: o.key, value: o.value }));
+
+  it("turns targets.tione.runtimeEnv into verl Hydra overrides", () => {
+    assert.deepEqual(issues, []);
+    assert.deepEqual(words, [
+      "+ray_kwargs.ray_init.runtime_env.pip=[e2b_code_interpreter]",
+      "+ray_kwargs.ray_init.runtime_env.env_vars.LD_LIBRARY_PATH='/usr/local/cuda/compat:$LD_LIBRARY_PATH'",
+    ]);
+    assert.deepEqual(overrides.map((o) => o.origin.join(".")), ["targets.tione.runtimeEnv.pip", "targets.tione.runtimeEnv.envVars.LD_LIBRARY_PATH"]);
+    assert.deepEqual(rayEnvValue("/a:${LD_LIBRARY_PATH}"), { value: "/a:$LD_LIBRARY_PATH" });
+    assert.deepEqual(rayEnvValue("${A}/${B}:plain"), { value: "$A/$B:plain" });
+    assert.ok("problem" in rayEnvValue("${A}b"));
+    assert.ok("problem" in rayEnvValue("${oc.env:HOME}"));
+    assert.ok("problem" in rayEnvValue("x${A"));
+  });
+
+  it("verl 0.6.1's Hydra composes them and Ray expands $NAME on a worker (the escaped \\${NAME} form would leave a backslash)", { skip: !existsSync(PYTHON) && "the test virtualenv is missing" }, () => {
+    // verl 0.6.1 main_ppo's own merge (lines 61-74) and Ray's update_envs, applied in a worker-like environment.
+    const script = String.raw`
+import json, os, sys
+from hydra import compose, initialize_config_dir
+from omegaconf import OmegaConf
+from ray._private.utils import update_envs
+job = json.load(sys.stdin)
+out = {}
+for name, overrides in job["cases"].items():
+    with initialize_config_dir(config_dir=job["configDir"], version_base=None):
+        config = compose(config_name="ppo_trainer", overrides=overrides)
+    OmegaConf.to_container(config, resolve=True)
+    ray_init_kwargs = config.ray_kwargs.get("ray_init", {})
+    runtime_env = OmegaConf.merge(OmegaConf.create({"env_vars": {"TOKENIZERS_PARALLELISM": "true"}}), ray_init_kwargs.get("runtime_env", {}))
+    kwargs = OmegaConf.to_container(OmegaConf.create({**ray_init_kwargs, "runtime_env": runtime_env}))
+    os.environ["LD_LIBRARY_PATH"] = "/usr/lib/worker"
+    update_envs(kwargs["runtime_env"]["env_vars"])
+    out[name] = {"pip": kwargs["runtime_env"].get("pip"), "LD_LIBRARY_PATH": os.environ["LD_LIBRARY_PATH"]}
+json.dump(out, sys.stdout)
+`;
+    const configDir = join(ROOT, ".venv-test", "verl", "0.6.1", "verl", "trainer", "config");
+    const rl = planSeed(SEED, "tione").stages.find((s) => s.id === "rl")!;
+    const escaped = "+ray_kwargs.ray_init.runtime_env.env_vars.LD_LIBRARY_PATH='/usr/local/cuda/compat:\\${LD_LIBRARY_PATH}'";
+    const r = spawnSync(PYTHON, ["-c", script], {
+      input: JSON.stringify({ configDir, cases: { rendered: [...rl.overrides.filter((o) => !o.startsWith("+ray_kwargs.")), ...words], escaped: [escaped] } }),
+      encoding: "utf8", timeout: 300_000,
+    });
+    assert.equal(r.status, 0, r.stderr);
+    const out = JSON.parse(r.stdout) as Record<string, { pip: string[] | null; LD_LIBRARY_PATH: string }>;
+    assert.deepEqual(out["rendered"], { pip: ["e2b_code_interpreter"], LD_LIBRARY_PATH: "/usr/local/cuda/compat:/usr/lib/worker" });
+    assert.equal(out["escaped"]!.LD_LIBRARY_PATH, "/usr/local/cuda/compat:\\/usr/lib/worker");
+  });
+
+  it("the planned rl stage carries them (core/render/stages.ts calls tioneRayRuntimeEnvOverrides for provider tione)", () => {
+    const rl = planSeed(SEED, "tione").stages.find((s) => s.id === "rl")!;
+    for (const w of words) assert.ok(rl.overrides.includes(w), `rl overrides include ${w}`);
+    const other = planSeed(SEED, "local").stages.find((s) => s.id === "rl");
+    assert.ok(other === undefined || !other.overrides.some((o) => o.startsWith("+ray_kwargs.ray_init.runtime_env")), "only provider tione");
+  });
+});
+
+// ------------------------------------------------------------------------------------------ against the fake
+
+describe("TI-ONE adapter: deploy, status, logs, stop against the strict fake, bundle on moto", () => {
+  let fake: TioneFake;
+  let moto: Moto;
+  const stores: S3Store[] = [];
+  const p = planSeed(SEED, "tione");
+  const recipe = loadSeed(SEED).recipe;
+  const noSleep = async () => undefined;
+  const logs: string[] = [];
+  let env: Record<string, string>;
+
+  const sink = (uri: string): BundleSink => {
+    const u = parseStoreUri(uri);
+    const s = new S3Store({ scheme: "cos", bucket: u.bucket, prefix: u.prefix, region: "ap-shanghai", endpoint: moto.endpoint, credentials: TEST_CREDENTIALS });
+    stores.push(s);
+    return s;
+  };
+  const ctxOf = (over: Partial<AdapterContext> = {}): AdapterContext => ({ env, recipe, cwd: tmpdir(), bundleSink: sink, log: (l) => logs.push(l), ...over });
+  const adapter = (over: Partial<AdapterContext> = {}, timeoutMs = 5_000): TioneAdapter =>
+    createTioneAdapter(ctxOf(over), { timeoutMs, retry: { sleep: noSleep }, logPageLimit: 3, logPagesPerCall: 4 });
+  const listBundle = async (prefix: string) => {
+    const s = new S3Store({ scheme: "cos", bucket: BUCKET, prefix: "", region: "ap-shanghai", endpoint: moto.endpoint, credentials: TEST_CREDENTIALS });
+    stores.push(s);
+    return (await s.list(prefix)).map((o) => o.key).sort();
+  };
+
+  before(async () => {
+    fake = await TioneFake.start([{ secretId: SECRET_ID, secretKey: SECRET_KEY }, { secretId: TOKEN_ID, secretKey: TOKEN_KEY, token: TOKEN }]);
+    moto = await startMoto();
+    env = { TENCENTCLOUD_SECRET_ID: SECRET_ID, TENCENTCLOUD_SECRET_KEY: SECRET_KEY, TIONE_ENDPOINT: fake.endpoint, E2B_API_KEY: E2B_KEY, HOME: mkdtempSync(join(tmpdir(), "rlpipe-tione-home-")) };
+    const s = new S3Store({ scheme: "cos", bucket: BUCKET, prefix: "", region: "ap-shanghai", endpoint: moto.endpoint, credentials: TEST_CREDENTIALS });
+    await s.client.send(new CreateBucketCommand({ Bucket: BUCKET }));
+    stores.push(s);
+  });
+  after(async () => {
+    for (const s of stores) await s.close();
+    await fake.stop();
+    await moto.stop();
+    rmSync(env["HOME"]!, { recursive: true, force: true });
+  });
+
+  it("deploy uploads the bundle to COS, creates one signed task with the secrets as Envs, and a second deploy finds it", async () => {
+    fake.reset();
+    const a = adapter();
+    try {
+      const first = await deploy(a, p, { sleep: noSleep });
+      assert.equal(first.outcome, "created");
+      const tasks = fake.tasksNamed(p.jobName);
+      assert.equal(tasks.length, 1);
+      assert.equal(first.ref.id, tasks[0]!.id);
+      assert.deepEqual(first.ref, { provider: "tione", name: p.jobName, id: tasks[0]!.id, region: "ap-shanghai", endpoint: fake.endpoint });
+      const sent = tasks[0]!.request as unknown as CreateTrainingTaskBody;
+      assert.deepEqual(sent.Envs, [{ Name: "E2B_API_KEY", Value: E2B_KEY }, { Name: "RLPIPE_RUN", Value: p.jobName }]);
+      assert.deepEqual({ ...sent, Envs: [] }, { ...bodyOf(p), Envs: [] }, "everything else is sent exactly as planned");
+      assert.deepEqual(await listBundle(`retool-qwen3-4b/${p.bundleDigest}/`), p.files.map((f) => `retool-qwen3-4b/${p.bundleDigest}/${f.path}`).sort());
+      const launch = await stores.at(-1)!.get(`retool-qwen3-4b/${p.bundleDigest}/launch.sh`);
+      assert.equal(launch.toString("utf8"), p.files.find((f) => f.path === "launch.sh")!.content);
+      assert.ok(fake.calls.every((c) => c.outcome === undefined), "every request passed the signature check and validation");
+
+      const second = await deploy(a, p, { sleep: noSleep });
+      assert.deepEqual(second, { ref: first.ref, outcome: "existing" });
+      assert.equal(fake.callsOf("CreateTrainingTask").length, 1);
+      assert.ok(logs.some((l) => l.includes("(0 of 2 files uploaded)")), "the content-addressed bundle is not uploaded twice");
+    } finally {
+      await a.close();
+    }
+  });
+
+  it("status walks QUEUED → STARTING → RUNNING → SUCCEEDED (raw phase kept); a failed task carries its reason", async () => {
+    fake.reset();
+    const a = adapter();
+    try {
+      const { ref } = await deploy(a, p, { sleep: noSleep });
+      const seen: [string, string][] = [];
+      for (let i = 0; i < 10; i++) {
+        const s = await a.status(ref);
+        seen.push([s.phase, s.rawPhase]);
+        if (s.phase === "SUCCEEDED") { assert.ok(s.startedAt !== undefined && s.endedAt !== undefined); break; }
+      }
+      assert.deepEqual(seen, [["STARTING", "STARTING"], ["RUNNING", "RUNNING"], ["SUCCEEDED", "SUCCEED"]]);
+      fake.reset();
+      fake.outcome = "FAILED";
+      const failed = await deploy(a, p, { sleep: noSleep });
+      let last = await a.status(failed.ref);
+      while (last.phase !== "FAILED") last = await a.status(failed.ref);
+      assert.equal(last.rawPhase, "FAILED");
+      assert.equal(last.message, "launch.sh exited with code 1");
+      await assert.rejects(a.status({ ...ref, id: "train-999999999999999999" }), (e: unknown) => e instanceof ProviderError && e.kind === "not_found" && /ResourceNotFound/.test(e.message));
+    } finally {
+      await a.close();
+    }
+  });
+
+  it("logs tail through the Context cursor: every line exactly once and in order, across pages and late arrivals", async () => {
+    fake.reset();
+    const a = adapter();
+    try {
+      const { ref } = await deploy(a, p, { sleep: noSleep });
+      let cursor: string | undefined;
+      let text = "";
+      let task: FakeTask | undefined;
+      for (let round = 0; round < 12; round++) {
+        const s = await a.status(ref);
+        task ??= fake.tasks.get(ref.id);
+        // Lines that arrive at the instant the last page ended (same timestamp) must not be lost or repeated.
+        if (round % 2 === 1) fake.appendLogs(task!, `${ref.id}-worker-0`, [`late ${round}.a`, `late ${round}.b`, `late ${round}.c`, `late ${round}.d`]);
+        const page = await a.logs(ref, cursor);
+        text += page.text;
+        cursor = page.cursor;
+        if (s.phase === "SUCCEEDED" && round > 6) break;
+      }
+      // A logs() call reads a bounded number of pages; the CLI calls again. Drain what is left.
+      for (let i = 0; i < 12; i++) {
+        const page = await a.logs(ref, cursor);
+        text += page.text;
+        cursor = page.cursor;
+      }
+      const expected = [...task!.logs].sort((x, y) => Date.parse(x.Timestamp) - Date.parse(y.Timestamp) || x.seq - y.seq).map((l) => `[${l.PodName}] ${l.Message}\n`).join("");
+      assert.ok(task!.logs.length > 20);
+      assert.equal(text, expected);
+      const described = fake.callsOf("DescribeLogs");
+      assert.ok(described.some((c) => typeof c.params?.["Context"] === "string"), "pages were followed with Context");
+      assert.ok(described.every((c) => c.params?.["Order"] === "ASC" && c.params?.["Service"] === "TRAIN" && c.params?.["ServiceId"] === `${ref.id}-1`));
+      const again = await a.logs(ref, cursor);
+      assert.equal(again.text, "", "a caught-up cursor returns nothing new");
+      // A page cursor TI-ONE no longer accepts: a fresh window from the newest timestamp, still nothing repeated.
+      const state = JSON.parse(Buffer.from(again.cursor, "base64url").toString("utf8")) as Record<string, unknown>;
+      const stale = Buffer.from(JSON.stringify({ ...state, c: Buffer.from("not-a-context").toString("base64url"), w: state["s"] })).toString("base64url");
+      assert.equal((await a.logs(ref, stale)).text, "");
+      assert.ok(fake.callsOf("DescribeLogs").some((c) => c.outcome === "InvalidParameterValue"), "the stale Context was refused");
+    } finally {
+      await a.close();
+    }
+  });
+
+  it("stop is idempotent: a running task goes STOPPING → STOPPED; stopping it again, or a missing task, succeeds", async () => {
+    fake.reset();
+    fake.holdAtRunning = true;
+    const a = adapter();
+    try {
+      const { ref } = await deploy(a, p, { sleep: noSleep });
+      let s = await a.status(ref);
+      while (s.phase !== "RUNNING") s = await a.status(ref);
+      assert.equal((await a.status(ref)).phase, "RUNNING", "held at RUNNING");
+      await a.stop(ref);
+      assert.equal(fake.tasks.get(ref.id)!.status, "STOPPING");
+      assert.equal((await a.status(ref)).phase, "STOPPED");
+      await a.stop(ref);
+      await a.stop({ ...ref, id: "train-999999999999999999" });
+      assert.equal(fake.callsOf("StopTrainingTask").length, 1, "a stopped task is not stopped again");
+    } finally {
+      await a.close();
+    }
+  });
+
+  it("60 seeded fault trials (timeouts after create, InternalError, 502, throttling, resets): exactly one task each, and deploy returns it", async () => {
+    const CREATE: Fault[] = ["timeout-after-create", "internal-before", "internal-after", "throttle", "reset-before", "reset-after", "bad-gateway-after"];
+    const LOOKUP: Fault[] = ["throttle", "internal-before", "reset-before", "bad-gateway-after"];
+    const exercised = new Map<string, number>();
+    const a = adapter({}, 800);
+    try {
+      for (let trial = 0; trial < 60; trial++) {
+        const r = rng(1000 + trial);
+        fake.reset();
+        const preexisting = r() < 0.15;
+        if (preexisting) await deploy(a, p, { sleep: noSleep });
+        const createFaults = Array.from({ length: Math.floor(r() * 4) }, () => CREATE[Math.floor(r() * CREATE.length)]!);
+        const lookupFaults = Array.from({ length: Math.floor(r() * 3) }, () => LOOKUP[Math.floor(r() * LOOKUP.length)]!);
+        fake.inject("CreateTrainingTask", ...createFaults);
+        fake.inject("DescribeTrainingTasks", ...lookupFaults);
+        const out = await deploy(a, p, { sleep: noSleep, random: r });
+        const tasks = fake.tasksNamed(p.jobName);
+        const label = `trial ${trial} (seed ${1000 + trial}): create faults [${createFaults.join(", ")}], lookup faults [${lookupFaults.join(", ")}]${preexisting ? ", task existed" : ""}`;
+        assert.equal(tasks.length, 1, `${label}: ${tasks.length} tasks`);
+        assert.equal(out.ref.id, tasks[0]!.id, label);
+        if (preexisting) assert.equal(out.outcome, "existing", label);
+        for (const c of fake.calls) if (c.outcome?.startsWith("fault:")) exercised.set(`${c.action} ${c.outcome}`, (exercised.get(`${c.action} ${c.outcome}`) ?? 0) + 1);
+      }
+    } finally {
+      await a.close();
+    }
+    for (const f of CREATE) assert.ok((exercised.get(`CreateTrainingTask fault:${f}`) ?? 0) > 0, `create fault ${f} was exercised`);
+    for (const f of LOOKUP) assert.ok((exercised.get(`DescribeTrainingTasks fault:${f}`) ?? 0) > 0, `lookup fault ${f} was exercised`);
+  });
+
+  it("a request TI-ONE rejects (InvalidParameter) fails once with the code and request id: nothing created, no retry, no secret", async () => {
+    fake.reset();
+    const body = bodyOf(p);
+    const bad: Plan = { ...p, request: { ...p.request!, body: { ...body, ResourceConfigInfos: [{ ...body.ResourceConfigInfos[0]!, Cpu: "128" as unknown as number }, body.ResourceConfigInfos[1]!] } } };
+    const a = adapter();
+    try {
+      await assert.rejects(deploy(a, bad, { sleep: noSleep }), (e: unknown) => {
+        assert.ok(e instanceof ProviderError);
+        assert.equal(e.kind, "fatal");
+        assert.equal(e.code, "tione_invalid_request");
+        assert.equal(e.providerCode, "InvalidParameter");
+        assert.match(e.message, /CreateTrainingTask failed: InvalidParameter: .*ResourceConfigInfos\.0\.Cpu.*\(RequestId [0-9a-f-]{36}\)/);
+        noSecrets(errorText(e), "the error");
+        return true;
+      });
+      assert.equal(fake.tasks.size, 0);
+      assert.equal(fake.callsOf("CreateTrainingTask").length, 1);
+    } finally {
+      await a.close();
+    }
+  });
+
+  it("missing credentials, an incomplete target, a missing secret, a plain-http remote endpoint: clear errors before anything is uploaded or sent", async () => {
+    fake.reset();
+    const other = planOf(edit(recipeText(SEED), [[["targets", "tione", "codeDir"], `cos://${BUCKET}/never-uploaded`]]));
+    const otherRecipe = parseRecipe(edit(recipeText(SEED), [[["targets", "tione", "codeDir"], `cos://${BUCKET}/never-uploaded`]]), "x.yaml").recipe;
+    const cases: [string, Partial<AdapterContext>, string, RegExp][] = [
+      ["no credentials", { env: { TIONE_ENDPOINT: fake.endpoint, E2B_API_KEY: E2B_KEY, HOME: env["HOME"]! } }, "tione_credentials_missing", /TENCENTCLOUD_SECRET_ID/],
+      ["half the credentials", { env: { ...env, TENCENTCLOUD_SECRET_KEY: "" } }, "tione_credentials_incomplete", /only the id/],
+      ["no secret", { env: { ...env, E2B_API_KEY: "" } }, "secret_missing", /E2B_API_KEY/],
+      ["plain http off loopback", { env: { ...env, TIONE_ENDPOINT: "http://10.1.2.3:8080" } }, "insecure_endpoint", /plain http is allowed only for loopback/],
+      ["incomplete target", { recipe: parseRecipe(edit(recipeText(SEED), [[["targets", "tione", "resourceGroupId"], undefined]]), "x.yaml").recipe }, "tione_target_incomplete", /resourceGroupId/],
+    ];
+    for (const [what, over, code, message] of cases) {
+      const a = adapter({ recipe: otherRecipe, ...over });
+      try {
+        await assert.rejects(deploy(a, other, { sleep: noSleep }), (e: unknown) => {
+          assert.ok(e instanceof ProviderError, what);
+          assert.equal(e.code, code, what);
+          assert.equal(e.exitCode, 2, what);
+          assert.match(errorText(e), message, what);
+          noSecrets(errorText(e), what);
+          return true;
+        });
+      } finally {
+        await a.close();
+      }
+    }
+    assert.equal(fake.calls.length, 0, "no request reached TI-ONE");
+    assert.deepEqual(await listBundle("never-uploaded/"), [], "nothing was uploaded");
+  });
+
+  it("signatures are really checked: a wrong key, a skewed clock and a missing session token are refused", async () => {
+    fake.reset();
+    const attempt = async (over: Record<string, string>) => {
+      const a = adapter({ env: { ...env, ...over } });
+      try { await a.findExisting(p); return undefined; } catch (e) { return e as ProviderError; } finally { await a.close(); }
+    };
+    const wrong = await attempt({ TENCENTCLOUD_SECRET_KEY: "not-the-right-key-0123456789" });
+    assert.equal(wrong?.providerCode, "AuthFailure.SignatureFailure");
+    assert.equal(wrong?.kind, "fatal");
+    noSecrets(errorText(wrong), "auth error");
+    fake.clockOffsetMs = 400_000;
+    const skewed = await attempt({});
+    fake.clockOffsetMs = 0;
+    assert.equal(skewed?.providerCode, "AuthFailure.SignatureExpire");
+    assert.equal((await attempt({ TENCENTCLOUD_SECRET_ID: TOKEN_ID, TENCENTCLOUD_SECRET_KEY: TOKEN_KEY }))?.providerCode, "AuthFailure.TokenFailure");
+    assert.equal(await attempt({ TENCENTCLOUD_SECRET_ID: TOKEN_ID, TENCENTCLOUD_SECRET_KEY: TOKEN_KEY, TENCENTCLOUD_SESSION_TOKEN: TOKEN }), undefined, "temporary keys with their token work");
+  });
+
+  it("reads credentials from a credentials file profile", async () => {
+    fake.reset();
+    const dir = mkdtempSync(join(tmpdir(), "rlpipe-tione-cred-"));
+    try {
+      const file = join(dir, "credentials");
+      writeFileSync(file, `# test\n[default]\nsecret_id = nobody\nsecret_key = nothing\n\n[ci]\nsecret_id = ${SECRET_ID}\nsecret_key = ${SECRET_KEY}\n`);
+      assert.deepEqual(parseIni("[a]\nk = v = w\n; c\n"), { a: { k: "v = w" } });
+      const a = adapter({ env: { TIONE_ENDPOINT: fake.endpoint, TENCENTCLOUD_CREDENTIALS_FILE: file, TENCENTCLOUD_PROFILE: "ci", E2B_API_KEY: E2B_KEY } });
+      try {
+        assert.equal(await a.findExisting(p), undefined);
+        assert.deepEqual(fake.calls.map((c) => [c.action, c.outcome]), [["DescribeTrainingTasks", undefined]]);
+      } finally {
+        await a.close();
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("rlpipe tione inspect prints the console task's fields as a targets.tione snippet that plans without inferences", async () => {
+    fake.reset();
+    const consoleTask = fake.seedTask({
+      Name: "verl-ray-console", ChargeType: "PREPAID", ResourceGroupId: "rsg-console1", TrainingMode: "RAY",
+      FrameworkName: "PYTORCH", FrameworkVersion: "2.8.0", FrameworkEnvironment: "verl0.6.1-vllm0.11.0-torch2.8-py312-cuda12.8-gpu",
+      ResourceConfigInfos: [
+        { Role: "HEAD", InstanceNum: 1, Cpu: 126_000, Memory: 990_000, Gpu: 0 },
+        { Role: "WORKER", InstanceNum: 1, Cpu: 126_000, Memory: 990_000, Gpu: 400, GpuType: "H20" },
+      ],
+      StartCmdInfo: { StartCmd: "bash recipe/retool/run_qwen3-4b-instruct_dapo_e2b_code_tool.sh", PsStartCmd: "", WorkerStartCmd: "" },
+      DataSource: "CFS",
+      DataConfigs: [{ MappingPath: "/home/tione/notebook", DataSourceType: "CFS", CFSSource: { Id: "cfs-9a8b7c6d", Path: "/notebook" } }],
+      TuningParameters: '{"pip":["e2b_code_interpreter"],"working_dir":"/home/tione/notebook/verl"}',
+      Envs: [{ Name: "E2B_API_KEY", Value: E2B_KEY }, { Name: "NCCL_DEBUG", Value: "WARN" }],
+      Tags: [],
+    });
+    const out: string[] = [];
+    const err: string[] = [];
+    const io = { out: (t: string) => out.push(t), err: (t: string) => err.push(t) };
+    assert.equal(await runTione(["inspect", consoleTask.id, "--region", "ap-shanghai"], io, env), 0, err.join("\n"));
+    const text = out.join("\n");
+    noSecrets(text, "inspect output");
+    assert.match(text, /# DescribeTrainingFrameworks: PYTORCH 2\.8\.0 verl0\.6\.1-vllm0\.11\.0-torch2\.8-py312-cuda12\.8-gpu training modes: DDP, MPI, RAY/);
+    assert.match(text, /# the console's StartCmd: bash recipe\/retool\/run_qwen3-4b-instruct_dapo_e2b_code_tool\.sh/);
+    const snippet = (parseYaml(text) as { targets: { tione: Record<string, unknown> } }).targets.tione;
+    assert.deepEqual(snippet, {
+      mode: "ray", trainingMode: "RAY", chargeType: "PREPAID", resourceGroupId: "rsg-console1",
+      image: { builtin: "verl0.6.1-vllm0.11.0-torch2.8-py312-cuda12.8-gpu", framework: "PYTORCH", frameworkVersion: "2.8.0" },
+      head: { role: "HEAD", count: 1, cpuMilli: 126_000, memoryMB: 990_000, gpuCenti: 0 },
+      worker: { role: "WORKER", count: 1, cpuMilli: 126_000, memoryMB: 990_000, gpuCenti: 400, gpuType: "H20" },
+      storage: { cfs: "cfs-9a8b7c6d:/notebook", mountPath: "/home/tione/notebook" },
+      envs: { E2B_API_KEY: "***", NCCL_DEBUG: "WARN" },
+      tuningParameters: '{"pip":["e2b_code_interpreter"],"working_dir":"/home/tione/notebook/verl"}',
+      region: "ap-shanghai",
+    });
+
+    // Pasted into the seed (keeping its runtime env, bundle location and secrets), nothing rests on an inference
+    // but what has no API field at all.
+    const { envs: _secretish, ...pasted } = snippet;
+    const seedTarget = (parseYaml(recipeText(SEED)) as { targets: { tione: Record<string, unknown> } }).targets.tione;
+    const merged = planOf(edit(recipeText(SEED), [[["targets", "tione"], { ...pasted, codeDir: seedTarget["codeDir"], runtimeEnv: seedTarget["runtimeEnv"] }]]));
+    assert.deepEqual(merged.request!.unverified.map((u) => u.path).sort(), ["DataConfigs[].COSSource.Paths", "DataSource", "EncodedStartCmdInfo.StartCmdInfo", "RuntimeEnv"]);
+
+    out.length = 0;
+    assert.equal(await runTione(["inspect", consoleTask.id, "--region", "ap-shanghai", "--json"], io, env), 0);
+    const doc = JSON.parse(out.join("\n")) as { task: { Id: string }; targets: { tione: Record<string, unknown> }; frameworks: unknown[] };
+    assert.equal(doc.task.Id, consoleTask.id);
+    assert.deepEqual(doc.targets.tione, snippet);
+    assert.equal(doc.frameworks.length, 1);
+
+    err.length = 0;
+    assert.equal(await runTione(["inspect", "train-404", "--region", "ap-shanghai"], io, env), 1);
+    assert.match(err.join("\n"), /DescribeTrainingTask failed: ResourceNotFound/);
+    assert.equal(await runTione(["inspect", consoleTask.id], io, { ...env, TENCENTCLOUD_REGION: "" }), 2, "no region is a usage error");
+    assert.equal(await runTione(["list"], io, env), 2);
+    err.length = 0;
+    assert.equal(await runTione(["inspect", consoleTask.id, "--region", "ap-shanghai"], io, { ...env, TENCENTCLOUD_SECRET_KEY: "wrong-key-0123456789" }), 1);
+    assert.match(err.join("\n"), /AuthFailure\.SignatureFailure/);
+    noSecrets(err.join("\n"), "inspect errors");
+  });
+
+  it("maps Tencent Cloud error codes to failure kinds; a refused connection is retryable, never ambiguous", async () => {
+    const table: [string, string][] = [
+      ["RequestLimitExceeded", "retryable"], ["RequestLimitExceeded.UinLimitExceeded", "retryable"], ["InternalError", "ambiguous"],
+      ["ResourceNotFound", "not_found"], ["AuthFailure.SignatureFailure", "fatal"], ["InvalidParameterValue", "fatal"],
+      ["MissingParameter", "fatal"], ["LimitExceeded", "fatal"], ["FailedOperation.QueryTaskFailed", "fatal"], ["UnknownParameter", "fatal"],
+    ];
+    assert.deepEqual(table.map(([c]) => [c, kindOfTioneCode(c)[0]]), table);
+    assert.deepEqual(resolveTioneEndpoint({}, undefined), { display: "https://tione.tencentcloudapi.com", host: "tione.tencentcloudapi.com", protocol: "https://" });
+    assert.equal(resolveTioneEndpoint({}, "tione.ap-shanghai.tencentcloudapi.com").host, "tione.ap-shanghai.tencentcloudapi.com");
+    assert.deepEqual(resolveTioneEndpoint({ TIONE_ENDPOINT: "http://127.0.0.1:9" }, "https://elsewhere.example.com"), { display: "http://127.0.0.1:9", host: "tione.tencentcloudapi.com:9", protocol: "http://", loopback: { address: "127.0.0.1", family: 4 } });
+    // The caller's own cancellation is not a failure that may have reached TI-ONE: it is reported as such.
+    fake.reset();
+    fake.inject("DescribeTrainingTasks", "timeout-after-create");
+    const cancelling = adapter();
+    try {
+      const ac = new AbortController();
+      const pending = cancelling.findExisting(p, ac.signal);
+      setTimeout(() => ac.abort(), 50);
+      await assert.rejects(pending, (e: unknown) => e instanceof ProviderError && e.code === "aborted" && e.kind === "fatal");
+    } finally {
+      await cancelling.close();
+    }
+    const closed = await freePort();
+    const api = new TioneApi({ env: { ...env, TIONE_ENDPOINT: `http://127.0.0.1:${closed}` }, region: "ap-shanghai", timeoutMs: 5_000 });
+    try {
+      await assert.rejects(api.call("DescribeTrainingTasks", {}), (e: unknown) => e instanceof ProviderError && e.kind === "retryable" && e.code === "tione_unreachable");
+    } finally {
+      api.close();
+    }
+  });
+});
+
+// ------------------------------------------------------------------------------------------ lazy, narrow SDK import
+
+describe("TI-ONE adapter loads only the tione client, and only when it calls TI-ONE", () => {
+  it("importing the adapter loads no SDK; a call loads tione_client.js, not the SDK index or other products", async () => {
+    const fake = await TioneFake.start([{ secretId: SECRET_ID, secretKey: SECRET_KEY }]);
+    try {
+      const script = `
+        import { createRequire } from "node:module";
+        const require = createRequire(import.meta.url);
+        const sdk = () => Object.keys(require.cache).filter((k) => k.includes("tencentcloud-sdk-nodejs")).map((k) => k.split("tencentcloud-sdk-nodejs/")[1]);
+        const { TioneApi } = await import(${JSON.stringify(join(ROOT, "dist", "adapters", "providers", "tione.js"))});
+        const before = sdk();
+        const api = new TioneApi({ env: { TENCENTCLOUD_SECRET_ID: ${JSON.stringify(SECRET_ID)}, TENCENTCLOUD_SECRET_KEY: ${JSON.stringify(SECRET_KEY)}, TIONE_ENDPOINT: ${JSON.stringify(fake.endpoint)} }, region: "ap-shanghai" });
+        await api.call("DescribeTrainingTasks", { Limit: 1 });
+        const after = sdk();
+        api.close();
+        console.log(JSON.stringify({ before, after }));`;
+      // Asynchronously: the fake answers from this process's event loop.
+      const r = await new Promise<{ status: number | null; stdout: string; stderr: string }>((resolve) => {
+        const child = spawn(process.execPath, ["--input-type=module", "-e", script], { cwd: ROOT, stdio: ["ignore", "pipe", "pipe"] });
+        let stdout = "";
+        let stderr = "";
+        child.stdout.on("data", (d: Buffer) => { stdout += d.toString(); });
+        child.stderr.on("data", (d: Buffer) => { stderr += d.toString(); });
+        const timer = setTimeout(() => child.kill("SIGKILL"), 60_000);
+        child.on("close", (status) => { clearTimeout(timer); resolve({ status, stdout, stderr }); });
+      });
+      assert.equal(r.status, 0, r.stderr);
+      const { before, after } = JSON.parse(r.stdout) as { before: string[]; after: string[] };
+      assert.deepEqual(before, []);
+      assert.ok(after.includes("tencentcloud/services/tione/v20211111/tione_client.js"), after.join(", "));
+      assert.ok(!after.includes("tencentcloud/index.js"), "the SDK index is not loaded");
+      assert.ok(!after.some((k) => k.startsWith("tencentcloud/services/") && !k.startsWith("tencentcloud/services/tione/")), "no other product is loaded");
+    } finally {
+      await fake.stop();
+    }
+  });
+});
