@@ -416,13 +416,19 @@ const DockerTarget = z.strictObject({
 });
 
 const RayTarget = z.strictObject({
-  address: text().optional(),
-  workDir: text().optional(),
+  address: text().optional().describe("Ray dashboard URL (Jobs REST API), e.g. http://127.0.0.1:8265. RAY_API_SERVER_ADDRESS, or RAY_ADDRESS when it is an http(s) URL, overrides it. Plain http only for loopback addresses."),
+  workDir: text().optional().describe("Absolute directory on the Ray node where launch.sh copies the bundle and runs the stages."),
+  tokenEnv: envName().optional().describe("Variable holding the dashboard's bearer token (Ray token auth). Default: RAY_AUTH_TOKEN, then the file named by RAY_AUTH_TOKEN_PATH, then ~/.ray/auth_token."),
   runtimeEnv: z.strictObject({
-    workingDir: text().optional(),
-    envVars: z.record(envName(), z.string()).optional(),
-    pip: z.array(text()).optional(),
+    workingDir: text().optional().describe("Not sent: rlpipe ships the launch bundle as the job's working_dir (use workDir)."),
+    envVars: z.record(envName(), z.string()).optional().describe("runtime_env.env_vars for the job and its Ray workers (Ray expands ${VAR} from the cluster's environment). Never secrets."),
+    pip: z.array(text()).optional().describe("runtime_env.pip: packages Ray installs into the job's environment."),
   }).optional(),
+  entrypointNumCpus: posNumber().optional().describe("CPUs reserved for launch.sh (entrypoint_num_cpus); the node Ray picks must have them."),
+  entrypointNumGpus: posNumber().optional().describe("GPUs reserved for launch.sh (entrypoint_num_gpus): places the driver on a GPU node."),
+  entrypointMemoryBytes: posInt().optional().describe("Memory reserved for launch.sh in bytes (entrypoint_memory)."),
+  entrypointResources: z.record(text(), posNumber()).optional().describe("Custom resources reserved for launch.sh (entrypoint_resources), e.g. { head: 1 }."),
+  metadata: z.record(text(), z.string()).optional().describe("Extra job metadata (string values); keys starting with rlpipe_ are reserved."),
 });
 
 const SlurmTarget = z.strictObject({
