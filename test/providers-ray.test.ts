@@ -21,7 +21,7 @@ import { RecipeError, type RecipeIssue } from "../core/errors.js";
 import { zipFiles } from "../core/util/zip.js";
 import { type RayAdapter, createRayAdapter } from "../adapters/providers/ray.js";
 import { type JobRef, type JobStatus, ProviderError, deploy } from "../adapters/providers/provider.js";
-import { ROOT, RECIPES } from "./helpers.js";
+import { ROOT, RECIPES, recipeText } from "./helpers.js";
 import { freePort } from "./servers/moto.js";
 import { type RayCluster, startRay } from "./servers/ray.js";
 
@@ -267,7 +267,16 @@ describe("Ray request", () => {
     assert.deepEqual(codes(bad({ runtimeEnv: { envVars: { RLPIPE_RUN: "x" } } })), ["reserved_env@targets.ray.runtimeEnv.envVars.RLPIPE_RUN"]);
     assert.deepEqual(codes(bad({ metadata: { rlpipe_run: "x" } })), ["reserved_metadata_key@targets.ray.metadata.rlpipe_run"]);
     assert.deepEqual(codes(bad({ address: "http://10.0.0.5:8265" })), ["insecure_endpoint@targets.ray.address"]);
-    assert.deepEqual(codes((() => { try { planRay(withRayTarget(TINY.replace("nodes: 1", "nodes: 2"), { workDir: "/w" })); } catch (e) { return e as RecipeError; } return assert.fail("multi-node must be refused"); })()), ["ray_multinode_unsupported@resources.nodes"]);
+    // Multi-node: Ray already runs on every node and launch.sh runs once as the driver (no roles of its own).
+    const multi = planRay(withRayTarget(TINY.replace("nodes: 1", "nodes: 2"), { workDir: "/w" }));
+    const launch = multi.files.find((f) => f.path === "launch.sh")!.content;
+    assert.doesNotMatch(launch, /RLPIPE_MASTER_ADDR must be set|rlpipe_ray_head;/);
+    // …so a multi-node SFT stage (torchrun on every node) cannot run there.
+    const sft = parse(recipeText("qwen3-1.7b-code-toolcall")) as { resources: { nodes: number }; targets?: unknown };
+    sft.resources.nodes = 2;
+    sft.targets = { ray: { workDir: "/w" } };
+    const refused = (() => { try { planRay(stringify(sft)); } catch (e) { return e as RecipeError; } return assert.fail("multi-node SFT on Ray must be refused"); })();
+    assert.ok(codes(refused).includes("multinode_sft_on_ray@stages.0"), codes(refused).join(", "));
     // The line of the offending key, not just its path.
     assert.ok(bad({ address: "http://10.0.0.5:8265" }).issues[0]!.line !== undefined);
   });

@@ -75,13 +75,6 @@ export const buildRayRequest: RequestBuilder = (input: RequestInput, issues: Rec
       "rlpipe ships the launch bundle as the Ray job's working_dir, so runtimeEnv.workingDir is not sent",
       "set targets.ray.workDir (or runtime.workDir): launch.sh copies its files there and runs the stages in it");
   }
-  if (input.resources.nodes > 1) {
-    // launch.sh's multi-node path starts its own Ray head and workers (one launch.sh per node); a Ray job runs
-    // launch.sh once, on a cluster that is already up, so that path would fail at once.
-    push("error", ["resources", "nodes"], "ray_multinode_unsupported",
-      `${input.resources.nodes} nodes: provider ray runs launch.sh once on an existing cluster, but a multi-node launch.sh expects one copy per node and starts its own Ray head`,
-      "use provider slurm, modelarts or tione for multi-node runs, or resources.nodes: 1 on a single large Ray node");
-  }
 
   // Ray workers on an existing cluster inherit the cluster's environment plus env_vars, never launch.sh's
   // exports: plain runtime.env values go along; ones that reference other variables cannot be rebuilt here.

@@ -442,7 +442,4 @@ function checkShape(recipe: Recipe, t: TioneTarget | undefined, mode: "ray" | "c
   if (gpuCenti !== undefined && gpuCenti !== devicesPerNode * 100) {
     warn(["targets", "tione", "worker"], "tione_shape_mismatch", `each worker has ${gpuCenti / 100} GPU(s), but resources.devicesPerNode is ${devicesPerNode}`, "make them equal");
   }
-  if (mode === "ray" && nodes > 1) {
-    warn(["resources", "nodes"], "tione_ray_multinode", `launch.sh starts its own Ray cluster for ${nodes} nodes, but in TI-ONE's Ray mode the platform starts it`, `not verified on TI-ONE; check ${formatPath(["targets", "tione", "mode"])} or use one worker node`);
-  }
 }
