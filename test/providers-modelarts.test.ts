@@ -4,7 +4,7 @@
 // idempotent stop; seeded random fault trials (timeouts after create, 5xx, 429, resets) that must each leave
 // exactly one job; configuration and request errors with codes, nothing created and no secret in any message.
 import assert from "node:assert/strict";
-import { execFileSync, spawnSync } from "node:child_process";
+import { execFileSync, spawn, spawnSync } from "node:child_process";
 import { chmodSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -21,7 +21,7 @@ import { type Plan, plan } from "../core/plan.js";
 import type { ModelArtsJobBody } from "../core/providers/modelarts-request.js";
 import { parseRecipe } from "../core/recipe/load.js";
 import { CREATE_FAULTS, type CreateFault, FakeModelArts } from "./fakes/modelarts-fake.js";
-import { planSeed, recipeText, seededRandom } from "./helpers.js";
+import { ROOT, planSeed, recipeText, seededRandom } from "./helpers.js";
 import { type Moto, TEST_CREDENTIALS, startMoto } from "./servers/moto.js";
 
 const SEED = "qwen3-1.7b-code-toolcall";
@@ -393,6 +393,55 @@ describe("ModelArts provider against the loopback fake", () => {
         assert.equal(fake.stats.authFailures, 0);
       });
     }
+  });
+
+  describe("through the CLI (rlpipe deploy/status/stop as a user runs them)", () => {
+    /** The CLI as a child process; the fake and moto live in this process, so never block its event loop. */
+    const cli = (args: string[], extra: Record<string, string> = {}) => new Promise<{ code: number | null; out: string; err: string }>((resolve) => {
+      const child = spawn(process.execPath, [join(ROOT, "dist", "bin", "rlpipe.js"), ...args], {
+        cwd: home, stdio: ["ignore", "pipe", "pipe"],
+        env: {
+          PATH: process.env["PATH"] ?? "/usr/bin:/bin", HOME: home, HUAWEICLOUD_SDK_AK: AK, HUAWEICLOUD_SDK_SK: SK, HUAWEICLOUD_SDK_PROJECT_ID: PID,
+          MODELARTS_ENDPOINT: fake.endpoint, MODELARTS_TIMEOUT_MS: "800", OBS_ENDPOINT: moto.endpoint, OBS_REGION: "cn-southwest-2",
+          OBS_ACCESS_KEY_ID: TEST_CREDENTIALS.accessKeyId, OBS_SECRET_ACCESS_KEY: TEST_CREDENTIALS.secretAccessKey, ...extra,
+        },
+      });
+      let out = "";
+      let err = "";
+      child.stdout.on("data", (d: Buffer) => { out += d.toString(); });
+      child.stderr.on("data", (d: Buffer) => { err += d.toString(); });
+      child.on("close", (code) => resolve({ code, out, err }));
+    });
+
+    it("a create whose reply is lost (timeout after create) is reported as that one job; status and stop find it", async () => {
+      fake.reset();
+      fake.createFaults.push("timeout-after-create", "5xx-before-create");
+      const r = await cli(["deploy", join(ROOT, "recipes", `${SEED}.yaml`), "--provider", "modelarts", "--yes", "--json"]);
+      assert.equal(r.code, 0, r.err);
+      const jobs = fake.jobsNamed(p.jobName);
+      assert.equal(jobs.length, 1, "exactly one job");
+      assert.deepEqual(JSON.parse(r.out.trim()), { name: p.jobName, provider: "modelarts", id: jobs[0]!.id, outcome: "recovered" });
+      assert.match(r.err, /looking the job up before any retry/);
+      noSecrets(r.out + r.err, "CLI output");
+      const st = await cli(["status", p.jobName, "--json"]);
+      assert.equal(st.code, 0, st.err);
+      assert.equal(JSON.parse(st.out)[0].id, jobs[0]!.id);
+      const again = await cli(["deploy", join(ROOT, "recipes", `${SEED}.yaml`), "--provider", "modelarts", "--yes", "--json"]);
+      assert.equal(JSON.parse(again.out.trim()).outcome, "existing");
+      const stop = await cli(["stop", p.jobName, "--json"]);
+      assert.equal(stop.code, 0, stop.err);
+      assert.equal(fake.jobsNamed(p.jobName).length, 1);
+      assert.equal(fake.stats.createAttempts, 1, "the second create never happened: the first one was found");
+    });
+
+    it("missing credentials: exit 2 with the variables named, nothing created", async () => {
+      fake.reset();
+      const r = await cli(["deploy", join(ROOT, "recipes", `${SEED}.yaml`), "--provider", "modelarts", "--yes"], { HUAWEICLOUD_SDK_SK: "" });
+      assert.equal(r.code, 2, r.err);
+      assert.match(r.err, /HUAWEICLOUD_SDK_SK/);
+      assert.equal(fake.jobs.size, 0);
+      noSecrets(r.out + r.err, "CLI output");
+    });
   });
 
   describe("errors: clear codes, nothing created, no secret in any message", () => {
