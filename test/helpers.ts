@@ -5,6 +5,7 @@ import { fileURLToPath } from "node:url";
 import { type Plan, type PlanOptions, plan } from "../core/plan.js";
 import { type LoadedRecipe, loadRecipeFile, parseRecipe } from "../core/recipe/load.js";
 import type { Provider } from "../core/recipe/schema.js";
+import { parseDocument } from "yaml";
 import { bundledAssets } from "../bin/commands/plan.js";
 
 /** Repository root (tests run from dist/test/). */
@@ -59,4 +60,11 @@ export function seededRandom(seed: number): () => number {
     t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
     return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
   };
+}
+
+/** A recipe's text with values set (or deleted, for undefined) at YAML paths, comments kept. */
+export function editYaml(text: string, edits: [(string | number)[], unknown][]): string {
+  const doc = parseDocument(text);
+  for (const [p, v] of edits) v === undefined ? doc.deleteIn(p) : doc.setIn(p, v);
+  return doc.toString();
 }

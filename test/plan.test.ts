@@ -7,17 +7,12 @@ import { parseDocument } from "yaml";
 import { plan } from "../core/plan.js";
 import { parseRecipe } from "../core/recipe/load.js";
 import { bundledAssets } from "../bin/commands/plan.js";
-import { FIXTURES, planSeed, recipeText } from "./helpers.js";
+import { FIXTURES, planSeed, recipeText, editYaml as edit } from "./helpers.js";
 
 const sink = () => readFileSync(join(FIXTURES, "recipes", "kitchen-sink.yaml"), "utf8");
 const planOf = (text: string, provider: Parameters<typeof plan>[1] extends infer O ? O extends { provider?: infer P } ? P : never : never = "local") =>
   plan(parseRecipe(text, "t.yaml"), { provider, localWorkDir: "/tmp/w" });
 
-function edit(text: string, edits: [(string | number)[], unknown][]): string {
-  const doc = parseDocument(text);
-  for (const [p, v] of edits) v === undefined ? doc.deleteIn(p) : doc.setIn(p, v);
-  return doc.toString();
-}
 
 describe("plan: optional recipe fields", () => {
   const p = planOf(sink());

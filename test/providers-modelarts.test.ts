@@ -10,7 +10,6 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { CreateBucketCommand } from "@aws-sdk/client-s3";
-import { parseDocument } from "yaml";
 import { type ModelArtsAdapter, createModelArtsAdapter, resolveModelArtsConfig, statusOf, tailPage } from "../adapters/providers/modelarts.js";
 import { type AdapterContext, type BundleSink, type DeployOutcome, ProviderError, type RetryPolicy, deploy } from "../adapters/providers/provider.js";
 import { S3Store } from "../adapters/storage/s3.js";
@@ -21,7 +20,7 @@ import { type Plan, plan } from "../core/plan.js";
 import type { ModelArtsJobBody } from "../core/providers/modelarts-request.js";
 import { parseRecipe } from "../core/recipe/load.js";
 import { CREATE_FAULTS, type CreateFault, FakeModelArts } from "./fakes/modelarts-fake.js";
-import { ROOT, planSeed, recipeText, seededRandom } from "./helpers.js";
+import { ROOT, planSeed, recipeText, seededRandom, editYaml as edit } from "./helpers.js";
 import { type Moto, TEST_CREDENTIALS, startMoto } from "./servers/moto.js";
 
 const SEED = "qwen3-1.7b-code-toolcall";
@@ -30,11 +29,6 @@ const SK = "fake-sk/0123456789+abcdefghijklmnopqrstuvwxyz";
 const PID = "0a1b2c3d4e5f60718293a4b5c6d7e8f9";
 const BUCKET = "rlpipe-runs";
 
-function edit(text: string, edits: [(string | number)[], unknown][]): string {
-  const doc = parseDocument(text);
-  for (const [p, v] of edits) v === undefined ? doc.deleteIn(p) : doc.setIn(p, v);
-  return doc.toString();
-}
 const planOf = (text: string): Plan => plan(parseRecipe(text, "edited.yaml"), { provider: "modelarts", assets: bundledAssets() });
 const bodyOf = (p: Plan) => p.request!.body as ModelArtsJobBody;
 

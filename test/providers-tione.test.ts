@@ -12,7 +12,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { CreateBucketCommand } from "@aws-sdk/client-s3";
-import { parse as parseYaml, parseDocument } from "yaml";
+import { parse as parseYaml } from "yaml";
 import { type AdapterContext, type BundleSink, ProviderError, deploy } from "../adapters/providers/provider.js";
 import { type TioneAdapter, TioneApi, createTioneAdapter, kindOfTioneCode, parseIni, resolveTioneEndpoint } from "../adapters/providers/tione.js";
 import { S3Store } from "../adapters/storage/s3.js";
@@ -27,7 +27,7 @@ import {
 import { parseRecipe } from "../core/recipe/load.js";
 import { overrideWord } from "../core/render/hydra.js";
 import { type Fault, type FakeTask, TioneFake } from "./fakes/tione-fake.js";
-import { ROOT, loadSeed, planSeed, recipeText } from "./helpers.js";
+import { ROOT, loadSeed, planSeed, recipeText, editYaml as edit, seededRandom as rng } from "./helpers.js";
 import { type Moto, TEST_CREDENTIALS, freePort, startMoto } from "./servers/moto.js";
 
 const SEED = "retool-qwen3-4b-tione-ags";
@@ -40,25 +40,9 @@ const E2B_KEY = "e2b_0123456789abcdef0123456789abcdef";
 const BUCKET = "rlpipe-bundles-1250000000";
 const PYTHON = join(ROOT, ".venv-test", "bin", "python");
 
-function edit(text: string, edits: [(string | number)[], unknown][]): string {
-  const doc = parseDocument(text);
-  for (const [p, v] of edits) v === undefined ? doc.deleteIn(p) : doc.setIn(p, v);
-  return doc.toString();
-}
 const planOf = (text: string): Plan => plan(parseRecipe(text, "edited.yaml"), { provider: "tione", assets: bundledAssets() });
 const bodyOf = (p: Plan) => p.request!.body as CreateTrainingTaskBody;
 
-/** Seeded generator (mulberry32): trials are reproducible from the seed in their names. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const errorText = (e: unknown) => `${(e as Error).message}\n${(e as RlpipeError).hint ?? ""}\n${String((e as Error).stack)}`;
 const noSecrets = (text: string, where: string) => {
