@@ -400,6 +400,38 @@ describe("TI-ONE adapter: deploy, status, logs, stop against the strict fake, bu
     }
   });
 
+  it("through the CLI: a create acted on whose connection then dropped is reported as that one task; status and a second deploy find it", async () => {
+    fake.reset();
+    fake.inject("CreateTrainingTask", "reset-after");
+    const cli = (args: string[]) => new Promise<{ code: number | null; out: string; err: string }>((resolve) => {
+      const child = spawn(process.execPath, [join(ROOT, "dist", "bin", "rlpipe.js"), ...args], {
+        cwd: env["HOME"]!, stdio: ["ignore", "pipe", "pipe"],
+        env: {
+          PATH: process.env["PATH"] ?? "/usr/bin:/bin", ...env, COS_ENDPOINT: moto.endpoint,
+          COS_SECRET_ID: TEST_CREDENTIALS.accessKeyId, COS_SECRET_KEY: TEST_CREDENTIALS.secretAccessKey,
+        },
+      });
+      let out = "";
+      let err = "";
+      child.stdout.on("data", (d: Buffer) => { out += d.toString(); });
+      child.stderr.on("data", (d: Buffer) => { err += d.toString(); });
+      child.on("close", (code) => resolve({ code, out, err }));
+    });
+    const recipeFile = join(ROOT, "recipes", `${SEED}.yaml`);
+    const r = await cli(["deploy", recipeFile, "--provider", "tione", "--yes", "--json"]);
+    assert.equal(r.code, 0, r.err);
+    const tasks = fake.tasksNamed(p.jobName);
+    assert.equal(tasks.length, 1, "exactly one task");
+    assert.deepEqual(JSON.parse(r.out.trim()), { name: p.jobName, provider: "tione", id: tasks[0]!.id, outcome: "recovered" });
+    for (const secret of [SECRET_KEY, E2B_KEY]) assert.ok(!(r.out + r.err).includes(secret), "no secret in the CLI's output");
+    const st = await cli(["status", p.jobName, "--json"]);
+    assert.equal(st.code, 0, st.err);
+    assert.equal(JSON.parse(st.out)[0].id, tasks[0]!.id);
+    const again = await cli(["deploy", recipeFile, "--provider", "tione", "--yes", "--json"]);
+    assert.equal(JSON.parse(again.out.trim()).outcome, "existing");
+    assert.equal(fake.tasksNamed(p.jobName).length, 1);
+  });
+
   it("60 seeded fault trials (timeouts after create, InternalError, 502, throttling, resets): exactly one task each, and deploy returns it", async () => {
     const CREATE: Fault[] = ["timeout-after-create", "internal-before", "internal-after", "throttle", "reset-before", "reset-after", "bad-gateway-after"];
     const LOOKUP: Fault[] = ["throttle", "internal-before", "reset-before", "bad-gateway-after"];
