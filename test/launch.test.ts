@@ -195,13 +195,17 @@ describe("launch.sh under bash", () => {
   it("fails with exit 3 when the sandbox never becomes healthy, and stops it", () => {
     rmSync(join(e.work, ".rlpipe"), { recursive: true, force: true });
     clearLogs(e);
-    bundle(e, recipeText(e, port, { healthTimeoutS: 2, start: "sleep 60" }));
+    // A duration no other test uses: pgrep below looks at every process on the machine.
+    const sleeper = `sleep 59.${process.pid % 1000}`;
+    bundle(e, recipeText(e, port, { healthTimeoutS: 2, start: sleeper }));
     const r = launch(e);
     assert.equal(r.status, 3);
     assert.match(r.stderr, /was not healthy after 2 s/);
     assert.deepEqual(calls(e), [], "no stage runs without a healthy sandbox");
-    const left = spawnSync("pgrep", ["-f", "^sleep 60$"], { encoding: "utf8" });
-    assert.notEqual(left.status, 0, "the sandbox process group was killed");
+    // Killed processes may take a moment to be reaped after launch.sh exits.
+    const alive = () => spawnSync("pgrep", ["-f", `^${sleeper.replace(".", "\\.")}$`], { encoding: "utf8" }).status === 0;
+    for (let i = 0; i < 50 && alive(); i++) spawnSync("sleep", ["0.1"]);
+    assert.equal(alive(), false, "the sandbox process group was killed");
   });
 
   it("refuses to start without a required secret, naming the variable and never a value", () => {
