@@ -182,7 +182,7 @@ export function plan(loaded: LoadedRecipe, opts: PlanOptions = {}): Plan {
     ...[...overlay.entries()].map(([path, content]) => ({ path, content, executable: false })),
     ...(docker === undefined ? [] : [{ path: "docker-run.sh", content: docker.script, executable: true }]),
   ].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
-  const bundleDigest = sha256(canonicalJson(files.map((f) => [f.path, f.executable, sha256(f.content)])));
+  const bundleDigest = bundleDigestOf(files);
 
   const builder = REQUEST_BUILDERS[provider];
   const named = builder === undefined ? undefined : buildNamedRequest(builder, {
@@ -216,6 +216,11 @@ export function plan(loaded: LoadedRecipe, opts: PlanOptions = {}): Plan {
     files,
     warnings: locateAll(issues.filter((i) => i.severity === "warning"), loaded.source, loaded.file),
   };
+}
+
+/** sha256 over a bundle's paths, modes and contents: what content-addressed upload locations are named by. */
+export function bundleDigestOf(files: readonly BundleFile[]): string {
+  return sha256(canonicalJson(files.map((f) => [f.path, f.executable, sha256(f.content)])));
 }
 
 function selectProfile(recipe: Recipe, forced: string | undefined, issues: RecipeIssue[]): VerlProfile | undefined {

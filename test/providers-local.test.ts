@@ -8,8 +8,7 @@ import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
-import type { Plan } from "../core/plan.js";
-import { canonicalJson, sha256 } from "../core/recipe/load.js";
+import { type Plan, bundleDigestOf } from "../core/plan.js";
 import { LocalAdapter } from "../adapters/providers/local.js";
 import { type JobRef, type JobStatus, type LogPage, type ProviderAdapter, ProviderError, deploy } from "../adapters/providers/provider.js";
 import { readRunRecord, runsDir } from "../adapters/providers/run-records.js";
@@ -40,7 +39,7 @@ function rlpipe(args: string[], opts: { cwd: string; env?: Record<string, string
 /** A Plan-shaped object around a hand-written launch.sh (the local adapter reads name, digest and files). */
 function scriptPlan(name: string, script: string): Plan {
   const files = [{ path: "launch.sh", content: `#!/usr/bin/env bash\n${script}\n`, executable: true }];
-  return { jobName: name, bundleDigest: sha256(canonicalJson(files)), files } as unknown as Plan;
+  return { jobName: name, bundleDigest: bundleDigestOf(files), files } as unknown as Plan;
 }
 
 async function until<T>(fn: () => Promise<T>, ok: (v: T) => boolean, timeoutMs = 60_000): Promise<T> {

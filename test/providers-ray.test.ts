@@ -13,7 +13,7 @@ import { after, before, describe, it } from "node:test";
 import { request } from "undici";
 import { parse, stringify } from "yaml";
 import { bundledAssets, readBeside } from "../bin/commands/plan.js";
-import { type BundleFile, type Plan, plan } from "../core/plan.js";
+import { type BundleFile, type Plan, bundleDigestOf, plan } from "../core/plan.js";
 import { RaySubmitBody, buildRayRequest, rayPackageName, rayPackageUri } from "../core/providers/ray-request.js";
 import { buildNamedRequest } from "../core/providers/request.js";
 import { canonicalJson, parseRecipe, sha256 } from "../core/recipe/load.js";
@@ -58,10 +58,6 @@ function planRay(text: string, file = join(RECIPES, "ray-test.yaml")): Plan {
   return plan(parseRecipe(text, file), { provider: "ray", assets: bundledAssets(), readRecipeFile: (rel) => readBeside(RECIPES, rel) });
 }
 
-/** bundleDigest as plan() computes it (paths, modes, content hashes). */
-function digestOf(files: readonly BundleFile[]): string {
-  return sha256(canonicalJson(files.map((f) => [f.path, f.executable, sha256(f.content)])));
-}
 
 /** A Plan around a hand-written launch.sh, with its Ray request built by the real builder. */
 function scriptPlan(base: Plan, text: string, script: string): Plan {
@@ -70,7 +66,7 @@ function scriptPlan(base: Plan, text: string, script: string): Plan {
     { path: "notes/readme.txt", content: "bundled next to launch.sh\n", executable: false },
   ];
   const recipe = parseRecipe(text, "ray-test.yaml").recipe;
-  const bundleDigest = digestOf(files);
+  const bundleDigest = bundleDigestOf(files);
   const issues: RecipeIssue[] = [];
   const { jobName, request } = buildNamedRequest(buildRayRequest, {
     recipe, provider: "ray", bundleDigest, workDir: base.workDir,
