@@ -1,12 +1,13 @@
 #!/usr/bin/env node
 // Benchmark (issue 4): upload a 2 GB checkpoint-like directory (a few large shards + many small files) to a
-// loopback S3 server (moto, from the test virtualenv) with rlpipe's checkpoint sync, and with the AWS CLI
+// loopback S3 server (versitygw, or moto) with rlpipe's checkpoint sync, and with the AWS CLI
 // (`aws s3 cp --recursive`, Debian's awscli at /usr/bin/aws) against the same server in the same run.
-// Goal: at least 1.5× the AWS CLI. Prints MB/s and the machine; writes bench/results/storage-upload.json.
-// Needs: npm test's setup (moto in .venv-test) and `apt-get install -y awscli`.
+// Goal: at least 1.5× the AWS CLI. Prints MB/s and the machine; writes bench/results/storage-upload-<server>.json.
+// Needs: npm test's setup (versitygw in .tools/bin, moto in .venv-test) and `apt-get install -y awscli`.
+// Both share this machine's cores with the server, so the CPU each client spends per byte is printed beside MB/s.
 import { spawn, spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import os from "node:os";
 import { dirname, join } from "node:path";
@@ -15,7 +16,9 @@ import { fileURLToPath } from "node:url";
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const AWS = "/usr/bin/aws";
 const MOTO = join(root, ".venv-test", "bin", "moto_server");
-for (const [p, how] of [[AWS, "apt-get install -y --no-install-recommends awscli"], [MOTO, "npm test (sets up .venv-test)"]]) {
+const VERSITYGW = process.env.VERSITYGW ?? join(root, ".tools", "bin", "versitygw");
+const server1 = process.env.S3_SERVER === "moto" ? [MOTO, "npm test (sets up .venv-test)"] : [VERSITYGW, "npm test (bash scripts/setup.sh --test builds it), or set VERSITYGW"];
+for (const [p, how] of [[AWS, "apt-get install -y --no-install-recommends awscli"], server1]) {
   if (!existsSync(p)) { console.error(`missing ${p}: ${how}`); process.exit(2); }
 }
 const { S3Store } = await import(join(root, "dist/adapters/storage/s3.js"));
@@ -47,24 +50,45 @@ const totalBytes = 4 * shardBytes + smallCount * smallBytes;
 console.log(`data: ${(totalBytes / 2 ** 20).toFixed(0)} MiB in ${4 + smallCount} files (4 shards of ${(shardBytes / 2 ** 20).toFixed(0)} MiB, ${smallCount} × ${smallBytes / 1024} KiB)`);
 
 const port = await new Promise((res) => { const s = createServer(); s.listen(0, "127.0.0.1", () => { const p = s.address().port; s.close(() => res(p)); }); });
-const moto = spawn(MOTO, ["-H", "127.0.0.1", "-p", String(port)], { stdio: "ignore" });
 const endpoint = `http://127.0.0.1:${port}`;
-for (let i = 0; ; i++) { try { if ((await fetch(`${endpoint}/moto-api/`)).ok) break; } catch { /* starting */ } if (i > 200) throw new Error("moto did not start"); await new Promise((r) => setTimeout(r, 100)); }
+// The server: versitygw (the Versity S3 Gateway: Go, posix backend, verifies Content-MD5 and CRC32 like S3; built
+// by `npm test`'s setup into .tools/bin) by default; S3_SERVER=moto uses moto (Python, one core, checks nothing).
+const serverKind = process.env.S3_SERVER ?? "versitygw";
+const gwRoot = mkdtempSync(join(os.tmpdir(), "rlpipe-bench-versitygw-"));
+let server;
+let reset;
+if (serverKind === "moto") {
+  server = spawn(MOTO, ["-H", "127.0.0.1", "-p", String(port)], { stdio: "ignore" });
+  reset = () => fetch(`${endpoint}/moto-api/reset`, { method: "POST" });
+} else if (serverKind === "versitygw") {
+  server = spawn(VERSITYGW, ["--port", `127.0.0.1:${port}`, "--access", "bench", "--secret", "bench", "--quiet", "--keep-alive", "posix", gwRoot], { stdio: "ignore" });
+  // Buckets are directories: emptying the root (and the page cache's dirty data) is a fresh server.
+  reset = async () => { for (const d of readdirSync(gwRoot)) rmSync(join(gwRoot, d), { recursive: true, force: true }); spawnSync("sync"); };
+} else { console.error(`S3_SERVER must be moto or versitygw, not ${serverKind}`); process.exit(2); }
+for (let i = 0; ; i++) {
+  try { await fetch(serverKind === "moto" ? `${endpoint}/moto-api/` : `${endpoint}/`); break; } catch { /* starting */ }
+  if (i > 200) throw new Error(`${serverKind} did not start`);
+  await new Promise((r) => setTimeout(r, 100));
+}
+console.log(`server: ${serverKind} on ${endpoint}`);
 const creds = { accessKeyId: "bench", secretAccessKey: "bench" };
 // CPU seconds the server used (utime + stime from /proc): shows whether the server or the client is the limit.
 const clkTck = Number(spawnSync("getconf", ["CLK_TCK"], { encoding: "utf8" }).stdout.trim()) || 100;
-const serverCpuS = () => { const f = readFileSync(`/proc/${moto.pid}/stat`, "utf8").split(") ")[1].split(" "); return (Number(f[11]) + Number(f[12])) / clkTck; };
-const reset = () => fetch(`${endpoint}/moto-api/reset`, { method: "POST" });
+const serverCpuS = () => { const f = readFileSync(`/proc/${server.pid}/stat`, "utf8").split(") ")[1].split(" "); return (Number(f[11]) + Number(f[12])) / clkTck; };
 
-const results = { machine, totalBytes };
+const results = { machine, server: serverKind, totalBytes };
 const awsEnv = { ...process.env, AWS_ACCESS_KEY_ID: "bench", AWS_SECRET_ACCESS_KEY: "bench", AWS_DEFAULT_REGION: "us-east-1", AWS_EC2_METADATA_DISABLED: "true" };
-// One timed upload on a freshly reset server: wall seconds and the server CPU seconds it cost.
+// CPU seconds of this process plus its waited-for children (the AWS CLI), and of the whole machine: with client and
+// server on the same 2 cores, what a client costs per byte decides how fast either can go.
+const selfCpuS = () => { const f = readFileSync("/proc/self/stat", "utf8").split(") ")[1].split(" "); return (Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14])) / clkTck; };
+const machineBusyS = () => { const f = readFileSync("/proc/stat", "utf8").split("\n")[0].trim().split(/\s+/).slice(1).map(Number); return (f.reduce((a, b) => a + b, 0) - f[3] - f[4]) / clkTck; };
+// One timed upload on a freshly reset server: wall seconds and the CPU seconds it cost the server, the client and the machine.
 async function timed(upload) {
   await reset();
-  const cpu0 = serverCpuS();
+  const [srv0, cli0, all0] = [serverCpuS(), selfCpuS(), machineBusyS()];
   const t0 = performance.now();
   await upload();
-  return { seconds: (performance.now() - t0) / 1000, serverCpuSeconds: serverCpuS() - cpu0 };
+  return { seconds: (performance.now() - t0) / 1000, serverCpuSeconds: serverCpuS() - srv0, clientCpuSeconds: selfCpuS() - cli0, machineBusySeconds: machineBusyS() - all0 };
 }
 const clients = {
   rlpipe: async () => {
@@ -93,15 +117,19 @@ try {
     // Alternate which client goes first: the server's memory state after a reset differs between the two slots.
     const order = r % 2 === 0 ? ["rlpipe", "aws"] : ["aws", "rlpipe"];
     const t = {};
+    // ONLY=rlpipe (or aws) times one client, e.g. under --cpu-prof.
+    if (process.env.ONLY !== undefined) { t[process.env.ONLY] = await timed(clients[process.env.ONLY]); console.log(process.env.ONLY, t[process.env.ONLY]); continue; }
     for (const name of order) t[name] = await timed(clients[name]);
     const mbps = (s) => totalBytes / 2 ** 20 / s;
-    const show = (x) => `${x.seconds.toFixed(1)} s = ${mbps(x.seconds).toFixed(1)} MB/s, server busy ${Math.round((100 * x.serverCpuSeconds) / x.seconds)}%`;
+    const pct = (cpuS, x) => `${Math.round((100 * cpuS) / x.seconds)}%`;
+    const show = (x) => `${x.seconds.toFixed(1)} s = ${mbps(x.seconds).toFixed(1)} MB/s (CPU: client ${pct(x.clientCpuSeconds, x)}, server ${pct(x.serverCpuSeconds, x)}, machine ${pct(x.machineBusySeconds, x)} of ${machine.cores * 100}%)`;
     console.log(`run ${r + 1} (${order.join(" then ")}): rlpipe sync ${show(t.rlpipe)} | aws s3 cp --recursive ${show(t.aws)} | ${(t.aws.seconds / t.rlpipe.seconds).toFixed(2)}×`);
     (results.runs ??= []).push({ order, rlpipe: { ...t.rlpipe, MBps: mbps(t.rlpipe.seconds) }, aws: { ...t.aws, MBps: mbps(t.aws.seconds) }, speedup: t.aws.seconds / t.rlpipe.seconds });
   }
 } finally {
-  moto.kill("SIGTERM");
+  server.kill("SIGTERM");
   rmSync(work, { recursive: true, force: true });
+  rmSync(gwRoot, { recursive: true, force: true });
 }
 mkdirSync(join(root, "bench", "results"), { recursive: true });
-writeFileSync(join(root, "bench", "results", "storage-upload.json"), `${JSON.stringify(results, null, 2)}\n`);
+writeFileSync(join(root, "bench", "results", `storage-upload-${serverKind}.json`), `${JSON.stringify(results, null, 2)}\n`);

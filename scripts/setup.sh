@@ -11,6 +11,19 @@ stamp_ok() { [ -f "$1" ] && [ "$(cat "$1")" = "$2" ]; }
 WANT_TEST=0
 for a in "$@"; do case "$a" in --test) WANT_TEST=1 ;; *) echo "setup.sh: unknown option $a" >&2; exit 2 ;; esac; done
 
+# ---- a second S3 server for the storage tests and the upload benchmark: versitygw (Go), which verifies
+# Content-MD5 and x-amz-checksum-crc32 itself (moto checks neither). Built from the Go module proxy in the
+# background while the rest of the setup runs.
+VGW_VERSION=v1.8.0
+vgw_pid=""
+if [ "$WANT_TEST" = 1 ] && ! stamp_ok "$ROOT/.tools/versitygw.stamp" "$VGW_VERSION"; then
+  command -v go >/dev/null 2>&1 || { echo "setup.sh: go is needed to build versitygw $VGW_VERSION (the storage tests' S3 server)" >&2; exit 1; }
+  log "go install versitygw@$VGW_VERSION (background)"
+  mkdir -p "$ROOT/.tools/bin"
+  ( GOBIN="$ROOT/.tools/bin" go install "github.com/versity/versitygw/cmd/versitygw@$VGW_VERSION" ) >"$ROOT/.tools/versitygw-build.log" 2>&1 &
+  vgw_pid=$!
+fi
+
 # ---- Node dependencies (exact versions from package-lock.json)
 lock_hash=$(sha256sum package-lock.json | cut -d' ' -f1)
 if ! stamp_ok node_modules/.rlpipe-stamp "$lock_hash"; then
@@ -63,5 +76,9 @@ if ! stamp_ok "$VENV/.rlpipe-stamp" "$want"; then
     "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check --no-deps --target "$VENV/verl/$v" "verl==$v"
   done
   echo "$want" > "$VENV/.rlpipe-stamp"
+fi
+if [ -n "$vgw_pid" ]; then
+  wait "$vgw_pid" || { cat "$ROOT/.tools/versitygw-build.log" >&2; echo "setup.sh: building versitygw $VGW_VERSION failed" >&2; exit 1; }
+  echo "$VGW_VERSION" > "$ROOT/.tools/versitygw.stamp"
 fi
 log "ready"

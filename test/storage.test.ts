@@ -1,5 +1,7 @@
 // Object-store contract, run against the file store and against a real S3 server (moto on 127.0.0.1) behind a
-// strict gateway (SigV4, Content-MD5, expiry), plus multipart resume, corruption in transit and OBS signing.
+// strict gateway (SigV4, Content-MD5, expiry), plus multipart resume, corruption in transit, the fall back from
+// CRC32 to MD5 part checksums on a server that ignores CRC32, and OBS signing. storage-versitygw.test.ts runs the
+// same contract against a server that verifies CRC32 and Content-MD5 itself.
 import assert from "node:assert/strict";
 import { createHash, randomBytes } from "node:crypto";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -12,56 +14,13 @@ import { after, before, describe, it } from "node:test";
 import { CreateBucketCommand } from "@aws-sdk/client-s3";
 import { FsStore } from "../adapters/storage/fs.js";
 import { S3Store, hashFile, planParts, resolveS3Options } from "../adapters/storage/s3.js";
-import { type ObjectStore, parseStoreUri } from "../adapters/storage/store.js";
+import { parseStoreUri } from "../adapters/storage/store.js";
 import { type Gateway, isUploadPart, startGateway } from "./fakes/s3-gateway.js";
 import { verifySigV4 } from "./fakes/sigv4.js";
 import { type Moto, TEST_CREDENTIALS, startMoto } from "./servers/moto.js";
+import { contract } from "./storage-contract.js";
 
 const MiB = 1024 * 1024;
-const sha = (b: Buffer) => createHash("sha256").update(b).digest("hex");
-
-function contract(name: string, make: () => Promise<{ store: ObjectStore; dir: string }>) {
-  describe(`object store contract: ${name}`, () => {
-    let store: ObjectStore;
-    let dir: string;
-    before(async () => ({ store, dir } = await make()));
-    after(async () => { await store.close(); rmSync(dir, { recursive: true, force: true }); });
-
-    it("puts, heads, gets (with ranges), lists by prefix and deletes", async () => {
-      await store.putBytes("a/one.txt", "hello world");
-      await store.putBytes("a/b/two.bin", Buffer.from([1, 2, 3, 4, 5]));
-      await store.putBytes("c/three.txt", "x");
-      assert.equal((await store.head("a/one.txt"))?.size, 11);
-      assert.equal(await store.head("a/missing"), undefined);
-      assert.equal((await store.get("a/one.txt")).toString(), "hello world");
-      assert.equal((await store.get("a/one.txt", { start: 6, end: 10 })).toString(), "world");
-      assert.deepEqual((await store.list("a/")).map((o) => o.key).sort(), ["a/b/two.bin", "a/one.txt"]);
-      await store.delete(["a/one.txt", "a/b/two.bin", "a/never-existed"]);
-      assert.deepEqual((await store.list("a/")).map((o) => o.key), []);
-      assert.deepEqual((await store.list("c/")).map((o) => o.key), ["c/three.txt"]);
-      await assert.rejects(store.get("a/one.txt"), /no object a\/one\.txt/);
-    });
-
-    it("puts a multi-part file and downloads it byte for byte, verifying its SHA-256", async () => {
-      const data = randomBytes(20 * MiB + 12345);
-      const path = join(dir, "big.bin");
-      writeFileSync(path, data);
-      const r = await store.putFile("files/big.bin", path, { partSizeBytes: 8 * MiB, concurrency: 3 });
-      assert.equal(r.size, data.length);
-      assert.equal(r.sha256, sha(data));
-      const back = join(dir, "back.bin");
-      await store.download("files/big.bin", back, { sha256: r.sha256 });
-      assert.ok(readFileSync(back).equals(data));
-      await assert.rejects(store.download("files/big.bin", join(dir, "bad.bin"), { sha256: "0".repeat(64) }), /does not match/);
-    });
-
-    it("puts a stream of unknown length", async () => {
-      const data = randomBytes(3 * MiB);
-      await store.putStream("stream/x.bin", Readable.from([data.subarray(0, MiB), data.subarray(MiB)]));
-      assert.ok((await store.get("stream/x.bin")).equals(data));
-    });
-  });
-}
 
 describe("storage", () => {
   let moto: Moto;
@@ -72,8 +31,10 @@ describe("storage", () => {
   });
   after(async () => { await gw.close(); await moto.stop(); });
 
+  // moto ignores x-amz-checksum-crc32, so these stores use Content-MD5 (the gateway checks it); the fall back
+  // from the CRC32 default is tested on its own below.
   const s3 = (bucket: string, extra: Partial<ConstructorParameters<typeof S3Store>[0]> = {}) =>
-    new S3Store({ scheme: "s3", bucket, prefix: "runs", region: "us-east-1", endpoint: gw.endpoint, credentials: TEST_CREDENTIALS, ...extra });
+    new S3Store({ scheme: "s3", bucket, prefix: "runs", region: "us-east-1", endpoint: gw.endpoint, credentials: TEST_CREDENTIALS, partChecksum: "md5", ...extra });
   async function bucket(name: string): Promise<S3Store> {
     const store = s3(name);
     await store.client.send(new CreateBucketCommand({ Bucket: name }));
@@ -97,8 +58,8 @@ describe("storage", () => {
       const { sha256, md5s } = await hashFile(path, partSize);
       // An earlier attempt uploaded parts 1 and 3 and then died.
       const session = await store.startMultipart("f.bin", { sha256, size: data.length, partSize, md5s });
-      await store.uploadPart("f.bin", session.uploadId, 1, data.subarray(0, partSize), md5s[0]!);
-      await store.uploadPart("f.bin", session.uploadId, 3, data.subarray(2 * partSize, 3 * partSize), md5s[2]!);
+      await store.uploadPart("f.bin", session.uploadId, 1, data.subarray(0, partSize), { md5: md5s[0]! });
+      await store.uploadPart("f.bin", session.uploadId, 3, data.subarray(2 * partSize, 3 * partSize), { md5: md5s[2]! });
       const before = gw.stats.uploadParts;
       const r = await store.putFile("f.bin", path, { partSizeBytes: 8 * MiB });
       assert.equal(r.partsReused, 2);
@@ -120,7 +81,7 @@ describe("storage", () => {
       writeFileSync(path, old);
       const p = await hashFile(path, 8 * MiB);
       const s = await store.startMultipart("f.bin", { sha256: p.sha256, size: old.length, partSize: 8 * MiB, md5s: p.md5s });
-      await store.uploadPart("f.bin", s.uploadId, 1, old.subarray(0, 8 * MiB), p.md5s[0]!);
+      await store.uploadPart("f.bin", s.uploadId, 1, old.subarray(0, 8 * MiB), { md5: p.md5s[0]! });
       const fresh = randomBytes(old.length);
       writeFileSync(path, fresh);
       const r = await store.putFile("f.bin", path, { partSizeBytes: 8 * MiB });
@@ -151,6 +112,31 @@ describe("storage", () => {
       }
     } finally {
       gw.checkContentMd5 = true;
+      rmSync(dir, { recursive: true, force: true });
+      await store.close();
+    }
+  });
+
+  it("falls back from CRC32 to Content-MD5 parts on a server that does not verify CRC32 (moto)", async () => {
+    const store = s3("fallback", { partChecksum: "crc32" });
+    await store.client.send(new CreateBucketCommand({ Bucket: "fallback" }));
+    const dir = mkdtempSync(join(tmpdir(), "rlpipe-fallback-"));
+    try {
+      const data = randomBytes(3 * 8 * MiB + 7);
+      const path = join(dir, "f.bin");
+      writeFileSync(path, data);
+      const before = { ...gw.stats };
+      gw.faults.push({ kind: "corrupt", match: (r) => isUploadPart(r) && r.headers["content-md5"] !== undefined });
+      const r = await store.putFile("f.bin", path, { partSizeBytes: 8 * MiB, concurrency: 1 });
+      assert.equal(store.partChecksum, "md5", "the store switched to MD5 for good");
+      // Part 1 went with only a CRC32 and was not echoed, so it went again with Content-MD5; parts 2–4 with MD5 (and
+      // the CRC32 the upload was created with). The one part damaged in transit after the switch was refused.
+      assert.equal(gw.stats.partsWithCrc32Only - before.partsWithCrc32Only, 1);
+      assert.equal(gw.stats.badDigest - before.badDigest, 1);
+      assert.equal(gw.stats.uploadParts - before.uploadParts, 6, "four parts, the unverified first one again, one resend after damage");
+      assert.equal(r.sha256, createHash("sha256").update(data).digest("hex"));
+      assert.ok((await store.get("f.bin")).equals(data));
+    } finally {
       rmSync(dir, { recursive: true, force: true });
       await store.close();
     }
@@ -200,6 +186,14 @@ describe("storage: provider configuration", () => {
     assert.throws(() => resolveS3Options(parseStoreUri("s3://ckpt"), { S3_ENDPOINT: "http://10.0.0.1:9000" }), /plain http is allowed only for loopback/);
     assert.throws(() => resolveS3Options(parseStoreUri("s3://ckpt"), { AWS_ACCESS_KEY_ID: "x" }), /need both/);
     assert.equal(resolveS3Options(parseStoreUri("s3://ckpt"), { S3_ENDPOINT: "http://127.0.0.1:9000" }).endpoint, "http://127.0.0.1:9000");
+  });
+
+  it("part checksums: CRC32 for s3://, Content-MD5 for OBS and COS (all they take), RLPIPE_PART_CHECKSUM overrides", () => {
+    assert.equal(resolveS3Options(parseStoreUri("s3://ckpt"), {}).partChecksum, "crc32");
+    assert.equal(resolveS3Options(parseStoreUri("obs://ckpt"), { OBS_REGION: "cn-southwest-2" }).partChecksum, "md5");
+    assert.equal(resolveS3Options(parseStoreUri("cos://ckpt-125"), { COS_REGION: "ap-shanghai" }).partChecksum, "md5");
+    assert.equal(resolveS3Options(parseStoreUri("s3://ckpt"), { RLPIPE_PART_CHECKSUM: "md5" }).partChecksum, "md5");
+    assert.throws(() => resolveS3Options(parseStoreUri("s3://ckpt"), { RLPIPE_PART_CHECKSUM: "sha1" }), /RLPIPE_PART_CHECKSUM must be md5 or crc32/);
   });
 
   it("OBS requests are SigV4-signed with UNSIGNED-PAYLOAD (what OBS accepts)", async () => {

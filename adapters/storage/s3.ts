@@ -1,9 +1,12 @@
 // s3://, obs:// and cos:// through the S3 API (@aws-sdk/client-s3; lib-storage for streams of unknown size).
-// Files go up as multipart uploads of fixed-size parts, in parallel, each sent with Content-MD5 and checked
-// against the ETag the server computed (so a part corrupted in transit is caught even by servers that do not
-// check Content-MD5), then the whole file's SHA-256 is recorded. An interrupted upload resumes: the parts the
-// server already holds with the right MD5 are not sent again.
+// Files go up as multipart uploads of fixed-size parts, in parallel, each with a checksum the server verifies,
+// then the whole file's SHA-256 is recorded. The part checksum is CRC32 (x-amz-checksum-crc32) where the server
+// proves it checked it by echoing it back, else Content-MD5 checked against the ETag the server computed (so a
+// part corrupted in transit is caught even by servers that ignore Content-MD5). CRC32 is ~6× cheaper than MD5
+// for us, and a server that verifies Content-MD5 hashes every byte a second time; OBS and COS take MD5 only.
+// An interrupted upload resumes: the parts the server already holds with the right MD5 are not sent again.
 import { createHash } from "node:crypto";
+import { crc32 } from "node:zlib";
 import { createReadStream } from "node:fs";
 import { mkdir, open, rename, rm, stat } from "node:fs/promises";
 import { dirname } from "node:path";
@@ -38,6 +41,36 @@ export interface S3StoreOptions {
   readonly forcePathStyle?: boolean;
   readonly requestTimeoutMs?: number;
   readonly maxSockets?: number;
+  /**
+   * Checksum of each multipart part. "crc32" (default for s3://) falls back to "md5" by itself when the server
+   * does not echo the CRC32 (it did not verify it); "md5" (OBS, COS, RLPIPE_PART_CHECKSUM=md5) is Content-MD5.
+   */
+  readonly partChecksum?: PartChecksum;
+}
+
+export type PartChecksum = "crc32" | "md5";
+
+/** What a part is checked by: its MD5 (hex; Content-MD5 and the ETag) and/or its CRC32 (base64, as S3 writes it). */
+export interface PartDigest {
+  readonly md5?: string;
+  readonly crc32?: string;
+}
+
+/** A part the server stored: its ETag, and its CRC32 when the upload carries CRC32 checksums. */
+export interface PartRef {
+  readonly etag: string;
+  readonly crc32?: string;
+}
+
+export function md5Hex(data: Uint8Array): string {
+  return createHash("md5").update(data).digest("hex");
+}
+
+/** CRC32 (IEEE, as S3's x-amz-checksum-crc32) in S3's form: 4 big-endian bytes, base64. */
+export function crc32Base64(data: Uint8Array, running?: number): string {
+  const b = Buffer.alloc(4);
+  b.writeUInt32BE(crc32(data, running));
+  return b.toString("base64");
 }
 
 export interface PartPlan {
@@ -97,8 +130,14 @@ export function resolveS3Options(uri: StoreUri, env: Env): S3StoreOptions {
   if ((id === undefined) !== (secret === undefined)) {
     throw new StorageError("credentials_incomplete", `${scheme}:// credentials need both an access key id and a secret`, { exitCode: 2 });
   }
+  const forced = pick("RLPIPE_PART_CHECKSUM");
+  if (forced !== undefined && forced !== "md5" && forced !== "crc32") {
+    throw new StorageError("bad_part_checksum", `RLPIPE_PART_CHECKSUM must be md5 or crc32, not ${JSON.stringify(forced)}`, { exitCode: 2 });
+  }
+  // OBS and COS document Content-MD5 only (no x-amz-checksum-* headers); S3 and most S3 servers take CRC32.
+  const partChecksum: PartChecksum = forced ?? (scheme === "s3" ? "crc32" : "md5");
   return {
-    scheme, bucket: uri.bucket, prefix: uri.prefix, region,
+    scheme, bucket: uri.bucket, prefix: uri.prefix, region, partChecksum,
     ...(endpoint === undefined ? {} : { endpoint }),
     ...(id === undefined || secret === undefined ? {} : { credentials: { accessKeyId: id, secretAccessKey: secret, ...(token === undefined ? {} : { sessionToken: token }) } }),
   };
@@ -108,16 +147,19 @@ export class S3Store implements ObjectStore {
   readonly url: string;
   readonly client: S3Client;
   private readonly prefix: string;
+  /** The part checksum in use: starts as configured, becomes "md5" for good once a server ignores CRC32. */
+  partChecksum: PartChecksum;
 
   constructor(readonly opts: S3StoreOptions) {
     this.prefix = opts.prefix === "" ? "" : `${opts.prefix}/`;
+    this.partChecksum = opts.partChecksum ?? (opts.scheme === "s3" ? "crc32" : "md5");
     this.url = `${opts.scheme}://${opts.bucket}${opts.prefix === "" ? "" : `/${opts.prefix}`}`;
     const loopback = opts.endpoint !== undefined && isLoopbackHost(new URL(opts.endpoint).hostname);
     const config: S3ClientConfig = {
       region: opts.region,
       forcePathStyle: opts.forcePathStyle ?? loopback,
-      // rlpipe checks every part (Content-MD5 + ETag) and every file (SHA-256) itself; OBS and COS reject or
-      // mishandle the SDK's newer default checksum headers.
+      // rlpipe checks every part (CRC32 or Content-MD5 + ETag) and every file (SHA-256) itself; OBS and COS
+      // reject or mishandle the SDK's default checksum headers (aws-chunked trailers), so it never adds them.
       requestChecksumCalculation: "WHEN_REQUIRED",
       responseChecksumValidation: "WHEN_REQUIRED",
       maxAttempts: 5,
@@ -132,9 +174,9 @@ export class S3Store implements ObjectStore {
     };
     this.client = new S3Client(config);
     {
-      // Payloads are not hashed into the signature: every body carries Content-MD5 (checked by the server and,
-      // through the ETag, by us) and the file's SHA-256 goes into the manifest, so a second SHA-256 pass per
-      // part would only cost CPU. OBS requires it anyway (SigV4 only with UNSIGNED-PAYLOAD or streaming).
+      // Payloads are not hashed into the signature: every body carries a checksum the server checks (CRC32, or
+      // Content-MD5 also checked by us through the ETag) and the file's SHA-256 goes into the manifest, so a
+      // second SHA-256 pass per part would only cost CPU (on both sides: the server verifies it too). OBS requires it anyway (SigV4 only with UNSIGNED-PAYLOAD or streaming).
       this.client.middlewareStack.add((next) => async (args) => {
         const req = args.request as { headers?: Record<string, string> };
         if (req.headers !== undefined) req.headers["x-amz-content-sha256"] = "UNSIGNED-PAYLOAD";
@@ -207,9 +249,9 @@ export class S3Store implements ObjectStore {
     const listed = await this.client.send(new ListMultipartUploadsCommand({ Bucket: this.opts.bucket, Prefix: this.fullKey(key) }), signal === undefined ? {} : { abortSignal: signal });
     if (!(listed.Uploads ?? []).some((u) => u.Key === this.fullKey(key))) return this.putFileStreaming(key, path, size, plan, opts);
     // An earlier attempt left an unfinished upload: hash every part first to see which ones it already stored.
-    const { sha256, md5s } = await hashFile(path, plan.partSize);
+    const { sha256, md5s, crc32s } = await hashFile(path, plan.partSize);
     if (opts.sha256 !== undefined && opts.sha256 !== sha256) throw new StorageError("checksum_mismatch", `${path}: sha256 ${sha256}, expected ${opts.sha256}`);
-    const session = await this.startMultipart(key, { sha256, size, partSize: plan.partSize, md5s }, signal);
+    const session = await this.startMultipart(key, { sha256, size, partSize: plan.partSize, md5s, ...(this.partChecksum === "crc32" ? { crc32s } : {}) }, signal);
     const todo = md5s.map((_, i) => i + 1).filter((n) => !session.done.has(n));
     const fh = await open(path, "r");
     try {
@@ -219,26 +261,28 @@ export class S3Store implements ObjectStore {
         const len = Math.min(plan.partSize, size - offset);
         const body = Buffer.alloc(len);
         await fh.read(body, 0, len, offset);
-        await this.uploadPart(key, session.uploadId, n, body, md5s[n - 1]!, signal);
+        await this.uploadPart(key, session.uploadId, n, body, { md5: md5s[n - 1]!, ...(session.crc32 ? { crc32: crc32s[n - 1]! } : {}) }, signal);
       }, signal)));
     } finally {
       await fh.close();
     }
-    const etag = await this.completeMultipart(key, session.uploadId, md5s, signal);
+    const etag = await this.completeMultipart(key, session.uploadId, md5s, session.crc32 ? crc32s : undefined, signal);
     return { size, sha256, etag, partsUploaded: todo.length, partsReused: md5s.length - todo.length };
   }
 
   /**
-   * A fresh multipart upload: each part is read once, hashed (MD5 for Content-MD5 and the ETag check, the file's
-   * running SHA-256) and sent while the next part is read, with at most `concurrency` parts in memory.
+   * A fresh multipart upload: each part is read once, checksummed (CRC32, or MD5 for Content-MD5 and the ETag
+   * check; the file's running SHA-256) and sent while the next part is read, with at most `concurrency` parts in
+   * memory.
    */
   private async putFileStreaming(key: string, path: string, size: number, plan: PartPlan, opts: PutFileOptions): Promise<PutFileResult> {
     const signal = opts.signal;
-    const created = await this.client.send(new CreateMultipartUploadCommand(this.bucketArgs(key)), signal === undefined ? {} : { abortSignal: signal });
+    const withCrc32 = this.partChecksum === "crc32";
+    const created = await this.client.send(new CreateMultipartUploadCommand({ ...this.bucketArgs(key), ...(withCrc32 ? { ChecksumAlgorithm: "CRC32" } : {}) }), signal === undefined ? {} : { abortSignal: signal });
     const uploadId = created.UploadId;
     if (uploadId === undefined) throw new StorageError("multipart_failed", `no upload id for ${key}`);
     const sha = createHash("sha256");
-    const md5s: string[] = [];
+    const refs: PartRef[] = [];
     const slots = opts.partSlots ?? new Semaphore(opts.concurrency ?? 8);
     const inflight: Promise<void>[] = [];
     const fh = await open(path, "r");
@@ -247,13 +291,16 @@ export class S3Store implements ObjectStore {
         const release = await slots.acquire(signal);
         const offset = (n - 1) * plan.partSize;
         const len = Math.min(plan.partSize, size - offset);
-        const body = Buffer.alloc(len);
+        const body = Buffer.allocUnsafeSlow(len);
         const { bytesRead } = await fh.read(body, 0, len, offset);
         if (bytesRead !== len) { release(); throw new StorageError("file_changed", `${path} shrank while it was uploaded`); }
         sha.update(body);
-        const md5 = createHash("md5").update(body).digest("hex");
-        md5s.push(md5);
-        const p = this.uploadPart(key, uploadId, n, body, md5, signal).finally(release);
+        // An upload created with CRC32 needs the CRC32 of every part, also once the store fell back to MD5.
+        const digest: PartDigest = {
+          ...(withCrc32 ? { crc32: crc32Base64(body) } : {}),
+          ...(this.partChecksum === "md5" ? { md5: md5Hex(body) } : {}),
+        };
+        const p = this.uploadPart(key, uploadId, n, body, digest, signal).then((ref) => { refs[n - 1] = ref; }).finally(release);
         p.catch(() => undefined); // observed below; avoid an unhandled rejection while later parts are read
         inflight.push(p);
       }
@@ -263,86 +310,118 @@ export class S3Store implements ObjectStore {
     }
     const sha256 = sha.digest("hex");
     if (opts.sha256 !== undefined && opts.sha256 !== sha256) throw new StorageError("checksum_mismatch", `${path}: sha256 ${sha256}, expected ${opts.sha256}`);
-    const etag = await this.completeMultipart(key, uploadId, md5s, signal);
+    const etag = await this.completeMultipart(key, uploadId, refs.map((r) => r.etag), withCrc32 ? refs.map((r) => r.crc32!) : undefined, signal);
     return { size, sha256, etag, partsUploaded: plan.count, partsReused: 0 };
   }
 
   /**
-   * Resume the newest unfinished upload of `key` whose parts all match `expect` (by size and MD5), or start
-   * one. Stale or mismatching uploads of the key are aborted (unfinished uploads are billed).
+   * Resume the newest unfinished upload of `key` whose parts all match `expect` (by size and MD5, and CRC32 when
+   * listed), or start one — with CRC32 checksums when `expect.crc32s` is given. An upload that needs CRC32s the
+   * caller cannot send is not reused. Stale or mismatching uploads of the key are aborted (unfinished uploads are
+   * billed).
    */
-  async startMultipart(key: string, expect: { sha256: string; size: number; partSize: number; md5s: readonly string[] }, signal?: AbortSignal): Promise<{ uploadId: string; done: Set<number> }> {
+  async startMultipart(key: string, expect: { sha256: string; size: number; partSize: number; md5s: readonly string[]; crc32s?: readonly string[] }, signal?: AbortSignal): Promise<{ uploadId: string; done: Set<number>; crc32: boolean }> {
     const full = this.fullKey(key);
     const opt = signal === undefined ? {} : { abortSignal: signal };
     const listed = await this.client.send(new ListMultipartUploadsCommand({ Bucket: this.opts.bucket, Prefix: full }), opt);
     const uploads = (listed.Uploads ?? []).filter((u) => u.Key === full && u.UploadId !== undefined)
       .sort((a, b) => (b.Initiated?.getTime() ?? 0) - (a.Initiated?.getTime() ?? 0));
-    let reuse: { uploadId: string; done: Set<number> } | undefined;
+    let reuse: { uploadId: string; done: Set<number>; crc32: boolean } | undefined;
     for (const u of uploads) {
-      if (reuse === undefined) {
+      const crc32 = u.ChecksumAlgorithm === "CRC32";
+      if (reuse === undefined && (!crc32 || expect.crc32s !== undefined) && (u.ChecksumAlgorithm === undefined || crc32)) {
         const parts = await this.listParts(key, u.UploadId!, signal);
         const done = new Set<number>();
         let ok = true;
         for (const p of parts) {
           const n = p.partNumber;
           const wantSize = Math.min(expect.partSize, expect.size - (n - 1) * expect.partSize);
-          if (n < 1 || n > expect.md5s.length || p.size !== wantSize || p.etag !== expect.md5s[n - 1]) { ok = false; break; }
+          const crcDiffers = p.crc32 !== undefined && expect.crc32s !== undefined && p.crc32 !== expect.crc32s[n - 1];
+          if (n < 1 || n > expect.md5s.length || p.size !== wantSize || p.etag !== expect.md5s[n - 1] || crcDiffers) { ok = false; break; }
           done.add(n);
         }
-        if (ok) { reuse = { uploadId: u.UploadId!, done }; continue; }
+        if (ok) { reuse = { uploadId: u.UploadId!, done, crc32 }; continue; }
       }
       await this.client.send(new AbortMultipartUploadCommand({ Bucket: this.opts.bucket, Key: full, UploadId: u.UploadId! }), opt).catch(() => undefined);
     }
     if (reuse !== undefined) return reuse;
-    const created = await this.client.send(new CreateMultipartUploadCommand({ Bucket: this.opts.bucket, Key: full, Metadata: { sha256: expect.sha256 } }), opt);
+    const crc32 = expect.crc32s !== undefined && this.partChecksum === "crc32";
+    const created = await this.client.send(new CreateMultipartUploadCommand({ Bucket: this.opts.bucket, Key: full, Metadata: { sha256: expect.sha256 }, ...(crc32 ? { ChecksumAlgorithm: "CRC32" } : {}) }), opt);
     if (created.UploadId === undefined) throw new StorageError("multipart_failed", `no upload id for ${key}`);
-    return { uploadId: created.UploadId, done: new Set() };
+    return { uploadId: created.UploadId, done: new Set(), crc32 };
   }
 
-  async listParts(key: string, uploadId: string, signal?: AbortSignal): Promise<{ partNumber: number; size: number; etag: string }[]> {
-    const out: { partNumber: number; size: number; etag: string }[] = [];
+  async listParts(key: string, uploadId: string, signal?: AbortSignal): Promise<{ partNumber: number; size: number; etag: string; crc32?: string }[]> {
+    const out: { partNumber: number; size: number; etag: string; crc32?: string }[] = [];
     let marker: string | undefined;
     for (;;) {
       const r = await this.client.send(new ListPartsCommand({ ...this.bucketArgs(key), UploadId: uploadId, ...(marker === undefined ? {} : { PartNumberMarker: marker }) }), signal === undefined ? {} : { abortSignal: signal });
-      for (const p of r.Parts ?? []) out.push({ partNumber: p.PartNumber ?? 0, size: p.Size ?? -1, etag: stripQuotes(p.ETag) });
+      for (const p of r.Parts ?? []) out.push({ partNumber: p.PartNumber ?? 0, size: p.Size ?? -1, etag: stripQuotes(p.ETag), ...(p.ChecksumCRC32 === undefined ? {} : { crc32: p.ChecksumCRC32 }) });
       if (r.IsTruncated !== true || r.NextPartNumberMarker === undefined) break;
       marker = r.NextPartNumberMarker;
     }
     return out;
   }
 
-  /** One part, sent with Content-MD5; the server's ETag must be that MD5, else the part is sent again. */
-  async uploadPart(key: string, uploadId: string, partNumber: number, body: Buffer, md5hex: string, signal?: AbortSignal): Promise<void> {
-    const md5b64 = Buffer.from(md5hex, "hex").toString("base64");
+  /**
+   * One part. With an MD5 it goes with Content-MD5 and the server's ETag must be that MD5; with only a CRC32 the
+   * server must echo the CRC32 it verified — one that does not (it ignores x-amz-checksum-*) gets the part again
+   * with Content-MD5, and the store uses MD5 from then on. A mismatch or damage in transit sends the part again.
+   */
+  async uploadPart(key: string, uploadId: string, partNumber: number, body: Buffer, digest: PartDigest, signal?: AbortSignal): Promise<PartRef> {
+    if (digest.md5 === undefined && digest.crc32 === undefined) throw new StorageError("bad_digest", `${key} part ${partNumber}: no checksum to send`);
+    let d = digest;
     for (let attempt = 1; ; attempt++) {
       try {
         const r = await this.client.send(new UploadPartCommand({
-          ...this.bucketArgs(key), UploadId: uploadId, PartNumber: partNumber, Body: body, ContentLength: body.length, ContentMD5: md5b64,
+          ...this.bucketArgs(key), UploadId: uploadId, PartNumber: partNumber, Body: body, ContentLength: body.length,
+          ...(d.md5 === undefined ? {} : { ContentMD5: Buffer.from(d.md5, "hex").toString("base64") }),
+          ...(d.crc32 === undefined ? {} : { ChecksumCRC32: d.crc32 }),
         }), signal === undefined ? {} : { abortSignal: signal });
-        checkEtag(r.ETag, md5hex, `${key} part ${partNumber}`);
-        return;
+        if (d.md5 !== undefined) {
+          checkEtag(r.ETag, d.md5, `${key} part ${partNumber}`);
+          return { etag: stripQuotes(r.ETag) || d.md5, ...(d.crc32 === undefined ? {} : { crc32: d.crc32 }) };
+        }
+        if (r.ChecksumCRC32 === undefined) {
+          // Accepted unverified: this server ignores CRC32 checksums.
+          this.partChecksum = "md5";
+          d = { ...d, md5: md5Hex(body) };
+          attempt--;
+          continue;
+        }
+        if (r.ChecksumCRC32 !== d.crc32) throw new StorageError("checksum_mismatch", `${key} part ${partNumber}: the server stored CRC32 ${r.ChecksumCRC32}, sent ${d.crc32}; sending again`);
+        return { etag: stripQuotes(r.ETag), crc32: d.crc32! };
       } catch (e) {
         if (signal?.aborted === true || attempt >= PART_ATTEMPTS) throw e;
         // BadDigest: the server saw different bytes than we sent (damaged in transit); send the part again.
-        const digest = ["BadDigest", "InvalidDigest", "XAmzContentSHA256Mismatch"].includes((e as { name?: string }).name ?? "");
-        if (!(e instanceof StorageError) && !digest && !isRetryable(e)) throw e;
+        const digestError = ["BadDigest", "InvalidDigest", "XAmzContentSHA256Mismatch"].includes((e as { name?: string }).name ?? "");
+        if (!(e instanceof StorageError) && !digestError && !isRetryable(e)) throw e;
       }
     }
   }
 
-  /** Verify every part is present with its MD5, then complete; checks the multipart ETag too. */
-  async completeMultipart(key: string, uploadId: string, md5s: readonly string[], signal?: AbortSignal): Promise<string> {
+  /**
+   * Verify every part is present with its ETag (and CRC32 when given), then complete; checks the multipart ETag
+   * too. `etags` are the parts' MD5s for MD5-checked parts, the server's ETags otherwise.
+   */
+  async completeMultipart(key: string, uploadId: string, etags: readonly string[], crc32s?: readonly string[], signal?: AbortSignal): Promise<string> {
     const parts = await this.listParts(key, uploadId, signal);
-    const byNumber = new Map(parts.map((p) => [p.partNumber, p.etag]));
-    const missing = md5s.findIndex((m, i) => byNumber.get(i + 1) !== m);
+    const byNumber = new Map(parts.map((p) => [p.partNumber, p]));
+    const missing = etags.findIndex((m, i) => {
+      const p = byNumber.get(i + 1);
+      return p === undefined || p.etag !== m || (crc32s !== undefined && p.crc32 !== undefined && p.crc32 !== crc32s[i]);
+    });
     if (missing >= 0) throw new StorageError("part_missing", `${key}: part ${missing + 1} is missing or differs on the server; upload it again`);
     const r = await this.client.send(new CompleteMultipartUploadCommand({
       ...this.bucketArgs(key), UploadId: uploadId,
-      MultipartUpload: { Parts: md5s.map((m, i) => ({ PartNumber: i + 1, ETag: `"${m}"` })) },
+      MultipartUpload: { Parts: etags.map((m, i) => ({ PartNumber: i + 1, ETag: `"${m}"`, ...(crc32s === undefined ? {} : { ChecksumCRC32: crc32s[i]! }) })) },
     }), signal === undefined ? {} : { abortSignal: signal });
     const etag = stripQuotes(r.ETag);
-    const expected = `${createHash("md5").update(Buffer.concat(md5s.map((m) => Buffer.from(m, "hex")))).digest("hex")}-${md5s.length}`;
-    if (etag !== "" && /-\d+$/.test(etag) && etag !== expected) throw new StorageError("checksum_mismatch", `${key}: multipart ETag ${etag}, expected ${expected}`);
+    // S3's multipart ETag is the MD5 of the parts' binary MD5s, then "-<count>" (when the part ETags are MD5s).
+    if (etags.every((m) => /^[0-9a-f]{32}$/.test(m))) {
+      const expected = `${createHash("md5").update(Buffer.concat(etags.map((m) => Buffer.from(m, "hex")))).digest("hex")}-${etags.length}`;
+      if (etag !== "" && /-\d+$/.test(etag) && etag !== expected) throw new StorageError("checksum_mismatch", `${key}: multipart ETag ${etag}, expected ${expected}`);
+    }
     return etag;
   }
 
@@ -472,28 +551,40 @@ function isRetryable(e: unknown): boolean {
     || ["ECONNRESET", "EPIPE", "ETIMEDOUT", "ECONNREFUSED", "TimeoutError", "RequestTimeout"].includes(x.code ?? x.name ?? "");
 }
 
-/** One sequential read: the whole file's SHA-256 and each part's MD5 (hex). */
-export async function hashFile(path: string, partSize: number): Promise<{ sha256: string; md5s: string[] }> {
+/** One sequential read: the whole file's SHA-256 and each part's MD5 (hex) and CRC32 (base64). */
+export async function hashFile(path: string, partSize: number): Promise<{ sha256: string; md5s: string[]; crc32s: string[] }> {
   const sha = createHash("sha256");
   const md5s: string[] = [];
+  const crc32s: string[] = [];
   let part = createHash("md5");
+  let crc = 0;
   let inPart = 0;
   let any = false;
+  const endPart = () => {
+    md5s.push(part.digest("hex"));
+    crc32s.push(crc32Base64(Buffer.alloc(0), crc));
+    part = createHash("md5");
+    crc = 0;
+    inPart = 0;
+    any = false;
+  };
   for await (const chunk of createReadStream(path, { highWaterMark: 4 * MiB })) {
     const buf = chunk as Buffer;
     sha.update(buf);
     let off = 0;
     while (off < buf.length) {
       const take = Math.min(partSize - inPart, buf.length - off);
-      part.update(buf.subarray(off, off + take));
+      const piece = buf.subarray(off, off + take);
+      part.update(piece);
+      crc = crc32(piece, crc);
       inPart += take;
       off += take;
       any = true;
-      if (inPart === partSize) { md5s.push(part.digest("hex")); part = createHash("md5"); inPart = 0; any = false; }
+      if (inPart === partSize) endPart();
     }
   }
-  if (any || md5s.length === 0) md5s.push(part.digest("hex"));
-  return { sha256: sha.digest("hex"), md5s };
+  if (any || md5s.length === 0) endPart();
+  return { sha256: sha.digest("hex"), md5s, crc32s };
 }
 
 export async function sha256File(path: string): Promise<string> {

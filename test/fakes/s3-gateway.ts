@@ -17,7 +17,7 @@ export interface Gateway {
   readonly endpoint: string;
   /** Faults consumed in order by matching requests. */
   readonly faults: GatewayFault[];
-  readonly stats: { requests: number; rejectedSignature: number; expired: number; badDigest: number; corrupted: number; resets: number; uploadParts: number };
+  readonly stats: { requests: number; rejectedSignature: number; expired: number; badDigest: number; corrupted: number; resets: number; uploadParts: number; partsWithCrc32Only: number };
   /** Throttle (ms per request) applied to every forwarded request. */
   delayEveryMs: number;
   checkContentMd5: boolean;
@@ -30,15 +30,22 @@ function s3Error(status: number, code: string, message: string): [number, string
   return [status, `<?xml version="1.0" encoding="UTF-8"?><Error><Code>${code}</Code><Message>${message}</Message></Error>`];
 }
 
-export async function startGateway(upstream: string, secretAccessKey: string): Promise<Gateway> {
+/**
+ * `preserveHost`: forward the client's Host header, for an upstream that verifies signatures itself (Host is
+ * signed); otherwise Host is rewritten to the upstream's (moto checks nothing).
+ */
+export async function startGateway(upstream: string, secretAccessKey: string, opts: { preserveHost?: boolean } = {}): Promise<Gateway> {
   const up = new URL(upstream);
   const gw: Omit<Gateway, "endpoint" | "close"> = {
-    faults: [], stats: { requests: 0, rejectedSignature: 0, expired: 0, badDigest: 0, corrupted: 0, resets: 0, uploadParts: 0 },
+    faults: [], stats: { requests: 0, rejectedSignature: 0, expired: 0, badDigest: 0, corrupted: 0, resets: 0, uploadParts: 0, partsWithCrc32Only: 0 },
     delayEveryMs: 0, checkContentMd5: true,
   };
   const server: Server = createServer(async (req, res) => {
     gw.stats.requests++;
-    if (isUploadPart(req)) gw.stats.uploadParts++;
+    if (isUploadPart(req)) {
+      gw.stats.uploadParts++;
+      if (req.headers["x-amz-checksum-crc32"] !== undefined && req.headers["content-md5"] === undefined) gw.stats.partsWithCrc32Only++;
+    }
     const chunks: Buffer[] = [];
     try {
       for await (const c of req) chunks.push(c as Buffer);
@@ -75,7 +82,7 @@ export async function startGateway(upstream: string, secretAccessKey: string): P
       gw.stats.badDigest++;
       return send(s3Error(400, "BadDigest", "The Content-MD5 you specified did not match what we received."));
     }
-    const headers = { ...req.headers, host: up.host, "content-length": String(body.length) };
+    const headers = { ...req.headers, host: opts.preserveHost === true ? req.headers.host : up.host, "content-length": String(body.length) };
     delete headers["transfer-encoding"];
     const fwd = httpRequest({ host: up.hostname, port: up.port, method: req.method, path: req.url, headers }, (r) => {
       res.writeHead(r.statusCode ?? 502, r.headers);

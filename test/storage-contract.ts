@@ -1,0 +1,54 @@
+// The object-store contract every backend passes: the file store, moto behind the strict gateway, versitygw.
+import assert from "node:assert/strict";
+import { createHash, randomBytes } from "node:crypto";
+import { readFileSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { Readable } from "node:stream";
+import { after, before, describe, it } from "node:test";
+import type { ObjectStore } from "../adapters/storage/store.js";
+
+const MiB = 1024 * 1024;
+const sha = (b: Buffer) => createHash("sha256").update(b).digest("hex");
+
+export function contract(name: string, make: () => Promise<{ store: ObjectStore; dir: string }>) {
+  describe(`object store contract: ${name}`, () => {
+    let store: ObjectStore;
+    let dir: string;
+    before(async () => ({ store, dir } = await make()));
+    after(async () => { await store.close(); rmSync(dir, { recursive: true, force: true }); });
+
+    it("puts, heads, gets (with ranges), lists by prefix and deletes", async () => {
+      await store.putBytes("a/one.txt", "hello world");
+      await store.putBytes("a/b/two.bin", Buffer.from([1, 2, 3, 4, 5]));
+      await store.putBytes("c/three.txt", "x");
+      assert.equal((await store.head("a/one.txt"))?.size, 11);
+      assert.equal(await store.head("a/missing"), undefined);
+      assert.equal((await store.get("a/one.txt")).toString(), "hello world");
+      assert.equal((await store.get("a/one.txt", { start: 6, end: 10 })).toString(), "world");
+      assert.deepEqual((await store.list("a/")).map((o) => o.key).sort(), ["a/b/two.bin", "a/one.txt"]);
+      await store.delete(["a/one.txt", "a/b/two.bin", "a/never-existed"]);
+      assert.deepEqual((await store.list("a/")).map((o) => o.key), []);
+      assert.deepEqual((await store.list("c/")).map((o) => o.key), ["c/three.txt"]);
+      await assert.rejects(store.get("a/one.txt"), /no object a\/one\.txt/);
+    });
+
+    it("puts a multi-part file and downloads it byte for byte, verifying its SHA-256", async () => {
+      const data = randomBytes(20 * MiB + 12345);
+      const path = join(dir, "big.bin");
+      writeFileSync(path, data);
+      const r = await store.putFile("files/big.bin", path, { partSizeBytes: 8 * MiB, concurrency: 3 });
+      assert.equal(r.size, data.length);
+      assert.equal(r.sha256, sha(data));
+      const back = join(dir, "back.bin");
+      await store.download("files/big.bin", back, { sha256: r.sha256 });
+      assert.ok(readFileSync(back).equals(data));
+      await assert.rejects(store.download("files/big.bin", join(dir, "bad.bin"), { sha256: "0".repeat(64) }), /does not match/);
+    });
+
+    it("puts a stream of unknown length", async () => {
+      const data = randomBytes(3 * MiB);
+      await store.putStream("stream/x.bin", Readable.from([data.subarray(0, MiB), data.subarray(MiB)]));
+      assert.ok((await store.get("stream/x.bin")).equals(data));
+    });
+  });
+}

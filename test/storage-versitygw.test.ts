@@ -1,0 +1,149 @@
+// The S3 store against a server that checks what it is sent — versitygw verifies SigV4, Content-MD5 and
+// x-amz-checksum-crc32 and requires the CRC32 of every part of an upload created with one, as S3 does: the object
+// store contract, CRC32 parts (no Content-MD5, so neither side MD5-hashes the bytes twice), a part damaged in
+// transit refused by the server itself, and resuming an interrupted CRC32 upload.
+import assert from "node:assert/strict";
+import { createHash, randomBytes } from "node:crypto";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, before, describe, it } from "node:test";
+import { crc32 } from "node:zlib";
+import { CreateBucketCommand, HeadObjectCommand, ListMultipartUploadsCommand } from "@aws-sdk/client-s3";
+import { S3Store, crc32Base64, hashFile, planParts } from "../adapters/storage/s3.js";
+import { type Gateway, isUploadPart, startGateway } from "./fakes/s3-gateway.js";
+import { TEST_CREDENTIALS } from "./servers/moto.js";
+import { type Versitygw, startVersitygw } from "./servers/versitygw.js";
+import { contract } from "./storage-contract.js";
+
+const MiB = 1024 * 1024;
+
+/** S3's composite CRC32 of a multipart object: the CRC32 of the parts' binary CRC32s, then "-<parts>". */
+function compositeCrc32(data: Buffer, partSize: number): string {
+  const parts: Buffer[] = [];
+  for (let off = 0; off < data.length; off += partSize) parts.push(Buffer.from(crc32Base64(data.subarray(off, off + partSize)), "base64"));
+  const b = Buffer.alloc(4);
+  b.writeUInt32BE(crc32(Buffer.concat(parts)));
+  return `${b.toString("base64")}-${parts.length}`;
+}
+
+describe("storage on versitygw (a server that verifies checksums itself)", () => {
+  let vgw: Versitygw;
+  let gw: Gateway;
+  before(async () => {
+    vgw = await startVersitygw();
+    gw = await startGateway(vgw.endpoint, TEST_CREDENTIALS.secretAccessKey, { preserveHost: true });
+    gw.checkContentMd5 = false; // leave every check to versitygw
+  });
+  after(async () => { await gw.close(); await vgw.stop(); });
+
+  async function bucket(name: string, endpoint = gw.endpoint): Promise<S3Store> {
+    const store = new S3Store({ scheme: "s3", bucket: name, prefix: "runs", region: "us-east-1", endpoint, credentials: TEST_CREDENTIALS });
+    await store.client.send(new CreateBucketCommand({ Bucket: name })).catch((e: { name?: string }) => { if (e.name !== "BucketAlreadyOwnedByYou") throw e; });
+    return store;
+  }
+  const tmp = () => mkdtempSync(join(tmpdir(), "rlpipe-vgw-"));
+
+  contract("s3:// (versitygw)", async () => ({ store: await bucket("contract", vgw.endpoint), dir: tmp() }));
+
+  it("sends parts with only a CRC32, which the server verifies and keeps (composite checksum of the object)", async () => {
+    const store = await bucket("crc");
+    const dir = tmp();
+    try {
+      const data = randomBytes(3 * 8 * MiB + 4321);
+      writeFileSync(join(dir, "f.bin"), data);
+      const before = { ...gw.stats };
+      const r = await store.putFile("f.bin", join(dir, "f.bin"), { partSizeBytes: 8 * MiB });
+      assert.equal(store.partChecksum, "crc32", "no fall back: the server echoed every CRC32");
+      assert.equal(gw.stats.uploadParts - before.uploadParts, 4);
+      assert.equal(gw.stats.partsWithCrc32Only - before.partsWithCrc32Only, 4, "no Content-MD5 on any part");
+      assert.equal(r.sha256, createHash("sha256").update(data).digest("hex"));
+      const head = await store.client.send(new HeadObjectCommand({ Bucket: "crc", Key: "runs/f.bin", ChecksumMode: "ENABLED" }));
+      assert.equal(head.ChecksumCRC32, compositeCrc32(data, 8 * MiB));
+      assert.ok((await store.get("f.bin")).equals(data));
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+      await store.close();
+    }
+  });
+
+  it("a part damaged in transit is refused by the server (BadDigest on its CRC32) and sent again", async () => {
+    const store = await bucket("damage");
+    const dir = tmp();
+    try {
+      const data = randomBytes(3 * 8 * MiB);
+      writeFileSync(join(dir, "f.bin"), data);
+      const before = { ...gw.stats };
+      gw.faults.push({ kind: "corrupt", match: isUploadPart });
+      await store.putFile("f.bin", join(dir, "f.bin"), { partSizeBytes: 8 * MiB });
+      assert.equal(gw.stats.corrupted - before.corrupted, 1);
+      assert.equal(gw.stats.uploadParts - before.uploadParts, 4, "three parts plus one resend");
+      assert.equal(store.partChecksum, "crc32");
+      assert.ok((await store.get("f.bin")).equals(data), "the stored object is byte for byte the file");
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+      await store.close();
+    }
+  });
+
+  it("resumes an interrupted CRC32 upload without sending its parts again; the runs function's MD5-only caller does not reuse it", async () => {
+    const store = await bucket("resume");
+    const dir = tmp();
+    try {
+      const data = randomBytes(4 * 8 * MiB + 100);
+      const path = join(dir, "f.bin");
+      writeFileSync(path, data);
+      const { partSize } = planParts(data.length, 8 * MiB);
+      const { sha256, md5s, crc32s } = await hashFile(path, partSize);
+      assert.equal(crc32s[1], crc32Base64(data.subarray(partSize, 2 * partSize)), "hashFile's CRC32 of a part");
+      // An earlier attempt created a CRC32 upload, sent parts 1 and 3 and died.
+      const session = await store.startMultipart("f.bin", { sha256, size: data.length, partSize, md5s, crc32s });
+      assert.equal(session.crc32, true);
+      await store.uploadPart("f.bin", session.uploadId, 1, data.subarray(0, partSize), { crc32: crc32s[0]! });
+      await store.uploadPart("f.bin", session.uploadId, 3, data.subarray(2 * partSize, 3 * partSize), { crc32: crc32s[2]! });
+      // A caller that can send only MD5s (presigned URLs for rlpipe_sync.py) gets a fresh upload: versitygw, like
+      // S3, would refuse its parts without the CRC32 the old upload was created with.
+      const md5Only = await store.startMultipart("g.bin", { sha256, size: data.length, partSize, md5s });
+      assert.equal(md5Only.crc32, false);
+      const before = gw.stats.uploadParts;
+      const r = await store.putFile("f.bin", path, { partSizeBytes: 8 * MiB });
+      assert.equal(r.partsReused, 2);
+      assert.equal(r.partsUploaded, 3);
+      assert.equal(gw.stats.uploadParts - before, 3, "only the missing parts were sent");
+      assert.ok((await store.get("f.bin")).equals(data));
+      const head = await store.client.send(new HeadObjectCommand({ Bucket: "resume", Key: "runs/f.bin", ChecksumMode: "ENABLED" }));
+      assert.equal(head.ChecksumCRC32, compositeCrc32(data, partSize));
+      const left = await store.client.send(new ListMultipartUploadsCommand({ Bucket: "resume", Prefix: "runs/f.bin" }));
+      assert.equal((left.Uploads ?? []).length, 0, "no unfinished upload left behind");
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+      await store.close();
+    }
+  });
+
+  it("an MD5-only caller finding a CRC32 upload of its key aborts it and starts its own", async () => {
+    const store = await bucket("mixed");
+    const dir = tmp();
+    try {
+      const data = randomBytes(2 * 8 * MiB + 1);
+      const path = join(dir, "f.bin");
+      writeFileSync(path, data);
+      const h = await hashFile(path, 8 * MiB);
+      const crcUpload = await store.startMultipart("f.bin", { sha256: h.sha256, size: data.length, partSize: 8 * MiB, md5s: h.md5s, crc32s: h.crc32s });
+      await store.uploadPart("f.bin", crcUpload.uploadId, 1, data.subarray(0, 8 * MiB), { crc32: h.crc32s[0]! });
+      const own = await store.startMultipart("f.bin", { sha256: h.sha256, size: data.length, partSize: 8 * MiB, md5s: h.md5s });
+      assert.notEqual(own.uploadId, crcUpload.uploadId);
+      assert.equal(own.done.size, 0);
+      for (let n = 1; n <= 3; n++) {
+        await store.uploadPart("f.bin", own.uploadId, n, data.subarray((n - 1) * 8 * MiB, n * 8 * MiB), { md5: h.md5s[n - 1]! });
+      }
+      await store.completeMultipart("f.bin", own.uploadId, h.md5s);
+      const left = await store.client.send(new ListMultipartUploadsCommand({ Bucket: "mixed", Prefix: "runs/f.bin" }));
+      assert.equal((left.Uploads ?? []).length, 0, "the CRC32 upload was aborted");
+      assert.ok((await store.get("f.bin")).equals(data));
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+      await store.close();
+    }
+  });
+});
