@@ -130,6 +130,9 @@ export class LocalAdapter implements ProviderAdapter {
     const dir = this.dir(ref.name);
     const state = await this.readState(ref.name);
     if (state === undefined) throw new ProviderError("local", "not_found", "job_not_found", `no local job ${ref.name} in ${dirname(dir)}`);
+    // Liveness first, then the exit code: the runner writes exit_code before it exits, so a job seen gone has its
+    // code visible by now (read the other way round, a job ending in between looked LOST).
+    const alive = await this.alive(state);
     const code = (await readText(join(dir, "exit_code")))?.trim();
     const stopRequested = (await readText(join(dir, "stop_requested"))) !== undefined;
     const times = { startedAt: state.startedAt };
@@ -139,7 +142,7 @@ export class LocalAdapter implements ProviderAdapter {
       const raw = exitCode === 0 ? "SUCCEEDED" : stopRequested ? "STOPPED" : "FAILED";
       return { phase: normalizePhase("local", raw), rawPhase: raw, exitCode, ...times, endedAt, ...(exitCode === 0 ? {} : { message: `launch.sh exited with code ${exitCode}; see rlpipe logs ${ref.name}` }) };
     }
-    if (await this.alive(state)) {
+    if (alive) {
       const raw = stopRequested ? "STOPPING" : "RUNNING";
       return { phase: normalizePhase("local", raw), rawPhase: raw, ...times };
     }
