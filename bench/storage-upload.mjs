@@ -91,7 +91,7 @@ async function timed(upload) {
   return { seconds: (performance.now() - t0) / 1000, serverCpuSeconds: serverCpuS() - srv0, clientCpuSeconds: selfCpuS() - cli0, machineBusySeconds: machineBusyS() - all0 };
 }
 const clients = {
-  rlpipe: async () => {
+  rlpipe: async (ckptDir = work) => {
     const store = new S3Store({ scheme: "s3", bucket: "bench", prefix: "", region: "us-east-1", endpoint, credentials: creds });
     await store.client.send(new CreateBucketCommand({ Bucket: "bench" }));
     const env = (k) => (process.env[k] === undefined ? undefined : Number(process.env[k]));
@@ -101,17 +101,24 @@ const clients = {
       ...(env("FILE_CONCURRENCY") === undefined ? {} : { fileConcurrency: env("FILE_CONCURRENCY") }),
       ...(env("PART_MB") === undefined ? {} : { partSizeBytes: env("PART_MB") * 2 ** 20 }),
     });
-    const rep = await sync.syncDir(work);
+    const rep = await sync.syncDir(ckptDir);
     await store.close();
     if (rep.committed.length !== 1) throw new Error("rlpipe did not commit the step");
   },
-  aws: async () => {
+  aws: async (ckptDir = work) => {
     if (spawnSync(AWS, ["--endpoint-url", endpoint, "s3", "mb", "s3://bench"], { env: awsEnv, stdio: "ignore" }).status !== 0) throw new Error("aws s3 mb failed");
-    const aws = spawnSync(AWS, ["--endpoint-url", endpoint, "s3", "cp", "--recursive", "--only-show-errors", step, "s3://bench/aws/"], { env: awsEnv, encoding: "utf8" });
+    const aws = spawnSync(AWS, ["--endpoint-url", endpoint, "s3", "cp", "--recursive", "--only-show-errors", join(ckptDir, "global_step_100"), "s3://bench/aws/"], { env: awsEnv, encoding: "utf8" });
     if (aws.status !== 0) throw new Error(`aws s3 cp failed: ${aws.stderr}`);
   },
 };
 try {
+  // One untimed warm-up per client (64 MiB): module loading, JIT, connection pools, the server's first allocations.
+  const warm = mkdtempSync(join(os.tmpdir(), "rlpipe-bench-warm-"));
+  mkdirSync(join(warm, "global_step_100"), { recursive: true });
+  writeFileSync(join(warm, "global_step_100", "shard.pt"), randomBytes(64 * 2 ** 20));
+  writeFileSync(join(warm, "latest_checkpointed_iteration.txt"), "100");
+  for (const name of process.env.ONLY === undefined ? ["rlpipe", "aws"] : [process.env.ONLY]) { await reset(); await clients[name](warm); }
+  rmSync(warm, { recursive: true, force: true });
   const runs = Number(process.env.RUNS ?? 2);
   for (let r = 0; r < runs; r++) {
     // Alternate which client goes first: the server's memory state after a reset differs between the two slots.

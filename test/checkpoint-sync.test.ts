@@ -131,7 +131,7 @@ describe("checkpoints and metrics in object storage", () => {
     assert.equal(writes.filter((k) => k.endsWith(".manifest.json")).length, 1);
   });
 
-  it("bounds parts in flight across all files and uploads multipart files one at a time", async () => {
+  it("bounds parts in flight across all files; multipart files hand out their parts one file at a time", async () => {
     const dir = join(work, "lanes");
     const d = join(dir, "global_step_1", "actor");
     mkdirSync(d, { recursive: true });
@@ -139,7 +139,7 @@ describe("checkpoints and metrics in object storage", () => {
     for (let i = 0; i < 6; i++) writeFileSync(join(d, `small_${i}.json`), randomBytes(1000));
     writeFileSync(join(dir, "latest_checkpointed_iteration.txt"), "1");
     const lanes = new S3Store(store.opts);
-    let parts = 0, maxParts = 0, large = 0, maxLarge = 0;
+    let parts = 0, maxParts = 0, issuing = 0, maxIssuing = 0, issuedEarly = 0;
     const uploadPart = lanes.uploadPart.bind(lanes);
     lanes.uploadPart = async (...a: Parameters<S3Store["uploadPart"]>) => {
       maxParts = Math.max(maxParts, ++parts);
@@ -148,8 +148,14 @@ describe("checkpoints and metrics in object storage", () => {
     const putFile = lanes.putFile.bind(lanes);
     lanes.putFile = async (key, path, o) => {
       const big = key.endsWith(".pt");
-      if (big) maxLarge = Math.max(maxLarge, ++large);
-      try { return await putFile(key, path, o); } finally { if (big) large--; }
+      if (!big) return putFile(key, path, o);
+      // A multipart file is "issuing" from its start until it has handed out its last part.
+      maxIssuing = Math.max(maxIssuing, ++issuing);
+      let open = true;
+      const issued = () => { if (open) { open = false; issuing--; } };
+      try {
+        return await putFile(key, path, { ...o, onPartsIssued: () => { issuedEarly++; issued(); o?.onPartsIssued?.(); } });
+      } finally { issued(); }
     };
     try {
       const r = await new CheckpointSync({ run: "run-lanes", store: lanes, partSizeBytes: 8 * MiB, concurrency: 2, fileConcurrency: 4 }).syncDir(dir);
@@ -158,7 +164,8 @@ describe("checkpoints and metrics in object storage", () => {
       await lanes.close();
     }
     assert.equal(maxParts, 2, "parts in flight: at most the shared slots, and the slots are used");
-    assert.equal(maxLarge, 1, "multipart files go one at a time");
+    assert.equal(maxIssuing, 1, "one multipart file hands out parts at a time");
+    assert.equal(issuedEarly, 3, "each told the sync when its last part was out, so the next could start");
     await assertCommittedIntact(store, "run-lanes", dir);
   });
 

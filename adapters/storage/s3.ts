@@ -304,6 +304,7 @@ export class S3Store implements ObjectStore {
         p.catch(() => undefined); // observed below; avoid an unhandled rejection while later parts are read
         inflight.push(p);
       }
+      opts.onPartsIssued?.();
       await Promise.all(inflight);
     } finally {
       await fh.close();

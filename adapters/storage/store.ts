@@ -33,6 +33,12 @@ export interface PutFileOptions {
   /** Whole-file SHA-256 (hex) when already known; computed otherwise. */
   readonly sha256?: string;
   readonly signal?: AbortSignal;
+  /**
+   * Called once every part of a fresh multipart upload has been read and handed out (only the last ones are still
+   * in flight, then the completion): a caller uploading files one after another can start the next one here, so
+   * the pipe does not drain at every file boundary.
+   */
+  readonly onPartsIssued?: () => void;
 }
 
 export interface PutFileResult {
