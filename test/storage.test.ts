@@ -5,7 +5,7 @@
 import assert from "node:assert/strict";
 import { createHash, randomBytes } from "node:crypto";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { createServer } from "node:http";
+import { type IncomingMessage, createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -135,6 +135,29 @@ describe("storage", () => {
       assert.equal(gw.stats.badDigest - before.badDigest, 1);
       assert.equal(gw.stats.uploadParts - before.uploadParts, 6, "four parts, the unverified first one again, one resend after damage");
       assert.equal(r.sha256, createHash("sha256").update(data).digest("hex"));
+      assert.ok((await store.get("f.bin")).equals(data));
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+      await store.close();
+    }
+  });
+
+  it("a server refusing CRC32 uploads (400 on CreateMultipartUpload with a checksum algorithm) gets a plain one, then MD5 parts", async () => {
+    const store = s3("refuse-crc", { partChecksum: "crc32" });
+    await store.client.send(new CreateBucketCommand({ Bucket: "refuse-crc" }));
+    const dir = mkdtempSync(join(tmpdir(), "rlpipe-refuse-crc-"));
+    try {
+      const data = randomBytes(2 * 8 * MiB + 3);
+      const path = join(dir, "f.bin");
+      writeFileSync(path, data);
+      const before = { ...gw.stats };
+      const createWithChecksum = (r: IncomingMessage) => r.method === "POST" && /[?&]uploads/.test(r.url ?? "") && r.headers["x-amz-checksum-algorithm"] !== undefined;
+      gw.faults.push({ kind: "status", status: 400, code: "InvalidArgument", match: createWithChecksum });
+      await store.putFile("f.bin", path, { partSizeBytes: 8 * MiB });
+      assert.equal(gw.faults.length, 0, "the CRC32 create was refused once");
+      assert.equal(store.partChecksum, "md5");
+      assert.equal(gw.stats.partsWithCrc32Only - before.partsWithCrc32Only, 0);
+      assert.equal(gw.stats.uploadParts - before.uploadParts, 3);
       assert.ok((await store.get("f.bin")).equals(data));
     } finally {
       rmSync(dir, { recursive: true, force: true });

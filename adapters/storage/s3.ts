@@ -277,10 +277,7 @@ export class S3Store implements ObjectStore {
    */
   private async putFileStreaming(key: string, path: string, size: number, plan: PartPlan, opts: PutFileOptions): Promise<PutFileResult> {
     const signal = opts.signal;
-    const withCrc32 = this.partChecksum === "crc32";
-    const created = await this.client.send(new CreateMultipartUploadCommand({ ...this.bucketArgs(key), ...(withCrc32 ? { ChecksumAlgorithm: "CRC32" } : {}) }), signal === undefined ? {} : { abortSignal: signal });
-    const uploadId = created.UploadId;
-    if (uploadId === undefined) throw new StorageError("multipart_failed", `no upload id for ${key}`);
+    const { uploadId, crc32: withCrc32 } = await this.createUpload(key, this.partChecksum === "crc32", undefined, signal);
     const sha = createHash("sha256");
     const refs: PartRef[] = [];
     const slots = opts.partSlots ?? new Semaphore(opts.concurrency ?? 8);
@@ -346,10 +343,30 @@ export class S3Store implements ObjectStore {
       await this.client.send(new AbortMultipartUploadCommand({ Bucket: this.opts.bucket, Key: full, UploadId: u.UploadId! }), opt).catch(() => undefined);
     }
     if (reuse !== undefined) return reuse;
-    const crc32 = expect.crc32s !== undefined && this.partChecksum === "crc32";
-    const created = await this.client.send(new CreateMultipartUploadCommand({ Bucket: this.opts.bucket, Key: full, Metadata: { sha256: expect.sha256 }, ...(crc32 ? { ChecksumAlgorithm: "CRC32" } : {}) }), opt);
+    const created = await this.createUpload(key, expect.crc32s !== undefined && this.partChecksum === "crc32", { sha256: expect.sha256 }, signal);
+    return { ...created, done: new Set() };
+  }
+
+  /**
+   * CreateMultipartUpload, with CRC32 part checksums when asked. A server that refuses the checksum algorithm
+   * (400/501: older S3-compatible servers) gets a plain upload, and the store uses MD5 from then on.
+   */
+  private async createUpload(key: string, crc32: boolean, metadata: Record<string, string> | undefined, signal?: AbortSignal): Promise<{ uploadId: string; crc32: boolean }> {
+    const args = { ...this.bucketArgs(key), ...(metadata === undefined ? {} : { Metadata: metadata }) };
+    const opt = signal === undefined ? {} : { abortSignal: signal };
+    let created;
+    let withCrc32 = crc32;
+    try {
+      created = await this.client.send(new CreateMultipartUploadCommand({ ...args, ...(withCrc32 ? { ChecksumAlgorithm: "CRC32" } : {}) }), opt);
+    } catch (e) {
+      const status = (e as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode;
+      if (!withCrc32 || (status !== 400 && status !== 501)) throw e;
+      this.partChecksum = "md5";
+      withCrc32 = false;
+      created = await this.client.send(new CreateMultipartUploadCommand(args), opt);
+    }
     if (created.UploadId === undefined) throw new StorageError("multipart_failed", `no upload id for ${key}`);
-    return { uploadId: created.UploadId, done: new Set(), crc32 };
+    return { uploadId: created.UploadId, crc32: withCrc32 };
   }
 
   async listParts(key: string, uploadId: string, signal?: AbortSignal): Promise<{ partNumber: number; size: number; etag: string; crc32?: string }[]> {
