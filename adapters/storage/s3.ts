@@ -176,7 +176,8 @@ export class S3Store implements ObjectStore {
     {
       // Payloads are not hashed into the signature: every body carries a checksum the server checks (CRC32, or
       // Content-MD5 also checked by us through the ETag) and the file's SHA-256 goes into the manifest, so a
-      // second SHA-256 pass per part would only cost CPU (on both sides: the server verifies it too). OBS requires it anyway (SigV4 only with UNSIGNED-PAYLOAD or streaming).
+      // second SHA-256 pass per part would only cost CPU (on both sides: the server verifies it too). OBS requires
+      // it anyway (SigV4 only with UNSIGNED-PAYLOAD or streaming).
       this.client.middlewareStack.add((next) => async (args) => {
         const req = args.request as { headers?: Record<string, string> };
         if (req.headers !== undefined) req.headers["x-amz-content-sha256"] = "UNSIGNED-PAYLOAD";
@@ -361,9 +362,10 @@ export class S3Store implements ObjectStore {
     } catch (e) {
       const status = (e as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode;
       if (!withCrc32 || (status !== 400 && status !== 501)) throw e;
+      created = await this.client.send(new CreateMultipartUploadCommand(args), opt);
+      // Only now is it the checksum the server refused (a 400 for another reason fails again above).
       this.partChecksum = "md5";
       withCrc32 = false;
-      created = await this.client.send(new CreateMultipartUploadCommand(args), opt);
     }
     if (created.UploadId === undefined) throw new StorageError("multipart_failed", `no upload id for ${key}`);
     return { uploadId: created.UploadId, crc32: withCrc32 };
