@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // Benchmark (issue 4): upload a 2 GB checkpoint-like directory (a few large shards + many small files) to a
 // loopback S3 server (versitygw, or moto) with rlpipe's checkpoint sync, and with the AWS CLI
-// (`aws s3 cp --recursive`, Debian's awscli at /usr/bin/aws) against the same server in the same run.
+// (`aws s3 cp --recursive`, Debian's awscli at /usr/bin/aws) against the same server in the same run; then each
+// downloads what it uploaded (rlpipe restore, verified against the manifest; aws s3 cp back).
 // Goal: at least 1.5× the AWS CLI. Prints MB/s and the machine; writes bench/results/storage-upload-<server>.json.
 // Needs: npm test's setup (versitygw in .tools/bin, moto in .venv-test) and `apt-get install -y awscli`.
 // Both share this machine's cores with the server, so the CPU each client spends per byte is printed beside MB/s.
@@ -82,13 +83,24 @@ const awsEnv = { ...process.env, AWS_ACCESS_KEY_ID: "bench", AWS_SECRET_ACCESS_K
 // server on the same 2 cores, what a client costs per byte decides how fast either can go.
 const selfCpuS = () => { const f = readFileSync("/proc/self/stat", "utf8").split(") ")[1].split(" "); return (Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14])) / clkTck; };
 const machineBusyS = () => { const f = readFileSync("/proc/stat", "utf8").split("\n")[0].trim().split(/\s+/).slice(1).map(Number); return (f.reduce((a, b) => a + b, 0) - f[3] - f[4]) / clkTck; };
-// One timed upload on a freshly reset server: wall seconds and the CPU seconds it cost the server, the client and the machine.
-async function timed(upload) {
-  await reset();
+// Wall seconds of one transfer and the CPU seconds it cost the server, the client and the machine.
+async function measure(transfer) {
   const [srv0, cli0, all0] = [serverCpuS(), selfCpuS(), machineBusyS()];
   const t0 = performance.now();
-  await upload();
+  await transfer();
   return { seconds: (performance.now() - t0) / 1000, serverCpuSeconds: serverCpuS() - srv0, clientCpuSeconds: selfCpuS() - cli0, machineBusySeconds: machineBusyS() - all0 };
+}
+// On a freshly reset server: the upload, then the download of what was uploaded (into a fresh directory).
+async function timed(name) {
+  await reset();
+  const upload = await measure(() => clients[name]());
+  const dest = mkdtempSync(join(os.tmpdir(), "rlpipe-bench-back-"));
+  try {
+    const download = await measure(() => downloads[name](dest));
+    return { ...upload, download };
+  } finally {
+    rmSync(dest, { recursive: true, force: true });
+  }
 }
 const clients = {
   rlpipe: async (ckptDir = work) => {
@@ -111,6 +123,20 @@ const clients = {
     if (aws.status !== 0) throw new Error(`aws s3 cp failed: ${aws.stderr}`);
   },
 };
+// Downloads: rlpipe restores the committed step (every file's SHA-256 checked against the manifest); the AWS CLI
+// copies the objects back (no end-to-end check).
+const downloads = {
+  rlpipe: async (dest) => {
+    const store = new S3Store({ scheme: "s3", bucket: "bench", prefix: "", region: "us-east-1", endpoint, credentials: creds });
+    const r = await new CheckpointSync({ run: "bench", store }).restore(dest);
+    await store.close();
+    if (r.files.length !== 4 + smallCount) throw new Error(`rlpipe restored ${r.files.length} files`);
+  },
+  aws: async (dest) => {
+    const aws = spawnSync(AWS, ["--endpoint-url", endpoint, "s3", "cp", "--recursive", "--only-show-errors", "s3://bench/aws/", dest], { env: awsEnv, encoding: "utf8" });
+    if (aws.status !== 0) throw new Error(`aws s3 cp (download) failed: ${aws.stderr}`);
+  },
+};
 try {
   // One untimed warm-up per client (64 MiB): module loading, JIT, connection pools, the server's first allocations.
   const warm = mkdtempSync(join(os.tmpdir(), "rlpipe-bench-warm-"));
@@ -125,13 +151,19 @@ try {
     const order = r % 2 === 0 ? ["rlpipe", "aws"] : ["aws", "rlpipe"];
     const t = {};
     // ONLY=rlpipe (or aws) times one client, e.g. under --cpu-prof.
-    if (process.env.ONLY !== undefined) { t[process.env.ONLY] = await timed(clients[process.env.ONLY]); console.log(process.env.ONLY, t[process.env.ONLY]); continue; }
-    for (const name of order) t[name] = await timed(clients[name]);
+    if (process.env.ONLY !== undefined) { t[process.env.ONLY] = await timed(process.env.ONLY); console.log(process.env.ONLY, t[process.env.ONLY]); continue; }
+    for (const name of order) t[name] = await timed(name);
     const mbps = (s) => totalBytes / 2 ** 20 / s;
     const pct = (cpuS, x) => `${Math.round((100 * cpuS) / x.seconds)}%`;
     const show = (x) => `${x.seconds.toFixed(1)} s = ${mbps(x.seconds).toFixed(1)} MB/s (CPU: client ${pct(x.clientCpuSeconds, x)}, server ${pct(x.serverCpuSeconds, x)}, machine ${pct(x.machineBusySeconds, x)} of ${machine.cores * 100}%)`;
-    console.log(`run ${r + 1} (${order.join(" then ")}): rlpipe sync ${show(t.rlpipe)} | aws s3 cp --recursive ${show(t.aws)} | ${(t.aws.seconds / t.rlpipe.seconds).toFixed(2)}×`);
-    (results.runs ??= []).push({ order, rlpipe: { ...t.rlpipe, MBps: mbps(t.rlpipe.seconds) }, aws: { ...t.aws, MBps: mbps(t.aws.seconds) }, speedup: t.aws.seconds / t.rlpipe.seconds });
+    console.log(`run ${r + 1} (${order.join(" then ")}): upload: rlpipe sync ${show(t.rlpipe)} | aws s3 cp --recursive ${show(t.aws)} | ${(t.aws.seconds / t.rlpipe.seconds).toFixed(2)}×`);
+    console.log(`      download: rlpipe restore ${show(t.rlpipe.download)} | aws s3 cp --recursive ${show(t.aws.download)} | ${(t.aws.download.seconds / t.rlpipe.download.seconds).toFixed(2)}×`);
+    (results.runs ??= []).push({
+      order,
+      rlpipe: { ...t.rlpipe, MBps: mbps(t.rlpipe.seconds), download: { ...t.rlpipe.download, MBps: mbps(t.rlpipe.download.seconds) } },
+      aws: { ...t.aws, MBps: mbps(t.aws.seconds), download: { ...t.aws.download, MBps: mbps(t.aws.download.seconds) } },
+      speedup: t.aws.seconds / t.rlpipe.seconds, downloadSpeedup: t.aws.download.seconds / t.rlpipe.download.seconds,
+    });
   }
 } finally {
   server.kill("SIGTERM");

@@ -4,7 +4,7 @@
 // same contract against a server that verifies CRC32 and Content-MD5 itself.
 import assert from "node:assert/strict";
 import { createHash, randomBytes } from "node:crypto";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { type IncomingMessage, createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
@@ -159,6 +159,31 @@ describe("storage", () => {
       assert.equal(gw.stats.partsWithCrc32Only - before.partsWithCrc32Only, 0);
       assert.equal(gw.stats.uploadParts - before.uploadParts, 3);
       assert.ok((await store.get("f.bin")).equals(data));
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+      await store.close();
+    }
+  });
+
+  it("a download cut off mid-stream fetches that range again; one that keeps failing leaves no file behind", async () => {
+    const store = await bucket("cut");
+    const dir = mkdtempSync(join(tmpdir(), "rlpipe-cut-"));
+    try {
+      const data = randomBytes(40 * MiB + 5); // three 16 MiB ranges
+      writeFileSync(join(dir, "f.bin"), data);
+      const put = await store.putFile("f.bin", join(dir, "f.bin"), { partSizeBytes: 8 * MiB });
+      const rangeGet = (start: number) => (r: IncomingMessage) => r.method === "GET" && (r.headers.range ?? "").startsWith(`bytes=${start}-`);
+      const before = gw.stats.cuts;
+      gw.faults.push({ kind: "cut", match: rangeGet(16 * MiB) }, { kind: "cut", match: rangeGet(0) });
+      const r = await store.download("f.bin", join(dir, "back.bin"), { sha256: put.sha256 });
+      assert.equal(gw.stats.cuts - before, 2);
+      assert.equal(r.sha256, put.sha256);
+      assert.ok(readFileSync(join(dir, "back.bin")).equals(data));
+      // Range 2 is cut on every attempt: the download fails, and neither the file nor its temporary stays.
+      for (let i = 0; i < 4; i++) gw.faults.push({ kind: "cut", match: rangeGet(32 * MiB) });
+      await assert.rejects(store.download("f.bin", join(dir, "again.bin")), /bytes 33554432-41943044 failed 4 times/);
+      assert.equal(gw.faults.length, 0);
+      assert.deepEqual(readdirSync(dir).sort(), ["back.bin", "f.bin"]);
     } finally {
       rmSync(dir, { recursive: true, force: true });
       await store.close();

@@ -6,9 +6,10 @@
 // for us, and a server that verifies Content-MD5 hashes every byte a second time; OBS and COS take MD5 only.
 // An interrupted upload resumes: the parts the server already holds with the right MD5 are not sent again.
 import { createHash } from "node:crypto";
+import { setMaxListeners } from "node:events";
 import { crc32 } from "node:zlib";
 import { createReadStream } from "node:fs";
-import { mkdir, open, rename, rm, stat } from "node:fs/promises";
+import { type FileHandle, mkdir, open, rename, rm, stat } from "node:fs/promises";
 import { dirname } from "node:path";
 import type { Readable } from "node:stream";
 import {
@@ -29,6 +30,8 @@ const MiB = 1024 * 1024;
 export const MIN_PART_BYTES = 8 * MiB;
 const MAX_PARTS = 10_000;
 const PART_ATTEMPTS = 4;
+/** Range size for downloads: big enough that per-request costs vanish, small enough to retry cheaply. */
+const RANGE_BYTES = 16 * MiB;
 
 export interface S3StoreOptions {
   readonly scheme: "s3" | "obs" | "cos";
@@ -454,35 +457,104 @@ export class S3Store implements ObjectStore {
     }
   }
 
+  /**
+   * Download to `path` (written beside, fsynced, renamed into place): ranges in parallel, each streamed straight to
+   * its place in the file (nothing but a socket's worth of bytes in memory per range), retried on its own when its
+   * connection drops or it comes back short. The SHA-256 is computed while downloading, in file order: a range is
+   * read back (from the page cache) once every range before it is in.
+   */
   async download(key: string, path: string, opts: { sha256?: string; concurrency?: number; signal?: AbortSignal } = {}): Promise<{ size: number; sha256: string }> {
     const head = await this.head(key, opts.signal);
     if (head === undefined) throw new StorageError("not_found", `no object ${key} in ${this.url}`);
     await mkdir(dirname(path), { recursive: true });
     const tmp = `${path}.rlpipe-tmp-${process.pid}-${Date.now()}`;
-    const fh = await open(tmp, "w");
+    const fh = await open(tmp, "w+");
+    const sha = createHash("sha256");
+    let hashing: Promise<void> = Promise.resolve();
     try {
-      const chunk = 32 * MiB;
-      const ranges = Array.from({ length: Math.ceil(head.size / chunk) }, (_, i) => ({ start: i * chunk, end: Math.min(head.size, (i + 1) * chunk) - 1 }));
+      const ranges = Array.from({ length: Math.ceil(head.size / RANGE_BYTES) }, (_, i) => ({ start: i * RANGE_BYTES, end: Math.min(head.size, (i + 1) * RANGE_BYTES) - 1 }));
       const slots = new Semaphore(opts.concurrency ?? 8);
-      await Promise.all(ranges.map((r) => slots.run(async () => {
-        const buf = await this.get(key, r, opts.signal);
-        if (buf.length !== r.end - r.start + 1) throw new StorageError("short_read", `${key}: range ${r.start}-${r.end} returned ${buf.length} bytes`);
-        await fh.write(buf, 0, buf.length, r.start);
-      }, opts.signal)));
+      const landed = new Set<number>();
+      let nextToHash = 0;
+      const readBack = Buffer.allocUnsafe(4 * MiB);
+      const hashLanded = async () => {
+        while (landed.delete(nextToHash)) {
+          const r = ranges[nextToHash]!;
+          for (let pos = r.start; pos <= r.end;) {
+            const { bytesRead } = await fh.read(readBack, 0, Math.min(readBack.length, r.end + 1 - pos), pos);
+            if (bytesRead === 0) throw new StorageError("short_read", `${key}: ${tmp} ends at ${pos}`);
+            sha.update(readBack.subarray(0, bytesRead));
+            pos += bytesRead;
+          }
+          nextToHash++;
+        }
+      };
+      // The first failure stops the other ranges, and the file is closed only once none is still writing to it.
+      const stop = new AbortController();
+      setMaxListeners(0, stop.signal); // every queued range waits on it (slots), by design
+      const onAbort = () => stop.abort(opts.signal?.reason);
+      opts.signal?.addEventListener("abort", onAbort, { once: true });
+      let firstError: unknown;
+      await Promise.allSettled(ranges.map((r, i) => slots.run(async () => {
+        await this.fetchRangeInto(key, fh, r, stop.signal);
+        landed.add(i);
+        hashing = hashing.then(hashLanded);
+        hashing.catch(() => undefined); // observed below (and before the file is closed on failure)
+      }, stop.signal).catch((e: unknown) => { if (firstError === undefined) { firstError = e; stop.abort(e); } })));
+      opts.signal?.removeEventListener("abort", onAbort);
+      if (firstError !== undefined) throw firstError;
+      await hashing;
+      if (nextToHash !== ranges.length) throw new StorageError("short_read", `${key}: ${ranges.length - nextToHash} ranges never hashed`);
       await fh.sync();
     } catch (e) {
+      await hashing.catch(() => undefined); // no read of the file may outlive it
       await fh.close();
       await rm(tmp, { force: true });
       throw e;
     }
     await fh.close();
-    const sha256 = await sha256File(tmp);
+    const sha256 = sha.digest("hex");
     if (opts.sha256 !== undefined && sha256 !== opts.sha256) {
       await rm(tmp, { force: true });
       throw new StorageError("checksum_mismatch", `${key}: sha256 ${sha256} does not match the manifest's ${opts.sha256}`);
     }
     await rename(tmp, path);
     return { size: head.size, sha256 };
+  }
+
+  /** One range of an object streamed into `fh` at its offset, in writes of ≥ 1 MiB; sent again if it breaks off. */
+  private async fetchRangeInto(key: string, fh: FileHandle, r: ByteRange, signal?: AbortSignal): Promise<void> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        const res = await this.client.send(new GetObjectCommand({ ...this.bucketArgs(key), Range: `bytes=${r.start}-${r.end}` }), signal === undefined ? {} : { abortSignal: signal });
+        let pos = r.start;
+        let batch: Buffer[] = [];
+        let batchBytes = 0;
+        const flush = async () => {
+          if (batchBytes === 0) return;
+          if (pos + batchBytes > r.end + 1) throw new StorageError("long_read", `${key}: range ${r.start}-${r.end} returned more than ${r.end - r.start + 1} bytes`);
+          await fh.writev(batch, pos);
+          pos += batchBytes;
+          batch = [];
+          batchBytes = 0;
+        };
+        for await (const chunk of res.Body as AsyncIterable<Uint8Array>) {
+          batch.push(Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength));
+          batchBytes += chunk.byteLength;
+          if (batchBytes >= MiB) await flush();
+        }
+        await flush();
+        if (pos !== r.end + 1) throw new StorageError("short_read", `${key}: range ${r.start}-${r.end} returned ${pos - r.start} bytes`);
+        return;
+      } catch (e) {
+        const transient = e instanceof StorageError || isRetryable(e) || isStreamCut(e);
+        if (signal?.aborted === true || !transient) throw notFound(e, key, this.url);
+        if (attempt >= PART_ATTEMPTS) {
+          const why = e instanceof StorageError ? e.message : `${(e as { code?: string }).code ?? (e as Error).message}`;
+          throw new StorageError("download_failed", `${key}: bytes ${r.start}-${r.end} failed ${attempt} times (${why}) from ${this.url}`, { cause: e });
+        }
+      }
+    }
   }
 
   async head(key: string, signal?: AbortSignal): Promise<ObjectInfo | undefined> {
@@ -562,6 +634,12 @@ function isNotFound(e: unknown): boolean {
 
 function notFound(e: unknown, key: string, url: string): unknown {
   return isNotFound(e) ? new StorageError("not_found", `no object ${key} in ${url}`, { cause: e }) : e;
+}
+
+/** A response body that broke off mid-way (the connection dropped after the headers). */
+function isStreamCut(e: unknown): boolean {
+  const x = e as { code?: string; message?: string };
+  return ["ECONNRESET", "ERR_STREAM_PREMATURE_CLOSE", "EPIPE"].includes(x.code ?? "") || x.message === "aborted";
 }
 
 function isRetryable(e: unknown): boolean {

@@ -11,13 +11,15 @@ export type GatewayFault =
   | { kind: "delay"; ms: number; match?: (r: IncomingMessage) => boolean }
   /** Flip one byte of the request body after the client sent it (damage in transit). */
   | { kind: "corrupt"; match?: (r: IncomingMessage) => boolean }
-  | { kind: "status"; status: number; code: string; match?: (r: IncomingMessage) => boolean };
+  | { kind: "status"; status: number; code: string; match?: (r: IncomingMessage) => boolean }
+  /** Forward, then drop the connection half-way through the response body (a download cut off mid-stream). */
+  | { kind: "cut"; match?: (r: IncomingMessage) => boolean };
 
 export interface Gateway {
   readonly endpoint: string;
   /** Faults consumed in order by matching requests. */
   readonly faults: GatewayFault[];
-  readonly stats: { requests: number; rejectedSignature: number; expired: number; badDigest: number; corrupted: number; resets: number; uploadParts: number; partsWithCrc32Only: number };
+  readonly stats: { requests: number; rejectedSignature: number; expired: number; badDigest: number; corrupted: number; resets: number; cuts: number; uploadParts: number; partsWithCrc32Only: number };
   /** Throttle (ms per request) applied to every forwarded request. */
   delayEveryMs: number;
   checkContentMd5: boolean;
@@ -37,7 +39,7 @@ function s3Error(status: number, code: string, message: string): [number, string
 export async function startGateway(upstream: string, secretAccessKey: string, opts: { preserveHost?: boolean } = {}): Promise<Gateway> {
   const up = new URL(upstream);
   const gw: Omit<Gateway, "endpoint" | "close"> = {
-    faults: [], stats: { requests: 0, rejectedSignature: 0, expired: 0, badDigest: 0, corrupted: 0, resets: 0, uploadParts: 0, partsWithCrc32Only: 0 },
+    faults: [], stats: { requests: 0, rejectedSignature: 0, expired: 0, badDigest: 0, corrupted: 0, resets: 0, cuts: 0, uploadParts: 0, partsWithCrc32Only: 0 },
     delayEveryMs: 0, checkContentMd5: true,
   };
   const server: Server = createServer(async (req, res) => {
@@ -86,7 +88,19 @@ export async function startGateway(upstream: string, secretAccessKey: string, op
     delete headers["transfer-encoding"];
     const fwd = httpRequest({ host: up.hostname, port: up.port, method: req.method, path: req.url, headers }, (r) => {
       res.writeHead(r.statusCode ?? 502, r.headers);
-      r.pipe(res);
+      if (fault?.kind !== "cut") { r.pipe(res); return; }
+      const half = Math.floor(Number(r.headers["content-length"] ?? 0) / 2);
+      if (req.method === "HEAD" || half === 0) { gw.stats.cuts++; r.destroy(); res.socket?.destroy(); return; }
+      let sent = 0;
+      r.on("data", (c: Buffer) => {
+        if (sent < 0) return;
+        if (sent + c.length < half) { res.write(c); sent += c.length; return; }
+        res.write(c.subarray(0, half - sent));
+        sent = -1;
+        gw.stats.cuts++;
+        r.destroy();
+        res.socket?.destroy();
+      });
     });
     fwd.on("error", () => { if (!res.headersSent) send(s3Error(502, "BadGateway", "upstream")); });
     fwd.end(body);
