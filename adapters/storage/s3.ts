@@ -21,6 +21,7 @@ import { getSignedUrl } from "@aws-sdk/s3-request-presigner";
 import { NodeHttpHandler } from "@smithy/node-http-handler";
 import { isLoopbackHost, parseEndpoint } from "../../core/util/endpoint.js";
 import { Semaphore } from "../../core/util/semaphore.js";
+import { FileHasher } from "./file-hasher.js";
 import { type ByteRange, DEFAULT_PART_BYTES, type ObjectInfo, type ObjectStore, type PutFileOptions, type PutFileResult, StorageError, type StoreUri } from "./store.js";
 
 // We pin the SDK (Node 20); its notice about future versions needing Node 22 is noise in CLI output.
@@ -152,6 +153,7 @@ export class S3Store implements ObjectStore {
   private readonly prefix: string;
   /** The part checksum in use: starts as configured, becomes "md5" for good once a server ignores CRC32. */
   partChecksum: PartChecksum;
+  private readonly hasher = new FileHasher();
 
   constructor(readonly opts: S3StoreOptions) {
     this.prefix = opts.prefix === "" ? "" : `${opts.prefix}/`;
@@ -460,35 +462,22 @@ export class S3Store implements ObjectStore {
   /**
    * Download to `path` (written beside, fsynced, renamed into place): ranges in parallel, each streamed straight to
    * its place in the file (nothing but a socket's worth of bytes in memory per range), retried on its own when its
-   * connection drops or it comes back short. The SHA-256 is computed while downloading, in file order: a range is
-   * read back (from the page cache) once every range before it is in.
+   * connection drops or it comes back short. The SHA-256 is computed while downloading, in file order, on a worker
+   * thread that reads each range back (from the page cache) once every range before it is in.
    */
   async download(key: string, path: string, opts: { sha256?: string; concurrency?: number; signal?: AbortSignal } = {}): Promise<{ size: number; sha256: string }> {
     const head = await this.head(key, opts.signal);
     if (head === undefined) throw new StorageError("not_found", `no object ${key} in ${this.url}`);
     await mkdir(dirname(path), { recursive: true });
     const tmp = `${path}.rlpipe-tmp-${process.pid}-${Date.now()}`;
-    const fh = await open(tmp, "w+");
-    const sha = createHash("sha256");
-    let hashing: Promise<void> = Promise.resolve();
+    const fh = await open(tmp, "w");
+    const hash = this.hasher.begin(tmp);
+    let sha256: string;
     try {
       const ranges = Array.from({ length: Math.ceil(head.size / RANGE_BYTES) }, (_, i) => ({ start: i * RANGE_BYTES, end: Math.min(head.size, (i + 1) * RANGE_BYTES) - 1 }));
       const slots = new Semaphore(opts.concurrency ?? 8);
       const landed = new Set<number>();
       let nextToHash = 0;
-      const readBack = Buffer.allocUnsafe(4 * MiB);
-      const hashLanded = async () => {
-        while (landed.delete(nextToHash)) {
-          const r = ranges[nextToHash]!;
-          for (let pos = r.start; pos <= r.end;) {
-            const { bytesRead } = await fh.read(readBack, 0, Math.min(readBack.length, r.end + 1 - pos), pos);
-            if (bytesRead === 0) throw new StorageError("short_read", `${key}: ${tmp} ends at ${pos}`);
-            sha.update(readBack.subarray(0, bytesRead));
-            pos += bytesRead;
-          }
-          nextToHash++;
-        }
-      };
       // The first failure stops the other ranges, and the file is closed only once none is still writing to it.
       const stop = new AbortController();
       setMaxListeners(0, stop.signal); // every queued range waits on it (slots), by design
@@ -498,22 +487,19 @@ export class S3Store implements ObjectStore {
       await Promise.allSettled(ranges.map((r, i) => slots.run(async () => {
         await this.fetchRangeInto(key, fh, r, stop.signal);
         landed.add(i);
-        hashing = hashing.then(hashLanded);
-        hashing.catch(() => undefined); // observed below (and before the file is closed on failure)
+        while (landed.delete(nextToHash)) { hash.add(ranges[nextToHash]!.start, ranges[nextToHash]!.end); nextToHash++; }
       }, stop.signal).catch((e: unknown) => { if (firstError === undefined) { firstError = e; stop.abort(e); } })));
       opts.signal?.removeEventListener("abort", onAbort);
       if (firstError !== undefined) throw firstError;
-      await hashing;
-      if (nextToHash !== ranges.length) throw new StorageError("short_read", `${key}: ${ranges.length - nextToHash} ranges never hashed`);
+      sha256 = await hash.finish();
       await fh.sync();
     } catch (e) {
-      await hashing.catch(() => undefined); // no read of the file may outlive it
+      hash.abandon();
       await fh.close();
       await rm(tmp, { force: true });
       throw e;
     }
     await fh.close();
-    const sha256 = sha.digest("hex");
     if (opts.sha256 !== undefined && sha256 !== opts.sha256) {
       await rm(tmp, { force: true });
       throw new StorageError("checksum_mismatch", `${key}: sha256 ${sha256} does not match the manifest's ${opts.sha256}`);
@@ -607,6 +593,7 @@ export class S3Store implements ObjectStore {
 
   async close(): Promise<void> {
     this.client.destroy();
+    await this.hasher.close();
   }
 }
 
