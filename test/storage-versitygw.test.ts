@@ -1,8 +1,10 @@
 // The S3 store against a server that checks what it is sent — versitygw verifies SigV4, Content-MD5 and
 // x-amz-checksum-crc32 and requires the CRC32 of every part of an upload created with one, as S3 does: the object
 // store contract, CRC32 parts (no Content-MD5, so neither side MD5-hashes the bytes twice), a part damaged in
-// transit refused by the server itself, and resuming an interrupted CRC32 upload.
+// transit refused by the server itself, resuming an interrupted CRC32 upload, and `rlpipe sync` killed at random
+// points and restarted against it.
 import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
 import { createHash, randomBytes } from "node:crypto";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -12,6 +14,8 @@ import { crc32 } from "node:zlib";
 import { CreateBucketCommand, HeadObjectCommand, ListMultipartUploadsCommand } from "@aws-sdk/client-s3";
 import { S3Store, crc32Base64, hashFile, planParts } from "../adapters/storage/s3.js";
 import { type Gateway, isUploadPart, startGateway } from "./fakes/s3-gateway.js";
+import { assertCommittedIntact, makeCheckpoints, run } from "./checkpoint-helpers.js";
+import { ROOT } from "./helpers.js";
 import { TEST_CREDENTIALS } from "./servers/moto.js";
 import { type Versitygw, startVersitygw } from "./servers/versitygw.js";
 import { contract } from "./storage-contract.js";
@@ -143,6 +147,44 @@ describe("storage on versitygw (a server that verifies checksums itself)", () =>
       assert.ok((await store.get("f.bin")).equals(data));
     } finally {
       rmSync(dir, { recursive: true, force: true });
+      await store.close();
+    }
+  });
+
+  it("rlpipe sync SIGKILLed at random points (10 trials) and restarted: committed steps intact, CRC32 uploads resumed", { timeout: 300_000 }, async () => {
+    const store = await bucket("kill");
+    const work = tmp();
+    const env = {
+      PATH: process.env["PATH"] ?? "/usr/bin:/bin", RLPIPE_STORE: "s3://kill/runs", S3_ENDPOINT: gw.endpoint,
+      AWS_ACCESS_KEY_ID: TEST_CREDENTIALS.accessKeyId, AWS_SECRET_ACCESS_KEY: TEST_CREDENTIALS.secretAccessKey, AWS_REGION: "us-east-1",
+    };
+    const cli = join(ROOT, "dist", "bin", "rlpipe.js");
+    const rnd = (() => { let a = 20261123; return () => { a = (a * 1103515245 + 12345) % 2 ** 31; return a / 2 ** 31; }; })();
+    let resumed = 0;
+    try {
+      for (let trial = 0; trial < 10; trial++) {
+        const name = `kill-${trial}`;
+        const dir = join(work, name);
+        makeCheckpoints(dir, [1, 2], 2, 25 * MiB);
+        const args = [cli, "sync", name, "--watch", dir, "--once"];
+        const child = spawn(process.execPath, args, { env, stdio: "ignore" });
+        const exited = new Promise((r) => child.once("exit", r));
+        const killAt = 100 + Math.floor(rnd() * 900);
+        await new Promise((r) => setTimeout(r, killAt));
+        child.kill("SIGKILL");
+        await exited;
+        const visible = await assertCommittedIntact(store, name, dir);
+        const left = await store.client.send(new ListMultipartUploadsCommand({ Bucket: "kill", Prefix: `runs/${name}/` }));
+        if ((left.Uploads ?? []).some((u) => u.ChecksumAlgorithm === "CRC32")) resumed++;
+        const again = await run(process.execPath, args, { env });
+        assert.equal(again.status, 0, `trial ${trial} (killed at ${killAt} ms, ${visible.length} steps visible): ${again.stderr}`);
+        assert.deepEqual(await assertCommittedIntact(store, name, dir), [1, 2], `trial ${trial}`);
+        const after = await store.client.send(new ListMultipartUploadsCommand({ Bucket: "kill", Prefix: `runs/${name}/` }));
+        assert.equal((after.Uploads ?? []).length, 0, `trial ${trial}: no unfinished upload left`);
+      }
+      assert.ok(resumed >= 1, "at least one kill left a CRC32 upload half done, which the restart finished");
+    } finally {
+      rmSync(work, { recursive: true, force: true });
       await store.close();
     }
   });
