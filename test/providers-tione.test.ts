@@ -14,6 +14,7 @@ import { after, before, describe, it } from "node:test";
 import { CreateBucketCommand } from "@aws-sdk/client-s3";
 import { parse as parseYaml } from "yaml";
 import { type AdapterContext, type BundleSink, ProviderError, deploy } from "../adapters/providers/provider.js";
+import { readRunRecord, runsDir } from "../adapters/providers/run-records.js";
 import { type TioneAdapter, TioneApi, createTioneAdapter, kindOfTioneCode, parseIni, resolveTioneEndpoint } from "../adapters/providers/tione.js";
 import { S3Store } from "../adapters/storage/s3.js";
 import { parseStoreUri } from "../adapters/storage/store.js";
@@ -424,6 +425,11 @@ describe("TI-ONE adapter: deploy, status, logs, stop against the strict fake, bu
     assert.equal(tasks.length, 1, "exactly one task");
     assert.deepEqual(JSON.parse(r.out.trim()), { name: p.jobName, provider: "tione", id: tasks[0]!.id, outcome: "recovered" });
     for (const secret of [SECRET_KEY, E2B_KEY]) assert.ok(!(r.out + r.err).includes(secret), "no secret in the CLI's output");
+    // The run record keeps the prices the deploy assumed (4 HCCPNV6 cards at the public anchor; E2B/AGS by use).
+    const record = await readRunRecord(runsDir(env["HOME"]!), p.jobName);
+    assert.deepEqual(record.prices.map((x) => [x.item, x.value, x.currency, x.unit, x.quantity]), [
+      ["device:HCCPNV6", 7.5, "CNY", "device-hour", 4], ["sandbox:e2b", 0.0504, "USD", "vcpu-hour", undefined],
+    ]);
     const st = await cli(["status", p.jobName, "--json"]);
     assert.equal(st.code, 0, st.err);
     assert.equal(JSON.parse(st.out)[0].id, tasks[0]!.id);

@@ -4,18 +4,11 @@ import { mkdir, open, readFile, readdir, rename, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { z } from "zod";
 import { RlpipeError } from "../../core/errors.js";
+import { PriceAssumption } from "../../core/prices.js";
 import { Phase } from "../../core/providers/phases.js";
 import { PROVIDERS } from "../../core/recipe/schema.js";
 
 const NAME = /^[a-z0-9][a-z0-9-]{0,62}$/;
-
-export const PriceAssumption = z.object({
-  item: z.string(),
-  value: z.number(),
-  currency: z.string(),
-  unit: z.string(),
-  source: z.string(),
-}).readonly();
 
 export const RunRecord = z.object({
   version: z.literal(1),
@@ -37,7 +30,7 @@ export const RunRecord = z.object({
   createdAt: z.string(),
   updatedAt: z.string(),
   lastStatus: z.object({ phase: Phase, rawPhase: z.string(), at: z.string(), message: z.string().optional() }).readonly().optional(),
-  /** Prices the cost estimate assumed for this run, when one was made. */
+  /** The rates assumed for this run at deploy (core/prices.ts): the recipe's prices, else public reference figures. */
   prices: z.array(PriceAssumption).readonly().default([]),
 }).readonly();
 export type RunRecord = z.infer<typeof RunRecord>;

@@ -4,6 +4,7 @@ import { createInterface } from "node:readline/promises";
 import { parseArgs } from "node:util";
 import { RlpipeError } from "../../core/errors.js";
 import type { Plan } from "../../core/plan.js";
+import { describePrices, estimatePrices } from "../../core/prices.js";
 import { type Phase, isTerminal } from "../../core/providers/phases.js";
 import { loadRecipeFile } from "../../core/recipe/load.js";
 import { type Provider, type Recipe, RecipeSchema } from "../../core/recipe/schema.js";
@@ -60,11 +61,13 @@ export async function runDeploy(argv: readonly string[], io: Io): Promise<number
   });
   if (p.request === undefined) throw new RlpipeError("no_deploy_target", `provider ${provider} has no deploy API: run rlpipe plan --provider ${provider} and start the bundle by hand`, { exitCode: 2 });
 
+  const prices = estimatePrices(loaded.recipe, provider);
   if (values.json) {
-    if (values["dry-run"]) { io.out(JSON.stringify({ plan: planDocument(p), request: p.request }, null, 2)); return 0; }
+    if (values["dry-run"]) { io.out(JSON.stringify({ plan: planDocument(p), request: p.request, prices }, null, 2)); return 0; }
   } else {
     io.out(formatPlanSummary(p, undefined));
     io.out(describeRequest(p));
+    io.out(describePrices(prices));
   }
   if (values["dry-run"]) { if (!values.json) io.out("dry run: nothing was created"); return 0; }
   if (!values.yes && !(await confirm(`Create job ${p.jobName} on ${provider}? [y/N] `))) {
@@ -82,7 +85,9 @@ export async function runDeploy(argv: readonly string[], io: Io): Promise<number
       version: 1, name: ref.name, provider, ref: refFields(ref),
       recipe: { name: p.recipe.name, file: resolve(p.recipe.file), hash: p.recipe.hash },
       recipeData: loaded.recipe, request: p.request, outcome,
-      createdAt: existing?.createdAt ?? now, updatedAt: now, prices: existing?.prices ?? [],
+      createdAt: existing?.createdAt ?? now, updatedAt: now,
+      // The rates assumed when the job was made; a later deploy that finds it keeps them.
+      prices: existing !== undefined && existing.prices.length > 0 ? existing.prices : prices.assumed,
     };
     await writeRunRecord(recordsDir(), record);
     const said = outcome === "created" ? "created" : outcome === "existing" ? "already exists (an earlier deploy made it)" : "created (its reply was lost; found by name)";

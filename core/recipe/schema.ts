@@ -540,6 +540,17 @@ const TioneTarget = z.strictObject({
 
 const LocalTarget = z.strictObject({ workDir: text().optional() });
 
+export const PRICE_UNITS = ["node-hour", "device-hour", "vcpu-hour"] as const;
+
+/** A rate the user knows (a console quote, a contract): it wins over rlpipe's reference table for the same item. */
+const PriceRate = z.strictObject({
+  item: text().describe("What is priced: modelarts:<flavor>, tione:<instanceType>, device:<deviceType> (e.g. device:H20), sandbox:<kind>."),
+  value: posNumber(),
+  currency: oneOf(["CNY", "USD"] as const),
+  unit: oneOf(PRICE_UNITS),
+  source: text().optional().describe("Where the figure comes from (a quote, a price page and its date)."),
+});
+
 const Targets = z.strictObject({
   local: LocalTarget.optional(),
   docker: DockerTarget.optional(),
@@ -567,6 +578,7 @@ export const RecipeSchema = z.strictObject({
   checkpoints: Checkpoints.optional(),
   secrets: z.record(ident(), Secret).optional(),
   targets: Targets.optional(),
+  prices: z.array(PriceRate).optional().describe("Rates for the cost estimate and the run record (prices assumed); they win over rlpipe's reference rates."),
 });
 
 /** Deeply readonly view: recipes are values, never mutated after loading. */
