@@ -99,11 +99,11 @@ export function estimatePrices(recipe: Recipe, provider: Provider): PriceEstimat
   return { assumed, missing, perHour: { value, currency: hourly[0]!.currency } };
 }
 
-/** One line for the deploy summary. */
+/** The deploy summary's prices line (after "prices"). */
 export function describePrices(e: PriceEstimate): string {
   const parts = e.assumed.map((a) => `${a.item} ${a.value} ${a.currency}/${a.unit}${a.quantity === undefined ? "" : ` × ${a.quantity}`} (${a.confidence})`);
   const total = e.perHour === undefined ? "" : ` ≈ ${e.perHour.value} ${e.perHour.currency}/hour of compute`;
   const gaps = e.missing.length === 0 ? "" : `${parts.length === 0 ? "" : "; "}no price known for ${e.missing.map((m) => `${m.item} (${m.what})`).join(", ")} — add it under prices: in the recipe`;
-  if (parts.length === 0 && gaps === "") return "prices: nothing to price (no flavor, instance type or plain device type named; CPU and self-hosted runs cost nothing extra)";
-  return `prices assumed: ${parts.join(", ")}${total}${gaps}`;
+  if (parts.length === 0 && gaps === "") return "none assumed (no flavor, instance type or plain device type named)";
+  return `${parts.join(", ")}${total}${gaps}`;
 }

@@ -66,7 +66,7 @@ describe("prices assumed", () => {
     assert.deepEqual(jobPriceItems(seed("retool-qwen3-4b-ascend"), "ray"), [], "\"Atlas A3: 8 cards = 16 dies\" is a note, not a price key");
     const demo = estimatePrices(seed("local-demo"), "local");
     assert.deepEqual([demo.assumed, demo.missing], [[], []]);
-    assert.match(describePrices(demo), /nothing to price/);
+    assert.match(describePrices(demo), /^none assumed/);
   });
 
   it("the recipe's prices: are validated with their paths and lines", () => {

@@ -67,7 +67,7 @@ export async function runDeploy(argv: readonly string[], io: Io): Promise<number
   } else {
     io.out(formatPlanSummary(p, undefined));
     io.out(describeRequest(p));
-    io.out(describePrices(prices));
+    io.out(`  prices     ${describePrices(prices)}`);
   }
   if (values["dry-run"]) { if (!values.json) io.out("dry run: nothing was created"); return 0; }
   if (!values.yes && !(await confirm(`Create job ${p.jobName} on ${provider}? [y/N] `))) {
