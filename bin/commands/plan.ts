@@ -8,6 +8,7 @@ import { type Plan, plan } from "../../core/plan.js";
 import { canonicalJson, loadRecipeFile, sha256 } from "../../core/recipe/load.js";
 import { PROVIDERS, type Provider } from "../../core/recipe/schema.js";
 import { didYouMean } from "../../core/recipe/suggest.js";
+import { describePrices, estimatePrices } from "../../core/prices.js";
 import { formatPlanSummary } from "../../core/summary.js";
 import { PLAN_FILE, writeBundle } from "../bundle-writer.js";
 import type { Io } from "../io.js";
@@ -48,7 +49,7 @@ export function runPlan(argv: readonly string[], io: Io): number {
   const planJson = `${JSON.stringify(planDocument(p), null, 2)}\n`;
   writeBundle(outDir, [...p.files, { path: PLAN_FILE, content: planJson, executable: false }]);
   if (values.json) io.out(planJson.trimEnd());
-  else io.out(formatPlanSummary(p, outDir));
+  else io.out(formatPlanSummary(p, outDir, describePrices(estimatePrices(loaded.recipe, provider))));
   return 0;
 }
 

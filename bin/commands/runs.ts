@@ -65,9 +65,8 @@ export async function runDeploy(argv: readonly string[], io: Io): Promise<number
   if (values.json) {
     if (values["dry-run"]) { io.out(JSON.stringify({ plan: planDocument(p), request: p.request, prices }, null, 2)); return 0; }
   } else {
-    io.out(formatPlanSummary(p, undefined));
+    io.out(formatPlanSummary(p, undefined, describePrices(prices)));
     io.out(describeRequest(p));
-    io.out(`  prices     ${describePrices(prices)}`);
   }
   if (values["dry-run"]) { if (!values.json) io.out("dry run: nothing was created"); return 0; }
   if (!values.yes && !(await confirm(`Create job ${p.jobName} on ${provider}? [y/N] `))) {
