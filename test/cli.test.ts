@@ -9,6 +9,7 @@ import { after, before, describe, it } from "node:test";
 import { recipeJsonSchema } from "../bin/commands/schema.js";
 import { reportError } from "../bin/io.js";
 import { Redactor } from "../core/redact.js";
+import { fakeTencentSecretId } from "./fakes/credentials.js";
 import { ROOT, SEED_RECIPES, recipePath } from "./helpers.js";
 
 const CLI = join(ROOT, "dist", "bin", "rlpipe.js");
@@ -151,7 +152,7 @@ describe("rlpipe schema", () => {
 describe("output safety", () => {
   it("redacts secret environment values and credential-shaped strings", () => {
     const r = new Redactor({ E2B_API_KEY: "ark_abcdef0123456789", HOME: "/root", MY_TOKEN: "tok-1234567" }, []);
-    const text = r.redact("key=ark_abcdef0123456789 token tok-1234567 home /root Authorization: Bearer abc.def AKIDz8krbsJ5yKBZQpn74WFkmLPx3EXAMPLE");
+    const text = r.redact(`key=ark_abcdef0123456789 token tok-1234567 home /root Authorization: Bearer abc.def ${fakeTencentSecretId()}`);
     assert.equal(text, "key=*** token *** home /root Authorization: Bearer *** ***");
   });
 

@@ -8,11 +8,12 @@ import { AKSKSigner } from "@huaweicloud/huaweicloud-sdk-core/auth/AKSKSigner.js
 import { BasicCredentials } from "@huaweicloud/huaweicloud-sdk-core/auth/BasicCredentials.js";
 import { ClientBuilder } from "@huaweicloud/huaweicloud-sdk-core/ClientBuilder.js";
 import { type HuaweiCredentials, type QueryParams, canonicalQuery, encodePathSegment, encodeRfc3986, sdkDate, signRequest } from "../adapters/providers/huawei-sign.js";
+import { fakeHuaweiAk, fakeHuaweiSk, fakeSecurityToken } from "./fakes/credentials.js";
 import { seededRandom } from "./helpers.js";
 
-const AK = "HPUATESTAKID0123456789";
-const SK = "tEsTsEcReTkEy/abc+DEF0123456789xyzXYZ";
-const TOKEN = "gQpjbi1ub3J0aC00TESTSECURITYTOKEN+/=";
+const AK = fakeHuaweiAk();
+const SK = fakeHuaweiSk();
+const TOKEN = fakeSecurityToken();
 
 interface Case {
   readonly name: string;
@@ -111,7 +112,7 @@ describe("SDK-HMAC-SHA256 signer", () => {
     for (const c of cases) {
       const mine = ours(c);
       const core = coreAuthorization(c);
-      assert.match(core, /^SDK-HMAC-SHA256 Access=HPUATESTAKID0123456789, SignedHeaders=[a-z0-9;-]+, Signature=[0-9a-f]{64}$/);
+      assert.match(core, new RegExp(`^SDK-HMAC-SHA256 Access=${AK}, SignedHeaders=[a-z0-9;-]+, Signature=[0-9a-f]{64}$`));
       assert.equal(mine.headers["Authorization"], core, c.name);
       assert.equal(mine.headers["X-Sdk-Date"], sdkDate(c.date));
       assert.equal(mine.headers["X-Security-Token"], c.token === true ? TOKEN : undefined);

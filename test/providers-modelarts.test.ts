@@ -19,12 +19,13 @@ import { RecipeError, RlpipeError } from "../core/errors.js";
 import { type Plan, plan } from "../core/plan.js";
 import type { ModelArtsJobBody } from "../core/providers/modelarts-request.js";
 import { parseRecipe } from "../core/recipe/load.js";
+import { fakeHuaweiAk } from "./fakes/credentials.js";
 import { CREATE_FAULTS, type CreateFault, FakeModelArts } from "./fakes/modelarts-fake.js";
 import { ROOT, planSeed, recipeText, seededRandom, editYaml as edit } from "./helpers.js";
 import { type Moto, TEST_CREDENTIALS, startMoto } from "./servers/moto.js";
 
 const SEED = "qwen3-1.7b-code-toolcall";
-const AK = "HPUAFAKEAK0123456789";
+const AK = fakeHuaweiAk();
 const SK = "fake-sk/0123456789+abcdefghijklmnopqrstuvwxyz";
 const PID = "0a1b2c3d4e5f60718293a4b5c6d7e8f9";
 const BUCKET = "rlpipe-runs";
@@ -518,7 +519,7 @@ describe("ModelArts provider against the loopback fake", () => {
         assert.equal(e.httpStatus, 401);
         assert.match(e.hint ?? "", /clock/);
       });
-      const otherAk = "HPUAOTHERACCESSKEY0000";
+      const otherAk = fakeHuaweiAk();
       await expectError(() => run(adapter({}, { HUAWEICLOUD_SDK_AK: otherAk })), (e) => {
         assert.equal(e.code, "modelarts_auth_failed");
         assert.match(e.message, /access key \*\*\* not found/);

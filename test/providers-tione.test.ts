@@ -27,17 +27,18 @@ import {
 } from "../core/providers/tione-request.js";
 import { parseRecipe } from "../core/recipe/load.js";
 import { overrideWord } from "../core/render/hydra.js";
+import { fakeE2bKey, fakeTencentSecretId } from "./fakes/credentials.js";
 import { type Fault, type FakeTask, TioneFake } from "./fakes/tione-fake.js";
 import { ROOT, loadSeed, planSeed, recipeText, editYaml as edit, seededRandom as rng } from "./helpers.js";
 import { type Moto, TEST_CREDENTIALS, freePort, startMoto } from "./servers/moto.js";
 
 const SEED = "retool-qwen3-4b-tione-ags";
-const SECRET_ID = "AKIDrlpipeTestSecretId0123456789";
+const SECRET_ID = fakeTencentSecretId();
 const SECRET_KEY = "rlpipe-test-tc3-secret-key/0123456789abcdef";
-const TOKEN_ID = "AKIDrlpipeTestTemporaryId0123456";
+const TOKEN_ID = fakeTencentSecretId();
 const TOKEN_KEY = "rlpipe-test-tc3-temporary-key-abcdef";
 const TOKEN = "rlpipe-test-session-token-0123456789";
-const E2B_KEY = "e2b_0123456789abcdef0123456789abcdef";
+const E2B_KEY = fakeE2bKey();
 const BUCKET = "rlpipe-bundles-1250000000";
 const PYTHON = join(ROOT, ".venv-test", "bin", "python");
 
