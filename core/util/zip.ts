@@ -95,14 +95,7 @@ export function zipFiles(entries: readonly ZipEntry[], opts: ZipOptions = {}): U
     const local = Buffer.alloc(30);
     local.writeUInt32LE(0x04034b50, 0);
     local.writeUInt16LE(ZIP_VERSION, 4);
-    local.writeUInt16LE(UTF8_NAMES, 6);
-    local.writeUInt16LE(p.method, 8);
-    local.writeUInt16LE(0, 10);
-    local.writeUInt16LE(DOS_DATE_1980_01_01, 12);
-    local.writeUInt32LE(p.crc, 14);
-    local.writeUInt32LE(p.payload.length, 18);
-    local.writeUInt32LE(p.size, 22);
-    local.writeUInt16LE(p.name.length, 26);
+    writeEntryFields(local, 6, p);
     local.writeUInt16LE(0, 28);
     locals.push(local, p.name, Buffer.from(p.payload.buffer, p.payload.byteOffset, p.payload.byteLength));
 
@@ -110,14 +103,7 @@ export function zipFiles(entries: readonly ZipEntry[], opts: ZipOptions = {}): U
     central.writeUInt32LE(0x02014b50, 0);
     central.writeUInt16LE((UNIX_HOST << 8) | ZIP_VERSION, 4);
     central.writeUInt16LE(ZIP_VERSION, 6);
-    central.writeUInt16LE(UTF8_NAMES, 8);
-    central.writeUInt16LE(p.method, 10);
-    central.writeUInt16LE(0, 12);
-    central.writeUInt16LE(DOS_DATE_1980_01_01, 14);
-    central.writeUInt32LE(p.crc, 16);
-    central.writeUInt32LE(p.payload.length, 20);
-    central.writeUInt32LE(p.size, 24);
-    central.writeUInt16LE(p.name.length, 28);
+    writeEntryFields(central, 8, p);
     // extra length, comment length, disk number start, internal attributes: all zero
     central.writeUInt32LE(((S_IFREG | p.mode) << 16) >>> 0, 38);
     central.writeUInt32LE(offset, 42);
@@ -134,4 +120,19 @@ export function zipFiles(entries: readonly ZipEntry[], opts: ZipOptions = {}): U
   end.writeUInt32LE(centralSize, 12);
   end.writeUInt32LE(offset, 16);
   return new Uint8Array(Buffer.concat([...locals, ...centrals, end]));
+}
+
+/**
+ * The fields local and central headers share, in the same order (flags, method, time, date, CRC-32, sizes, name
+ * length): 22 bytes from `at`.
+ */
+function writeEntryFields(b: Buffer, at: number, p: { readonly method: number; readonly crc: number; readonly payload: Uint8Array; readonly size: number; readonly name: Buffer }): void {
+  b.writeUInt16LE(UTF8_NAMES, at);
+  b.writeUInt16LE(p.method, at + 2);
+  b.writeUInt16LE(0, at + 4);
+  b.writeUInt16LE(DOS_DATE_1980_01_01, at + 6);
+  b.writeUInt32LE(p.crc, at + 8);
+  b.writeUInt32LE(p.payload.length, at + 12);
+  b.writeUInt32LE(p.size, at + 16);
+  b.writeUInt16LE(p.name.length, at + 20);
 }
