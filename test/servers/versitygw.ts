@@ -1,12 +1,12 @@
 // A second real S3 server for tests: the Versity S3 Gateway (Go; posix backend) on 127.0.0.1, built by
 // scripts/setup.sh --test into .tools/bin. Unlike moto it verifies SigV4, Content-MD5 and x-amz-checksum-crc32
 // itself, and requires the CRC32 of every part of an upload created with one — as S3 does.
-import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ROOT } from "../helpers.js";
 import { TEST_CREDENTIALS, freePort } from "./moto.js";
+import { startServerProcess } from "./process.js";
 
 export const VERSITYGW_BIN = join(ROOT, ".tools", "bin", "versitygw");
 
@@ -20,32 +20,11 @@ export async function startVersitygw(): Promise<Versitygw> {
   if (!existsSync(VERSITYGW_BIN)) throw new Error(`${VERSITYGW_BIN} is missing: run bash scripts/setup.sh --test (it builds versitygw with go install)`);
   const root = mkdtempSync(join(tmpdir(), "rlpipe-versitygw-"));
   const port = await freePort();
-  const child: ChildProcess = spawn(VERSITYGW_BIN, [
+  const endpoint = `http://127.0.0.1:${port}`;
+  const server = await startServerProcess("versitygw", VERSITYGW_BIN, [
     "--port", `127.0.0.1:${port}`, "--access", TEST_CREDENTIALS.accessKeyId, "--secret", TEST_CREDENTIALS.secretAccessKey, "--quiet", "--keep-alive",
     "posix", root,
-  ], { stdio: ["ignore", "ignore", "pipe"] });
-  let stderr = "";
-  child.stderr?.on("data", (d: Buffer) => { if (stderr.length < 4000) stderr += d.toString(); });
-  const endpoint = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + 20_000;
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`versitygw exited: ${stderr}`);
-    try {
-      await fetch(`${endpoint}/`); // any HTTP answer (403 without a signature) means it is up
-      break;
-    } catch { /* not up yet */ }
-    if (Date.now() > deadline) { child.kill("SIGKILL"); throw new Error(`versitygw did not start: ${stderr}`); }
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  return {
-    endpoint,
-    pid: child.pid!,
-    stop: () => new Promise<void>((resolve) => {
-      const done = () => { rmSync(root, { recursive: true, force: true }); resolve(); };
-      if (child.exitCode !== null) { done(); return; }
-      child.once("exit", done);
-      child.kill("SIGTERM");
-      setTimeout(() => child.kill("SIGKILL"), 5000).unref();
-    }),
-  };
+  ], async () => { await fetch(`${endpoint}/`); return true; }, // any HTTP answer (403 without a signature) means it is up
+  { onStop: () => rmSync(root, { recursive: true, force: true }) });
+  return { endpoint, ...server };
 }
