@@ -1,7 +1,8 @@
 // The object-store contract every backend passes: the file store, moto behind the strict gateway, versitygw.
 import assert from "node:assert/strict";
 import { createHash, randomBytes } from "node:crypto";
-import { readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Readable } from "node:stream";
 import { after, before, describe, it } from "node:test";
@@ -51,4 +52,15 @@ export function contract(name: string, make: () => Promise<{ store: ObjectStore;
       assert.ok((await store.get("stream/x.bin")).equals(data));
     });
   });
+}
+
+/** Run `fn` with `store` and a fresh temporary directory; both are cleaned up afterwards, whatever happens. */
+export async function inTempDir<S extends ObjectStore>(store: S, fn: (store: S, dir: string) => Promise<void>): Promise<void> {
+  const dir = mkdtempSync(join(tmpdir(), "rlpipe-store-test-"));
+  try {
+    await fn(store, dir);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+    await store.close();
+  }
 }

@@ -18,7 +18,7 @@ import { assertCommittedIntact, makeCheckpoints, run } from "./checkpoint-helper
 import { ROOT } from "./helpers.js";
 import { TEST_CREDENTIALS } from "./servers/moto.js";
 import { type Versitygw, startVersitygw } from "./servers/versitygw.js";
-import { contract } from "./storage-contract.js";
+import { contract, inTempDir } from "./storage-contract.js";
 
 const MiB = 1024 * 1024;
 
@@ -51,9 +51,7 @@ describe("storage on versitygw (a server that verifies checksums itself)", () =>
   contract("s3:// (versitygw)", async () => ({ store: await bucket("contract", vgw.endpoint), dir: tmp() }));
 
   it("sends parts with only a CRC32, which the server verifies and keeps (composite checksum of the object)", async () => {
-    const store = await bucket("crc");
-    const dir = tmp();
-    try {
+    await inTempDir(await bucket("crc"), async (store, dir) => {
       const data = randomBytes(3 * 8 * MiB + 4321);
       writeFileSync(join(dir, "f.bin"), data);
       const before = { ...gw.stats };
@@ -65,16 +63,11 @@ describe("storage on versitygw (a server that verifies checksums itself)", () =>
       const head = await store.client.send(new HeadObjectCommand({ Bucket: "crc", Key: "runs/f.bin", ChecksumMode: "ENABLED" }));
       assert.equal(head.ChecksumCRC32, compositeCrc32(data, 8 * MiB));
       assert.ok((await store.get("f.bin")).equals(data));
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-      await store.close();
-    }
+    });
   });
 
   it("a part damaged in transit is refused by the server (BadDigest on its CRC32) and sent again", async () => {
-    const store = await bucket("damage");
-    const dir = tmp();
-    try {
+    await inTempDir(await bucket("damage"), async (store, dir) => {
       const data = randomBytes(3 * 8 * MiB);
       writeFileSync(join(dir, "f.bin"), data);
       const before = { ...gw.stats };
@@ -84,16 +77,11 @@ describe("storage on versitygw (a server that verifies checksums itself)", () =>
       assert.equal(gw.stats.uploadParts - before.uploadParts, 4, "three parts plus one resend");
       assert.equal(store.partChecksum, "crc32");
       assert.ok((await store.get("f.bin")).equals(data), "the stored object is byte for byte the file");
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-      await store.close();
-    }
+    });
   });
 
   it("resumes an interrupted CRC32 upload without sending its parts again; the runs function's MD5-only caller does not reuse it", async () => {
-    const store = await bucket("resume");
-    const dir = tmp();
-    try {
+    await inTempDir(await bucket("resume"), async (store, dir) => {
       const data = randomBytes(4 * 8 * MiB + 100);
       const path = join(dir, "f.bin");
       writeFileSync(path, data);
@@ -119,16 +107,11 @@ describe("storage on versitygw (a server that verifies checksums itself)", () =>
       assert.equal(head.ChecksumCRC32, compositeCrc32(data, partSize));
       const left = await store.client.send(new ListMultipartUploadsCommand({ Bucket: "resume", Prefix: "runs/f.bin" }));
       assert.equal((left.Uploads ?? []).length, 0, "no unfinished upload left behind");
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-      await store.close();
-    }
+    });
   });
 
   it("an MD5-only caller finding a CRC32 upload of its key aborts it and starts its own", async () => {
-    const store = await bucket("mixed");
-    const dir = tmp();
-    try {
+    await inTempDir(await bucket("mixed"), async (store, dir) => {
       const data = randomBytes(2 * 8 * MiB + 1);
       const path = join(dir, "f.bin");
       writeFileSync(path, data);
@@ -145,10 +128,7 @@ describe("storage on versitygw (a server that verifies checksums itself)", () =>
       const left = await store.client.send(new ListMultipartUploadsCommand({ Bucket: "mixed", Prefix: "runs/f.bin" }));
       assert.equal((left.Uploads ?? []).length, 0, "the CRC32 upload was aborted");
       assert.ok((await store.get("f.bin")).equals(data));
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-      await store.close();
-    }
+    });
   });
 
   it("rlpipe sync SIGKILLed at random points (10 trials) and restarted: committed steps intact, CRC32 uploads resumed", { timeout: 300_000 }, async () => {

@@ -18,7 +18,7 @@ import { parseStoreUri } from "../adapters/storage/store.js";
 import { type Gateway, isUploadPart, startGateway } from "./fakes/s3-gateway.js";
 import { verifySigV4 } from "./fakes/sigv4.js";
 import { type Moto, TEST_CREDENTIALS, startMoto } from "./servers/moto.js";
-import { contract } from "./storage-contract.js";
+import { contract, inTempDir } from "./storage-contract.js";
 
 const MiB = 1024 * 1024;
 
@@ -48,9 +48,7 @@ describe("storage", () => {
   contract("s3:// (moto behind a strict gateway)", async () => ({ store: await bucket("contract"), dir: mkdtempSync(join(tmpdir(), "rlpipe-s3-")) }));
 
   it("resumes an interrupted multipart upload without sending completed parts again", async () => {
-    const store = await bucket("resume");
-    const dir = mkdtempSync(join(tmpdir(), "rlpipe-resume-"));
-    try {
+    await inTempDir(await bucket("resume"), async (store, dir) => {
       const data = randomBytes(4 * 8 * MiB + 100);
       const path = join(dir, "f.bin");
       writeFileSync(path, data);
@@ -66,16 +64,11 @@ describe("storage", () => {
       assert.equal(r.partsUploaded, 3);
       assert.equal(gw.stats.uploadParts - before, 3, "only the missing parts were sent");
       assert.ok((await store.get("f.bin")).equals(data));
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-      await store.close();
-    }
+    });
   });
 
   it("an upload of different content for the key is aborted, not reused", async () => {
-    const store = await bucket("stale");
-    const dir = mkdtempSync(join(tmpdir(), "rlpipe-stale-"));
-    try {
+    await inTempDir(await bucket("stale"), async (store, dir) => {
       const old = randomBytes(2 * 8 * MiB + 1);
       const path = join(dir, "f.bin");
       writeFileSync(path, old);
@@ -87,10 +80,7 @@ describe("storage", () => {
       const r = await store.putFile("f.bin", path, { partSizeBytes: 8 * MiB });
       assert.equal(r.partsReused, 0);
       assert.ok((await store.get("f.bin")).equals(fresh));
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-      await store.close();
-    }
+    });
   });
 
   it("a part corrupted in transit is rejected and sent again (server checks Content-MD5, or only the ETag tells)", async () => {
@@ -120,8 +110,7 @@ describe("storage", () => {
   it("falls back from CRC32 to Content-MD5 parts on a server that does not verify CRC32 (moto)", async () => {
     const store = s3("fallback", { partChecksum: "crc32" });
     await store.client.send(new CreateBucketCommand({ Bucket: "fallback" }));
-    const dir = mkdtempSync(join(tmpdir(), "rlpipe-fallback-"));
-    try {
+    await inTempDir(store, async (_, dir) => {
       const data = randomBytes(3 * 8 * MiB + 7);
       const path = join(dir, "f.bin");
       writeFileSync(path, data);
@@ -136,17 +125,13 @@ describe("storage", () => {
       assert.equal(gw.stats.uploadParts - before.uploadParts, 6, "four parts, the unverified first one again, one resend after damage");
       assert.equal(r.sha256, createHash("sha256").update(data).digest("hex"));
       assert.ok((await store.get("f.bin")).equals(data));
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-      await store.close();
-    }
+    });
   });
 
   it("a server refusing CRC32 uploads (400 on CreateMultipartUpload with a checksum algorithm) gets a plain one, then MD5 parts", async () => {
     const store = s3("refuse-crc", { partChecksum: "crc32" });
     await store.client.send(new CreateBucketCommand({ Bucket: "refuse-crc" }));
-    const dir = mkdtempSync(join(tmpdir(), "rlpipe-refuse-crc-"));
-    try {
+    await inTempDir(store, async (_, dir) => {
       const data = randomBytes(2 * 8 * MiB + 3);
       const path = join(dir, "f.bin");
       writeFileSync(path, data);
@@ -159,16 +144,11 @@ describe("storage", () => {
       assert.equal(gw.stats.partsWithCrc32Only - before.partsWithCrc32Only, 0);
       assert.equal(gw.stats.uploadParts - before.uploadParts, 3);
       assert.ok((await store.get("f.bin")).equals(data));
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-      await store.close();
-    }
+    });
   });
 
   it("a download cut off mid-stream fetches that range again; one that keeps failing leaves no file behind", async () => {
-    const store = await bucket("cut");
-    const dir = mkdtempSync(join(tmpdir(), "rlpipe-cut-"));
-    try {
+    await inTempDir(await bucket("cut"), async (store, dir) => {
       const data = randomBytes(40 * MiB + 5); // three 16 MiB ranges
       writeFileSync(join(dir, "f.bin"), data);
       const put = await store.putFile("f.bin", join(dir, "f.bin"), { partSizeBytes: 8 * MiB });
@@ -184,16 +164,11 @@ describe("storage", () => {
       await assert.rejects(store.download("f.bin", join(dir, "again.bin")), /bytes 33554432-41943044 failed 4 times/);
       assert.equal(gw.faults.length, 0);
       assert.deepEqual(readdirSync(dir).sort(), ["back.bin", "f.bin"]);
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-      await store.close();
-    }
+    });
   });
 
   it("survives dropped and delayed connections", async () => {
-    const store = await bucket("flaky");
-    const dir = mkdtempSync(join(tmpdir(), "rlpipe-flaky-"));
-    try {
+    await inTempDir(await bucket("flaky"), async (store, dir) => {
       const data = randomBytes(4 * 8 * MiB);
       const path = join(dir, "f.bin");
       writeFileSync(path, data);
@@ -201,10 +176,7 @@ describe("storage", () => {
       await store.putFile("f.bin", path, { partSizeBytes: 8 * MiB });
       assert.ok((await store.get("f.bin")).equals(data));
       assert.equal(gw.faults.length, 0);
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-      await store.close();
-    }
+    });
   });
 
   it("rejects a wrong secret (the gateway verifies SigV4)", async () => {
