@@ -1,5 +1,5 @@
 // Terminal output for the CLI: every line passes through redaction; errors go to stderr with their hints.
-import { RecipeError, RlpipeError, formatIssue } from "../core/errors.js";
+import { ExitCode, RecipeError, RlpipeError, formatIssue } from "../core/errors.js";
 import { Redactor } from "../core/redact.js";
 
 export interface Io {
@@ -15,13 +15,13 @@ export function processIo(extraSecretEnvNames: readonly string[] = []): Io {
   };
 }
 
-/** Print an error the user can act on and return the exit code (2 bad input, 1 anything else). */
+/** Print an error the user can act on and return its exit code (see ExitCode in core/errors.ts). */
 export function reportError(io: Io, e: unknown): number {
   if (e instanceof RecipeError) {
     const errors = e.issues.filter((i) => i.severity === "error");
     for (const issue of errors) io.err(formatIssue(issue));
     io.err(`${e.file}: ${errors.length} error${errors.length === 1 ? "" : "s"}`);
-    return 2;
+    return ExitCode.invalidInput;
   }
   if (e instanceof RlpipeError) {
     io.err(`rlpipe: ${e.message}${e.hint === undefined ? "" : `\n  hint: ${e.hint}`}`);
@@ -30,5 +30,5 @@ export function reportError(io: Io, e: unknown): number {
   const msg = e instanceof Error ? e.message : String(e);
   io.err(`rlpipe: internal error: ${msg}\n  this is a bug in rlpipe; please report it with the command you ran (set RLPIPE_DEBUG=1 for a stack trace)`);
   if (process.env["RLPIPE_DEBUG"] === "1" && e instanceof Error && e.stack !== undefined) io.err(e.stack);
-  return 1;
+  return ExitCode.internal;
 }

@@ -15,17 +15,31 @@ export interface RecipeIssue {
   readonly hint?: string;
 }
 
-/** Base of every rlpipe error. `exitCode` 2 means bad input, 1 an internal or remote failure. */
+/**
+ * The one exit-code convention of every rlpipe command (README and `rlpipe --help` list it):
+ * - 0 ok;
+ * - 1 failed: the command worked but what it checked did not pass — a job ended FAILED or STOPPED, an eval below
+ *   its minimum pass rate, a file that did not verify against its manifest;
+ * - 2 invalid input: usage, a recipe, a flag, missing credentials or configuration, an unknown run — fix the input;
+ * - 3 external: a provider, network, object store or sandbox refused or could not be reached (auth, missing bucket,
+ *   quota, timeouts after the retries) — the input may be fine, the world was not;
+ * - 4 internal: a bug in rlpipe;
+ * - 130 cancelled: a prompt was declined or the command was interrupted (Ctrl-C); nothing was created.
+ */
+export const ExitCode = { ok: 0, failed: 1, invalidInput: 2, external: 3, internal: 4, cancelled: 130 } as const;
+export type ExitCode = (typeof ExitCode)[keyof typeof ExitCode];
+
+/** Base of every rlpipe error; `exitCode` follows ExitCode (default: external, a failure outside rlpipe). */
 export class RlpipeError extends Error {
   readonly code: string;
   readonly hint: string | undefined;
-  readonly exitCode: 1 | 2;
-  constructor(code: string, message: string, opts: { hint?: string; exitCode?: 1 | 2; cause?: unknown } = {}) {
+  readonly exitCode: ExitCode;
+  constructor(code: string, message: string, opts: { hint?: string; exitCode?: ExitCode; cause?: unknown } = {}) {
     super(message, opts.cause === undefined ? undefined : { cause: opts.cause });
     this.name = "RlpipeError";
     this.code = code;
     this.hint = opts.hint;
-    this.exitCode = opts.exitCode ?? 1;
+    this.exitCode = opts.exitCode ?? ExitCode.external;
   }
 }
 

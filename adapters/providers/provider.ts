@@ -1,7 +1,7 @@
 // One interface for every place a recipe runs (ModelArts, TI-ONE, Ray, Slurm, local), and the deploy algorithm
 // that guarantees exactly one job per deploy: look the job up by its deterministic name first, and after any
 // failure that may have reached the provider, look it up again before retrying the create.
-import { RlpipeError } from "../../core/errors.js";
+import { type ExitCode, RlpipeError } from "../../core/errors.js";
 import type { Plan } from "../../core/plan.js";
 import type { Phase } from "../../core/providers/phases.js";
 import type { Provider, Recipe } from "../../core/recipe/schema.js";
@@ -92,8 +92,8 @@ export class ProviderError extends RlpipeError {
   /** The provider's error code (e.g. ModelArts.2751, RequestLimitExceeded) when it sent one. */
   readonly providerCode: string | undefined;
   readonly httpStatus: number | undefined;
-  constructor(provider: Provider, kind: FailureKind, code: string, message: string, opts: { providerCode?: string; httpStatus?: number; hint?: string; cause?: unknown; exitCode?: 1 | 2 } = {}) {
-    super(code, message, { exitCode: opts.exitCode ?? 1, ...(opts.hint === undefined ? {} : { hint: opts.hint }), ...(opts.cause === undefined ? {} : { cause: opts.cause }) });
+  constructor(provider: Provider, kind: FailureKind, code: string, message: string, opts: { providerCode?: string; httpStatus?: number; hint?: string; cause?: unknown; exitCode?: ExitCode } = {}) {
+    super(code, message, { exitCode: opts.exitCode ?? 3, ...(opts.hint === undefined ? {} : { hint: opts.hint }), ...(opts.cause === undefined ? {} : { cause: opts.cause }) });
     this.name = "ProviderError";
     this.kind = kind;
     this.provider = provider;

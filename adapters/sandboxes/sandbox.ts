@@ -1,6 +1,6 @@
 // One interface for every sandbox backend: run() for tool calls, evaluate() for rewards (batched,
 // order-preserving), capabilities(), close(). Grading is shared (core/grading); a backend only executes.
-import { RlpipeError } from "../../core/errors.js";
+import { type ExitCode, RlpipeError } from "../../core/errors.js";
 import type { EvalJob, EvalResult, Language, RunRequest, RunResult } from "../../core/grading/types.js";
 
 export type { CaseResult, CaseStatus, Checker, EvalJob, EvalResult, Language, Limits, RunRequest, RunResult, TestCase } from "../../core/grading/types.js";
@@ -28,7 +28,7 @@ export interface SandboxBackend {
 
 /** Sandbox adapter failures (setup, configuration). Program failures are never errors. */
 export class SandboxError extends RlpipeError {
-  constructor(code: string, message: string, opts: { hint?: string; cause?: unknown; exitCode?: 1 | 2 } = {}) {
+  constructor(code: string, message: string, opts: { hint?: string; cause?: unknown; exitCode?: ExitCode } = {}) {
     super(code, message, opts);
     this.name = "SandboxError";
   }

@@ -1,7 +1,7 @@
 // One object-store interface for s3://, obs://, cos:// (through the S3 API) and file:// (embedded default).
 // Keys are relative to the store's root (bucket + prefix).
 import type { Readable } from "node:stream";
-import { RlpipeError } from "../../core/errors.js";
+import { type ExitCode, RlpipeError } from "../../core/errors.js";
 import type { Semaphore } from "../../core/util/semaphore.js";
 
 /**
@@ -73,7 +73,7 @@ export interface ObjectStore {
 }
 
 export class StorageError extends RlpipeError {
-  constructor(code: string, message: string, opts: { hint?: string; cause?: unknown; exitCode?: 1 | 2 } = {}) {
+  constructor(code: string, message: string, opts: { hint?: string; cause?: unknown; exitCode?: ExitCode } = {}) {
     super(code, message, opts);
     this.name = "StorageError";
   }
