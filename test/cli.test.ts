@@ -156,10 +156,10 @@ describe("output safety", () => {
     assert.equal(text, "key=*** token *** home /root Authorization: Bearer *** ***");
   });
 
-  it("an internal error exits 1 with a short message and no stack", () => {
+  it("an internal error exits 4 with a short message and no stack", () => {
     const lines: string[] = [];
     const code = reportError({ out: (t) => lines.push(t), err: (t) => lines.push(t) }, new Error("boom"));
-    assert.equal(code, 1);
+    assert.equal(code, 4);
     assert.match(lines.join("\n"), /internal error: boom/);
     assert.doesNotMatch(lines.join("\n"), /\n\s+at /);
   });

@@ -609,12 +609,12 @@ describe("TI-ONE adapter: deploy, status, logs, stop against the strict fake, bu
     assert.equal(doc.frameworks.length, 1);
 
     err.length = 0;
-    assert.equal(await runTione(["inspect", "train-404", "--region", "ap-shanghai"], io, env), 1);
+    assert.equal(await runTione(["inspect", "train-404", "--region", "ap-shanghai"], io, env), 3, "the provider refused: external");
     assert.match(err.join("\n"), /DescribeTrainingTask failed: ResourceNotFound/);
     assert.equal(await runTione(["inspect", consoleTask.id], io, { ...env, TENCENTCLOUD_REGION: "" }), 2, "no region is a usage error");
     assert.equal(await runTione(["list"], io, env), 2);
     err.length = 0;
-    assert.equal(await runTione(["inspect", consoleTask.id, "--region", "ap-shanghai"], io, { ...env, TENCENTCLOUD_SECRET_KEY: "wrong-key-0123456789" }), 1);
+    assert.equal(await runTione(["inspect", consoleTask.id, "--region", "ap-shanghai"], io, { ...env, TENCENTCLOUD_SECRET_KEY: "wrong-key-0123456789" }), 3, "an auth failure is external");
     assert.match(err.join("\n"), /AuthFailure\.SignatureFailure/);
     noSecrets(err.join("\n"), "inspect errors");
   });
