@@ -106,6 +106,7 @@ describe("rlpipe metrics --plot: the plot and the text agree", () => {
     storeDir = join(work, "store");
     // num_turns/mean 4, 6, …: 1, 2, … tool calls per response (verl: user + assistant turns + 1).
     await putRun(storeDir, work, "run-a", metricsLines(12, (s) => ({ "critic/score/mean": s / 20, "response_length/mean": 300 + 10 * s, "num_turns/mean": 2 + 2 * (1 + (s % 4)) })));
+    await putRun(storeDir, work, "run-custom", metricsLines(3, (s) => ({ "actor/entropy": 1 / s })));
     await putRun(storeDir, work, "run-b", metricsLines(20, (s) => ({ "critic/score/mean": s / 30, "response_length/mean": 280 + 12 * s, "timing_s/step": 50 + (s % 3) })));
   });
   after(() => rmSync(work, { recursive: true, force: true }));
@@ -177,6 +178,15 @@ describe("rlpipe metrics --plot: the plot and the text agree", () => {
     }
     assert.ok(!existsSync(join(work, "x.jpg")) && !existsSync(join(work, "noext")) && !existsSync(join(work, "x.svg")));
     assert.deepEqual(readdirSync(work).filter((f) => f.includes("rlpipe-tmp")), []);
+  });
+
+  it("a run with none of the main series: exit 2 naming what it has; --series plots it", () => {
+    const r = rlpipe(["metrics", "run-custom", "--store", storeDir, "--plot", join(work, "c.png")], work);
+    assert.equal(r.code, 2, r.err);
+    assert.match(r.err, /none of the main series[\s\S]*hint: name the series to plot: --series actor\/entropy/);
+    assert.ok(!existsSync(join(work, "c.png")));
+    assert.equal(rlpipe(["metrics", "run-custom", "--store", storeDir, "--plot", join(work, "c.png"), "--series", "actor/entropy"], work).code, 0);
+    assert.ok(decodePng(readFileSync(join(work, "c.png"))).width > 0);
   });
 
   it("--series plots raw metrics by name, one panel each", () => {

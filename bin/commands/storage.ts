@@ -163,6 +163,10 @@ export async function runMetrics(argv: readonly string[], io: Io): Promise<numbe
       }
       const empty = loaded.filter((r) => r.series.size === 0).map((r) => r.run);
       if (empty.length === loaded.length) throw new RlpipeError("no_metrics", `nothing to plot: ${empty.join(", ")} ${empty.length === 1 ? "has" : "have"} no metrics in ${s.url}`, { exitCode: 2, hint: "metrics arrive while the job runs (rlpipe sync --metrics FILE uploads verl's file logger)" });
+      if (names === undefined && metricsPanels(loaded).length === 0) {
+        const have = [...new Set(loaded.flatMap((r) => [...r.series.keys()]))].sort();
+        throw new RlpipeError("no_main_series", `nothing to plot by default: ${runs.join(", ")} ${runs.length === 1 ? "has" : "have"} none of the main series (reward, response length, pass rate, tool calls, step time)`, { exitCode: 2, hint: `name the series to plot: --series ${have.slice(0, 3).join(",")}` });
+      }
       const title = runs.length === 1 ? runs[0]! : runs.join(" vs ");
       const bytes = renderPlot(loaded, format, { title, ...(names === undefined ? {} : { names }), ...(smoothing === undefined ? {} : { smoothing }) });
       writeAtomically(values.plot, bytes);
