@@ -21,7 +21,7 @@ commands:
   sync <run>           upload finished checkpoints (durable commits) and metrics to object storage
   checkpoints <run>    list a run's committed checkpoint steps
   restore <run> DIR    download and verify a step into the layout verl resumes from
-  metrics <run>        latest values of the main training series, and an SVG plot
+  metrics <run>…       latest values of the main training series; --plot FILE.png|.svg (runs overlaid)
   eval <data.jsonl>    score responses against their test cases (reference solutions: a preflight)
 
 run rlpipe <command> --help for a command's options.`;

@@ -1,5 +1,9 @@
 // Training metrics from verl's `file` logger (JSON lines {"step": N, "data": {...}}): merging the chunks a
-// run uploaded, the latest values of the main series, and an SVG plot.
+// run uploaded, the latest values of the main series, and the panels of a plot (drawn by core/plot/).
+import { type ChartLayout, type ChartLine, type ChartPanel, layoutChart } from "./plot/chart.js";
+import { encodePng } from "./plot/png.js";
+import { rasterize } from "./plot/raster.js";
+import { sceneToSvg } from "./plot/svg.js";
 
 export interface MetricsChunk {
   readonly generation: string;
@@ -57,78 +61,123 @@ export function toSeries(rows: ReadonlyMap<number, Record<string, number>>): Map
 }
 
 /** The series people look at first, with verl's names; the first present name of each wins. */
-export const MAIN_SERIES: readonly { readonly label: string; readonly names: readonly string[]; readonly derive?: (v: number) => number }[] = [
+export const MAIN_SERIES: readonly {
+  readonly label: string;
+  readonly names: readonly string[];
+  /** A value computed from the metric, the same for the printed latest value and every plotted point. */
+  readonly derive?: (v: number) => number;
+  /** How `derive` reads, for the plot's subtitle. */
+  readonly formula?: string;
+}[] = [
   { label: "reward (score mean)", names: ["critic/score/mean", "critic/rewards/mean", "eval/score/mean"] },
   { label: "response length (mean tokens)", names: ["response_length/mean"] },
   { label: "response clip ratio", names: ["response_length/clip_ratio"] },
   { label: "pass rate", names: ["reward_extra_info/pass_rate/mean", "critic/pass_rate/mean", "eval/pass_rate"] },
   // verl counts turns as user + assistant turns + 1; tool calls = (num_turns - 2) / 2.
-  { label: "tool calls per response", names: ["num_turns/mean"], derive: (v) => (v - 2) / 2 },
+  { label: "tool calls per response", names: ["num_turns/mean"], derive: (v) => (v - 2) / 2, formula: "(n − 2) / 2" },
   { label: "step time (s)", names: ["timing_s/step"] },
 ];
 
-export interface LatestValue { readonly label: string; readonly metric: string; readonly step: number; readonly value: number }
+/** One main series of a run as printed and plotted: derived values already applied. */
+export interface MainSeries {
+  readonly label: string;
+  /** The verl metric it comes from. */
+  readonly metric: string;
+  readonly formula?: string;
+  readonly points: readonly (readonly [number, number])[];
+}
 
-export function latestValues(series: Series): LatestValue[] {
-  const out: LatestValue[] = [];
+/** The main series present in a run (in MAIN_SERIES order), then validation accuracy (val-core/…) by name. */
+export function mainSeries(series: Series): MainSeries[] {
+  const out: MainSeries[] = [];
   for (const m of MAIN_SERIES) {
     const name = m.names.find((n) => (series.get(n)?.length ?? 0) > 0);
     if (name === undefined) continue;
+    const derive = m.derive;
     const pts = series.get(name)!;
-    const [step, v] = pts[pts.length - 1]!;
-    out.push({ label: m.label, metric: name, step, value: m.derive === undefined ? v : m.derive(v) });
+    out.push({ label: m.label, metric: name, ...(m.formula === undefined ? {} : { formula: m.formula }), points: derive === undefined ? pts : pts.map(([s, v]) => [s, derive(v)] as const) });
   }
-  // Validation accuracy (val-core/<data_source>/…) when present.
-  for (const [name, pts] of [...series.entries()].sort(([a], [b]) => (a < b ? -1 : 1))) {
-    if (name.startsWith("val-core/") && pts.length > 0) {
-      const [step, value] = pts[pts.length - 1]!;
-      out.push({ label: name, metric: name, step, value });
-    }
+  for (const [name, pts] of [...series.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
+    if (name.startsWith("val-core/") && pts.length > 0) out.push({ label: name, metric: name, points: pts });
   }
   return out;
 }
 
-function esc(s: string): string {
-  return s.replace(/[<>&"]/g, (c) => ({ "<": "&lt;", ">": "&gt;", "&": "&amp;", '"': "&quot;" })[c]!);
-}
+export interface LatestValue { readonly label: string; readonly metric: string; readonly step: number; readonly value: number }
 
-function fmt(v: number): string {
-  const a = Math.abs(v);
-  return a !== 0 && (a >= 1e5 || a < 1e-3) ? v.toExponential(2) : Number(v.toPrecision(4)).toString();
-}
-
-/** One small panel per series (shared step axis), as a standalone SVG. Deterministic output. */
-export function renderSvg(series: Series, names: readonly string[], title: string): string {
-  const W = 640;
-  const PH = 180;
-  const M = { l: 64, r: 16, t: 28, b: 28 };
-  const panels = names.filter((n) => (series.get(n)?.length ?? 0) > 0);
-  const H = 40 + panels.length * (PH + 24);
-  const allSteps = panels.flatMap((n) => series.get(n)!.map(([s]) => s));
-  const x0 = Math.min(...allSteps);
-  const x1 = Math.max(...allSteps);
-  const sx = (s: number) => M.l + ((s - x0) / Math.max(1e-9, x1 - x0)) * (W - M.l - M.r);
-  const parts: string[] = [
-    `<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H}" viewBox="0 0 ${W} ${H}" font-family="sans-serif" font-size="11">`,
-    `<rect width="100%" height="100%" fill="white"/>`,
-    `<text x="${W / 2}" y="20" text-anchor="middle" font-size="14">${esc(title)}</text>`,
-  ];
-  panels.forEach((name, i) => {
-    const pts = series.get(name)!;
-    const top = 36 + i * (PH + 24);
-    const ys = pts.map(([, v]) => v);
-    let y0 = Math.min(...ys);
-    let y1 = Math.max(...ys);
-    if (y0 === y1) { y0 -= 1; y1 += 1; }
-    const sy = (v: number) => top + M.t + (1 - (v - y0) / (y1 - y0)) * (PH - M.t - M.b);
-    parts.push(`<text x="${M.l}" y="${top + 16}" font-size="12" font-weight="bold">${esc(name)}</text>`);
-    parts.push(`<rect x="${M.l}" y="${top + M.t}" width="${W - M.l - M.r}" height="${PH - M.t - M.b}" fill="none" stroke="#ccc"/>`);
-    for (const v of [y0, (y0 + y1) / 2, y1]) parts.push(`<text x="${M.l - 6}" y="${sy(v).toFixed(1)}" text-anchor="end" dominant-baseline="middle">${fmt(v)}</text>`);
-    for (const s of [x0, x1]) parts.push(`<text x="${sx(s).toFixed(1)}" y="${top + PH - 8}" text-anchor="middle">${s}</text>`);
-    const d = pts.map(([s, v], k) => `${k === 0 ? "M" : "L"}${sx(s).toFixed(1)},${sy(v).toFixed(1)}`).join(" ");
-    parts.push(`<path d="${d}" fill="none" stroke="#1f77b4" stroke-width="1.5"/>`);
-    if (pts.length === 1) parts.push(`<circle cx="${sx(pts[0]![0]).toFixed(1)}" cy="${sy(pts[0]![1]).toFixed(1)}" r="3" fill="#1f77b4"/>`);
+/** The last point of each main series: what `rlpipe metrics` prints, and the last point of each plotted line. */
+export function latestValues(series: Series): LatestValue[] {
+  return mainSeries(series).map((m) => {
+    const [step, value] = m.points[m.points.length - 1]!;
+    return { label: m.label, metric: m.metric, step, value };
   });
-  parts.push(`<text x="${W / 2}" y="${H - 6}" text-anchor="middle" fill="#666">training step</text>`, "</svg>", "");
-  return parts.join("\n");
+}
+
+export interface RunSeries { readonly run: string; readonly series: Series }
+
+/**
+ * The panels of a metrics plot for one or more runs: by default one per main series (derived values, titled by
+ * label, the metric names under it), or one per raw metric named in `names`. Each run present in a panel is a
+ * line in it.
+ */
+export function metricsPanels(runs: readonly RunSeries[], names?: readonly string[]): ChartPanel[] {
+  if (names !== undefined) {
+    return names.map((name) => ({
+      title: name,
+      lines: runs.filter((r) => (r.series.get(name)?.length ?? 0) > 0).map((r) => ({ run: r.run, points: r.series.get(name)! })),
+    }));
+  }
+  const byLabel = new Map<string, { metrics: string[]; formula?: string; lines: ChartLine[] }>();
+  const order = new Map<string, number>(MAIN_SERIES.map((m, i) => [m.label, i]));
+  for (const r of runs) {
+    for (const m of mainSeries(r.series)) {
+      const p = byLabel.get(m.label) ?? { metrics: [], lines: [], ...(m.formula === undefined ? {} : { formula: m.formula }) };
+      if (!p.metrics.includes(m.metric)) p.metrics.push(m.metric);
+      p.lines.push({ run: r.run, points: m.points });
+      byLabel.set(m.label, p);
+    }
+  }
+  return [...byLabel.entries()]
+    .sort(([a], [b]) => (order.get(a) ?? MAIN_SERIES.length) - (order.get(b) ?? MAIN_SERIES.length) || (a < b ? -1 : a > b ? 1 : 0))
+    .map(([label, p]) => ({
+      title: label,
+      // Under a derived series, where it comes from; under a main series, which verl metric was found.
+      ...(label.startsWith("val-core/") ? {} : { subtitle: p.formula === undefined ? p.metrics.join(", ") : `${p.metrics.join(", ")} → ${p.formula}` }),
+      lines: p.lines,
+    }));
+}
+
+export type PlotFormat = "svg" | "png";
+
+/** The plot format a file name asks for, or undefined for an extension rlpipe does not write. */
+export function plotFormat(file: string): PlotFormat | undefined {
+  const m = /\.(svg|png)$/i.exec(file);
+  return m === null ? undefined : (m[1]!.toLowerCase() as PlotFormat);
+}
+
+export interface PlotOptions {
+  readonly title: string;
+  /** Raw metric names to plot instead of the main series. */
+  readonly names?: readonly string[];
+  /** EMA weight in [0, 1). */
+  readonly smoothing?: number;
+}
+
+/** Device pixels per layout pixel in a PNG: sharp text and lines on high-density screens. */
+export const PNG_SCALE = 2;
+
+/** The chart of one or more runs' metrics. */
+export function metricsChart(runs: readonly RunSeries[], opts: PlotOptions): ChartLayout {
+  return layoutChart({ title: opts.title, runs: runs.map((r) => r.run), panels: metricsPanels(runs, opts.names), ...(opts.smoothing === undefined ? {} : { smoothing: opts.smoothing }) });
+}
+
+/** The plot file's bytes: SVG text or a PNG. Pure and deterministic: the same metrics give the same bytes. */
+export function renderPlot(runs: readonly RunSeries[], format: PlotFormat, opts: PlotOptions): Uint8Array {
+  const { scene } = metricsChart(runs, opts);
+  return format === "svg" ? new TextEncoder().encode(sceneToSvg(scene)) : encodePng(rasterize(scene, PNG_SCALE));
+}
+
+/** One run's panels as SVG text (`names`: raw metric names). */
+export function renderSvg(series: Series, names: readonly string[], title: string): string {
+  return sceneToSvg(layoutChart({ title, runs: [title], panels: metricsPanels([{ run: title, series }], names) }).scene);
 }

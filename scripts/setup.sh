@@ -59,6 +59,16 @@ if [ ! -x /usr/sbin/slurmctld ] || [ ! -x /usr/sbin/munged ]; then
     || { echo "setup.sh: could not install slurm-wlm and munge (apt-get install -y slurm-wlm munge)" >&2; exit 1; }
 fi
 
+# ---- system package the plot tests need: rsvg-convert (librsvg2-bin), a real SVG renderer whose PNG the tests inspect
+if ! command -v rsvg-convert >/dev/null 2>&1; then
+  log "apt-get install librsvg2-bin"
+  SUDO=""; [ "$(id -u)" = 0 ] || SUDO="sudo"
+  export DEBIAN_FRONTEND=noninteractive
+  $SUDO apt-get install -y --no-install-recommends librsvg2-bin >/dev/null 2>&1 \
+    || { $SUDO apt-get update >/dev/null 2>&1 && $SUDO apt-get install -y --no-install-recommends librsvg2-bin >/dev/null; } \
+    || { echo "setup.sh: could not install librsvg2-bin (apt-get install -y librsvg2-bin)" >&2; exit 1; }
+fi
+
 # ---- Python test environment: a project-local virtualenv (never the system site-packages)
 VENV="$ROOT/.venv-test"
 PY_REQS=(hydra-core==1.3.2 omegaconf==2.3.0 antlr4-python3-runtime==4.9.3 pytest==8.3.4 "moto[server]==5.2.1" "ray[default]==2.60.0")

@@ -1,10 +1,10 @@
 // rlpipe sync | checkpoints | restore | metrics: a run's durable outputs in object storage.
-import { chmodSync, writeFileSync } from "node:fs";
-import { resolve } from "node:path";
+import { chmodSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { basename, dirname, join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { RUN_NAME } from "../../core/checkpoints.js";
 import { RlpipeError } from "../../core/errors.js";
-import { latestValues, mergeMetrics, renderSvg, toSeries } from "../../core/metrics.js";
+import { type RunSeries, latestValues, mergeMetrics, metricsPanels, plotFormat, renderPlot, toSeries } from "../../core/metrics.js";
 import { CheckpointSync } from "../../adapters/storage/checkpoint-sync.js";
 import { MetricsSync, readMetricChunks } from "../../adapters/storage/metrics-sync.js";
 import { type ObjectStore, openStore } from "../../adapters/storage/store.js";
@@ -16,7 +16,7 @@ export const STORAGE_USAGE = `usage:
   rlpipe sync <run> --watch DIR [--metrics FILE] [--store URI] [--interval-s 30] [--once] [--keep-last K] [--keep-every M] [--recipe-hash H]
   rlpipe checkpoints <run> [--store URI] [--json]
   rlpipe restore <run> DIR [--step N] [--store URI]
-  rlpipe metrics <run> [--store URI] [--plot FILE.svg] [--series a,b,...] [--json]
+  rlpipe metrics <run> [<run> ...] [--store URI] [--plot FILE.svg|FILE.png] [--smooth 0.6] [--series a,b,...] [--json]
 
 --store defaults to $RLPIPE_STORE: s3://bucket/prefix, obs://…, cos://…, file:///dir or /dir. Credentials come from
 the environment (AWS_*, HUAWEICLOUD_SDK_AK/SK or OBS_*, TENCENTCLOUD_SECRET_ID/KEY or COS_*), never from flags.`;
@@ -124,29 +124,80 @@ export async function runRestore(argv: readonly string[], io: Io): Promise<numbe
 }
 
 export async function runMetrics(argv: readonly string[], io: Io): Promise<number> {
-  const { values, positionals } = parseArgs({ args: [...argv], allowPositionals: true, strict: true, options: { ...common, plot: { type: "string" }, series: { type: "string" } } });
+  const { values, positionals } = parseArgs({
+    args: [...argv], allowPositionals: true, strict: true,
+    options: { ...common, plot: { type: "string" }, series: { type: "string" }, smooth: { type: "string" } },
+  });
   if (values.help) { io.out(STORAGE_USAGE); return 0; }
-  const run = runName(positionals[0]);
+  if (positionals.length === 0) throw usage("a run name is required");
+  const runs = positionals.map(runName);
+  const twice = runs.find((r, i) => runs.indexOf(r) !== i);
+  if (twice !== undefined) throw usage(`run ${twice} is named twice`);
+  // Everything about the plot is checked before the store is opened: a bad flag never costs a download.
+  const format = values.plot === undefined ? undefined : plotFormat(values.plot);
+  if (values.plot !== undefined && format === undefined) {
+    throw new RlpipeError("plot_format", `--plot ${values.plot}: rlpipe writes .svg and .png plots`, { exitCode: 2, hint: "end the file name in .svg (vector, opens in a browser) or .png (an image)" });
+  }
+  const smoothing = smoothWeight(values.smooth);
+  if ((smoothing !== undefined || values.series !== undefined) && values.plot === undefined) throw usage(`--${smoothing !== undefined ? "smooth" : "series"} applies to a plot; add --plot FILE.svg or FILE.png`);
   const s = await store(values.store);
   try {
-    const series = toSeries(mergeMetrics(await readMetricChunks(s, run)));
-    const latest = latestValues(series);
-    if (values.json) io.out(JSON.stringify({ run, steps: Math.max(0, ...[...series.values()].map((p) => p.length)), latest }, null, 2));
-    else if (series.size === 0) io.out(`run ${run}: no metrics in ${s.url}`);
+    const loaded: RunSeries[] = [];
+    for (const run of runs) loaded.push({ run, series: toSeries(mergeMetrics(await readMetricChunks(s, run))) });
+    const reports = loaded.map(({ run, series }) => ({ run, steps: Math.max(0, ...[...series.values()].map((p) => p.length)), latest: latestValues(series) }));
+    if (values.json) io.out(JSON.stringify(reports.length === 1 ? reports[0] : reports, null, 2));
     else {
-      io.out(`run ${run}: latest values`);
-      for (const l of latest) io.out(`  ${l.label.padEnd(34)} ${Number(l.value.toPrecision(5)).toString().padStart(12)}  (step ${l.step}, ${l.metric})`);
+      for (const [i, r] of reports.entries()) {
+        if (i > 0) io.out("");
+        if (r.latest.length === 0 && loaded[i]!.series.size === 0) { io.out(`run ${r.run}: no metrics in ${s.url}`); continue; }
+        io.out(`run ${r.run}: latest values`);
+        for (const l of r.latest) io.out(`  ${l.label.padEnd(34)} ${Number(l.value.toPrecision(5)).toString().padStart(12)}  (step ${l.step}, ${l.metric})`);
+      }
     }
-    if (values.plot !== undefined) {
-      const names = values.series?.split(",").map((x) => x.trim()).filter((x) => x !== "") ?? latest.map((l) => l.metric);
-      const unknown = names.filter((n) => !series.has(n));
-      if (unknown.length > 0) throw usage(`no such series: ${unknown.join(", ")}${series.size > 0 ? ` (have: ${[...series.keys()].slice(0, 12).join(", ")}…)` : ""}`);
-      writeFileSync(values.plot, renderSvg(series, names, `${run}`));
-      io.err(`wrote ${values.plot} (${names.length} series)`);
+    if (values.plot !== undefined && format !== undefined) {
+      const names = values.series?.split(",").map((x) => x.trim()).filter((x) => x !== "");
+      if (names !== undefined) {
+        const unknown = names.filter((n) => !loaded.some((r) => r.series.has(n)));
+        const have = [...new Set(loaded.flatMap((r) => [...r.series.keys()]))].sort();
+        if (unknown.length > 0) throw usage(`no such series: ${unknown.join(", ")}${have.length > 0 ? ` (have: ${have.slice(0, 12).join(", ")}${have.length > 12 ? ", …" : ""})` : ""}`);
+      }
+      const empty = loaded.filter((r) => r.series.size === 0).map((r) => r.run);
+      if (empty.length === loaded.length) throw new RlpipeError("no_metrics", `nothing to plot: ${empty.join(", ")} ${empty.length === 1 ? "has" : "have"} no metrics in ${s.url}`, { exitCode: 2, hint: "metrics arrive while the job runs (rlpipe sync --metrics FILE uploads verl's file logger)" });
+      if (names === undefined && metricsPanels(loaded).length === 0) {
+        const have = [...new Set(loaded.flatMap((r) => [...r.series.keys()]))].sort();
+        throw new RlpipeError("no_main_series", `nothing to plot by default: ${runs.join(", ")} ${runs.length === 1 ? "has" : "have"} none of the main series (reward, response length, pass rate, tool calls, step time)`, { exitCode: 2, hint: `name the series to plot: --series ${have.slice(0, 3).join(",")}` });
+      }
+      const title = runs.length === 1 ? runs[0]! : runs.join(" vs ");
+      const bytes = renderPlot(loaded, format, { title, ...(names === undefined ? {} : { names }), ...(smoothing === undefined ? {} : { smoothing }) });
+      writeAtomically(values.plot, bytes);
+      const panels = names?.length ?? metricsPanels(loaded).length;
+      io.err(`wrote ${values.plot} (${format.toUpperCase()}, ${panels} panel${panels === 1 ? "" : "s"}${runs.length > 1 ? `, ${runs.length} runs` : ""}${smoothing === undefined ? "" : `, smoothing ${smoothing}`})`);
     }
     return 0;
   } finally {
     await s.close();
+  }
+}
+
+/** --smooth W: the EMA weight, in [0, 1) like TensorBoard's slider. */
+function smoothWeight(v: string | undefined): number | undefined {
+  if (v === undefined) return undefined;
+  const w = Number(v);
+  if (v.trim() === "" || !Number.isFinite(w) || w < 0 || w >= 1) throw usage(`--smooth must be a number from 0 to below 1 (e.g. 0.6), got ${v}`);
+  return w;
+}
+
+/** Write a file so a reader sees the old file or the whole new one, never a partial plot. */
+function writeAtomically(path: string, bytes: Uint8Array): void {
+  const target = resolve(path);
+  const tmp = join(dirname(target), `.${basename(target)}.rlpipe-tmp-${process.pid}`);
+  try {
+    writeFileSync(tmp, bytes);
+    renameSync(tmp, target);
+  } catch (e) {
+    rmSync(tmp, { force: true });
+    const code = (e as NodeJS.ErrnoException).code;
+    throw new RlpipeError("plot_write_failed", `cannot write ${path}: ${code ?? (e instanceof Error ? e.message : String(e))}`, { exitCode: 2, cause: e, hint: "check that the directory exists and is writable" });
   }
 }
 
