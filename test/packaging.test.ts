@@ -33,9 +33,16 @@ const NOT_IN_A_CLONE = new Set(["node_modules", "dist", ".git", ".venv-test", ".
 const RUNTIME_DIRS = ["bin", "core", "adapters", "functions"];
 const manifest = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as Manifest;
 
+/**
+ * What an enclosing npm (`npm test`, `npm exec -c …`) exports for its own command: its options (npm_config_call would
+ * turn npx into a usage error), prefix, lifecycle and manifest. Where the cache and the config files are stays.
+ */
+const KEPT_NPM = new Set(["npm_config_cache", "npm_config_userconfig", "npm_config_globalconfig", "npm_config_registry", "npm_config_cafile"]);
+const isEnclosingNpm = (name: string) => /^npm_/i.test(name) && !KEPT_NPM.has(name.toLowerCase());
+
 /** npm without the registry: a missing package fails at once (ENOTCACHED) instead of being fetched. */
 const npmEnv = (extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv => ({
-  ...process.env,
+  ...Object.fromEntries(Object.entries(process.env).filter(([k]) => !isEnclosingNpm(k))),
   npm_config_offline: "true", npm_config_audit: "false", npm_config_fund: "false", npm_config_update_notifier: "false",
   npm_config_yes: "false", npm_config_loglevel: "error", ...extra,
 });
