@@ -264,3 +264,21 @@ describe("packaging: npm pack of a fresh clone, installed offline into a tempora
     }
   });
 });
+
+describe("dist/bin/rlpipe.js runs the CLI when node starts it, through a symlink too, and not when imported", () => {
+  it("`node <symlink to rlpipe.js> --version` prints the version; importing the module prints nothing", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "rlpipe-link-"));
+    try {
+      const script = join(ROOT, "dist", "bin", "rlpipe.js");
+      symlinkSync(script, join(dir, "rlpipe"));
+      const viaLink = await run(process.execPath, [join(dir, "rlpipe"), "--version"], { cwd: dir });
+      assert.equal(viaLink.status, 0, show(viaLink));
+      assert.equal(viaLink.stdout.trim(), manifest.version, show(viaLink));
+      const imported = await run(process.execPath, ["--input-type=module", "-e", `await import(${JSON.stringify(script)}); console.log("imported");`], { cwd: dir });
+      assert.equal(imported.status, 0, show(imported));
+      assert.equal(imported.stdout, "imported\n", "importing ran no command");
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
