@@ -61,7 +61,20 @@ export async function main(argv: readonly string[], io: Io = processIo()): Promi
   }
 }
 
-const invokedDirectly = process.argv[1] !== undefined && import.meta.url === (await import("node:url")).pathToFileURL(process.argv[1]).href;
-if (invokedDirectly) {
+/**
+ * `node …/dist/bin/rlpipe.js` runs the CLI (jobs call rlpipe back that way); importing this module (tests,
+ * bin/entry.ts, the installed command) does not. Compared as real paths: argv[1] may name a symlink.
+ */
+async function startedAsScript(): Promise<boolean> {
+  const script = process.argv[1];
+  if (script === undefined) return false;
+  const [{ realpathSync }, { fileURLToPath }] = await Promise.all([import("node:fs"), import("node:url")]);
+  try {
+    return realpathSync(script) === realpathSync(fileURLToPath(import.meta.url));
+  } catch {
+    return false;
+  }
+}
+if (await startedAsScript()) {
   process.exitCode = await main(process.argv.slice(2));
 }

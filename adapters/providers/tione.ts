@@ -1,8 +1,9 @@
-// Tencent Cloud TI-ONE (tione 2021-11-11) through tencentcloud-sdk-nodejs: the launch bundle goes to COS
+// Tencent Cloud TI-ONE (tione 2021-11-11) through tencentcloud-sdk-nodejs-common: the launch bundle goes to COS
 // (content-addressed, through the context's bundle sink), CreateTrainingTask creates the task tagged with the run
 // name, DescribeTrainingTasks finds it again, DescribeTrainingTask gives its status, DescribeLogs its logs (a
-// Context cursor), StopTrainingTask stops it. Only the tione client module and the common client are imported,
-// and only when a call is made: the whole SDK index takes ~0.4 s to import, the tione client ~0.09 s.
+// Context cursor), StopTrainingTask stops it. Every action goes through the SDK's CommonClient (the same TC3
+// signing and transport as the per-product client, which adds only typed wrappers): the full SDK is ~58 MB
+// installed, the common package ~0.3 MB. The client module is imported only when a call is made.
 import { readFile } from "node:fs/promises";
 import { Agent as HttpAgent } from "node:http";
 import { Agent as HttpsAgent } from "node:https";
@@ -25,8 +26,7 @@ type Env = Readonly<Record<string, string | undefined>>;
 export const DEFAULT_TIONE_ENDPOINT = "https://tione.tencentcloudapi.com";
 /** The host requests are signed for: the TC3 service name is its first label ("tione"). */
 export const TIONE_HOST = "tione.tencentcloudapi.com";
-const TIONE_CLIENT_MODULE = "tencentcloud-sdk-nodejs/tencentcloud/services/tione/v20211111/tione_client.js";
-const COMMON_CLIENT_MODULE = "tencentcloud-sdk-nodejs/tencentcloud/common/common_client.js";
+const COMMON_CLIENT_MODULE = "tencentcloud-sdk-nodejs-common/tencentcloud/common/common_client.js";
 const TERMINAL_RAW = new Set(["SUCCEED", "FAILED", "STOPPED", "SUBMIT_FAILED"]);
 
 // ------------------------------------------------------------------------------------------ credentials
@@ -163,7 +163,6 @@ interface SdkClient {
   request(action: string, req: unknown, options?: { signal?: AbortSignal }): Promise<unknown>;
 }
 type ClientCtor = new (endpoint: string, version: string, config: unknown) => SdkClient;
-type TioneClientCtor = new (config: unknown) => SdkClient;
 
 export interface TioneApiOptions {
   readonly env: Env;
@@ -174,7 +173,7 @@ export interface TioneApiOptions {
   readonly timeoutMs?: number;
 }
 
-/** The tione v20211111 client (and the common client for what it lacks), loaded on first use. */
+/** A TI-ONE (v20211111) API client over the SDK's CommonClient, loaded on first use. */
 export class TioneApi {
   readonly endpoint: TioneEndpoint;
   readonly region: string;
@@ -182,8 +181,7 @@ export class TioneApi {
   private readonly timeoutMs: number;
   private agent: HttpAgent | undefined;
   private credentials: Promise<TioneCredentials> | undefined;
-  private tione: Promise<SdkClient> | undefined;
-  private common: Promise<SdkClient> | undefined;
+  private client: Promise<SdkClient> | undefined;
   private secrets: string[] = [];
 
   constructor(opts: TioneApiOptions) {
@@ -217,20 +215,17 @@ export class TioneApi {
   }
 
   async call<T>(action: string, params: object, signal?: AbortSignal): Promise<T> {
-    this.tione ??= (async () => {
-      const { Client } = (await import(TIONE_CLIENT_MODULE)) as { Client: TioneClientCtor };
-      return new Client(await this.config());
+    this.client ??= (async () => {
+      const { CommonClient } = (await import(COMMON_CLIENT_MODULE)) as { CommonClient: ClientCtor };
+      // The httpProfile endpoint from config() wins over this one; the TC3 service is its first label ("tione").
+      return new CommonClient(TIONE_HOST, TIONE_VERSION, await this.config());
     })();
-    return this.send<T>(await this.tione, action, params, signal);
+    return this.send<T>(await this.client, action, params, signal);
   }
 
-  /** Actions the 4.1.313 tione client does not expose (DescribeTrainingFrameworks). */
-  async callCommon<T>(action: string, params: object, signal?: AbortSignal): Promise<T> {
-    this.common ??= (async () => {
-      const { CommonClient } = (await import(COMMON_CLIENT_MODULE)) as { CommonClient: ClientCtor };
-      return new CommonClient(this.endpoint.host, TIONE_VERSION, await this.config());
-    })();
-    return this.send<T>(await this.common, action, params, signal);
+  /** Same as call(): kept for callers of actions the per-product client used to lack (DescribeTrainingFrameworks). */
+  callCommon<T>(action: string, params: object, signal?: AbortSignal): Promise<T> {
+    return this.call<T>(action, params, signal);
   }
 
   private async send<T>(client: SdkClient, action: string, params: object, signal?: AbortSignal): Promise<T> {
