@@ -216,7 +216,9 @@ export class LocalSandbox implements SandboxBackend {
     let current: number | undefined;
     let stderr = "";
     try {
-      const child = spawn(this.bwrap, this.bwrapArgs(work, uid), { stdio: ["ignore", "pipe", "pipe"], detached: true });
+      // An empty environment: bubblewrap's own environ must hold none of the server's secrets (with a reaper
+      // inside the sandbox it was readable there as /proc/1/environ). bwrap sets the program's few variables.
+      const child = spawn(this.bwrap, this.bwrapArgs(work, uid), { stdio: ["ignore", "pipe", "pipe"], detached: true, env: {} });
       const killGroup = () => { try { process.kill(-child.pid!, "SIGKILL"); } catch { /* already gone */ } };
       const budget = setTimeout(() => { outcome.budgetExhausted = true; killGroup(); }, limits.totalTimeoutMs);
       const onAbort = () => killGroup();
@@ -258,7 +260,10 @@ export class LocalSandbox implements SandboxBackend {
 
   private bwrapArgs(work: string, uid: number): string[] {
     return [
-      "--unshare-all", "--die-with-parent", "--new-session",
+      // --as-pid-1: no bubblewrap process inside the sandbox. Its reaper was dumpable by the program's uid, so a
+      // program could read its memory and take its descriptors (pidfd_getfd), among them the result stream.
+      // The harness is pid 1 instead: not dumpable, it reaps, and its exit ends every process in the sandbox.
+      "--unshare-all", "--as-pid-1", "--die-with-parent", "--new-session",
       "--uid", String(uid), "--gid", String(uid), "--cap-drop", "ALL",
       "--ro-bind", "/usr", "/usr",
       "--symlink", "usr/lib", "/lib", "--symlink", "usr/lib64", "/lib64", "--symlink", "usr/bin", "/bin", "--symlink", "usr/sbin", "/sbin",

@@ -43,6 +43,8 @@ export interface FakeStats {
   /** Everything /files received: sandbox path and bytes. */
   readonly files: { readonly sandboxId: string; readonly path: string; readonly data: Buffer }[];
   readonly commands: string[];
+  /** Every process start as the SDK sent it (cmd, args, envs, cwd): what a sandbox command receives. */
+  readonly processes: unknown[];
   /** Requests the fake does not implement (a test asserts there are none). */
   readonly unknown: string[];
 }
@@ -247,6 +249,7 @@ export class FakeE2B {
     const body = await readBody(req);
     if (body.length < 5 || body[0] !== 0 || body.readUInt32BE(1) !== body.length - 5) return json(res, 400, { code: "invalid_argument", message: "bad envelope" });
     const msg = JSON.parse(body.subarray(5).toString("utf8")) as { process?: { cmd?: string; args?: string[] } };
+    this.stats.processes.push(msg.process);
     const args = msg.process?.args ?? [];
     if (msg.process?.cmd !== "/bin/bash" || args.length !== 3 || args[1] !== "-c") return json(res, 400, { code: "invalid_argument", message: "expected /bin/bash -l -c <cmd>" });
     (this.stats as { starts: number }).starts++;
@@ -306,7 +309,7 @@ export class FakeE2B {
 }
 
 function emptyStats(): FakeStats {
-  return { creates: [], rejectedCreates: [], kills: [], timeouts: [], authFailures: 0, fileWrites: 0, starts: 0, files: [], commands: [], unknown: [] };
+  return { creates: [], rejectedCreates: [], kills: [], timeouts: [], authFailures: 0, fileWrites: 0, starts: 0, files: [], commands: [], processes: [], unknown: [] };
 }
 
 function listen(s: Server): Promise<void> {
