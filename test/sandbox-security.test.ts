@@ -9,6 +9,7 @@ import { after, before, describe, it } from "node:test";
 import { E2BSandbox } from "../adapters/sandboxes/e2b.js";
 import { LocalSandbox } from "../adapters/sandboxes/local.js";
 import { ScaleBoxSandbox } from "../adapters/sandboxes/scalebox.js";
+import { keyringFilter } from "../adapters/sandboxes/seccomp.js";
 import type { EvalJob } from "../core/grading/types.js";
 import { startHttpServer } from "../functions/platforms/http.js";
 import { ResultCache } from "../functions/reward.js";
@@ -120,5 +121,45 @@ describe("sandbox security: the suite detects what it looks for", () => {
     assert.equal(r.status, "ok", r.stderr);
     const report = JSON.parse(r.stdout) as { hits: [number, string][] };
     assert.deepEqual(report.hits.map(([, where]) => where), ["/tmp/planted"]);
+  });
+});
+
+/** Runs a classic-BPF seccomp filter over one (arch, nr) the way the kernel does; returns its verdict. */
+function runFilter(prog: Buffer, arch: number, nr: number): number {
+  for (let pc = 0, a = 0; pc * 8 < prog.length;) {
+    const code = prog.readUInt16LE(pc * 8);
+    const jt = prog.readUInt8(pc * 8 + 2);
+    const jf = prog.readUInt8(pc * 8 + 3);
+    const k = prog.readUInt32LE(pc * 8 + 4);
+    if (code === 0x20) { a = k === 0 ? nr : k === 4 ? arch : NaN; pc++; }
+    else if (code === 0x15) pc += 1 + (a === k ? jt : jf);
+    else if (code === 0x06) return k;
+    else throw new Error(`unexpected BPF instruction ${code.toString(16)} at ${pc}`);
+  }
+  throw new Error("the filter ran off its end");
+}
+
+describe("sandbox security: the seccomp filter bubblewrap installs", () => {
+  const ALLOW = 0x7fff0000;
+  const EPERM = 0x00050001;
+  const cases: Record<string, { arch: number; keyring: number[]; base?: number }[]> = {
+    x64: [{ arch: 0xc000003e, keyring: [248, 249, 250] }, { arch: 0xc000003e, keyring: [248, 249, 250], base: 0x40000000 }, { arch: 0x40000003, keyring: [286, 287, 288] }],
+    arm64: [{ arch: 0xc00000b7, keyring: [217, 218, 219] }, { arch: 0x40000028, keyring: [309, 310, 311] }],
+  };
+  for (const [nodeArch, abis] of Object.entries(cases)) {
+    it(`${nodeArch}: refuses add_key, request_key and keyctl (every ABI) with EPERM and allows every other call`, () => {
+      const prog = keyringFilter(nodeArch)!;
+      assert.ok(prog.length % 8 === 0 && prog.length / 8 <= 255);
+      for (const { arch, keyring, base = 0 } of abis) {
+        for (let nr = 0; nr < 512; nr++) {
+          const want = keyring.includes(nr) ? EPERM : ALLOW;
+          assert.equal(runFilter(prog, arch, base + nr), want, `arch ${arch.toString(16)} syscall ${base + nr}`);
+        }
+      }
+      assert.equal(runFilter(prog, 0xdeadbeef, 250), ALLOW, "an ABI without keyring numbers here is left alone");
+    });
+  }
+  it("has no filter for an architecture without a syscall table", () => {
+    assert.equal(keyringFilter("riscv64"), undefined);
   });
 });

@@ -1,10 +1,12 @@
 // The sandbox security suite, reusable per backend and isolation mode: `securitySuite(label, start)` plants
 // canary secrets where a server keeps its secrets (its environment, its bearer token, descriptors inherited
-// from its parent, files in its working directory, HOME and TMPDIR), starts the server through `start`, and
+// from its parent, files in its working directory, HOME and TMPDIR, keys in its session keyring), starts the
+// server through `start`, and
 // submits attack programs through every path that runs code — /run_code (Python, C++, JavaScript),
 // /common_evaluate_batch (stdio, special judge, function call, assert) and /v1/rewards. The programs scan
 // every readable /proc file of every process (environ, cmdline, maps, status, …), reopen or take
-// (pidfd_getfd) every descriptor they can see, read other processes' memory, and walk the file system; none
+// (pidfd_getfd) every descriptor they can see, read other processes' memory and every kernel key they can
+// name, and walk the file system; none
 // may find a canary or reach another process's descriptors or memory, and no program may forge its result.
 // A program never holds a canary in plain text: it gets them hex-encoded, so its own source, job file and
 // command line cannot match; only its own memory holds them decoded, and that is not scanned.
@@ -25,6 +27,8 @@ export interface Canaries {
   readonly tokenEnv: string;
   /** Content of the files the server's parent leaves open and of secret files around the server. */
   readonly fileSecret: string;
+  /** Payload of the keys in the server's session keyring. */
+  readonly keySecret: string;
   readonly needles: readonly string[];
 }
 
@@ -40,7 +44,8 @@ export function makeCanaries(): Canaries {
     [uniqueName]: c("unique"),
   };
   const fileSecret = c("file");
-  return { env, tokenEnv: "RLPIPE_TOKEN", fileSecret, needles: [...Object.values(env), uniqueName, fileSecret] };
+  const keySecret = c("keyring");
+  return { env, tokenEnv: "RLPIPE_TOKEN", fileSecret, keySecret, needles: [...Object.values(env), uniqueName, fileSecret, keySecret] };
 }
 
 /** A running server under test. */
@@ -49,6 +54,8 @@ export interface SecurityTarget {
   /** Headers every request needs (the bearer token). */
   readonly headers: Readonly<Record<string, string>>;
   readonly languages: readonly string[];
+  /** Whether keys could be planted in the server's session keyring (keyctl may be refused where tests run). */
+  readonly keyringPlanted: boolean;
   stop(): Promise<void>;
 }
 
@@ -59,8 +66,30 @@ const CLI = join(ROOT, "dist", "bin", "rlpipe.js");
 export const INHERITED_FDS = [3, 1500] as const;
 
 /**
+ * Joins a new session keyring, adds two keys holding the canary (one with the default permissions, one the
+ * owner may read without possessing it), prints whether that worked, and execs the rest of argv.
+ */
+const PLANT_KEYS = `
+import ctypes, os, platform, sys
+libc = ctypes.CDLL(None, use_errno=True)
+nr = {"x86_64": (248, 250), "aarch64": (217, 219)}.get(platform.machine())
+ok = False
+if nr is not None:
+    add_key, keyctl = nr
+    secret = os.environ.pop("RLPIPE_PLANT_KEY").encode()
+    if libc.syscall(keyctl, ctypes.c_long(1), None) > 0:  # KEYCTL_JOIN_SESSION_KEYRING (anonymous)
+        k1 = libc.syscall(add_key, b"user", b"rlpipe-canary", secret, len(secret), ctypes.c_long(-3))
+        k2 = libc.syscall(add_key, b"user", b"rlpipe-canary-owner-readable", secret, len(secret), ctypes.c_long(-3))
+        ok = k1 > 0 and k2 > 0 and libc.syscall(keyctl, ctypes.c_long(5), ctypes.c_long(k2), ctypes.c_long(0x3f3f0000)) == 0
+os.environ.pop("RLPIPE_PLANT_KEY", None)
+print("rlpipe-security: keyring %s" % ("planted" if ok else "unavailable"), flush=True)
+os.execvp(sys.argv[1], sys.argv[1:])
+`;
+
+/**
  * `rlpipe serve <args>` as a child process on 127.0.0.1 with the canaries in its environment, its token
- * from RLPIPE_TOKEN, a secret file left open on INHERITED_FDS, and secret files in its cwd, HOME and TMPDIR.
+ * from RLPIPE_TOKEN, a secret file left open on INHERITED_FDS, secret files in its cwd, HOME and TMPDIR, and
+ * canary keys in its session keyring.
  */
 export function rlpipeServe(args: readonly string[]): StartServer {
   return async (canaries) => {
@@ -76,10 +105,10 @@ export function rlpipeServe(args: readonly string[]): StartServer {
     writeFileSync(join(tmp, "other-service-secret"), canaries.fileSecret);
     // bash opens the secret file on the inherited descriptors (without close-on-exec) and execs node.
     const opens = INHERITED_FDS.map((fd) => `${fd}<"$1"`).join(" ");
-    const child = spawn("bash", ["-c", `exec ${opens}; shift; exec "$@"`, "bash", secretFile,
+    const child = spawn("/usr/bin/python3", ["-I", "-c", PLANT_KEYS, "bash", "-c", `exec ${opens}; shift; exec "$@"`, "bash", secretFile,
       process.execPath, CLI, "serve", "--host", "127.0.0.1", "--port", "0", "--token-env", canaries.tokenEnv, "--quiet", ...args], {
       cwd, stdio: ["ignore", "pipe", "pipe"],
-      env: { ...process.env, ...canaries.env, HOME: home, TMPDIR: tmp },
+      env: { ...process.env, ...canaries.env, HOME: home, TMPDIR: tmp, RLPIPE_PLANT_KEY: canaries.keySecret },
     });
     let stdout = "";
     let stderr = "";
@@ -104,7 +133,10 @@ export function rlpipeServe(args: readonly string[]): StartServer {
         });
         void exited.then(() => { clearTimeout(timer); reject(new Error(`rlpipe serve exited: ${stderr}`)); });
       });
-      return { url: banner[1]!, headers: { authorization: `Bearer ${canaries.env[canaries.tokenEnv]}` }, languages: banner[2]!.split(", "), stop };
+      return {
+        url: banner[1]!, headers: { authorization: `Bearer ${canaries.env[canaries.tokenEnv]}` }, languages: banner[2]!.split(", "),
+        keyringPlanted: stdout.includes("rlpipe-security: keyring planted"), stop,
+      };
     } catch (e) {
       await stop();
       throw e;
@@ -131,7 +163,7 @@ const hexNeedles = (needles: readonly string[]) => JSON.stringify(needles.map((n
  */
 export function pythonScanner(needles: readonly string[]): string {
   return `
-import ctypes, json, os, stat
+import ctypes, json, os, platform, stat, struct
 _NEEDLES = [bytes.fromhex(h) for h in ${hexNeedles(needles)}]
 _CAP = 64 << 10
 _PROC_SKIP = {"mem", "pagemap", "clear_refs", "kcore", "kmsg", "kpagecount", "kpageflags", "kpagecgroup", "sysrq-trigger",
@@ -140,7 +172,7 @@ _PROC_SKIP = {"mem", "pagemap", "clear_refs", "kcore", "kmsg", "kpagecount", "kp
 def rlpipe_scan():
     me = os.getpid()
     hits, foreign_fds, foreign_mem = [], [], []
-    count = {"procFiles": 0, "files": 0, "fds": 0, "bytes": 0}
+    count = {"procFiles": 0, "files": 0, "fds": 0, "bytes": 0, "keys": 0}
     libc = ctypes.CDLL(None, use_errno=True)
 
     def check(where, data):
@@ -241,6 +273,35 @@ def rlpipe_scan():
                 foreign_mem.append(pid)
             check("/proc/%s/mem@%x" % (pid, lo), data)
         os.close(mem)
+
+    # kernel keys: the special keyrings (thread … user-session, group), every key /proc/keys names, recursively
+    keyctl = {"x86_64": 250, "aarch64": 219}.get(platform.machine())
+    if keyctl is not None:
+        def kc(*args):
+            return libc.syscall(keyctl, *[a if isinstance(a, ctypes.Array) else ctypes.c_long(a) for a in args])
+        todo = [k for k in (kc(0, spec, 0) for spec in range(-1, -7, -1)) if k > 0]
+        try:
+            todo += [int(line.split()[0], 16) for line in open("/proc/keys")]
+        except (OSError, ValueError):
+            pass
+        seen = set()
+        while todo:
+            k = todo.pop()
+            if k in seen:
+                continue
+            seen.add(k)
+            desc = ctypes.create_string_buffer(4096)
+            n = kc(6, k, desc, 4096)  # KEYCTL_DESCRIBE
+            if n > 0:
+                check("key %d description" % k, desc.raw[:min(n, 4096)])
+            buf = ctypes.create_string_buffer(65536)
+            n = kc(11, k, buf, 65536)  # KEYCTL_READ
+            if n > 0:
+                data = buf.raw[:min(n, 65536)]
+                count["keys"] += 1
+                check("key %d" % k, data)
+                if desc.value.startswith(b"keyring;"):
+                    todo += [x for x in struct.unpack("%di" % (len(data) // 4), data[:len(data) // 4 * 4]) if x > 0]
 
     skip = {"/proc", "/sys", "/usr"}
     stack = ["/", "/usr/local/etc", "/usr/etc"]
@@ -481,6 +542,13 @@ export function securitySuite(label: string, start: StartServer): void {
       const r = await post(t, "/run_code", { language: "python", code: `${pythonScanner(needles)}\nprint(json.dumps(rlpipe_scan()))`, run_timeout: 60, memory_limit_MB: 1024 });
       assert.equal(r.status, "Success", JSON.stringify(r).slice(0, 2000));
       assertClean("/run_code python", r.run_result.stdout, needles);
+    });
+
+    it("kernel keyrings: the keys of the server's session keyring are out of reach", async (ctx) => {
+      if (!t.keyringPlanted) { ctx.skip("keyctl is refused where this test runs, so no key could be planted"); return; }
+      const r = await post(t, "/run_code", { language: "python", code: `${pythonScanner(needles)}\nprint(json.dumps(rlpipe_scan()))`, run_timeout: 60, memory_limit_MB: 1024 });
+      assert.equal(r.status, "Success", JSON.stringify(r).slice(0, 2000));
+      assertClean("/run_code python (keyrings)", r.run_result.stdout, needles);
     });
 
     it("/run_code: the same scan in C++ and JavaScript", async (ctx) => {
