@@ -169,10 +169,11 @@ describe("local sandbox: security checklist", () => {
   });
 
   it("a timeout kills the whole process group, daemons included", async () => {
-    const marker = `rlpipe-daemon-${process.pid}`;
-    const r = await run(`import os, time, subprocess\nsubprocess.Popen(['/usr/bin/sleep', '300'], start_new_session=True)\nif os.fork() == 0:\n    os.setsid()\n    os.execv('/usr/bin/sleep', ['sleep', '301'])\nprint('${marker}', flush=True)\ntime.sleep(60)`, 800);
+    // Durations unique to this run, so that other sleeps on the machine never match.
+    const tag = `${process.pid % 10_000}${Date.now() % 10_000}`;
+    const r = await run(`import os, time, subprocess\nsubprocess.Popen(['/usr/bin/sleep', '300.${tag}'], start_new_session=True)\nif os.fork() == 0:\n    os.setsid()\n    os.execv('/usr/bin/sleep', ['sleep', '301.${tag}'])\ntime.sleep(60)`, 800);
     assert.equal(r.status, "timeout");
-    const left = spawnSync("pgrep", ["-f", "^(/usr/bin/)?sleep 30[01]$"], { encoding: "utf8" });
+    const left = spawnSync("pgrep", ["-f", `^(/usr/bin/)?sleep 30[01]\\.${tag}$`], { encoding: "utf8" });
     assert.equal(left.stdout.trim(), "", "no process of the program survives");
   });
 
