@@ -169,18 +169,21 @@ describe("local sandbox: security checklist", () => {
   });
 
   it("a timeout kills the whole process group, daemons included", async () => {
-    const marker = `rlpipe-daemon-${process.pid}`;
-    const r = await run(`import os, time, subprocess\nsubprocess.Popen(['/usr/bin/sleep', '300'], start_new_session=True)\nif os.fork() == 0:\n    os.setsid()\n    os.execv('/usr/bin/sleep', ['sleep', '301'])\nprint('${marker}', flush=True)\ntime.sleep(60)`, 800);
+    // Durations unique to this run, so that other sleeps on the machine never match.
+    const tag = `${process.pid % 10_000}${Date.now() % 10_000}`;
+    const r = await run(`import os, time, subprocess\nsubprocess.Popen(['/usr/bin/sleep', '300.${tag}'], start_new_session=True)\nif os.fork() == 0:\n    os.setsid()\n    os.execv('/usr/bin/sleep', ['sleep', '301.${tag}'])\ntime.sleep(60)`, 800);
     assert.equal(r.status, "timeout");
-    const left = spawnSync("pgrep", ["-f", "^(/usr/bin/)?sleep 30[01]$"], { encoding: "utf8" });
+    const left = spawnSync("pgrep", ["-f", `^(/usr/bin/)?sleep 30[01]\\.${tag}$`], { encoding: "utf8" });
     assert.equal(left.stdout.trim(), "", "no process of the program survives");
   });
 
   it("a program that kills its harness loses only its own case", async () => {
-    const code = "import os, sys\nn = int(input())\nif n == 2:\n    os.kill(os.getppid(), 9)\nprint(n * 10)";
+    // The harness is the sandbox's pid 1, so SIGKILL from inside is ignored; SIGINT (Python's handler) ends it.
+    const code = "import os, signal, time\nn = int(input())\nif n == 2:\n    assert os.getppid() == 1\n    os.kill(1, signal.SIGKILL)\n    os.kill(1, signal.SIGINT)\n    time.sleep(5)\nprint(n * 10)";
     const [r] = await sb.evaluate([job("killer", code, [stdio("1", "10"), stdio("2", "20"), stdio("3", "30"), stdio("4", "40")])]);
     assert.equal(r!.status, "ok");
     assert.deepEqual(r!.cases.map((c) => c.status), ["passed", "runtime_error", "passed", "passed"]);
+    assert.equal(r!.cases[1]!.detail, "the program terminated the sandbox harness");
   });
 
   it("cannot plant results for the next case", async () => {

@@ -2,8 +2,10 @@
 // short whitelist, an unprivileged uid of its own, read-only /usr, private tmpfs, a fresh work dir removed afterwards, rlimits, a
 // wall clock that kills the whole group, output capped. A harness inside loads the program once and forks a
 // process per test case, so a batch pays one interpreter start (and one compile) per program, not per case.
+// Nothing of the server reaches a program: bubblewrap itself starts with an empty environment and stays outside
+// the sandbox (the harness is pid 1), inherited descriptors are closed, kernel keyring calls are refused.
 import { spawn, spawnSync } from "node:child_process";
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, closeSync, existsSync, mkdirSync, mkdtempSync, openSync, rmSync, writeFileSync } from "node:fs";
 import { availableParallelism, tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { createInterface } from "node:readline";
@@ -14,6 +16,7 @@ import {
 } from "../../core/grading/types.js";
 import { Semaphore } from "../../core/util/semaphore.js";
 import { type Capabilities, type EvaluateOptions, type SandboxBackend, SandboxError } from "./sandbox.js";
+import { keyringFilter } from "./seccomp.js";
 
 const HARNESS = resolve(dirname(fileURLToPath(import.meta.url)), "../../../adapters/sandboxes/harness/local_harness.py");
 
@@ -67,12 +70,17 @@ export class LocalSandbox implements SandboxBackend {
   /** One uid per concurrent slot: RLIMIT_NPROC counts per uid, so a fork bomb cannot starve another slot. */
   private readonly freeUids: number[];
   private readonly workRoot: string;
+  /** The seccomp filter bubblewrap installs (keyring calls refused), when there is one for this architecture. */
+  private readonly seccompFile: string | undefined;
   private closed = false;
 
   private constructor(private readonly bwrap: string, private readonly python: string, private readonly languages: string[], private readonly opts: LocalSandboxOptions) {
     this.slots = new Semaphore(opts.concurrency ?? Math.max(1, availableParallelism()));
     this.freeUids = Array.from({ length: this.slots.size }, (_, i) => FIRST_UID + i);
     this.workRoot = mkdtempSync(join(opts.workRoot ?? tmpdir(), "rlpipe-sandbox-"));
+    const filter = keyringFilter();
+    this.seccompFile = filter === undefined ? undefined : join(this.workRoot, "seccomp.bpf");
+    if (filter !== undefined) writeFileSync(this.seccompFile!, filter);
   }
 
   /** Checks bubblewrap and the toolchains; fails with a hint when bubblewrap is missing. */
@@ -215,14 +223,20 @@ export class LocalSandbox implements SandboxBackend {
     const outcome: HarnessOutcome = { cases: new Map(), budgetExhausted: false };
     let current: number | undefined;
     let stderr = "";
+    // bwrap reads the filter from fd 3; each sandbox gets its own descriptor (a shared one shares the offset).
+    let filterFd: number | undefined;
     try {
-      const child = spawn(this.bwrap, this.bwrapArgs(work, uid), { stdio: ["ignore", "pipe", "pipe"], detached: true });
+      if (this.seccompFile !== undefined) filterFd = openSync(this.seccompFile, "r");
+      // An empty environment: bubblewrap's own environ must hold none of the server's secrets (with a reaper
+      // inside the sandbox it was readable there as /proc/1/environ). bwrap sets the program's few variables.
+      const child = spawn(this.bwrap, this.bwrapArgs(work, uid, filterFd !== undefined), { stdio: ["ignore", "pipe", "pipe", filterFd ?? "ignore"], detached: true, env: {} });
+      if (filterFd !== undefined) { closeSync(filterFd); filterFd = undefined; } // the child has its copy
       const killGroup = () => { try { process.kill(-child.pid!, "SIGKILL"); } catch { /* already gone */ } };
       const budget = setTimeout(() => { outcome.budgetExhausted = true; killGroup(); }, limits.totalTimeoutMs);
       const onAbort = () => killGroup();
       signal?.addEventListener("abort", onAbort, { once: true });
-      child.stderr.on("data", (d: Buffer) => { if (stderr.length < 8192) stderr += d.toString("utf8"); });
-      const lines = createInterface({ input: child.stdout });
+      child.stderr!.on("data", (d: Buffer) => { if (stderr.length < 8192) stderr += d.toString("utf8"); });
+      const lines = createInterface({ input: child.stdout! });
       lines.on("line", (line) => {
         let ev: HarnessEvent;
         try { ev = JSON.parse(line) as HarnessEvent; } catch { return; }
@@ -252,13 +266,17 @@ export class LocalSandbox implements SandboxBackend {
     } catch (e) {
       return { cases: outcome.cases, budgetExhausted: false, infraError: `sandbox failed to start: ${(e as Error).message}` };
     } finally {
+      if (filterFd !== undefined) closeSync(filterFd);
       rmSync(jobDir, { recursive: true, force: true });
     }
   }
 
-  private bwrapArgs(work: string, uid: number): string[] {
+  private bwrapArgs(work: string, uid: number, seccompOnFd3: boolean): string[] {
     return [
-      "--unshare-all", "--die-with-parent", "--new-session",
+      // --as-pid-1: no bubblewrap process inside the sandbox. Its reaper was dumpable by the program's uid, so a
+      // program could read its memory and take its descriptors (pidfd_getfd), among them the result stream.
+      // The harness is pid 1 instead: not dumpable, it reaps, and its exit ends every process in the sandbox.
+      "--unshare-all", "--as-pid-1", "--die-with-parent", "--new-session",
       "--uid", String(uid), "--gid", String(uid), "--cap-drop", "ALL",
       "--ro-bind", "/usr", "/usr",
       "--symlink", "usr/lib", "/lib", "--symlink", "usr/lib64", "/lib64", "--symlink", "usr/bin", "/bin", "--symlink", "usr/sbin", "/sbin",
@@ -268,6 +286,7 @@ export class LocalSandbox implements SandboxBackend {
       "--size", String(this.opts.tmpfsBytes ?? 256 << 20), "--tmpfs", "/tmp",
       "--bind", work, "/work", "--chdir", "/work",
       "--ro-bind", HARNESS, "/opt/rlpipe/harness.py",
+      ...(seccompOnFd3 ? ["--seccomp", "3"] : []),
       "--clearenv",
       "--setenv", "PATH", "/usr/bin:/bin", "--setenv", "HOME", "/tmp", "--setenv", "TMPDIR", "/tmp",
       "--setenv", "LANG", "C.UTF-8", "--setenv", "PYTHONDONTWRITEBYTECODE", "1", "--setenv", "PYTHONHASHSEED", "0",

@@ -43,6 +43,8 @@ export interface FakeStats {
   /** Everything /files received: sandbox path and bytes. */
   readonly files: { readonly sandboxId: string; readonly path: string; readonly data: Buffer }[];
   readonly commands: string[];
+  /** Every process start as the SDK sent it (cmd, args, envs, cwd): what a sandbox command receives. */
+  readonly processes: unknown[];
   /** Requests the fake does not implement (a test asserts there are none). */
   readonly unknown: string[];
 }
@@ -246,7 +248,8 @@ export class FakeE2B {
     if (req.headers["content-type"] !== "application/connect+json") return json(res, 415, { code: "invalid_argument", message: "expected application/connect+json" });
     const body = await readBody(req);
     if (body.length < 5 || body[0] !== 0 || body.readUInt32BE(1) !== body.length - 5) return json(res, 400, { code: "invalid_argument", message: "bad envelope" });
-    const msg = JSON.parse(body.subarray(5).toString("utf8")) as { process?: { cmd?: string; args?: string[] } };
+    const msg = JSON.parse(body.subarray(5).toString("utf8")) as { process?: { cmd?: string; args?: string[]; envs?: Record<string, string> } };
+    this.stats.processes.push(msg.process);
     const args = msg.process?.args ?? [];
     if (msg.process?.cmd !== "/bin/bash" || args.length !== 3 || args[1] !== "-c") return json(res, 400, { code: "invalid_argument", message: "expected /bin/bash -l -c <cmd>" });
     (this.stats as { starts: number }).starts++;
@@ -265,11 +268,12 @@ export class FakeE2B {
       head.writeUInt32BE(payload.length, 1);
       if (!res.destroyed) res.write(Buffer.concat([head, payload]));
     };
-    // Sandbox paths → this sandbox's host directory; a clean environment (no host secrets reach programs).
+    // Sandbox paths → this sandbox's host directory; a clean environment (no host secrets reach programs) plus
+    // the variables the request set, as envd does.
     const hostCmd = cmd.split(SANDBOX_ROOT).join(sb.root);
     const child = spawn("bash", ["-c", hostCmd], {
       cwd: sb.root, detached: true, stdio: ["ignore", "pipe", "pipe"],
-      env: { PATH: "/usr/local/bin:/usr/bin:/bin", HOME: sb.root, LANG: "C.UTF-8" },
+      env: { PATH: "/usr/local/bin:/usr/bin:/bin", HOME: sb.root, LANG: "C.UTF-8", ...msg.process?.envs },
     });
     sb.procs.add(child);
     frame(0, { event: { start: { pid: child.pid } } });
@@ -306,7 +310,7 @@ export class FakeE2B {
 }
 
 function emptyStats(): FakeStats {
-  return { creates: [], rejectedCreates: [], kills: [], timeouts: [], authFailures: 0, fileWrites: 0, starts: 0, files: [], commands: [], unknown: [] };
+  return { creates: [], rejectedCreates: [], kills: [], timeouts: [], authFailures: 0, fileWrites: 0, starts: 0, files: [], commands: [], processes: [], unknown: [] };
 }
 
 function listen(s: Server): Promise<void> {

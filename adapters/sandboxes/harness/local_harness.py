@@ -4,9 +4,11 @@ It loads one program once (Python: compiled once; C++: built once) and runs ever
 forked process with rlimits, a wall-clock timeout that kills the whole process group, and output written
 to size-capped files. It prints one JSON line per event on stdout; Node grades the results.
 
-Hardening against the program it runs (same uid): the harness is not dumpable (no ptrace, no /proc/<pid>/mem),
-every process other than itself and bwrap is killed after each case (daemons escape process groups), and
-each case runs in its own fresh directory. Expected outputs never enter the sandbox.
+Hardening against the program it runs (same uid): the harness is pid 1 of the sandbox (bwrap --as-pid-1, so
+no bubblewrap process is in the program's view) and not dumpable (no ptrace, no /proc/1/mem, /proc/1/environ
+or pidfd_getfd of its result stream); descriptors inherited from whoever started the server are closed
+before anything runs; every other process is killed and reaped after each case (daemons escape process
+groups); each case runs in its own fresh directory. Expected outputs never enter the sandbox.
 """
 import base64
 import ctypes
@@ -36,21 +38,42 @@ def read_capped(path, cap):
     return data[:cap].decode("utf-8", "replace"), len(data) > cap
 
 
-def kill_strays():
-    """Kill every process in this PID namespace except bwrap (1) and the harness."""
-    me = os.getpid()
-    for name in os.listdir("/proc"):
-        if name.isdigit() and int(name) not in (1, me):
+def close_inherited_fds():
+    """Close every descriptor but stdin/stdout/stderr: whatever the server's parent left open (a credentials file,
+    a pipe) must not reach a program. Listed from /proc, so descriptors above any fixed bound are closed too."""
+    for name in os.listdir("/proc/self/fd"):
+        if int(name) > 2:
             try:
-                os.kill(int(name), signal.SIGKILL)
+                os.close(int(name))
             except OSError:
-                pass
-    while True:  # reap whatever was ours
+                pass  # the listing's own descriptor, already closed
+
+
+def reap():
+    while True:
         try:
             if os.waitpid(-1, os.WNOHANG) == (0, 0):
-                break
+                return
         except ChildProcessError:
-            break
+            return
+
+
+def kill_strays():
+    """Kill and reap every other process in this PID namespace. As pid 1 the harness inherits orphans, so
+    repeat until only it is left (a process forked between listing and killing is caught by the next pass)."""
+    me = os.getpid()
+    deadline = time.monotonic() + 5.0
+    while True:
+        others = [int(n) for n in os.listdir("/proc") if n.isdigit() and int(n) not in (1, me)]
+        for pid in others:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+        reap()
+        if not others or time.monotonic() > deadline:
+            return
+        time.sleep(0.001)
 
 
 def limit_child(limits, address_space):
@@ -136,7 +159,7 @@ def run_case(index, job, compiled, case):
             os.dup2(fd_in, 0)
             os.dup2(fd_out, 1)
             os.dup2(fd_err, 2)
-            os.closerange(3, 1024)
+            close_inherited_fds()
             if lang == "python":
                 limit_child(limits, None)
                 os._exit(run_python(compiled, case, val_path))
@@ -265,6 +288,7 @@ def build(job):
 
 def main():
     ctypes.CDLL(None).prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
+    close_inherited_fds()
     signal.signal(signal.SIGPIPE, signal.SIG_DFL)
     with open(os.path.join(WORK, "job.json")) as f:
         job = json.load(f)
