@@ -5,7 +5,7 @@ import { readFile, readdir, stat, writeFile, mkdir } from "node:fs/promises";
 import { join, relative, sep } from "node:path";
 import { type Manifest, Manifest as ManifestSchema, type ManifestFile, type RetentionPolicy, buildManifest, layout, parseTracker, stepOfManifestKey, stepsToDelete } from "../../core/checkpoints.js";
 import { Semaphore } from "../../core/util/semaphore.js";
-import { DEFAULT_PART_BYTES, type ObjectStore, StorageError } from "./store.js";
+import { DEFAULT_PART_BYTES, type ObjectStore, StorageError } from "./object-store.js";
 
 export interface CheckpointSyncOptions {
   readonly run: string;

@@ -6,7 +6,7 @@ import { mkdir, open, readdir, rename, rm, rmdir, stat, unlink } from "node:fs/p
 import { dirname, join, relative, sep } from "node:path";
 import type { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
-import { type ByteRange, type ObjectInfo, type ObjectStore, type PutFileOptions, type PutFileResult, StorageError } from "./store.js";
+import { type ByteRange, type ObjectInfo, type ObjectStore, type PutFileOptions, type PutFileResult, StorageError } from "./object-store.js";
 
 const TMP_MARK = ".rlpipe-tmp-";
 

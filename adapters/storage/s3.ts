@@ -22,7 +22,8 @@ import { NodeHttpHandler } from "@smithy/node-http-handler";
 import { isLoopbackHost, parseEndpoint } from "../../core/util/endpoint.js";
 import { Semaphore } from "../../core/util/semaphore.js";
 import { FileHasher } from "./file-hasher.js";
-import { type ByteRange, DEFAULT_PART_BYTES, type ObjectInfo, type ObjectStore, type PutFileOptions, type PutFileResult, StorageError, type StoreUri } from "./store.js";
+import { type ByteRange, DEFAULT_PART_BYTES, type ObjectInfo, type ObjectStore, type PutFileOptions, type PutFileResult, StorageError } from "./object-store.js";
+import type { StoreUri } from "./store-uri.js";
 
 // We pin the SDK (Node 20); its notice about future versions needing Node 22 is noise in CLI output.
 process.env["AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED"] ??= "true";
