@@ -6,7 +6,7 @@ import { mkdir, open, readdir, rename, rm, rmdir, stat, unlink } from "node:fs/p
 import { dirname, join, relative, sep } from "node:path";
 import type { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
-import { type ByteRange, type ObjectInfo, type ObjectStore, type PutFileOptions, type PutFileResult, StorageError } from "./object-store.js";
+import { type ByteRange, type DownloadOptions, type ObjectInfo, type ObjectStore, type PutFileOptions, type PutFileResult, StorageError, type StoredCopy } from "./object-store.js";
 
 const TMP_MARK = ".rlpipe-tmp-";
 
@@ -53,7 +53,9 @@ export class FsStore implements ObjectStore {
   }
 
   async putFile(key: string, path: string, opts: PutFileOptions = {}): Promise<PutFileResult> {
-    const { size, sha256 } = await this.atomicWrite(key, createReadStream(path), opts.signal);
+    const source = createReadStream(path);
+    if (opts.onBytes !== undefined) { const tell = opts.onBytes; source.on("data", (c: string | Buffer) => tell(c.length)); }
+    const { size, sha256 } = await this.atomicWrite(key, source, opts.signal);
     if (opts.sha256 !== undefined && opts.sha256 !== sha256) {
       await unlink(this.path(key)).catch(() => undefined);
       throw new StorageError("checksum_mismatch", `${path} changed while it was copied (sha256 ${sha256}, expected ${opts.sha256})`);
@@ -91,17 +93,21 @@ export class FsStore implements ObjectStore {
     }
   }
 
-  async download(key: string, path: string, opts: { sha256?: string; signal?: AbortSignal } = {}): Promise<{ size: number; sha256: string }> {
+  async download(key: string, path: string, opts: DownloadOptions = {}): Promise<{ size: number; sha256: string }> {
     await mkdir(dirname(path), { recursive: true });
     const tmp = `${path}${TMP_MARK}${randomBytes(6).toString("hex")}`;
     const hash = createHash("sha256");
     let size = 0;
     try {
       const src = createReadStream(this.path(key));
-      src.on("data", (c: string | Buffer) => { hash.update(c); size += c.length; });
+      src.on("data", (c: string | Buffer) => { hash.update(c); size += c.length; opts.onBytes?.(c.length); });
       await pipeline(src, createWriteStream(tmp), opts.signal === undefined ? {} : { signal: opts.signal });
       const sha256 = hash.digest("hex");
-      if (opts.sha256 !== undefined && sha256 !== opts.sha256) throw new StorageError("checksum_mismatch", `${key}: sha256 ${sha256} does not match the manifest's ${opts.sha256}`);
+      if (opts.sha256 !== undefined && sha256 !== opts.sha256) {
+        throw new StorageError("checksum_mismatch", `${key}: sha256 ${sha256} does not match the manifest's ${opts.sha256}`, {
+          exitCode: 1, hint: "the stored object is not what was committed: restore another step (rlpipe checkpoints <run> lists them)",
+        });
+      }
       await rename(tmp, path);
       return { size, sha256 };
     } catch (e) {
@@ -162,5 +168,20 @@ export class FsStore implements ObjectStore {
     }
   }
 
+  /** The stored file holds the local one when their sizes and SHA-256s match (both are read; they are local). */
+  async storedCopy(key: string, path: string, opts: { listed?: ObjectInfo } = {}): Promise<StoredCopy | undefined> {
+    const size = (await stat(path)).size;
+    const info = opts.listed ?? await this.head(key);
+    if (info === undefined || info.size !== size) return undefined;
+    const [stored, local] = await Promise.all([sha256File(this.path(key)), sha256File(path)]);
+    return stored === local ? { size, sha256: local } : undefined;
+  }
+
   async close(): Promise<void> {}
+}
+
+async function sha256File(path: string): Promise<string> {
+  const h = createHash("sha256");
+  for await (const chunk of createReadStream(path)) h.update(chunk as Buffer);
+  return h.digest("hex");
 }

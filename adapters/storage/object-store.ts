@@ -39,6 +39,24 @@ export interface PutFileOptions {
    * the pipe does not drain at every file boundary.
    */
   readonly onPartsIssued?: () => void;
+  /** Bytes the server has acknowledged, as they are (a part, or the whole file when it goes in one request). */
+  readonly onBytes?: (bytes: number) => void;
+}
+
+export interface DownloadOptions {
+  /** Verify the file against this SHA-256 (hex); a mismatch fails with exit code 1 and leaves no file. */
+  readonly sha256?: string;
+  /** Ranges in flight (default 8). */
+  readonly concurrency?: number;
+  readonly signal?: AbortSignal;
+  /** Bytes written to disk, as they land. */
+  readonly onBytes?: (bytes: number) => void;
+}
+
+/** A stored object that already holds a local file's bytes (see ObjectStore.storedCopy). */
+export interface StoredCopy {
+  readonly size: number;
+  readonly sha256: string;
 }
 
 export interface PutFileResult {
@@ -64,17 +82,67 @@ export interface ObjectStore {
   /** A stream of unknown length. */
   putStream(key: string, body: Readable, opts?: { readonly contentType?: string; readonly signal?: AbortSignal }): Promise<ObjectInfo>;
   get(key: string, range?: ByteRange, signal?: AbortSignal): Promise<Buffer>;
-  /** Download to a file (parallel ranges for large objects); verifies the SHA-256 when given. */
-  download(key: string, path: string, opts?: { readonly sha256?: string; readonly concurrency?: number; readonly signal?: AbortSignal }): Promise<{ size: number; sha256: string }>;
+  /**
+   * Download to a file (parallel ranges for large objects), written beside it and renamed into place; verifies
+   * the SHA-256 when given. Whatever fails, no partial file is left behind once the promise settles.
+   */
+  download(key: string, path: string, opts?: DownloadOptions): Promise<{ size: number; sha256: string }>;
   head(key: string, signal?: AbortSignal): Promise<ObjectInfo | undefined>;
   list(prefix: string, signal?: AbortSignal): Promise<ObjectInfo[]>;
   delete(keys: readonly string[], signal?: AbortSignal): Promise<void>;
+  /**
+   * Whether the object `key` already holds exactly the file at `path` — same size, and a checksum the store kept
+   * (its SHA-256, or the MD5-based ETag of the parts rlpipe would send) matches the file's — so an interrupted
+   * upload need not send it again. `listed` is the object as a listing returned it (saves a request).
+   */
+  storedCopy(key: string, path: string, opts?: { readonly partSizeBytes?: number; readonly listed?: ObjectInfo; readonly signal?: AbortSignal }): Promise<StoredCopy | undefined>;
   close(): Promise<void>;
 }
 
+/**
+ * An object-store failure with a stable `code`, an exit code (2: fix the configuration; 3: the store refused or
+ * could not be reached; 1: data that does not verify) and a hint. `retryable`: sending the same request again may
+ * succeed (the store's one retry layer does, within its time budget).
+ */
 export class StorageError extends RlpipeError {
-  constructor(code: string, message: string, opts: { hint?: string; cause?: unknown; exitCode?: ExitCode } = {}) {
+  readonly retryable: boolean;
+  constructor(code: string, message: string, opts: { hint?: string; cause?: unknown; exitCode?: ExitCode; retryable?: boolean } = {}) {
     super(code, message, opts);
     this.name = "StorageError";
+    this.retryable = opts.retryable ?? false;
   }
+}
+
+/** What the store says while it waits to send a request again (the CLI prints one line on stderr). */
+export interface RetryNotice {
+  /** PUT, GET, HEAD, LIST, DELETE, … */
+  readonly op: string;
+  /** The object or prefix, as a URI (s3://bucket/key). */
+  readonly target: string;
+  /** Why, in a few words: "connection refused", "HTTP 503 SlowDown". */
+  readonly reason: string;
+  /** The attempt about to be made (2 for the first retry). */
+  readonly attempt: number;
+  readonly delayMs: number;
+}
+
+/** `retrying PUT s3://b/k: connection refused (attempt 2, next in 1.3 s)` */
+export function formatRetryNotice(n: RetryNotice): string {
+  return `retrying ${n.op} ${n.target}: ${n.reason} (attempt ${n.attempt}, next in ${(n.delayMs / 1000).toFixed(1)} s)`;
+}
+
+/**
+ * A sink for retry notices that prints at most one line per `minIntervalMs` for the same reason (parallel parts
+ * failing together would otherwise print one line each).
+ */
+export function retryLines(write: (line: string) => void, minIntervalMs = 1000, now: () => number = Date.now): (n: RetryNotice) => void {
+  let lastAt = -Infinity;
+  let lastReason = "";
+  return (n) => {
+    const t = now();
+    if (n.reason === lastReason && t - lastAt < minIntervalMs) return;
+    lastAt = t;
+    lastReason = n.reason;
+    write(formatRetryNotice(n));
+  };
 }

@@ -5,21 +5,29 @@ import { parseArgs } from "node:util";
 import { RUN_NAME } from "../../core/checkpoints.js";
 import { RlpipeError } from "../../core/errors.js";
 import { latestValues, mergeMetrics, renderSvg, toSeries } from "../../core/metrics.js";
-import { CheckpointSync } from "../../adapters/storage/checkpoint-sync.js";
+import { Redactor } from "../../core/redact.js";
+import { sleep } from "../../core/util/retry.js";
+import { CheckpointSync, type TransferEvent, unknownRun } from "../../adapters/storage/checkpoint-sync.js";
 import { MetricsSync, readMetricChunks } from "../../adapters/storage/metrics-sync.js";
-import { type ObjectStore, openStore } from "../../adapters/storage/store.js";
+import { type ObjectStore, openStore, retryLines } from "../../adapters/storage/store.js";
 import { runToken } from "../../functions/runs.js";
 import type { Io } from "../io.js";
 import { usage } from "./plan.js";
+import { StatusLine, TransferMeter, formatBytes } from "./transfer-meter.js";
 
 export const STORAGE_USAGE = `usage:
   rlpipe sync <run> --watch DIR [--metrics FILE] [--store URI] [--interval-s 30] [--once] [--keep-last K] [--keep-every M] [--recipe-hash H]
   rlpipe checkpoints <run> [--store URI] [--json]
-  rlpipe restore <run> DIR [--step N] [--store URI]
+  rlpipe restore <run> DIR [--step N] [--force] [--store URI] [--json]
   rlpipe metrics <run> [--store URI] [--plot FILE.svg] [--series a,b,...] [--json]
 
 --store defaults to $RLPIPE_STORE: s3://bucket/prefix, obs://…, cos://…, file:///dir or /dir. Credentials come from
-the environment (AWS_*, HUAWEICLOUD_SDK_AK/SK or OBS_*, TENCENTCLOUD_SECRET_ID/KEY or COS_*), never from flags.`;
+the environment (AWS_*, HUAWEICLOUD_SDK_AK/SK or OBS_*, TENCENTCLOUD_SECRET_ID/KEY or COS_*), never from flags;
+endpoints from S3_ENDPOINT / AWS_ENDPOINT_URL_S3 / AWS_ENDPOINT_URL, OBS_ENDPOINT, COS_ENDPOINT (https:// when no
+scheme is given). Failed requests are retried for up to RLPIPE_STORE_RETRY_S seconds (default 60).
+sync and restore show bytes, rate and ETA on stderr (a line every RLPIPE_PROGRESS_S seconds, default 10, when stderr
+is not a terminal; none with --json). restore refuses a directory that is not empty unless --force: then it
+replaces global_step_N and latest_checkpointed_iteration.txt there.`;
 
 const common = {
   store: { type: "string" },
@@ -33,10 +41,36 @@ function runName(v: string | undefined): string {
   return v;
 }
 
-async function store(flag: string | undefined): Promise<ObjectStore> {
+/** The store, saying on stderr (through `line`) when it retries a request. */
+async function store(flag: string | undefined, line: (text: string) => void): Promise<ObjectStore> {
   const uri = flag ?? process.env["RLPIPE_STORE"];
   if (uri === undefined || uri === "") throw new RlpipeError("store_missing", "no store given", { exitCode: 2, hint: "pass --store s3://bucket/prefix (or set RLPIPE_STORE)" });
-  return openStore(uri.includes("://") ? uri : resolve(uri));
+  return openStore(uri.includes("://") ? uri : resolve(uri), process.env, { onRetry: retryLines(line) });
+}
+
+/**
+ * stderr for a transfer command: log lines, and — unless --json — a progress line per step (redrawn on a terminal,
+ * periodic otherwise). Raw terminal writes are redacted like everything else printed.
+ */
+function transferOutput(io: Io, json: boolean): { line: (text: string) => void; onTransfer?: (e: TransferEvent) => void } {
+  const tty = process.stderr.isTTY === true;
+  const redactor = new Redactor(process.env);
+  const plainSeconds = Number(process.env["RLPIPE_PROGRESS_S"] ?? "10");
+  const status = new StatusLine({
+    tty,
+    write: tty ? (t) => { process.stderr.write(redactor.redact(t)); } : (t) => io.err(t.replace(/\n$/, "")),
+    plainIntervalMs: Number.isFinite(plainSeconds) && plainSeconds >= 0 ? plainSeconds * 1000 : 10_000,
+  });
+  if (json || (!tty && plainSeconds === 0)) return { line: (t) => io.err(t) };
+  const meters = new Map<number, TransferMeter>();
+  return {
+    line: (t) => status.line(t),
+    onTransfer: (e) => {
+      if (e.kind === "start") meters.set(e.step, new TransferMeter(`${e.direction} step ${e.step}`, e.totalBytes, status));
+      else if (e.kind === "bytes") meters.get(e.step)?.add(e.bytes);
+      else { meters.get(e.step)?.finish(); meters.delete(e.step); }
+    },
+  };
 }
 
 function posInt(name: string, v: string | undefined): number | undefined {
@@ -58,13 +92,15 @@ export async function runSync(argv: readonly string[], io: Io): Promise<number> 
   const interval = posInt("interval-s", values["interval-s"]) ?? 30;
   const keepLast = posInt("keep-last", values["keep-last"]);
   const keepEvery = posInt("keep-every", values["keep-every"]);
-  const s = await store(values.store);
+  const out = transferOutput(io, values.json);
+  const s = await store(values.store, out.line);
   const abort = new AbortController();
   const stop = () => abort.abort(new Error("stopping"));
   process.once("SIGTERM", stop);
   process.once("SIGINT", stop);
   const ckpt = new CheckpointSync({
-    run, store: s, log: (l) => io.err(`[rlpipe sync] ${l}`),
+    run, store: s, log: (l) => out.line(`[rlpipe sync] ${l}`),
+    ...(out.onTransfer === undefined ? {} : { onTransfer: out.onTransfer }),
     ...(values["recipe-hash"] === undefined ? {} : { recipeHash: values["recipe-hash"] }),
     ...(keepLast === undefined && keepEvery === undefined ? {} : { retention: { ...(keepLast === undefined ? {} : { keepLast }), ...(keepEvery === undefined ? {} : { keepEvery }) } }),
   });
@@ -79,10 +115,13 @@ export async function runSync(argv: readonly string[], io: Io): Promise<number> 
     for (;;) {
       await pass();
       if (values.once || abort.signal.aborted) break;
-      await new Promise<void>((r) => { const t = setTimeout(r, interval * 1000); abort.signal.addEventListener("abort", () => { clearTimeout(t); r(); }, { once: true }); });
+      // sleep() removes its abort listener when the interval ends: a long watch adds none per pass.
+      await sleep(interval * 1000, abort.signal).catch(() => undefined);
       if (abort.signal.aborted) { await pass(); break; } // a last pass on shutdown
     }
   } finally {
+    process.removeListener("SIGTERM", stop);
+    process.removeListener("SIGINT", stop);
     await s.close();
   }
   return 0;
@@ -92,10 +131,11 @@ export async function runCheckpoints(argv: readonly string[], io: Io): Promise<n
   const { values, positionals } = parseArgs({ args: [...argv], allowPositionals: true, strict: true, options: common });
   if (values.help) { io.out(STORAGE_USAGE); return 0; }
   const run = runName(positionals[0]);
-  const s = await store(values.store);
+  const s = await store(values.store, (l) => io.err(l));
   try {
     const sync = new CheckpointSync({ run, store: s });
     const manifests = await Promise.all((await sync.committedSteps()).map((step) => sync.manifest(step)));
+    if (manifests.length === 0 && !(await sync.runExists())) throw unknownRun(run, s.url);
     if (values.json) { io.out(JSON.stringify(manifests.map((m) => ({ step: m.step, files: m.files.length, bytes: m.totalBytes, committedAt: m.committedAt, recipeHash: m.recipeHash ?? null })), null, 2)); return 0; }
     if (manifests.length === 0) { io.out(`run ${run}: no committed checkpoints in ${s.url}`); return 0; }
     io.out(`run ${run} in ${s.url}`);
@@ -108,15 +148,25 @@ export async function runCheckpoints(argv: readonly string[], io: Io): Promise<n
 }
 
 export async function runRestore(argv: readonly string[], io: Io): Promise<number> {
-  const { values, positionals } = parseArgs({ args: [...argv], allowPositionals: true, strict: true, options: { ...common, step: { type: "string" } } });
+  const { values, positionals } = parseArgs({ args: [...argv], allowPositionals: true, strict: true, options: { ...common, step: { type: "string" }, force: { type: "boolean", default: false } } });
   if (values.help) { io.out(STORAGE_USAGE); return 0; }
   const run = runName(positionals[0]);
   if (positionals[1] === undefined) throw usage("rlpipe restore needs the directory to restore into");
   const step = posInt("step", values.step);
-  const s = await store(values.store);
+  const dir = resolve(positionals[1]);
+  const out = transferOutput(io, values.json);
+  const s = await store(values.store, out.line);
   try {
-    const m = await new CheckpointSync({ run, store: s }).restore(resolve(positionals[1]), step);
-    io.out(`restored ${run} step ${m.step}: ${m.files.length} files, ${humanBytes(m.totalBytes)}, every SHA-256 verified → ${resolve(positionals[1])}/global_step_${m.step}`);
+    const r = await new CheckpointSync({ run, store: s, ...(out.onTransfer === undefined ? {} : { onTransfer: out.onTransfer }) }).restore(dir, step, { force: values.force });
+    const m = r.manifest;
+    if (values.json) {
+      io.out(JSON.stringify({ run, step: m.step, files: m.files.length, bytes: m.totalBytes, dir, previousTracker: r.previousTracker ?? null, replacedStep: r.replacedStep, newerSteps: r.newerSteps }, null, 2));
+      return 0;
+    }
+    if (r.replacedStep) out.line(`rlpipe: replaced the global_step_${m.step} that was in ${dir} (--force)`);
+    if (r.previousTracker !== undefined && r.previousTracker !== m.step) out.line(`rlpipe: latest_checkpointed_iteration.txt: ${r.previousTracker} → ${m.step} (--force)`);
+    if (r.newerSteps.length > 0) out.line(`rlpipe: warning: ${dir} still holds newer steps (${r.newerSteps.join(", ")}); verl resumes from step ${m.step}, the one the tracker names`);
+    io.out(`restored ${run} step ${m.step}: ${m.files.length} files, ${humanBytes(m.totalBytes)}, every SHA-256 verified → ${dir}/global_step_${m.step}`);
     return 0;
   } finally {
     await s.close();
@@ -127,9 +177,10 @@ export async function runMetrics(argv: readonly string[], io: Io): Promise<numbe
   const { values, positionals } = parseArgs({ args: [...argv], allowPositionals: true, strict: true, options: { ...common, plot: { type: "string" }, series: { type: "string" } } });
   if (values.help) { io.out(STORAGE_USAGE); return 0; }
   const run = runName(positionals[0]);
-  const s = await store(values.store);
+  const s = await store(values.store, (l) => io.err(l));
   try {
     const series = toSeries(mergeMetrics(await readMetricChunks(s, run)));
+    if (series.size === 0 && !(await new CheckpointSync({ run, store: s }).runExists())) throw unknownRun(run, s.url);
     const latest = latestValues(series);
     if (values.json) io.out(JSON.stringify({ run, steps: Math.max(0, ...[...series.values()].map((p) => p.length)), latest }, null, 2));
     else if (series.size === 0) io.out(`run ${run}: no metrics in ${s.url}`);
@@ -150,13 +201,7 @@ export async function runMetrics(argv: readonly string[], io: Io): Promise<numbe
   }
 }
 
-function humanBytes(n: number): string {
-  const units = ["B", "KiB", "MiB", "GiB", "TiB"];
-  let v = n;
-  let u = 0;
-  while (v >= 1024 && u < units.length - 1) { v /= 1024; u++; }
-  return `${u === 0 ? v : v.toFixed(1)} ${units[u]}`;
-}
+const humanBytes = formatBytes;
 
 /**
  * rlpipe run-token <run> --secret-env NAME --out FILE: writes the token a job presents to the runs function to a
