@@ -25,7 +25,7 @@ export class FsStore implements ObjectStore {
   }
 
   /** Write through a temp file + fsync + rename; returns size and SHA-256 of what was written. */
-  private async atomicWrite(key: string, source: Readable | Uint8Array, signal?: AbortSignal): Promise<{ size: number; sha256: string }> {
+  private async atomicWrite(key: string, source: Readable | Uint8Array, signal?: AbortSignal, onBytes?: (bytes: number) => void): Promise<{ size: number; sha256: string }> {
     const dest = this.path(key);
     await mkdir(dirname(dest), { recursive: true });
     const tmp = `${dest}${TMP_MARK}${randomBytes(6).toString("hex")}`;
@@ -39,7 +39,8 @@ export class FsStore implements ObjectStore {
         size = source.length;
       } else {
         const out = createWriteStream(tmp);
-        source.on("data", (c: Buffer) => { hash.update(c); size += c.length; });
+        // Attached in the same tick as the pipeline: a listener added earlier would start the flow and lose data.
+        source.on("data", (c: Buffer) => { hash.update(c); size += c.length; onBytes?.(c.length); });
         await pipeline(source, out, signal === undefined ? {} : { signal });
         const fh = await open(tmp, "r+");
         try { await fh.sync(); } finally { await fh.close(); }
@@ -53,9 +54,7 @@ export class FsStore implements ObjectStore {
   }
 
   async putFile(key: string, path: string, opts: PutFileOptions = {}): Promise<PutFileResult> {
-    const source = createReadStream(path);
-    if (opts.onBytes !== undefined) { const tell = opts.onBytes; source.on("data", (c: string | Buffer) => tell(c.length)); }
-    const { size, sha256 } = await this.atomicWrite(key, source, opts.signal);
+    const { size, sha256 } = await this.atomicWrite(key, createReadStream(path), opts.signal, opts.onBytes);
     if (opts.sha256 !== undefined && opts.sha256 !== sha256) {
       await unlink(this.path(key)).catch(() => undefined);
       throw new StorageError("checksum_mismatch", `${path} changed while it was copied (sha256 ${sha256}, expected ${opts.sha256})`);
