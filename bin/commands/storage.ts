@@ -13,12 +13,12 @@ import { type ObjectStore, openStore, retryLines } from "../../adapters/storage/
 import { runToken } from "../../functions/runs.js";
 import type { Io } from "../io.js";
 import { usage } from "./plan.js";
-import { StatusLine, TransferMeter, formatBytes } from "./transfer-meter.js";
+import { StatusLine, TransferMeter } from "./transfer-meter.js";
 
 export const STORAGE_USAGE = `usage:
   rlpipe sync <run> --watch DIR [--metrics FILE] [--store URI] [--interval-s 30] [--once] [--keep-last K] [--keep-every M] [--recipe-hash H]
   rlpipe checkpoints <run> [--store URI] [--json]
-  rlpipe restore <run> DIR [--step N] [--force] [--store URI] [--json]
+  rlpipe restore <run> DIR [--step N] [--store URI]
   rlpipe metrics <run> [--store URI] [--plot FILE.svg] [--series a,b,...] [--json]
 
 --store defaults to $RLPIPE_STORE: s3://bucket/prefix, obs://…, cos://…, file:///dir or /dir. Credentials come from
@@ -26,8 +26,8 @@ the environment (AWS_*, HUAWEICLOUD_SDK_AK/SK or OBS_*, TENCENTCLOUD_SECRET_ID/K
 endpoints from S3_ENDPOINT / AWS_ENDPOINT_URL_S3 / AWS_ENDPOINT_URL, OBS_ENDPOINT, COS_ENDPOINT (https:// when no
 scheme is given). Failed requests are retried for up to RLPIPE_STORE_RETRY_S seconds (default 60).
 sync and restore show bytes, rate and ETA on stderr (a line every RLPIPE_PROGRESS_S seconds, default 10, when stderr
-is not a terminal; none with --json). restore refuses a directory that is not empty unless --force: then it
-replaces global_step_N and latest_checkpointed_iteration.txt there.`;
+is not a terminal; none with --json). restore [--force] [--json] refuses a directory that is not empty unless
+--force: then it replaces global_step_N and latest_checkpointed_iteration.txt there.`;
 
 const common = {
   store: { type: "string" },
@@ -42,10 +42,20 @@ function runName(v: string | undefined): string {
 }
 
 /** The store, saying on stderr (through `line`) when it retries a request. */
-async function store(flag: string | undefined, line: (text: string) => void): Promise<ObjectStore> {
+async function store(flag: string | undefined, line: (text: string) => void = stderrLine): Promise<ObjectStore> {
   const uri = flag ?? process.env["RLPIPE_STORE"];
   if (uri === undefined || uri === "") throw new RlpipeError("store_missing", "no store given", { exitCode: 2, hint: "pass --store s3://bucket/prefix (or set RLPIPE_STORE)" });
   return openStore(uri.includes("://") ? uri : resolve(uri), process.env, { onRetry: retryLines(line) });
+}
+
+/** A line on stderr, redacted like everything printed. */
+function stderrLine(text: string): void {
+  process.stderr.write(`${new Redactor(process.env).redact(text)}\n`);
+}
+
+/** A run the store holds nothing for is an error (exit 2: `no run named X in <store>`), not an empty listing. */
+export async function requireRun(s: ObjectStore, run: string): Promise<void> {
+  if (!(await new CheckpointSync({ run, store: s }).runExists())) throw unknownRun(run, s.url);
 }
 
 /**
@@ -135,7 +145,7 @@ export async function runCheckpoints(argv: readonly string[], io: Io): Promise<n
   try {
     const sync = new CheckpointSync({ run, store: s });
     const manifests = await Promise.all((await sync.committedSteps()).map((step) => sync.manifest(step)));
-    if (manifests.length === 0 && !(await sync.runExists())) throw unknownRun(run, s.url);
+    if (manifests.length === 0) await requireRun(s, run);
     if (values.json) { io.out(JSON.stringify(manifests.map((m) => ({ step: m.step, files: m.files.length, bytes: m.totalBytes, committedAt: m.committedAt, recipeHash: m.recipeHash ?? null })), null, 2)); return 0; }
     if (manifests.length === 0) { io.out(`run ${run}: no committed checkpoints in ${s.url}`); return 0; }
     io.out(`run ${run} in ${s.url}`);
@@ -177,10 +187,10 @@ export async function runMetrics(argv: readonly string[], io: Io): Promise<numbe
   const { values, positionals } = parseArgs({ args: [...argv], allowPositionals: true, strict: true, options: { ...common, plot: { type: "string" }, series: { type: "string" } } });
   if (values.help) { io.out(STORAGE_USAGE); return 0; }
   const run = runName(positionals[0]);
-  const s = await store(values.store, (l) => io.err(l));
+  const s = await store(values.store);
   try {
     const series = toSeries(mergeMetrics(await readMetricChunks(s, run)));
-    if (series.size === 0 && !(await new CheckpointSync({ run, store: s }).runExists())) throw unknownRun(run, s.url);
+    if (series.size === 0) await requireRun(s, run);
     const latest = latestValues(series);
     if (values.json) io.out(JSON.stringify({ run, steps: Math.max(0, ...[...series.values()].map((p) => p.length)), latest }, null, 2));
     else if (series.size === 0) io.out(`run ${run}: no metrics in ${s.url}`);
@@ -201,7 +211,13 @@ export async function runMetrics(argv: readonly string[], io: Io): Promise<numbe
   }
 }
 
-const humanBytes = formatBytes;
+function humanBytes(n: number): string {
+  const units = ["B", "KiB", "MiB", "GiB", "TiB"];
+  let v = n;
+  let u = 0;
+  while (v >= 1024 && u < units.length - 1) { v /= 1024; u++; }
+  return `${u === 0 ? v : v.toFixed(1)} ${units[u]}`;
+}
 
 /**
  * rlpipe run-token <run> --secret-env NAME --out FILE: writes the token a job presents to the runs function to a
