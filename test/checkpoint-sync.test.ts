@@ -99,6 +99,30 @@ describe("checkpoints and metrics in object storage", () => {
     });
   }
 
+  it("rlpipe restore interrupted (Ctrl-C) exits 130 and leaves the directory as it was", async () => {
+    const name = "run-interrupt";
+    const dir = join(work, name);
+    makeCheckpoints(dir, [1], 1, 40 * MiB);
+    await new CheckpointSync({ run: name, store }).syncDir(dir);
+    const into = join(work, `${name}-into`);
+    const hold = (r: IncomingMessage) => r.method === "GET" && (r.url ?? "").includes("model_world_size_1_rank_0.pt");
+    for (let i = 0; i < 3; i++) gw.faults.push({ kind: "hold", match: hold }); // the shard's ranges hang
+    const child = spawn(process.execPath, [CLI, "restore", name, into], { env: storeEnv(), stdio: ["ignore", "ignore", "pipe"] });
+    let stderr = "";
+    child.stderr.on("data", (b: Buffer) => { stderr += b.toString(); });
+    const exited = new Promise<number | null>((r) => child.once("exit", (code) => r(code)));
+    const heldBefore = gw.stats.held;
+    for (let waited = 0; gw.stats.held < heldBefore + 3; waited += 50) {
+      assert.ok(waited < 60_000, "the shard's ranges are in flight");
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    child.kill("SIGINT");
+    assert.equal(await exited, 130, stderr);
+    assert.match(stderr, /restore interrupted/);
+    gw.faults.splice(0, gw.faults.length);
+    assert.deepEqual(readdirSync(into, { recursive: true }), [], "nothing of the step, no staging directory, no temporary file");
+  });
+
   it("rlpipe restore refuses a directory that is not empty; --force replaces the step as a whole and says what it changed", async () => {
     const into = join(work, "occupied");
     mkdirSync(join(into, "global_step_20", "actor"), { recursive: true });

@@ -324,6 +324,8 @@ export class CheckpointSync {
         sha256: f.sha256, signal: stop.signal,
         ...(tell === undefined ? {} : { onBytes: (bytes: number) => tell({ kind: "bytes", step: chosen, bytes }) }),
       }), stop.signal).catch((e: unknown) => { if (firstError === undefined) { firstError = e; stop.abort(e); } })));
+      // Interrupted (Ctrl-C): the caller's reason, not the abort errors of the downloads it stopped.
+      if (this.opts.signal?.aborted === true) throw this.opts.signal.reason;
       if (firstError !== undefined) throw firstError;
       // Everything verified: move the step into place (replacing what was there as a whole), then the tracker.
       const target = join(dir, stepName);

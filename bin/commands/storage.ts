@@ -166,8 +166,13 @@ export async function runRestore(argv: readonly string[], io: Io): Promise<numbe
   const dir = resolve(positionals[1]);
   const out = transferOutput(io, values.json);
   const s = await store(values.store, out.line);
+  // Ctrl-C or SIGTERM: stop the downloads, remove what they wrote, exit 130 with DIR as it was.
+  const abort = new AbortController();
+  const stop = () => abort.abort(new RlpipeError("interrupted", `restore interrupted; ${dir} is as it was`, { exitCode: 130 }));
+  process.once("SIGINT", stop);
+  process.once("SIGTERM", stop);
   try {
-    const r = await new CheckpointSync({ run, store: s, ...(out.onTransfer === undefined ? {} : { onTransfer: out.onTransfer }) }).restore(dir, step, { force: values.force });
+    const r = await new CheckpointSync({ run, store: s, signal: abort.signal, ...(out.onTransfer === undefined ? {} : { onTransfer: out.onTransfer }) }).restore(dir, step, { force: values.force });
     const m = r.manifest;
     if (values.json) {
       io.out(JSON.stringify({ run, step: m.step, files: m.files.length, bytes: m.totalBytes, dir, previousTracker: r.previousTracker ?? null, replacedStep: r.replacedStep, newerSteps: r.newerSteps }, null, 2));
@@ -178,7 +183,11 @@ export async function runRestore(argv: readonly string[], io: Io): Promise<numbe
     if (r.newerSteps.length > 0) out.line(`rlpipe: warning: ${dir} still holds newer steps (${r.newerSteps.join(", ")}); verl resumes from step ${m.step}, the one the tracker names`);
     io.out(`restored ${run} step ${m.step}: ${m.files.length} files, ${humanBytes(m.totalBytes)}, every SHA-256 verified → ${dir}/global_step_${m.step}`);
     return 0;
+  } catch (e) {
+    throw abort.signal.aborted ? abort.signal.reason : e;
   } finally {
+    process.removeListener("SIGINT", stop);
+    process.removeListener("SIGTERM", stop);
     await s.close();
   }
 }
