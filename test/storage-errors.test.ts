@@ -4,7 +4,7 @@
 // (moto behind the strict gateway, a port nobody listens on, a plain-http server spoken to in TLS, a server that
 // never answers) and through the CLI as a user runs it, including the launch-bundle upload of `rlpipe deploy`.
 import assert from "node:assert/strict";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { createServer as createHttpServer } from "node:http";
 import { type AddressInfo, createServer as createNetServer } from "node:net";
 import { tmpdir } from "node:os";
@@ -12,6 +12,8 @@ import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { CreateBucketCommand } from "@aws-sdk/client-s3";
 import { S3Store, resolveS3Options } from "../adapters/storage/s3.js";
+import { FsStore } from "../adapters/storage/fs.js";
+import { fsError } from "../adapters/storage/object-store.js";
 import { type RetryNotice, StorageError, formatRetryNotice, openStore, parseStoreUri, retryLines } from "../adapters/storage/store.js";
 import { classifyStoreError } from "../adapters/storage/store-errors.js";
 import { storeEndpoint } from "../adapters/storage/store-endpoint.js";
@@ -70,6 +72,42 @@ describe("storage errors: classification", () => {
 
   it("an error that is no store failure (a bug) is left alone", () => {
     assert.equal(classifyStoreError(new TypeError("x is undefined"), ctx), undefined);
+  });
+});
+
+describe("storage errors: local file systems (file:// stores, checkpoint and restore directories)", () => {
+  it("permissions, read-only and full disks are errors to act on; a file that went away is left to the caller", () => {
+    const errno = (code: string) => Object.assign(new Error(code), { code, path: "/data/store/x", syscall: "open" });
+    const mapped = (code: string) => fsError(errno(code), "/data/store") as StorageError;
+    assert.deepEqual([mapped("EACCES").code, mapped("EACCES").exitCode], ["permission_denied", 2]);
+    assert.match(mapped("EACCES").message, /^\/data\/store\/x: permission denied \(open\)$/);
+    assert.deepEqual([mapped("EROFS").code, mapped("EROFS").exitCode], ["read_only", 2]);
+    assert.deepEqual([mapped("ENOSPC").code, mapped("ENOSPC").exitCode], ["disk_full", 3]);
+    const gone = errno("ENOENT");
+    assert.equal(fsError(gone, "/x"), gone);
+  });
+
+  it("a file:// store or a restore target under a regular file: exit 2 naming the path, through the CLI too", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "rlpipe-fs-err-"));
+    try {
+      writeFileSync(join(dir, "file"), "x");
+      const store = new FsStore(join(dir, "file", "store"));
+      await assert.rejects(store.putBytes("a/b.txt", "y"), (e: StorageError) => e.code === "bad_path" && e.exitCode === 2 && e.message.includes(join(dir, "file")));
+      mkdirSync(join(dir, "ckpt", "global_step_1"), { recursive: true });
+      writeFileSync(join(dir, "ckpt", "global_step_1", "data.pt"), "z");
+      writeFileSync(join(dir, "ckpt", "latest_checkpointed_iteration.txt"), "1");
+      const env = { PATH: process.env["PATH"] ?? "/usr/bin:/bin" };
+      const sync = await run(process.execPath, [CLI, "sync", "run-f", "--watch", join(dir, "ckpt"), "--once", "--store", join(dir, "file", "store")], { env });
+      assert.equal(sync.status, 2, sync.stderr);
+      assert.match(sync.stderr, /a file where a directory is needed\n {2}hint: check the path/);
+      const ok = await run(process.execPath, [CLI, "sync", "run-f", "--watch", join(dir, "ckpt"), "--once", "--store", join(dir, "store")], { env });
+      assert.equal(ok.status, 0, ok.stderr);
+      const restore = await run(process.execPath, [CLI, "restore", "run-f", join(dir, "file", "into"), "--store", join(dir, "store")], { env });
+      assert.equal(restore.status, 2, restore.stderr);
+      assert.doesNotMatch(sync.stderr + restore.stderr, /bug in rlpipe|internal error/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
 

@@ -12,7 +12,7 @@ import {
   stepOfManifestKey, stepOfRetiredKey, stepsToDelete,
 } from "../../core/checkpoints.js";
 import { Semaphore } from "../../core/util/semaphore.js";
-import { DEFAULT_PART_BYTES, type ObjectInfo, type ObjectStore, StorageError } from "./object-store.js";
+import { DEFAULT_PART_BYTES, type ObjectInfo, type ObjectStore, StorageError, fsError } from "./object-store.js";
 
 /** Progress of one step's transfer, for a meter: its size, then bytes as they move (negative: to be sent again). */
 export type TransferEvent =
@@ -142,6 +142,14 @@ export class CheckpointSync {
    * being uploaded.
    */
   async syncDir(dir: string): Promise<SyncReport> {
+    try {
+      return await this.syncDirOnce(dir);
+    } catch (e) {
+      throw fsError(e, dir); // an unreadable checkpoint directory is the user's to fix, not a bug
+    }
+  }
+
+  private async syncDirOnce(dir: string): Promise<SyncReport> {
     let latest: number | undefined;
     try {
       latest = parseTracker(await readFile(join(dir, TRACKER), "utf8"));
@@ -286,6 +294,14 @@ export class CheckpointSync {
    * as a whole — no file of what was there stays inside it — and the tracker names the restored step).
    */
   async restore(dir: string, step?: number, opts: RestoreOptions = {}): Promise<RestoreReport> {
+    try {
+      return await this.restoreOnce(dir, step, opts);
+    } catch (e) {
+      throw fsError(e, dir);
+    }
+  }
+
+  private async restoreOnce(dir: string, step: number | undefined, opts: RestoreOptions): Promise<RestoreReport> {
     const { run, store } = this.opts;
     const steps = await this.committedSteps();
     const chosen = step ?? steps[steps.length - 1];

@@ -6,7 +6,7 @@ import { mkdir, open, readdir, rename, rm, rmdir, stat, unlink } from "node:fs/p
 import { dirname, join, relative, sep } from "node:path";
 import type { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
-import { type ByteRange, type DownloadOptions, type ObjectInfo, type ObjectStore, type PutFileOptions, type PutFileResult, StorageError, type StoredCopy } from "./object-store.js";
+import { type ByteRange, type DownloadOptions, type ObjectInfo, type ObjectStore, type PutFileOptions, type PutFileResult, StorageError, type StoredCopy, fsError } from "./object-store.js";
 
 const TMP_MARK = ".rlpipe-tmp-";
 
@@ -53,7 +53,7 @@ export class FsStore implements ObjectStore {
     return { size, sha256: hash.digest("hex") };
   }
 
-  async putFile(key: string, path: string, opts: PutFileOptions = {}): Promise<PutFileResult> {
+  private async putFileImpl(key: string, path: string, opts: PutFileOptions = {}): Promise<PutFileResult> {
     const { size, sha256 } = await this.atomicWrite(key, createReadStream(path), opts.signal, opts.onBytes);
     if (opts.sha256 !== undefined && opts.sha256 !== sha256) {
       await unlink(this.path(key)).catch(() => undefined);
@@ -62,19 +62,19 @@ export class FsStore implements ObjectStore {
     return { size, sha256, partsUploaded: 1, partsReused: 0 };
   }
 
-  async putBytes(key: string, data: Uint8Array | string, opts: { sha256?: string; signal?: AbortSignal } = {}): Promise<ObjectInfo> {
+  private async putBytesImpl(key: string, data: Uint8Array | string, opts: { sha256?: string; signal?: AbortSignal } = {}): Promise<ObjectInfo> {
     const bytes = typeof data === "string" ? Buffer.from(data) : data;
     const { size, sha256 } = await this.atomicWrite(key, bytes, opts.signal);
     if (opts.sha256 !== undefined && opts.sha256 !== sha256) throw new StorageError("checksum_mismatch", `bytes for ${key} do not match their sha256`);
     return { key, size };
   }
 
-  async putStream(key: string, body: Readable, opts: { signal?: AbortSignal } = {}): Promise<ObjectInfo> {
+  private async putStreamImpl(key: string, body: Readable, opts: { signal?: AbortSignal } = {}): Promise<ObjectInfo> {
     const { size } = await this.atomicWrite(key, body, opts.signal);
     return { key, size };
   }
 
-  async get(key: string, range?: ByteRange): Promise<Buffer> {
+  private async getImpl(key: string, range?: ByteRange): Promise<Buffer> {
     const p = this.path(key);
     const fh = await open(p, "r").catch((e: NodeJS.ErrnoException) => {
       throw e.code === "ENOENT" ? new StorageError("not_found", `no object ${key} in ${this.url}`) : e;
@@ -92,7 +92,7 @@ export class FsStore implements ObjectStore {
     }
   }
 
-  async download(key: string, path: string, opts: DownloadOptions = {}): Promise<{ size: number; sha256: string }> {
+  private async downloadImpl(key: string, path: string, opts: DownloadOptions = {}): Promise<{ size: number; sha256: string }> {
     await mkdir(dirname(path), { recursive: true });
     const tmp = `${path}${TMP_MARK}${randomBytes(6).toString("hex")}`;
     const hash = createHash("sha256");
@@ -116,7 +116,7 @@ export class FsStore implements ObjectStore {
     }
   }
 
-  async head(key: string): Promise<ObjectInfo | undefined> {
+  private async headImpl(key: string): Promise<ObjectInfo | undefined> {
     try {
       const s = await stat(this.path(key));
       return s.isFile() ? { key, size: s.size, lastModified: s.mtime } : undefined;
@@ -126,7 +126,7 @@ export class FsStore implements ObjectStore {
     }
   }
 
-  async list(prefix: string): Promise<ObjectInfo[]> {
+  private async listImpl(prefix: string): Promise<ObjectInfo[]> {
     const out: ObjectInfo[] = [];
     const walk = async (dir: string): Promise<void> => {
       let entries;
@@ -154,7 +154,7 @@ export class FsStore implements ObjectStore {
     return out.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
   }
 
-  async delete(keys: readonly string[]): Promise<void> {
+  private async deleteImpl(keys: readonly string[]): Promise<void> {
     for (const key of keys) {
       const p = this.path(key);
       await unlink(p).catch((e: NodeJS.ErrnoException) => { if (e.code !== "ENOENT") throw e; });
@@ -168,12 +168,27 @@ export class FsStore implements ObjectStore {
   }
 
   /** The stored file holds the local one when their sizes and SHA-256s match (both are read; they are local). */
-  async storedCopy(key: string, path: string, opts: { listed?: ObjectInfo } = {}): Promise<StoredCopy | undefined> {
+  private async storedCopyImpl(key: string, path: string, opts: { listed?: ObjectInfo } = {}): Promise<StoredCopy | undefined> {
     const size = (await stat(path)).size;
     const info = opts.listed ?? await this.head(key);
     if (info === undefined || info.size !== size) return undefined;
     const [stored, local] = await Promise.all([sha256File(this.path(key)), sha256File(path)]);
     return stored === local ? { size, sha256: local } : undefined;
+  }
+
+  // Every call maps local file-system failures (permissions, a full disk) to StorageErrors with exit codes.
+  putFile(key: string, path: string, opts?: PutFileOptions): Promise<PutFileResult> { return this.guard(() => this.putFileImpl(key, path, opts)); }
+  putBytes(key: string, data: Uint8Array | string, opts?: { sha256?: string; signal?: AbortSignal }): Promise<ObjectInfo> { return this.guard(() => this.putBytesImpl(key, data, opts)); }
+  putStream(key: string, body: Readable, opts?: { signal?: AbortSignal }): Promise<ObjectInfo> { return this.guard(() => this.putStreamImpl(key, body, opts)); }
+  get(key: string, range?: ByteRange): Promise<Buffer> { return this.guard(() => this.getImpl(key, range)); }
+  download(key: string, path: string, opts?: DownloadOptions): Promise<{ size: number; sha256: string }> { return this.guard(() => this.downloadImpl(key, path, opts)); }
+  head(key: string): Promise<ObjectInfo | undefined> { return this.guard(() => this.headImpl(key)); }
+  list(prefix: string): Promise<ObjectInfo[]> { return this.guard(() => this.listImpl(prefix)); }
+  delete(keys: readonly string[]): Promise<void> { return this.guard(() => this.deleteImpl(keys)); }
+  storedCopy(key: string, path: string, opts?: { listed?: ObjectInfo }): Promise<StoredCopy | undefined> { return this.guard(() => this.storedCopyImpl(key, path, opts)); }
+
+  private async guard<T>(fn: () => Promise<T>): Promise<T> {
+    try { return await fn(); } catch (e) { throw fsError(e, this.root); }
   }
 
   async close(): Promise<void> {}

@@ -146,3 +146,19 @@ export function retryLines(write: (line: string) => void, minIntervalMs = 1000, 
     write(formatRetryNotice(n));
   };
 }
+
+/**
+ * A local file-system failure (a file:// store, a checkpoint or restore directory) as a StorageError a user can
+ * act on; other errors (ENOENT among them: callers handle a file that went away) are returned unchanged.
+ */
+export function fsError(e: unknown, where: string): unknown {
+  const x = e as NodeJS.ErrnoException;
+  const path = x.path ?? where;
+  switch (x.code) {
+    case "EACCES": case "EPERM": return new StorageError("permission_denied", `${path}: permission denied (${x.syscall ?? "access"})`, { exitCode: 2, cause: e, hint: `give this user access to ${path}` });
+    case "EROFS": return new StorageError("read_only", `${path}: read-only file system`, { exitCode: 2, cause: e, hint: "use a writable directory" });
+    case "ENOSPC": case "EDQUOT": return new StorageError("disk_full", `${path}: no space left (${x.code})`, { exitCode: 3, cause: e, hint: `free space on the file system of ${path}` });
+    case "ENOTDIR": case "EISDIR": return new StorageError("bad_path", `${path}: ${x.code === "ENOTDIR" ? "a file where a directory is needed" : "a directory where a file is needed"}`, { exitCode: 2, cause: e, hint: "check the path" });
+    default: return e;
+  }
+}
