@@ -368,6 +368,21 @@ describe("checkpoints and metrics in object storage", () => {
       assert.deepEqual(state.committed, [2, 4]);
     });
 
+    it("retention through the runs function remembers what it retired (the same markers rlpipe sync writes and honours)", async () => {
+      const dir = join(work, "side-keep");
+      makeCheckpoints(dir, [2, 4], 4, 1024);
+      const r = await sidecar("run-side-keep", dir, ["--keep-last", "1"]);
+      assert.equal(r.status, 0, r.stderr);
+      const state = await (await fetch(`${fn.url}/v1/runs/run-side-keep/state`, { headers: { authorization: `Bearer ${runToken(SECRET, "run-side-keep")}` } })).json() as { committed: number[]; retired: number[] };
+      assert.deepEqual([state.committed, state.retired], [[4], [2]]);
+      // rlpipe sync on the same run and directory uploads nothing: step 2 is retired, step 4 committed.
+      const from = gw.log.length;
+      const again = await run(process.execPath, [CLI, "sync", "run-side-keep", "--watch", dir, "--once", "--keep-last", "1", "--json"], { env: storeEnv() });
+      assert.equal(again.status, 0, again.stderr);
+      assert.deepEqual(JSON.parse(again.stdout).retired, [2]);
+      assert.deepEqual(gw.log.slice(from).filter((x) => x.method === "PUT" || x.method === "POST"), []);
+    });
+
     it("renews presigned URLs that expire mid-upload", async () => {
       const short = await startHttpServer({ runs: { store, secret: SECRET, urlTtlS: 1 }, cache: new ResultCache() }, { host: "127.0.0.1", port: 0 });
       try {
