@@ -30,7 +30,7 @@ import {
 } from "./object-store.js";
 import { storeEndpoint } from "./store-endpoint.js";
 import { type StoreErrorContext, classifyStoreError, httpStatusOf, s3CodeOf } from "./store-errors.js";
-import { DEFAULT_RETRY_BUDGET_MS, type StoreRetryPolicy, withStoreRetry } from "./store-retry.js";
+import { type StoreRetryPolicy, withStoreRetry } from "./store-retry.js";
 import type { StoreUri } from "./store-uri.js";
 
 // We pin the SDK (Node 20); its notice about future versions needing Node 22 is noise in CLI output.

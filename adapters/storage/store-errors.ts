@@ -4,20 +4,20 @@
 // 429/SlowDown, a body damaged in transit). Anything else — our own bugs — is left as it is.
 import { StorageError } from "./object-store.js";
 
-export type StoreScheme3 = "s3" | "obs" | "cos";
+export type CloudScheme = "s3" | "obs" | "cos";
 
 export interface StoreErrorContext {
   /** PUT, GET, HEAD, LIST, DELETE, CREATE-UPLOAD, … */
   readonly op: string;
   /** s3://bucket/key */
   readonly target: string;
-  readonly scheme: StoreScheme3;
+  readonly scheme: CloudScheme;
   /** The endpoint requests went to, when one was configured. */
   readonly endpoint?: string;
 }
 
 /** The environment variables that configure each scheme (for hints). */
-const CONFIG: Record<StoreScheme3, { endpoint: string; credentials: string }> = {
+const CONFIG: Record<CloudScheme, { endpoint: string; credentials: string }> = {
   s3: { endpoint: "S3_ENDPOINT, AWS_ENDPOINT_URL_S3 or AWS_ENDPOINT_URL (unset for AWS itself) and AWS_REGION", credentials: "AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (+ AWS_SESSION_TOKEN for temporary keys)" },
   obs: { endpoint: "OBS_ENDPOINT or OBS_REGION", credentials: "HUAWEICLOUD_SDK_AK and HUAWEICLOUD_SDK_SK (or OBS_ACCESS_KEY_ID/OBS_SECRET_ACCESS_KEY; + a security token for temporary keys)" },
   cos: { endpoint: "COS_ENDPOINT or COS_REGION", credentials: "TENCENTCLOUD_SECRET_ID and TENCENTCLOUD_SECRET_KEY (or COS_SECRET_ID/COS_SECRET_KEY; + a session token for temporary keys)" },
