@@ -4,6 +4,7 @@
 // (moto behind the strict gateway, a port nobody listens on, a plain-http server spoken to in TLS, a server that
 // never answers) and through the CLI as a user runs it, including the launch-bundle upload of `rlpipe deploy`.
 import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { createServer as createHttpServer } from "node:http";
 import { type AddressInfo, createServer as createNetServer } from "node:net";
@@ -301,6 +302,31 @@ describe("storage errors: against real servers", () => {
       assert.match(r.stderr, /rlpipe: LIST s3:\/\/exists\/runs\/run-x\/checkpoints\/\*: connection refused .*gave up after/);
       assert.match(r.stderr, /hint: .*S3_ENDPOINT/);
       assert.doesNotMatch(r.stderr, /bug in rlpipe|internal error/);
+    });
+
+    it("sync --watch keeps watching through an outage (a line per failed pass); the last pass on SIGTERM decides the exit code", async () => {
+      const dir = mkdtempSync(join(tmpdir(), "rlpipe-watch-outage-"));
+      try {
+        mkdirSync(join(dir, "global_step_1"));
+        writeFileSync(join(dir, "global_step_1", "data.pt"), "z");
+        writeFileSync(join(dir, "latest_checkpointed_iteration.txt"), "1");
+        const child = spawn(process.execPath, [CLI, "sync", "run-w", "--watch", dir, "--interval-s", "0", "--store", "s3://exists/runs"], {
+          env: env({ ...creds, S3_ENDPOINT: `http://127.0.0.1:${closedPort}`, RLPIPE_STORE_RETRY_S: "0" }), stdio: ["ignore", "ignore", "pipe"],
+        });
+        let stderr = "";
+        child.stderr.on("data", (b: Buffer) => { stderr += b.toString(); });
+        const exited = new Promise<number | null>((r) => child.once("exit", (code) => r(code)));
+        for (let waited = 0; (stderr.match(/pass failed/g) ?? []).length < 3; waited += 50) {
+          assert.ok(waited < 60_000, stderr);
+          await new Promise((r) => setTimeout(r, 50));
+        }
+        child.kill("SIGTERM");
+        assert.equal(await exited, 3, stderr);
+        assert.match(stderr, /\[rlpipe sync\] pass failed, next one in 0 s: LIST s3:\/\/exists\/runs\/run-w\/checkpoints\/\*: connection refused/);
+        assert.match(stderr, /\nrlpipe: LIST .*connection refused.*\n {2}hint: /);
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
     });
 
     it("a missing bucket exits 3; no credentials and a bad endpoint exit 2", async () => {

@@ -123,7 +123,14 @@ export async function runSync(argv: readonly string[], io: Io): Promise<number> 
   };
   try {
     for (;;) {
-      await pass();
+      try {
+        await pass();
+      } catch (e) {
+        // Watching beside a training job, a store that is down for longer than the retries is no reason to stop
+        // syncing for the rest of the run: say so and try again next pass. --once and the last pass fail.
+        if (values.once || abort.signal.aborted || !(e instanceof RlpipeError) || e.exitCode !== 3) throw e;
+        out.line(`[rlpipe sync] pass failed, next one in ${interval} s: ${e.message}`);
+      }
       if (values.once || abort.signal.aborted) break;
       // sleep() removes its abort listener when the interval ends: a long watch adds none per pass.
       await sleep(interval * 1000, abort.signal).catch(() => undefined);
