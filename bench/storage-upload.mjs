@@ -130,7 +130,7 @@ const downloads = {
     const store = new S3Store({ scheme: "s3", bucket: "bench", prefix: "", region: "us-east-1", endpoint, credentials: creds });
     const r = await new CheckpointSync({ run: "bench", store }).restore(dest);
     await store.close();
-    if (r.files.length !== 4 + smallCount) throw new Error(`rlpipe restored ${r.files.length} files`);
+    if (r.manifest.files.length !== 4 + smallCount) throw new Error(`rlpipe restored ${r.manifest.files.length} files`);
   },
   aws: async (dest) => {
     const aws = spawnSync(AWS, ["--endpoint-url", endpoint, "s3", "cp", "--recursive", "--only-show-errors", "s3://bench/aws/", dest], { env: awsEnv, encoding: "utf8" });

@@ -6,7 +6,7 @@ import { RlpipeError } from "../core/errors.js";
 import type { Recipe, Provider } from "../core/recipe/schema.js";
 import { shellQuote } from "../core/render/shell.js";
 import type { AdapterContext, AdapterFactory, BundleSink, ProviderAdapter } from "../adapters/providers/provider.js";
-import { type ObjectStore, openStore } from "../adapters/storage/store.js";
+import { type ObjectStore, openStore, retryLines } from "../adapters/storage/store.js";
 
 /** The command line that runs this rlpipe (jobs on this machine call it back: rlpipe serve, eval, sync). */
 export function selfCli(): string {
@@ -14,10 +14,13 @@ export function selfCli(): string {
   return `${shellQuote(process.execPath)} ${shellQuote(script)}`;
 }
 
-/** A BundleSink over a store opened on first use (opening validates the URI and reads credentials). */
-function lazySink(uri: string, env: NodeJS.ProcessEnv): BundleSink & { close(): Promise<void> } {
+/**
+ * A BundleSink over a store opened on first use (opening validates the URI and reads credentials). The store
+ * retries failed requests itself (saying so through `log`) and fails with a StorageError carrying its exit code.
+ */
+function lazySink(uri: string, env: NodeJS.ProcessEnv, log?: (line: string) => void): BundleSink & { close(): Promise<void> } {
   let store: Promise<ObjectStore> | undefined;
-  const get = () => (store ??= openStore(uri.includes("://") ? uri : resolve(uri), env));
+  const get = () => (store ??= openStore(uri.includes("://") ? uri : resolve(uri), env, log === undefined ? {} : { onRetry: retryLines(log) }));
   return {
     putBytes: async (key, data, opts) => (await get()).putBytes(key, data, opts),
     head: async (key, signal) => (await get()).head(key, signal),
@@ -44,7 +47,7 @@ export async function loadAdapter(provider: Provider, recipe: Recipe, opts: { en
   };
   const ctx: AdapterContext = {
     env, recipe, cwd: opts.cwd ?? process.cwd(),
-    bundleSink: (uri) => { const s = lazySink(uri, sinkEnv); sinks.push(s); return s; },
+    bundleSink: (uri) => { const s = lazySink(uri, sinkEnv, opts.log); sinks.push(s); return s; },
     ...(opts.log === undefined ? {} : { log: opts.log }),
   };
   let mod: { createAdapter?: AdapterFactory };

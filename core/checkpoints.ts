@@ -8,6 +8,13 @@ export const layout = {
   stepPrefix: (run: string, step: number) => `${run}/checkpoints/global_step_${step}/`,
   file: (run: string, step: number, rel: string) => `${run}/checkpoints/global_step_${step}/${rel}`,
   manifest: (run: string, step: number) => `${run}/checkpoints/global_step_${step}.manifest.json`,
+  /**
+   * Written before retention deletes a step (or instead of uploading one it would delete at once): the decision
+   * is remembered, so a step verl still keeps on disk is never uploaded again.
+   */
+  retired: (run: string, step: number) => `${run}/checkpoints/global_step_${step}.retired.json`,
+  /** Everything stored for a run. */
+  runPrefix: (run: string) => `${run}/`,
   manifestsPrefix: (run: string) => `${run}/checkpoints/`,
   metricsPrefix: (run: string) => `${run}/metrics/`,
   /** A chunk of the metrics file: bytes [start, end) of one generation (verl rewrites the file on restart). */
@@ -16,6 +23,7 @@ export const layout = {
 } as const;
 
 const MANIFEST_RE = /(?:^|\/)checkpoints\/global_step_(\d+)\.manifest\.json$/;
+const RETIRED_RE = /(?:^|\/)checkpoints\/global_step_(\d+)\.retired\.json$/;
 const CHUNK_RE = /(?:^|\/)metrics\/([0-9a-f]{8,64})\/(\d{16})-(\d{16})\.jsonl$/;
 
 export const RUN_NAME = /^[a-z0-9][a-z0-9._-]{0,127}$/;
@@ -41,6 +49,11 @@ export type ManifestFile = z.infer<typeof ManifestFile>;
 
 export function stepOfManifestKey(key: string): number | undefined {
   const m = MANIFEST_RE.exec(key);
+  return m === null ? undefined : Number(m[1]);
+}
+
+export function stepOfRetiredKey(key: string): number | undefined {
+  const m = RETIRED_RE.exec(key);
   return m === null ? undefined : Number(m[1]);
 }
 
@@ -73,6 +86,11 @@ export interface RetentionPolicy {
   readonly keepLast?: number;
   /** Also keep every step divisible by M. */
   readonly keepEvery?: number;
+}
+
+/** What a retired-step marker records (for people reading the bucket; its existence is what counts). */
+export function retiredRecord(step: number, policy: RetentionPolicy, now: Date, committed: boolean): string {
+  return `${JSON.stringify({ format: "rlpipe-retired/v1", step, retiredAt: now.toISOString(), committed, policy })}\n`;
 }
 
 /** Steps to delete: everything not among the newest keepLast and not a multiple of keepEvery. */

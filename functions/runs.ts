@@ -4,7 +4,7 @@
 // function's secret), which only opens that run's keys.
 import { createHmac, timingSafeEqual } from "node:crypto";
 import { z } from "zod";
-import { ManifestFile, type RetentionPolicy, RUN_NAME, buildManifest, layout, parseChunkKey, safeRelativePath, stepOfManifestKey, stepsToDelete } from "../core/checkpoints.js";
+import { ManifestFile, type RetentionPolicy, RUN_NAME, buildManifest, layout, parseChunkKey, retiredRecord, safeRelativePath, stepOfManifestKey, stepOfRetiredKey, stepsToDelete } from "../core/checkpoints.js";
 import type { S3Store } from "../adapters/storage/s3.js";
 import { type FnRequest, type FnResponse, json, unprocessable } from "./http-types.js";
 
@@ -147,7 +147,9 @@ async function retention(run: string, policy: RetentionPolicy | undefined, deps:
   const committed = (await deps.store.list(layout.manifestsPrefix(run))).map((o) => stepOfManifestKey(o.key)).filter((s): s is number => s !== undefined);
   const doomed = stepsToDelete(committed, policy);
   for (const step of doomed) {
-    await deps.store.delete([layout.manifest(run, step)]); // the step disappears for readers first
+    // The decision is remembered first (as rlpipe sync does): a retired step is never uploaded again.
+    await deps.store.putBytes(layout.retired(run, step), retiredRecord(step, policy, (deps.now ?? (() => new Date()))(), true), { contentType: "application/json" });
+    await deps.store.delete([layout.manifest(run, step)]); // the step disappears for readers next
     await deps.store.delete((await deps.store.list(layout.stepPrefix(run, step))).map((o) => o.key));
   }
   return doomed;
@@ -163,13 +165,15 @@ async function metricsUrl(run: string, body: unknown, deps: RunsDeps): Promise<F
   return json(200, { url, headers: { "Content-MD5": Buffer.from(md5, "hex").toString("base64") }, expiresInS: ttl });
 }
 
-/** What a restarted sidecar needs: committed steps and how far each metrics generation got. */
+/** What a restarted sidecar needs: committed and retired steps (neither is uploaded) and how far each metrics generation got. */
 async function state(run: string, deps: RunsDeps): Promise<FnResponse> {
-  const committed = (await deps.store.list(layout.manifestsPrefix(run))).map((o) => stepOfManifestKey(o.key)).filter((s): s is number => s !== undefined).sort((a, b) => a - b);
+  const checkpoints = await deps.store.list(layout.manifestsPrefix(run));
+  const committed = checkpoints.map((o) => stepOfManifestKey(o.key)).filter((s): s is number => s !== undefined).sort((a, b) => a - b);
+  const retired = checkpoints.map((o) => stepOfRetiredKey(o.key)).filter((s): s is number => s !== undefined).sort((a, b) => a - b);
   const metrics: Record<string, number> = {};
   for (const o of await deps.store.list(layout.metricsPrefix(run))) {
     const c = parseChunkKey(o.key);
     if (c !== undefined) metrics[c.generation] = Math.max(metrics[c.generation] ?? 0, c.end);
   }
-  return json(200, { run, committed, metrics });
+  return json(200, { run, committed, retired, metrics });
 }

@@ -3,12 +3,13 @@
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { appendFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { appendFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import type { IncomingMessage } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { CreateBucketCommand, PutObjectCommand } from "@aws-sdk/client-s3";
-import { CheckpointSync } from "../adapters/storage/checkpoint-sync.js";
+import { CheckpointSync, listFiles } from "../adapters/storage/checkpoint-sync.js";
 import { MetricsSync, readMetricChunks } from "../adapters/storage/metrics-sync.js";
 import { S3Store } from "../adapters/storage/s3.js";
 import { layout } from "../core/checkpoints.js";
@@ -67,7 +68,7 @@ describe("checkpoints and metrics in object storage", () => {
     assert.deepEqual(again.committed, [], "a second pass uploads nothing");
     // restore
     const into = join(work, "restored");
-    const m = await sync.restore(into);
+    const { manifest: m } = await sync.restore(into);
     assert.equal(m.step, 20);
     assert.equal(readFileSync(join(into, "latest_checkpointed_iteration.txt"), "utf8"), "20");
     assert.ok(readFileSync(join(into, "global_step_20", "actor", "model_world_size_1_rank_0.pt")).equals(readFileSync(join(dir, "global_step_20", "actor", "model_world_size_1_rank_0.pt"))));
@@ -78,6 +79,105 @@ describe("checkpoints and metrics in object storage", () => {
     const sync = new CheckpointSync({ run: "run-a", store });
     await store.client.send(new PutObjectCommand({ Bucket: "ckpt", Key: `team/${layout.file("run-a", 10, "data.pt")}`, Body: Buffer.from("tampered") }));
     await assert.rejects(sync.restore(join(work, "tampered"), 10), /does not match the manifest/);
+    assert.deepEqual(readdirSync(join(work, "tampered"), { recursive: true }), [], "nothing left behind");
+  });
+
+  for (const which of ["small", "large"] as const) {
+    it(`rlpipe restore of a step with a corrupted ${which} file exits 1 at once and leaves no partial file`, async () => {
+      const name = `run-corrupt-${which}`;
+      const dir = join(work, name);
+      makeCheckpoints(dir, [1], 1, 40 * MiB); // the shard: three 16 MiB ranges, still downloading when the small file fails
+      await new CheckpointSync({ run: name, store }).syncDir(dir);
+      const rel = which === "small" ? "actor/huggingface/config.json" : "actor/model_world_size_1_rank_0.pt";
+      await store.client.send(new PutObjectCommand({ Bucket: "ckpt", Key: `team/${layout.file(name, 1, rel)}`, Body: which === "small" ? Buffer.from("{}") : randomBytes(40 * MiB) }));
+      const into = join(work, `${name}-into`);
+      const r = await run(process.execPath, [CLI, "restore", name, into], { env: storeEnv(), timeoutMs: 60_000 });
+      assert.equal(r.status, 1, `exits 1 (a file that does not verify), not killed by the test's timeout: ${r.stderr}`);
+      assert.match(r.stderr, new RegExp(`${rel.replace(/\./g, "\\.")}: sha256 [0-9a-f]{64} does not match the manifest's`));
+      assert.match(r.stderr, /hint: /);
+      assert.deepEqual(readdirSync(into, { recursive: true }), [], "no partial file, no .rlpipe-tmp-*, no half-restored step");
+    });
+  }
+
+  it("rlpipe restore interrupted (Ctrl-C) exits 130 and leaves the directory as it was", async () => {
+    const name = "run-interrupt";
+    const dir = join(work, name);
+    makeCheckpoints(dir, [1], 1, 40 * MiB);
+    await new CheckpointSync({ run: name, store }).syncDir(dir);
+    const into = join(work, `${name}-into`);
+    const hold = (r: IncomingMessage) => r.method === "GET" && (r.url ?? "").includes("model_world_size_1_rank_0.pt");
+    for (let i = 0; i < 3; i++) gw.faults.push({ kind: "hold", match: hold }); // the shard's ranges hang
+    const child = spawn(process.execPath, [CLI, "restore", name, into], { env: storeEnv(), stdio: ["ignore", "ignore", "pipe"] });
+    let stderr = "";
+    child.stderr.on("data", (b: Buffer) => { stderr += b.toString(); });
+    const exited = new Promise<number | null>((r) => child.once("exit", (code) => r(code)));
+    const heldBefore = gw.stats.held;
+    for (let waited = 0; gw.stats.held < heldBefore + 3; waited += 50) {
+      assert.ok(waited < 60_000, "the shard's ranges are in flight");
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    child.kill("SIGINT");
+    assert.equal(await exited, 130, stderr);
+    assert.match(stderr, /restore interrupted/);
+    gw.faults.splice(0, gw.faults.length);
+    assert.deepEqual(readdirSync(into, { recursive: true }), [], "nothing of the step, no staging directory, no temporary file");
+  });
+
+  it("rlpipe restore refuses a directory that is not empty; --force replaces the step as a whole and says what it changed", async () => {
+    const into = join(work, "occupied");
+    mkdirSync(join(into, "global_step_20", "actor"), { recursive: true });
+    mkdirSync(join(into, "global_step_55"), { recursive: true });
+    writeFileSync(join(into, "global_step_20", "actor", "model_world_size_2_rank_1.pt"), "a shard of another run");
+    writeFileSync(join(into, "global_step_20", "data.pt"), "old");
+    writeFileSync(join(into, "latest_checkpointed_iteration.txt"), "55");
+    const refused = await run(process.execPath, [CLI, "restore", "run-a", into, "--step", "20"], { env: storeEnv() });
+    assert.equal(refused.status, 2, refused.stderr);
+    assert.match(refused.stderr, /is not empty \(global_step_20, global_step_55, latest_checkpointed_iteration\.txt\)/);
+    assert.match(refused.stderr, /hint: .*--force/);
+    assert.equal(readFileSync(join(into, "latest_checkpointed_iteration.txt"), "utf8"), "55", "nothing touched");
+    assert.equal(readFileSync(join(into, "global_step_20", "data.pt"), "utf8"), "old");
+
+    const forced = await run(process.execPath, [CLI, "restore", "run-a", into, "--step", "20", "--force"], { env: storeEnv() });
+    assert.equal(forced.status, 0, forced.stderr);
+    const manifest = await new CheckpointSync({ run: "run-a", store }).manifest(20);
+    assert.deepEqual(await listFiles(join(into, "global_step_20")), manifest.files.map((f) => f.path), "exactly the step's files: no foreign shard inside it");
+    assert.equal(readFileSync(join(into, "latest_checkpointed_iteration.txt"), "utf8"), "20");
+    assert.match(forced.stderr, /latest_checkpointed_iteration\.txt: 55 → 20 \(--force\)/);
+    assert.match(forced.stderr, /still holds newer steps \(55\)/);
+    assert.ok(existsSync(join(into, "global_step_55")), "other steps are left alone");
+    assert.deepEqual(readdirSync(into).filter((n) => n.startsWith(".rlpipe")), []);
+  });
+
+  it("rlpipe checkpoints, metrics and restore of a run the store does not know: exit 2, 'no run named …'", async () => {
+    for (const args of [["checkpoints", "no-such-run"], ["checkpoints", "no-such-run", "--json"], ["metrics", "no-such-run"], ["restore", "no-such-run", join(work, "nothing")]]) {
+      const r = await run(process.execPath, [CLI, ...args], { env: storeEnv() });
+      assert.equal(r.status, 2, `${args.join(" ")}: ${r.stderr}`);
+      assert.match(r.stderr, /no run named no-such-run in s3:\/\/ckpt\/team\n {2}hint: check the run name/);
+    }
+    // A run that exists but has nothing committed yet is no error.
+    await store.putBytes(layout.file("run-pending", 1, "data.pt"), "x");
+    const known = await run(process.execPath, [CLI, "checkpoints", "run-pending"], { env: storeEnv() });
+    assert.equal(known.status, 0, known.stderr);
+    assert.match(known.stdout, /run run-pending: no committed checkpoints/);
+  });
+
+  it("rlpipe sync --watch: many passes add no listener each (no MaxListenersExceededWarning), and stop cleanly on SIGTERM", async () => {
+    const dir = join(work, "watch");
+    makeCheckpoints(dir, [1], 1, 1024);
+    const storeDir = join(work, "watch-store");
+    const child = spawn(process.execPath, [CLI, "sync", "run-watch", "--watch", dir, "--interval-s", "0", "--json", "--store", storeDir], { env: { PATH: process.env["PATH"] ?? "/usr/bin:/bin" }, stdio: ["ignore", "pipe", "pipe"] });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (b: Buffer) => { stdout += b.toString(); });
+    child.stderr.on("data", (b: Buffer) => { stderr += b.toString(); });
+    const exited = new Promise<number | null>((r) => child.once("exit", (code) => r(code)));
+    for (let waited = 0; stdout.split("\n").length < 30; waited += 50) {
+      assert.ok(waited < 60_000, `30 passes: ${stderr}`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    child.kill("SIGTERM");
+    assert.equal(await exited, 0, stderr);
+    assert.doesNotMatch(stderr, /MaxListenersExceededWarning|memory leak/);
   });
 
   it("a manifest is written only after every file, and a step past the tracker never appears", async () => {
@@ -128,14 +228,92 @@ describe("checkpoints and metrics in object storage", () => {
     await assertCommittedIntact(store, "run-lanes", dir);
   });
 
-  it("retention keeps the last K and every M-th step, deleting manifests before files", async () => {
+  it("retention keeps the last K and every M-th step; a step it would delete at once is not uploaded at all", async () => {
     const dir = join(work, "ret");
     makeCheckpoints(dir, [10, 20, 30, 40, 50], 50, 1024);
     const sync = new CheckpointSync({ run: "run-ret", store, retention: { keepLast: 2, keepEvery: 20 } });
     const r = await sync.syncDir(dir);
-    assert.deepEqual(r.deleted, [10, 30]);
+    assert.deepEqual(r.committed, [20, 40, 50]);
+    assert.deepEqual(r.retired, [10, 30]);
+    assert.deepEqual(r.deleted, []);
     assert.deepEqual(await sync.committedSteps(), [20, 40, 50]);
+    assert.deepEqual(await sync.retiredSteps(), [10, 30]);
     assert.deepEqual(await store.list(layout.stepPrefix("run-ret", 10)), []);
+    // Newer steps: 50 falls out of the newest two (and is no multiple of 20): it is deleted — marker first, then the manifest, then its files.
+    makeCheckpoints(dir, [60, 70], 70, 1024);
+    const deletes: string[][] = [];
+    const spy = new Proxy(store, { get: (t, p) => (p === "delete" || p === "putBytes" ? (...a: unknown[]) => { deletes.push(p === "delete" ? a[0] as string[] : [`put ${String(a[0])}`]); return (t[p] as (...x: unknown[]) => unknown).apply(t, a); } : (t as unknown as Record<string | symbol, unknown>)[p]) });
+    const r2 = await new CheckpointSync({ run: "run-ret", store: spy as S3Store, retention: { keepLast: 2, keepEvery: 20 } }).syncDir(dir);
+    assert.deepEqual([r2.committed, r2.deleted], [[60, 70], [50]]);
+    const order = deletes.flat().filter((k) => k.includes("global_step_50"));
+    assert.equal(order[0], `put ${layout.retired("run-ret", 50)}`, "the decision is recorded first");
+    assert.equal(order[1], layout.manifest("run-ret", 50), "then the step disappears for readers");
+    assert.deepEqual(await store.list(layout.stepPrefix("run-ret", 50)), []);
+  });
+
+  it("--keep-last with verl keeping every step on disk: several passes upload each step at most once (retired steps are remembered in the store)", async () => {
+    const dir = join(work, "keep");
+    makeCheckpoints(dir, [1, 2, 3], 3, 9 * MiB);
+    const from = gw.log.length;
+    const pass = async () => {
+      const r = await run(process.execPath, [CLI, "sync", "run-keep", "--watch", dir, "--once", "--keep-last", "2", "--json"], { env: storeEnv() });
+      assert.equal(r.status, 0, r.stderr);
+      return JSON.parse(r.stdout) as { committed: number[]; deleted: number[]; retired: number[] };
+    };
+    const p1 = await pass();
+    makeCheckpoints(dir, [4], 4, 9 * MiB); // verl saves a step and keeps the old ones
+    const p2 = await pass();
+    makeCheckpoints(dir, [5], 5, 9 * MiB);
+    const p3 = await pass();
+    const before4 = gw.log.length;
+    const p4 = await pass();
+    assert.deepEqual([p1.committed, p2.committed, p3.committed, p4.committed], [[2, 3], [4], [5], []]);
+    assert.deepEqual([p1.deleted, p2.deleted, p3.deleted, p4.deleted], [[], [2], [3], []]);
+    assert.deepEqual(p4.retired, [1, 2, 3]);
+    // Every upload of a step's files, by step: each step's files went up once at most (step 1 never).
+    const uploads = new Map<number, number>();
+    for (const r of gw.log.slice(from)) {
+      const m = /\/run-keep\/checkpoints\/global_step_(\d+)\/data\.pt$/.exec(r.path);
+      if (r.method === "PUT" && m !== null) uploads.set(Number(m[1]), (uploads.get(Number(m[1])) ?? 0) + 1);
+    }
+    assert.deepEqual([...uploads.entries()].sort((a, b) => a[0] - b[0]), [[2, 1], [3, 1], [4, 1], [5, 1]]);
+    assert.deepEqual(gw.log.slice(before4).filter((r) => r.method === "PUT" || r.method === "POST"), [], "a pass with nothing new writes nothing");
+    assert.deepEqual(await assertCommittedIntact(store, "run-keep", dir), [4, 5]);
+  });
+
+  it("an interrupted step resumes without re-sending the files already stored (only the one in flight, from its stored parts)", async () => {
+    const dir = join(work, "resume");
+    const d = join(dir, "global_step_1", "actor");
+    mkdirSync(d, { recursive: true });
+    for (let i = 0; i < 3; i++) writeFileSync(join(d, `model_world_size_3_rank_${i}.pt`), randomBytes(20 * MiB));
+    writeFileSync(join(d, "extra_state.pt"), randomBytes(4096));
+    writeFileSync(join(dir, "latest_checkpointed_iteration.txt"), "1");
+    // The third shard's parts never get an answer: the uploader is killed while they are in flight.
+    const third = (r: IncomingMessage) => isUploadPart(r) && (r.url ?? "").includes("rank_2.pt");
+    for (let i = 0; i < 6; i++) gw.faults.push({ kind: "hold", match: third });
+    const from = gw.log.length;
+    const completed = (rank: number) => gw.log.slice(from).some((r) => r.method === "POST" && r.path.endsWith(`rank_${rank}.pt`) && /uploadId=/.test(r.query));
+    const child = spawn(process.execPath, [CLI, "sync", "run-resume", "--watch", dir, "--once"], { env: storeEnv(), stdio: "ignore" });
+    const exited = new Promise((r) => child.once("exit", r));
+    for (let waited = 0; !(completed(0) && completed(1) && gw.stats.held > 0); waited += 50) {
+      assert.ok(waited < 60_000, "the first two shards complete and the third is in flight");
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    child.kill("SIGKILL");
+    await exited;
+    gw.faults.splice(0, gw.faults.length);
+    assert.deepEqual(await new CheckpointSync({ run: "run-resume", store }).committedSteps(), [], "nothing committed: the step is invisible");
+    const restartFrom = gw.log.length;
+    const bytesBefore = gw.stats.bytesIn;
+    const again = await run(process.execPath, [CLI, "sync", "run-resume", "--watch", dir, "--once", "--json"], { env: storeEnv() });
+    assert.equal(again.status, 0, again.stderr);
+    const sent = gw.stats.bytesIn - bytesBefore;
+    const resent = gw.log.slice(restartFrom).filter((r) => r.method === "PUT" && /rank_[01]\.pt$/.test(r.path));
+    assert.deepEqual(resent, [], "the shards stored before the kill were not sent again");
+    assert.ok(sent <= 20 * MiB + 64 * 1024, `the restart sent ${sent} bytes: the shard in flight and the small files, no more`);
+    const report = JSON.parse(again.stdout) as { bytesReused: number; bytesUploaded: number };
+    assert.ok(report.bytesReused >= 40 * MiB, `reported as reused: ${report.bytesReused}`);
+    assert.deepEqual(await assertCommittedIntact(store, "run-resume", dir), [1]);
   });
 
   it("metrics: chunks of whole lines, resumed after a restart, a rewritten file is a new generation", async () => {
@@ -190,6 +368,21 @@ describe("checkpoints and metrics in object storage", () => {
       assert.deepEqual(state.committed, [2, 4]);
     });
 
+    it("retention through the runs function remembers what it retired (the same markers rlpipe sync writes and honours)", async () => {
+      const dir = join(work, "side-keep");
+      makeCheckpoints(dir, [2, 4], 4, 1024);
+      const r = await sidecar("run-side-keep", dir, ["--keep-last", "1"]);
+      assert.equal(r.status, 0, r.stderr);
+      const state = await (await fetch(`${fn.url}/v1/runs/run-side-keep/state`, { headers: { authorization: `Bearer ${runToken(SECRET, "run-side-keep")}` } })).json() as { committed: number[]; retired: number[] };
+      assert.deepEqual([state.committed, state.retired], [[4], [2]]);
+      // rlpipe sync on the same run and directory uploads nothing: step 2 is retired, step 4 committed.
+      const from = gw.log.length;
+      const again = await run(process.execPath, [CLI, "sync", "run-side-keep", "--watch", dir, "--once", "--keep-last", "1", "--json"], { env: storeEnv() });
+      assert.equal(again.status, 0, again.stderr);
+      assert.deepEqual(JSON.parse(again.stdout).retired, [2]);
+      assert.deepEqual(gw.log.slice(from).filter((x) => x.method === "PUT" || x.method === "POST"), []);
+    });
+
     it("renews presigned URLs that expire mid-upload", async () => {
       const short = await startHttpServer({ runs: { store, secret: SECRET, urlTtlS: 1 }, cache: new ResultCache() }, { host: "127.0.0.1", port: 0 });
       try {
@@ -238,6 +431,7 @@ describe("checkpoints and metrics in object storage", () => {
         ? ["/usr/bin/python3", [SIDECAR, "--url", fn.url, "--run", name, "--dir", dir, "--once", "--part-size-mb", "8"]] as const
         : [process.execPath, [CLI, "sync", name, "--watch", dir, "--once"]] as const;
       const env = python ? { PATH: "/usr/bin:/bin", RLPIPE_RUN_TOKEN: runToken(SECRET, name) } : storeEnv();
+      const logFrom = gw.log.length;
       const child = spawn(args[0], [...args[1]], { env, stdio: "ignore" });
       const exited = new Promise((r) => child.once("exit", r)); // registered now: the child may finish before the kill
       const killAt = 100 + Math.floor(rnd() * 1400);
@@ -250,6 +444,12 @@ describe("checkpoints and metrics in object storage", () => {
       const again = await run(args[0], [...args[1]], { env });
       assert.equal(again.status, 0, `trial ${trial}: ${again.stderr}`);
       assert.deepEqual(await assertCommittedIntact(store, name, dir), [1, 2, 3], `trial ${trial} (${python ? "python" : "node"}, killed at ${killAt} ms)`);
+      if (!python) {
+        // Across the kill, every file went up once, plus at most the parts that were in flight (8 × 8 MiB).
+        const sent = gw.log.slice(logFrom).filter((r) => r.method === "PUT" && r.path.includes(`/${name}/`)).reduce((n, r) => n + r.bytes, 0);
+        const stepBytes = 3 * (17 * MiB + 4096 + 100) + 64 * 1024;
+        assert.ok(sent <= stepBytes + 8 * 8 * MiB, `trial ${trial}: ${(sent / MiB).toFixed(1)} MiB sent for ${(stepBytes / MiB).toFixed(1)} MiB of checkpoints`);
+      }
       const partsAfterRestart = gw.stats.uploadParts - before;
       if (partsAfterRestart < 3 * 3 - visible.length * 3) reused++;
     }

@@ -47,4 +47,13 @@ describe("FileHasher (worker thread)", () => {
     again.add(0, 2);
     assert.equal(await again.finish(), createHash("sha256").update("abc").digest("hex"));
   });
+
+  it("a hash begun before close() fails when finished after it, instead of waiting forever", async () => {
+    writeFileSync(join(dir, "d"), Buffer.from("abc"));
+    const h = hasher.begin(join(dir, "d"));
+    h.add(0, 2);
+    await hasher.close();
+    const outcome = await Promise.race([h.finish().then(() => "resolved", (e: Error) => e.message), new Promise((r) => setTimeout(() => r("still waiting"), 5000).unref())]);
+    assert.match(String(outcome), /hashing worker was closed/);
+  });
 });

@@ -1,12 +1,12 @@
 // The object-store contract every backend passes: the file store, moto behind the strict gateway, versitygw.
 import assert from "node:assert/strict";
 import { createHash, randomBytes } from "node:crypto";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Readable } from "node:stream";
 import { after, before, describe, it } from "node:test";
-import type { ObjectStore } from "../adapters/storage/store.js";
+import type { ObjectStore, StorageError } from "../adapters/storage/store.js";
 
 const MiB = 1024 * 1024;
 const sha = (b: Buffer) => createHash("sha256").update(b).digest("hex");
@@ -37,13 +37,33 @@ export function contract(name: string, make: () => Promise<{ store: ObjectStore;
       const data = randomBytes(20 * MiB + 12345);
       const path = join(dir, "big.bin");
       writeFileSync(path, data);
-      const r = await store.putFile("files/big.bin", path, { partSizeBytes: 8 * MiB, concurrency: 3 });
+      let sent = 0;
+      const r = await store.putFile("files/big.bin", path, { partSizeBytes: 8 * MiB, concurrency: 3, onBytes: (n) => { sent += n; } });
       assert.equal(r.size, data.length);
       assert.equal(r.sha256, sha(data));
+      assert.equal(sent, data.length, "progress counts every byte once");
       const back = join(dir, "back.bin");
-      await store.download("files/big.bin", back, { sha256: r.sha256 });
+      let received = 0;
+      await store.download("files/big.bin", back, { sha256: r.sha256, onBytes: (n) => { received += n; } });
+      assert.equal(received, data.length);
       assert.ok(readFileSync(back).equals(data));
-      await assert.rejects(store.download("files/big.bin", join(dir, "bad.bin"), { sha256: "0".repeat(64) }), /does not match/);
+      await assert.rejects(store.download("files/big.bin", join(dir, "bad.bin"), { sha256: "0".repeat(64) }), (e: StorageError) => {
+        assert.match(e.message, /does not match/);
+        assert.equal(e.exitCode, 1, "a file that does not verify");
+        return true;
+      });
+      assert.deepEqual(readdirSync(dir).filter((n) => n.startsWith("bad.bin")), [], "no partial or temporary file left");
+    });
+
+    it("knows a stored copy of a local file by size and checksum (an interrupted upload need not send it again)", async () => {
+      const data = randomBytes(17 * MiB + 3);
+      const path = join(dir, "copy.bin");
+      writeFileSync(path, data);
+      const r = await store.putFile("files/copy.bin", path, { partSizeBytes: 8 * MiB });
+      assert.deepEqual(await store.storedCopy("files/copy.bin", path, { partSizeBytes: 8 * MiB }), { size: data.length, sha256: r.sha256 });
+      writeFileSync(path, Buffer.concat([data.subarray(0, 100), Buffer.from([data[100]! ^ 1]), data.subarray(101)]));
+      assert.equal(await store.storedCopy("files/copy.bin", path, { partSizeBytes: 8 * MiB }), undefined, "same size, other bytes");
+      assert.equal(await store.storedCopy("files/none.bin", path), undefined);
     });
 
     it("puts a stream of unknown length", async () => {

@@ -110,6 +110,25 @@ describe("storage on versitygw (a server that verifies checksums itself)", () =>
     });
   });
 
+  it("a file already stored (CRC32 parts, single PUT) is recognised by size and ETag, so a resumed step does not send it again", async () => {
+    await inTempDir(await bucket("stored"), async (store, dir) => {
+      const big = randomBytes(3 * 8 * MiB + 5);
+      const small = randomBytes(1000);
+      writeFileSync(join(dir, "big.bin"), big);
+      writeFileSync(join(dir, "small.bin"), small);
+      const put = await store.putFile("big.bin", join(dir, "big.bin"), { partSizeBytes: 8 * MiB });
+      await store.putFile("small.bin", join(dir, "small.bin"));
+      assert.deepEqual(await store.storedCopy("big.bin", join(dir, "big.bin"), { partSizeBytes: 8 * MiB }), { size: big.length, sha256: put.sha256 });
+      const listed = (await store.list("")).find((o) => o.key === "small.bin");
+      assert.equal((await store.storedCopy("small.bin", join(dir, "small.bin"), { listed }))?.sha256, createHash("sha256").update(small).digest("hex"));
+      // Same size, other bytes: not a stored copy; nor is a key that does not exist.
+      big[100]! ^= 1;
+      writeFileSync(join(dir, "big.bin"), big);
+      assert.equal(await store.storedCopy("big.bin", join(dir, "big.bin"), { partSizeBytes: 8 * MiB }), undefined);
+      assert.equal(await store.storedCopy("nothing.bin", join(dir, "small.bin")), undefined);
+    });
+  });
+
   it("an MD5-only caller finding a CRC32 upload of its key aborts it and starts its own", async () => {
     await inTempDir(await bucket("mixed"), async (store, dir) => {
       const data = randomBytes(2 * 8 * MiB + 1);
@@ -147,6 +166,7 @@ describe("storage on versitygw (a server that verifies checksums itself)", () =>
         const dir = join(work, name);
         makeCheckpoints(dir, [1, 2], 2, 25 * MiB);
         const args = [cli, "sync", name, "--watch", dir, "--once"];
+        const bytesBefore = gw.stats.bytesIn;
         const child = spawn(process.execPath, args, { env, stdio: "ignore" });
         const exited = new Promise((r) => child.once("exit", r));
         const killAt = 100 + Math.floor(rnd() * 900);
@@ -159,6 +179,9 @@ describe("storage on versitygw (a server that verifies checksums itself)", () =>
         const again = await run(process.execPath, args, { env });
         assert.equal(again.status, 0, `trial ${trial} (killed at ${killAt} ms, ${visible.length} steps visible): ${again.stderr}`);
         assert.deepEqual(await assertCommittedIntact(store, name, dir), [1, 2], `trial ${trial}`);
+        // Across the kill every file went up once, plus at most the parts that were in flight (8 × 8 MiB).
+        const sent = gw.stats.bytesIn - bytesBefore;
+        assert.ok(sent <= 2 * (25 * MiB + 8192) + 8 * 8 * MiB, `trial ${trial}: ${(sent / MiB).toFixed(1)} MiB sent for ${(2 * 25)} MiB of checkpoints`);
         const after = await store.client.send(new ListMultipartUploadsCommand({ Bucket: "kill", Prefix: `runs/${name}/` }));
         assert.equal((after.Uploads ?? []).length, 0, `trial ${trial}: no unfinished upload left`);
       }

@@ -9,18 +9,19 @@ import { type IncomingMessage, createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { Readable } from "node:stream";
 import { after, before, describe, it } from "node:test";
 import { CreateBucketCommand } from "@aws-sdk/client-s3";
 import { FsStore } from "../adapters/storage/fs.js";
 import { S3Store, hashFile, planParts, resolveS3Options } from "../adapters/storage/s3.js";
-import { parseStoreUri } from "../adapters/storage/store.js";
+import { StorageError, parseStoreUri } from "../adapters/storage/store.js";
 import { type Gateway, isUploadPart, startGateway } from "./fakes/s3-gateway.js";
 import { verifySigV4 } from "./fakes/sigv4.js";
 import { type Moto, TEST_CREDENTIALS, startMoto } from "./servers/moto.js";
 import { contract, inTempDir } from "./storage-contract.js";
 
 const MiB = 1024 * 1024;
+/** Retries as in production, but quick (no test asserts a time). */
+const FAST_RETRY = { baseDelayMs: 20, maxDelayMs: 200 };
 
 describe("storage", () => {
   let moto: Moto;
@@ -34,7 +35,7 @@ describe("storage", () => {
   // moto ignores x-amz-checksum-crc32, so these stores use Content-MD5 (the gateway checks it); the fall back
   // from the CRC32 default is tested on its own below.
   const s3 = (bucket: string, extra: Partial<ConstructorParameters<typeof S3Store>[0]> = {}) =>
-    new S3Store({ scheme: "s3", bucket, prefix: "runs", region: "us-east-1", endpoint: gw.endpoint, credentials: TEST_CREDENTIALS, partChecksum: "md5", ...extra });
+    new S3Store({ scheme: "s3", bucket, prefix: "runs", region: "us-east-1", endpoint: gw.endpoint, credentials: TEST_CREDENTIALS, partChecksum: "md5", retry: FAST_RETRY, ...extra });
   async function bucket(name: string): Promise<S3Store> {
     const store = s3(name);
     await store.client.send(new CreateBucketCommand({ Bucket: name }));
@@ -148,7 +149,8 @@ describe("storage", () => {
   });
 
   it("a download cut off mid-stream fetches that range again; one that keeps failing leaves no file behind", async () => {
-    await inTempDir(await bucket("cut"), async (store, dir) => {
+    await bucket("cut");
+    await inTempDir(s3("cut", { retry: { ...FAST_RETRY, maxAttempts: 4 } }), async (store, dir) => {
       const data = randomBytes(40 * MiB + 5); // three 16 MiB ranges
       writeFileSync(join(dir, "f.bin"), data);
       const put = await store.putFile("f.bin", join(dir, "f.bin"), { partSizeBytes: 8 * MiB });
@@ -161,7 +163,11 @@ describe("storage", () => {
       assert.ok(readFileSync(join(dir, "back.bin")).equals(data));
       // Range 2 is cut on every attempt: the download fails, and neither the file nor its temporary stays.
       for (let i = 0; i < 4; i++) gw.faults.push({ kind: "cut", match: rangeGet(32 * MiB) });
-      await assert.rejects(store.download("f.bin", join(dir, "again.bin")), /bytes 33554432-41943044 failed 4 times/);
+      await assert.rejects(store.download("f.bin", join(dir, "again.bin")), (e: StorageError) => {
+        assert.match(e.message, /^GET s3:\/\/cut\/runs\/f\.bin bytes 33554432-41943044: the connection dropped .*gave up after 4 attempts/);
+        assert.equal(e.exitCode, 3);
+        return true;
+      });
       assert.equal(gw.faults.length, 0);
       assert.deepEqual(readdirSync(dir).sort(), ["back.bin", "f.bin"]);
     });
@@ -210,8 +216,8 @@ describe("storage: provider configuration", () => {
 
   it("part checksums: CRC32 for s3://, Content-MD5 for OBS and COS (all they take), RLPIPE_PART_CHECKSUM overrides", () => {
     assert.equal(resolveS3Options(parseStoreUri("s3://ckpt"), {}).partChecksum, "crc32");
-    assert.equal(resolveS3Options(parseStoreUri("obs://ckpt"), { OBS_REGION: "cn-southwest-2" }).partChecksum, "md5");
-    assert.equal(resolveS3Options(parseStoreUri("cos://ckpt-125"), { COS_REGION: "ap-shanghai" }).partChecksum, "md5");
+    assert.equal(resolveS3Options(parseStoreUri("obs://ckpt"), { OBS_REGION: "cn-southwest-2", HUAWEICLOUD_SDK_AK: "ak", HUAWEICLOUD_SDK_SK: "sk" }).partChecksum, "md5");
+    assert.equal(resolveS3Options(parseStoreUri("cos://ckpt-125"), { COS_REGION: "ap-shanghai", COS_SECRET_ID: "id", COS_SECRET_KEY: "key" }).partChecksum, "md5");
     assert.equal(resolveS3Options(parseStoreUri("s3://ckpt"), { RLPIPE_PART_CHECKSUM: "md5" }).partChecksum, "md5");
     assert.throws(() => resolveS3Options(parseStoreUri("s3://ckpt"), { RLPIPE_PART_CHECKSUM: "sha1" }), /RLPIPE_PART_CHECKSUM must be md5 or crc32/);
   });

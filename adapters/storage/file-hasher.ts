@@ -28,6 +28,8 @@ export class FileHasher {
       finish: () => {
         done = true;
         return new Promise<string>((resolve, reject) => {
+          // A worker that was closed or died never answers: fail now instead of waiting forever.
+          if (this.worker !== w) { reject(new Error("the hashing worker was closed before the file was hashed")); return; }
           this.waiting.set(id, { resolve, reject });
           w.postMessage({ op: "finish", id } satisfies Request);
         });
@@ -44,7 +46,11 @@ export class FileHasher {
   async close(): Promise<void> {
     const w = this.worker;
     this.worker = undefined;
-    if (w !== undefined) await w.terminate();
+    if (w === undefined) return;
+    await w.terminate();
+    // Hashes still waiting would wait forever (the exit handler below may have run before they asked).
+    for (const [, waiter] of this.waiting) waiter.reject(new Error("the hashing worker was closed"));
+    this.waiting.clear();
   }
 
   private ensure(): Worker {
@@ -64,7 +70,7 @@ export class FileHasher {
       this.worker = undefined;
     };
     w.on("error", failAll);
-    w.on("exit", (code) => { if (this.waiting.size > 0) failAll(new Error(`the hashing worker exited (code ${code})`)); });
+    w.on("exit", (code) => { if (this.worker === w) this.worker = undefined; if (this.waiting.size > 0) failAll(new Error(`the hashing worker exited (code ${code})`)); });
     this.worker = w;
     return w;
   }

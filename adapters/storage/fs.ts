@@ -6,7 +6,7 @@ import { mkdir, open, readdir, rename, rm, rmdir, stat, unlink } from "node:fs/p
 import { dirname, join, relative, sep } from "node:path";
 import type { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
-import { type ByteRange, type ObjectInfo, type ObjectStore, type PutFileOptions, type PutFileResult, StorageError } from "./store.js";
+import { type ByteRange, type DownloadOptions, type ObjectInfo, type ObjectStore, type PutFileOptions, type PutFileResult, StorageError, type StoredCopy, fsError } from "./object-store.js";
 
 const TMP_MARK = ".rlpipe-tmp-";
 
@@ -25,7 +25,7 @@ export class FsStore implements ObjectStore {
   }
 
   /** Write through a temp file + fsync + rename; returns size and SHA-256 of what was written. */
-  private async atomicWrite(key: string, source: Readable | Uint8Array, signal?: AbortSignal): Promise<{ size: number; sha256: string }> {
+  private async atomicWrite(key: string, source: Readable | Uint8Array, signal?: AbortSignal, onBytes?: (bytes: number) => void): Promise<{ size: number; sha256: string }> {
     const dest = this.path(key);
     await mkdir(dirname(dest), { recursive: true });
     const tmp = `${dest}${TMP_MARK}${randomBytes(6).toString("hex")}`;
@@ -39,7 +39,8 @@ export class FsStore implements ObjectStore {
         size = source.length;
       } else {
         const out = createWriteStream(tmp);
-        source.on("data", (c: Buffer) => { hash.update(c); size += c.length; });
+        // Attached in the same tick as the pipeline: a listener added earlier would start the flow and lose data.
+        source.on("data", (c: Buffer) => { hash.update(c); size += c.length; onBytes?.(c.length); });
         await pipeline(source, out, signal === undefined ? {} : { signal });
         const fh = await open(tmp, "r+");
         try { await fh.sync(); } finally { await fh.close(); }
@@ -52,8 +53,8 @@ export class FsStore implements ObjectStore {
     return { size, sha256: hash.digest("hex") };
   }
 
-  async putFile(key: string, path: string, opts: PutFileOptions = {}): Promise<PutFileResult> {
-    const { size, sha256 } = await this.atomicWrite(key, createReadStream(path), opts.signal);
+  private async putFileImpl(key: string, path: string, opts: PutFileOptions = {}): Promise<PutFileResult> {
+    const { size, sha256 } = await this.atomicWrite(key, createReadStream(path), opts.signal, opts.onBytes);
     if (opts.sha256 !== undefined && opts.sha256 !== sha256) {
       await unlink(this.path(key)).catch(() => undefined);
       throw new StorageError("checksum_mismatch", `${path} changed while it was copied (sha256 ${sha256}, expected ${opts.sha256})`);
@@ -61,19 +62,19 @@ export class FsStore implements ObjectStore {
     return { size, sha256, partsUploaded: 1, partsReused: 0 };
   }
 
-  async putBytes(key: string, data: Uint8Array | string, opts: { sha256?: string; signal?: AbortSignal } = {}): Promise<ObjectInfo> {
+  private async putBytesImpl(key: string, data: Uint8Array | string, opts: { sha256?: string; signal?: AbortSignal } = {}): Promise<ObjectInfo> {
     const bytes = typeof data === "string" ? Buffer.from(data) : data;
     const { size, sha256 } = await this.atomicWrite(key, bytes, opts.signal);
     if (opts.sha256 !== undefined && opts.sha256 !== sha256) throw new StorageError("checksum_mismatch", `bytes for ${key} do not match their sha256`);
     return { key, size };
   }
 
-  async putStream(key: string, body: Readable, opts: { signal?: AbortSignal } = {}): Promise<ObjectInfo> {
+  private async putStreamImpl(key: string, body: Readable, opts: { signal?: AbortSignal } = {}): Promise<ObjectInfo> {
     const { size } = await this.atomicWrite(key, body, opts.signal);
     return { key, size };
   }
 
-  async get(key: string, range?: ByteRange): Promise<Buffer> {
+  private async getImpl(key: string, range?: ByteRange): Promise<Buffer> {
     const p = this.path(key);
     const fh = await open(p, "r").catch((e: NodeJS.ErrnoException) => {
       throw e.code === "ENOENT" ? new StorageError("not_found", `no object ${key} in ${this.url}`) : e;
@@ -91,17 +92,21 @@ export class FsStore implements ObjectStore {
     }
   }
 
-  async download(key: string, path: string, opts: { sha256?: string; signal?: AbortSignal } = {}): Promise<{ size: number; sha256: string }> {
+  private async downloadImpl(key: string, path: string, opts: DownloadOptions = {}): Promise<{ size: number; sha256: string }> {
     await mkdir(dirname(path), { recursive: true });
     const tmp = `${path}${TMP_MARK}${randomBytes(6).toString("hex")}`;
     const hash = createHash("sha256");
     let size = 0;
     try {
       const src = createReadStream(this.path(key));
-      src.on("data", (c: string | Buffer) => { hash.update(c); size += c.length; });
+      src.on("data", (c: string | Buffer) => { hash.update(c); size += c.length; opts.onBytes?.(c.length); });
       await pipeline(src, createWriteStream(tmp), opts.signal === undefined ? {} : { signal: opts.signal });
       const sha256 = hash.digest("hex");
-      if (opts.sha256 !== undefined && sha256 !== opts.sha256) throw new StorageError("checksum_mismatch", `${key}: sha256 ${sha256} does not match the manifest's ${opts.sha256}`);
+      if (opts.sha256 !== undefined && sha256 !== opts.sha256) {
+        throw new StorageError("checksum_mismatch", `${key}: sha256 ${sha256} does not match the manifest's ${opts.sha256}`, {
+          exitCode: 1, hint: "the stored object is not what was committed: restore another step (rlpipe checkpoints <run> lists them)",
+        });
+      }
       await rename(tmp, path);
       return { size, sha256 };
     } catch (e) {
@@ -111,7 +116,7 @@ export class FsStore implements ObjectStore {
     }
   }
 
-  async head(key: string): Promise<ObjectInfo | undefined> {
+  private async headImpl(key: string): Promise<ObjectInfo | undefined> {
     try {
       const s = await stat(this.path(key));
       return s.isFile() ? { key, size: s.size, lastModified: s.mtime } : undefined;
@@ -121,7 +126,7 @@ export class FsStore implements ObjectStore {
     }
   }
 
-  async list(prefix: string): Promise<ObjectInfo[]> {
+  private async listImpl(prefix: string): Promise<ObjectInfo[]> {
     const out: ObjectInfo[] = [];
     const walk = async (dir: string): Promise<void> => {
       let entries;
@@ -149,7 +154,7 @@ export class FsStore implements ObjectStore {
     return out.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
   }
 
-  async delete(keys: readonly string[]): Promise<void> {
+  private async deleteImpl(keys: readonly string[]): Promise<void> {
     for (const key of keys) {
       const p = this.path(key);
       await unlink(p).catch((e: NodeJS.ErrnoException) => { if (e.code !== "ENOENT") throw e; });
@@ -162,5 +167,35 @@ export class FsStore implements ObjectStore {
     }
   }
 
+  /** The stored file holds the local one when their sizes and SHA-256s match (both are read; they are local). */
+  private async storedCopyImpl(key: string, path: string, opts: { listed?: ObjectInfo } = {}): Promise<StoredCopy | undefined> {
+    const size = (await stat(path)).size;
+    const info = opts.listed ?? await this.head(key);
+    if (info === undefined || info.size !== size) return undefined;
+    const [stored, local] = await Promise.all([sha256File(this.path(key)), sha256File(path)]);
+    return stored === local ? { size, sha256: local } : undefined;
+  }
+
+  // Every call maps local file-system failures (permissions, a full disk) to StorageErrors with exit codes.
+  putFile(key: string, path: string, opts?: PutFileOptions): Promise<PutFileResult> { return this.guard(() => this.putFileImpl(key, path, opts)); }
+  putBytes(key: string, data: Uint8Array | string, opts?: { sha256?: string; signal?: AbortSignal }): Promise<ObjectInfo> { return this.guard(() => this.putBytesImpl(key, data, opts)); }
+  putStream(key: string, body: Readable, opts?: { signal?: AbortSignal }): Promise<ObjectInfo> { return this.guard(() => this.putStreamImpl(key, body, opts)); }
+  get(key: string, range?: ByteRange): Promise<Buffer> { return this.guard(() => this.getImpl(key, range)); }
+  download(key: string, path: string, opts?: DownloadOptions): Promise<{ size: number; sha256: string }> { return this.guard(() => this.downloadImpl(key, path, opts)); }
+  head(key: string): Promise<ObjectInfo | undefined> { return this.guard(() => this.headImpl(key)); }
+  list(prefix: string): Promise<ObjectInfo[]> { return this.guard(() => this.listImpl(prefix)); }
+  delete(keys: readonly string[]): Promise<void> { return this.guard(() => this.deleteImpl(keys)); }
+  storedCopy(key: string, path: string, opts?: { listed?: ObjectInfo }): Promise<StoredCopy | undefined> { return this.guard(() => this.storedCopyImpl(key, path, opts)); }
+
+  private async guard<T>(fn: () => Promise<T>): Promise<T> {
+    try { return await fn(); } catch (e) { throw fsError(e, this.root); }
+  }
+
   async close(): Promise<void> {}
+}
+
+async function sha256File(path: string): Promise<string> {
+  const h = createHash("sha256");
+  for await (const chunk of createReadStream(path)) h.update(chunk as Buffer);
+  return h.digest("hex");
 }

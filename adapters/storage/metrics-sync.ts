@@ -6,7 +6,7 @@ import { createHash } from "node:crypto";
 import { open } from "node:fs/promises";
 import { GENERATION_HEX_CHARS, layout, parseChunkKey } from "../../core/checkpoints.js";
 import type { MetricsChunk } from "../../core/metrics.js";
-import type { ObjectStore } from "./store.js";
+import type { ObjectStore } from "./object-store.js";
 
 const MAX_CHUNK_BYTES = 4 * 1024 * 1024;
 

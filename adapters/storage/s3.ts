@@ -5,7 +5,9 @@
 // part corrupted in transit is caught even by servers that ignore Content-MD5). CRC32 is ~6× cheaper than MD5
 // for us, and a server that verifies Content-MD5 hashes every byte a second time; OBS and COS take MD5 only.
 // An interrupted upload resumes: the parts the server already holds with the right MD5 are not sent again.
-import { createHash } from "node:crypto";
+// Every request goes through one retry layer (store-retry.ts) and every failure becomes a classified
+// StorageError (store-errors.ts); the SDK itself does not retry.
+import { createHash, randomBytes } from "node:crypto";
 import { setMaxListeners } from "node:events";
 import { crc32 } from "node:zlib";
 import { createReadStream } from "node:fs";
@@ -19,10 +21,17 @@ import {
 } from "@aws-sdk/client-s3";
 import { getSignedUrl } from "@aws-sdk/s3-request-presigner";
 import { NodeHttpHandler } from "@smithy/node-http-handler";
-import { isLoopbackHost, parseEndpoint } from "../../core/util/endpoint.js";
+import { isLoopbackHost } from "../../core/util/endpoint.js";
 import { Semaphore } from "../../core/util/semaphore.js";
 import { FileHasher } from "./file-hasher.js";
-import { type ByteRange, DEFAULT_PART_BYTES, type ObjectInfo, type ObjectStore, type PutFileOptions, type PutFileResult, StorageError, type StoreUri } from "./store.js";
+import {
+  type ByteRange, DEFAULT_PART_BYTES, type DownloadOptions, type ObjectInfo, type ObjectStore, type PutFileOptions, type PutFileResult, type RetryNotice,
+  StorageError, type StoredCopy,
+} from "./object-store.js";
+import { storeEndpoint } from "./store-endpoint.js";
+import { type StoreErrorContext, classifyStoreError, httpStatusOf, s3CodeOf } from "./store-errors.js";
+import { type StoreRetryPolicy, withStoreRetry } from "./store-retry.js";
+import type { StoreUri } from "./store-uri.js";
 
 // We pin the SDK (Node 20); its notice about future versions needing Node 22 is noise in CLI output.
 process.env["AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED"] ??= "true";
@@ -30,7 +39,6 @@ process.env["AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED"] ??= "true";
 const MiB = 1024 * 1024;
 export const MIN_PART_BYTES = 8 * MiB;
 const MAX_PARTS = 10_000;
-const PART_ATTEMPTS = 4;
 /** Range size for downloads: big enough that per-request costs vanish, small enough to retry cheaply. */
 const RANGE_BYTES = 16 * MiB;
 
@@ -43,8 +51,16 @@ export interface S3StoreOptions {
   readonly credentials?: { readonly accessKeyId: string; readonly secretAccessKey: string; readonly sessionToken?: string };
   /** Default: path style for loopback endpoints, virtual-hosted otherwise. */
   readonly forcePathStyle?: boolean;
+  /** The longest one request may take, body included (default 15 min: a part or range on a slow link). */
   readonly requestTimeoutMs?: number;
+  /** A connection that sends and receives nothing for this long is dead (default 120 s). */
+  readonly idleTimeoutMs?: number;
+  readonly connectTimeoutMs?: number;
   readonly maxSockets?: number;
+  /** Retries of failed requests (the store's only retry layer). */
+  readonly retry?: StoreRetryPolicy;
+  /** Told before each retry (the CLI prints one line on stderr). */
+  readonly onRetry?: (n: RetryNotice) => void;
   /**
    * Checksum of each multipart part. "crc32" (default for s3://) falls back to "md5" by itself when the server
    * does not echo the CRC32 (it did not verify it); "md5" (OBS, COS, RLPIPE_PART_CHECKSUM=md5) is Content-MD5.
@@ -89,50 +105,61 @@ export function planParts(size: number, requested = DEFAULT_PART_BYTES): PartPla
   return { partSize, count: Math.max(1, Math.ceil(size / partSize)) };
 }
 
-/** Plain http is accepted only for loopback endpoints (tests, local servers). */
-export function checkEndpoint(endpoint: string): URL {
-  const r = parseEndpoint(endpoint);
-  if ("problem" in r) throw new StorageError(r.problem.code, r.problem.message, { exitCode: 2, ...(r.problem.hint === undefined ? {} : { hint: r.problem.hint }) });
-  return r.url;
-}
-
 type Env = Readonly<Record<string, string | undefined>>;
 
 /** Endpoint, region and credentials per provider, from options then environment variables. */
 export function resolveS3Options(uri: StoreUri, env: Env): S3StoreOptions {
-  const pick = (...names: string[]) => names.map((n) => env[n]).find((v) => v !== undefined && v !== "");
+  const pickNamed = (...names: string[]) => names.map((n) => ({ n, v: env[n] })).find((x) => x.v !== undefined && x.v !== "");
+  const pick = (...names: string[]) => pickNamed(...names)?.v;
   const scheme = uri.scheme as "s3" | "obs" | "cos";
   let region: string | undefined;
+  let endpointVar: { n: string; v?: string | undefined } | undefined;
   let endpoint: string | undefined;
   let id: string | undefined;
   let secret: string | undefined;
   let token: string | undefined;
   if (scheme === "s3") {
     region = pick("AWS_REGION", "AWS_DEFAULT_REGION") ?? "us-east-1";
-    endpoint = pick("S3_ENDPOINT", "AWS_ENDPOINT_URL_S3", "AWS_ENDPOINT_URL");
+    endpointVar = pickNamed("S3_ENDPOINT", "AWS_ENDPOINT_URL_S3", "AWS_ENDPOINT_URL");
     id = pick("AWS_ACCESS_KEY_ID");
     secret = pick("AWS_SECRET_ACCESS_KEY");
     token = pick("AWS_SESSION_TOKEN");
   } else if (scheme === "obs") {
     region = pick("OBS_REGION", "HUAWEICLOUD_SDK_REGION", "HUAWEICLOUD_REGION");
-    endpoint = pick("OBS_ENDPOINT") ?? (region === undefined ? undefined : `https://obs.${region}.myhuaweicloud.com`);
+    endpointVar = pickNamed("OBS_ENDPOINT");
+    endpoint = region === undefined ? undefined : `https://obs.${region}.myhuaweicloud.com`;
     id = pick("OBS_ACCESS_KEY_ID", "HUAWEICLOUD_SDK_AK");
     secret = pick("OBS_SECRET_ACCESS_KEY", "HUAWEICLOUD_SDK_SK");
     token = pick("OBS_SECURITY_TOKEN", "HUAWEICLOUD_SDK_SECURITY_TOKEN");
   } else {
     region = pick("COS_REGION", "TENCENTCLOUD_REGION");
-    endpoint = pick("COS_ENDPOINT") ?? (region === undefined ? undefined : `https://cos.${region}.myqcloud.com`);
+    endpointVar = pickNamed("COS_ENDPOINT");
+    endpoint = region === undefined ? undefined : `https://cos.${region}.myqcloud.com`;
     id = pick("COS_SECRET_ID", "TENCENTCLOUD_SECRET_ID");
     secret = pick("COS_SECRET_KEY", "TENCENTCLOUD_SECRET_KEY");
     token = pick("COS_SESSION_TOKEN", "TENCENTCLOUD_SESSION_TOKEN");
   }
+  // An endpoint without a scheme means https:// (see store-endpoint.ts); a variable wins over the region's default.
+  if (endpointVar?.v !== undefined) endpoint = storeEndpoint(endpointVar.v, endpointVar.n);
   if (region === undefined) {
-    const v = scheme === "obs" ? "OBS_REGION (e.g. cn-southwest-2)" : "COS_REGION (e.g. ap-shanghai)";
-    throw new StorageError("region_missing", `${scheme}:// needs a region`, { exitCode: 2, hint: `set ${v} or the endpoint (${scheme.toUpperCase()}_ENDPOINT)` });
+    if (endpoint === undefined) {
+      const v = scheme === "obs" ? "OBS_REGION (e.g. cn-southwest-2)" : "COS_REGION (e.g. ap-shanghai)";
+      throw new StorageError("region_missing", `${scheme}:// needs a region`, { exitCode: 2, hint: `set ${v} or the endpoint (${scheme.toUpperCase()}_ENDPOINT)` });
+    }
+    // The endpoint names the region (obs.<region>.myhuaweicloud.com, cos.<region>.myqcloud.com); signing needs it.
+    region = /^(?:obs|cos)\.([a-z0-9-]+)\./.exec(new URL(endpoint).hostname)?.[1] ?? "us-east-1";
   }
-  if (endpoint !== undefined) checkEndpoint(endpoint);
   if ((id === undefined) !== (secret === undefined)) {
-    throw new StorageError("credentials_incomplete", `${scheme}:// credentials need both an access key id and a secret`, { exitCode: 2 });
+    throw new StorageError("credentials_incomplete", `${scheme}:// credentials need both an access key id and a secret`, { exitCode: 2, hint: `set both: ${credentialVars[scheme]}` });
+  }
+  // OBS and COS keys come only from these variables (the AWS SDK's own chain would read AWS_* files and
+  // instance metadata, which is wrong for them); s3:// may use that chain (profiles, SSO, instance roles).
+  if (id === undefined && scheme !== "s3") {
+    throw new StorageError("store_credentials_missing", `${scheme}:// needs credentials and none are set`, { exitCode: 2, hint: `set ${credentialVars[scheme]}` });
+  }
+  const retrySeconds = pick("RLPIPE_STORE_RETRY_S");
+  if (retrySeconds !== undefined && !(Number.isFinite(Number(retrySeconds)) && Number(retrySeconds) >= 0)) {
+    throw new StorageError("bad_retry_budget", `RLPIPE_STORE_RETRY_S must be a number of seconds ≥ 0, not ${JSON.stringify(retrySeconds)}`, { exitCode: 2 });
   }
   const forced = pick("RLPIPE_PART_CHECKSUM");
   if (forced !== undefined && forced !== "md5" && forced !== "crc32") {
@@ -142,10 +169,17 @@ export function resolveS3Options(uri: StoreUri, env: Env): S3StoreOptions {
   const partChecksum: PartChecksum = forced ?? (scheme === "s3" ? "crc32" : "md5");
   return {
     scheme, bucket: uri.bucket, prefix: uri.prefix, region, partChecksum,
+    ...(retrySeconds === undefined ? {} : { retry: { budgetMs: Number(retrySeconds) * 1000, ...(Number(retrySeconds) === 0 ? { maxAttempts: 1 } : {}) } }),
     ...(endpoint === undefined ? {} : { endpoint }),
     ...(id === undefined || secret === undefined ? {} : { credentials: { accessKeyId: id, secretAccessKey: secret, ...(token === undefined ? {} : { sessionToken: token }) } }),
   };
 }
+
+const credentialVars: Record<"s3" | "obs" | "cos", string> = {
+  s3: "AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY",
+  obs: "HUAWEICLOUD_SDK_AK and HUAWEICLOUD_SDK_SK (or OBS_ACCESS_KEY_ID and OBS_SECRET_ACCESS_KEY)",
+  cos: "TENCENTCLOUD_SECRET_ID and TENCENTCLOUD_SECRET_KEY (or COS_SECRET_ID and COS_SECRET_KEY)",
+};
 
 export class S3Store implements ObjectStore {
   readonly url: string;
@@ -167,10 +201,14 @@ export class S3Store implements ObjectStore {
       // reject or mishandle the SDK's default checksum headers (aws-chunked trailers), so it never adds them.
       requestChecksumCalculation: "WHEN_REQUIRED",
       responseChecksumValidation: "WHEN_REQUIRED",
-      maxAttempts: 5,
+      // One retry layer: ours (withStoreRetry), which classifies, bounds the time and tells the user.
+      maxAttempts: 1,
       requestHandler: new NodeHttpHandler({
-        connectionTimeout: 10_000,
-        requestTimeout: opts.requestTimeoutMs ?? 300_000,
+        connectionTimeout: opts.connectTimeoutMs ?? 10_000,
+        requestTimeout: opts.requestTimeoutMs ?? 15 * 60_000,
+        // Without this a request past its timeout only logs a warning and waits on forever.
+        throwOnRequestTimeout: true,
+        socketTimeout: opts.idleTimeoutMs ?? 120_000,
         httpAgent: { maxSockets: opts.maxSockets ?? 64, keepAlive: true },
         httpsAgent: { maxSockets: opts.maxSockets ?? 64, keepAlive: true },
       }),
@@ -209,16 +247,38 @@ export class S3Store implements ObjectStore {
     return { Bucket: this.opts.bucket, Key: this.fullKey(key) };
   }
 
+  /** The object as a URI for messages: s3://bucket/prefix/key. */
+  private target(key: string): string {
+    return `${this.opts.scheme}://${this.opts.bucket}/${this.prefix}${key}`;
+  }
+
+  private context(op: string, target: string): StoreErrorContext {
+    return { op, target, scheme: this.opts.scheme, ...(this.opts.endpoint === undefined ? {} : { endpoint: this.opts.endpoint }) };
+  }
+
+  /** One request (or a request and the reading of its body) through the retry layer. */
+  private request<T>(op: string, target: string, attempt: () => Promise<T>, signal?: AbortSignal): Promise<T> {
+    return withStoreRetry(attempt, {
+      ctx: this.context(op, target),
+      ...(this.opts.retry === undefined ? {} : { policy: this.opts.retry }),
+      ...(this.opts.onRetry === undefined ? {} : { onRetry: this.opts.onRetry }),
+      ...(signal === undefined ? {} : { signal }),
+    });
+  }
+
   async putBytes(key: string, data: Uint8Array | string, opts: { sha256?: string; contentType?: string; signal?: AbortSignal } = {}): Promise<ObjectInfo> {
     const body = typeof data === "string" ? Buffer.from(data) : Buffer.from(data);
     const sha256 = createHash("sha256").update(body).digest("hex");
     if (opts.sha256 !== undefined && opts.sha256 !== sha256) throw new StorageError("checksum_mismatch", `bytes for ${key} do not match their sha256`);
     const md5 = createHash("md5").update(body).digest();
-    const r = await this.client.send(new PutObjectCommand({
-      ...this.bucketArgs(key), Body: body, ContentLength: body.length, ContentMD5: md5.toString("base64"),
-      Metadata: { sha256 }, ...(opts.contentType === undefined ? {} : { ContentType: opts.contentType }),
-    }), opts.signal === undefined ? {} : { abortSignal: opts.signal });
-    checkEtag(r.ETag, md5.toString("hex"), key);
+    const r = await this.request("PUT", this.target(key), async () => {
+      const put = await this.client.send(new PutObjectCommand({
+        ...this.bucketArgs(key), Body: body, ContentLength: body.length, ContentMD5: md5.toString("base64"),
+        Metadata: { sha256 }, ...(opts.contentType === undefined ? {} : { ContentType: opts.contentType }),
+      }), opts.signal === undefined ? {} : { abortSignal: opts.signal });
+      checkEtag(put.ETag, md5.toString("hex"), key);
+      return put;
+    }, opts.signal);
     return { key, size: body.length, ...(r.ETag === undefined ? {} : { etag: r.ETag }) };
   }
 
@@ -229,7 +289,8 @@ export class S3Store implements ObjectStore {
       params: { ...this.bucketArgs(key), Body: body, ...(opts.contentType === undefined ? {} : { ContentType: opts.contentType }) },
       ...(opts.signal === undefined ? {} : { abortController: abortControllerFor(opts.signal) }),
     });
-    const r = await up.done();
+    // A stream can be read once: no retry here, only the classified error.
+    const r = await up.done().catch((e: unknown) => { throw classifyStoreError(e, this.context("PUT", this.target(key)))?.error ?? e; });
     const head = await this.head(key);
     return { key, size: head?.size ?? 0, ...(r.ETag === undefined ? {} : { etag: r.ETag }) };
   }
@@ -250,15 +311,18 @@ export class S3Store implements ObjectStore {
       const sha256 = createHash("sha256").update(body).digest("hex");
       if (opts.sha256 !== undefined && opts.sha256 !== sha256) throw new StorageError("checksum_mismatch", `${path}: sha256 ${sha256}, expected ${opts.sha256}`);
       const info = await this.putBytes(key, body, { sha256, ...(signal === undefined ? {} : { signal }) });
+      opts.onBytes?.(size);
       return { size, sha256, ...(info.etag === undefined ? {} : { etag: info.etag }), partsUploaded: 1, partsReused: 0 };
     }
-    const listed = await this.client.send(new ListMultipartUploadsCommand({ Bucket: this.opts.bucket, Prefix: this.fullKey(key) }), signal === undefined ? {} : { abortSignal: signal });
+    const listed = await this.request("LIST-UPLOADS", this.target(key), () => this.client.send(new ListMultipartUploadsCommand({ Bucket: this.opts.bucket, Prefix: this.fullKey(key) }), signal === undefined ? {} : { abortSignal: signal }), signal);
     if (!(listed.Uploads ?? []).some((u) => u.Key === this.fullKey(key))) return this.putFileStreaming(key, path, size, plan, opts);
     // An earlier attempt left an unfinished upload: hash every part first to see which ones it already stored.
     const { sha256, md5s, crc32s } = await hashFile(path, plan.partSize);
     if (opts.sha256 !== undefined && opts.sha256 !== sha256) throw new StorageError("checksum_mismatch", `${path}: sha256 ${sha256}, expected ${opts.sha256}`);
     const session = await this.startMultipart(key, { sha256, size, partSize: plan.partSize, md5s, ...(this.partChecksum === "crc32" ? { crc32s } : {}) }, signal);
     const todo = md5s.map((_, i) => i + 1).filter((n) => !session.done.has(n));
+    const partBytes = (n: number) => Math.min(plan.partSize, size - (n - 1) * plan.partSize);
+    opts.onBytes?.([...session.done].reduce((sum, n) => sum + partBytes(n), 0)); // already stored: done
     const fh = await open(path, "r");
     try {
       const slots = opts.partSlots ?? new Semaphore(opts.concurrency ?? 8);
@@ -268,6 +332,7 @@ export class S3Store implements ObjectStore {
         const body = Buffer.alloc(len);
         await fh.read(body, 0, len, offset);
         await this.uploadPart(key, session.uploadId, n, body, { md5: md5s[n - 1]!, ...(session.crc32 ? { crc32: crc32s[n - 1]! } : {}) }, signal);
+        opts.onBytes?.(len);
       }, signal)));
     } finally {
       await fh.close();
@@ -303,7 +368,7 @@ export class S3Store implements ObjectStore {
           ...(withCrc32 ? { crc32: crc32Base64(body) } : {}),
           ...(this.partChecksum === "md5" ? { md5: md5Hex(body) } : {}),
         };
-        const p = this.uploadPart(key, uploadId, n, body, digest, signal).then((ref) => { refs[n - 1] = ref; }).finally(release);
+        const p = this.uploadPart(key, uploadId, n, body, digest, signal).then((ref) => { refs[n - 1] = ref; opts.onBytes?.(len); }).finally(release);
         p.catch(() => undefined); // observed below; avoid an unhandled rejection while later parts are read
         inflight.push(p);
       }
@@ -327,7 +392,7 @@ export class S3Store implements ObjectStore {
   async startMultipart(key: string, expect: { sha256: string; size: number; partSize: number; md5s: readonly string[]; crc32s?: readonly string[] }, signal?: AbortSignal): Promise<{ uploadId: string; done: Set<number>; crc32: boolean }> {
     const full = this.fullKey(key);
     const opt = signal === undefined ? {} : { abortSignal: signal };
-    const listed = await this.client.send(new ListMultipartUploadsCommand({ Bucket: this.opts.bucket, Prefix: full }), opt);
+    const listed = await this.request("LIST-UPLOADS", this.target(key), () => this.client.send(new ListMultipartUploadsCommand({ Bucket: this.opts.bucket, Prefix: full }), opt), signal);
     const uploads = (listed.Uploads ?? []).filter((u) => u.Key === full && u.UploadId !== undefined)
       .sort((a, b) => (b.Initiated?.getTime() ?? 0) - (a.Initiated?.getTime() ?? 0));
     let reuse: { uploadId: string; done: Set<number>; crc32: boolean } | undefined;
@@ -346,6 +411,7 @@ export class S3Store implements ObjectStore {
         }
         if (ok) { reuse = { uploadId: u.UploadId!, done, crc32 }; continue; }
       }
+      // Best effort: a stale upload left behind costs storage, not correctness.
       await this.client.send(new AbortMultipartUploadCommand({ Bucket: this.opts.bucket, Key: full, UploadId: u.UploadId! }), opt).catch(() => undefined);
     }
     if (reuse !== undefined) return reuse;
@@ -362,17 +428,19 @@ export class S3Store implements ObjectStore {
     const opt = signal === undefined ? {} : { abortSignal: signal };
     let created;
     let withCrc32 = crc32;
+    const create = (withChecksum: boolean) => this.request("CREATE-UPLOAD", this.target(key), () =>
+      this.client.send(new CreateMultipartUploadCommand({ ...args, ...(withChecksum ? { ChecksumAlgorithm: "CRC32" } : {}) }), opt), signal);
     try {
-      created = await this.client.send(new CreateMultipartUploadCommand({ ...args, ...(withCrc32 ? { ChecksumAlgorithm: "CRC32" } : {}) }), opt);
+      created = await create(withCrc32);
     } catch (e) {
-      const status = (e as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode;
+      const status = httpStatusOf(e);
       if (!withCrc32 || (status !== 400 && status !== 501)) throw e;
-      created = await this.client.send(new CreateMultipartUploadCommand(args), opt);
+      created = await create(false);
       // Only now is it the checksum the server refused (a 400 for another reason fails again above).
       this.partChecksum = "md5";
       withCrc32 = false;
     }
-    if (created.UploadId === undefined) throw new StorageError("multipart_failed", `no upload id for ${key}`);
+    if (created.UploadId === undefined) throw new StorageError("multipart_failed", `CREATE-UPLOAD ${this.target(key)}: the store returned no upload id`);
     return { uploadId: created.UploadId, crc32: withCrc32 };
   }
 
@@ -380,7 +448,7 @@ export class S3Store implements ObjectStore {
     const out: { partNumber: number; size: number; etag: string; crc32?: string }[] = [];
     let marker: string | undefined;
     for (;;) {
-      const r = await this.client.send(new ListPartsCommand({ ...this.bucketArgs(key), UploadId: uploadId, ...(marker === undefined ? {} : { PartNumberMarker: marker }) }), signal === undefined ? {} : { abortSignal: signal });
+      const r = await this.request("LIST-PARTS", this.target(key), () => this.client.send(new ListPartsCommand({ ...this.bucketArgs(key), UploadId: uploadId, ...(marker === undefined ? {} : { PartNumberMarker: marker }) }), signal === undefined ? {} : { abortSignal: signal }), signal);
       for (const p of r.Parts ?? []) out.push({ partNumber: p.PartNumber ?? 0, size: p.Size ?? -1, etag: stripQuotes(p.ETag), ...(p.ChecksumCRC32 === undefined ? {} : { crc32: p.ChecksumCRC32 }) });
       if (r.IsTruncated !== true || r.NextPartNumberMarker === undefined) break;
       marker = r.NextPartNumberMarker;
@@ -396,8 +464,9 @@ export class S3Store implements ObjectStore {
   async uploadPart(key: string, uploadId: string, partNumber: number, body: Buffer, digest: PartDigest, signal?: AbortSignal): Promise<PartRef> {
     if (digest.md5 === undefined && digest.crc32 === undefined) throw new StorageError("bad_digest", `${key} part ${partNumber}: no checksum to send`);
     let d = digest;
-    for (let attempt = 1; ; attempt++) {
-      try {
+    // A part damaged in transit (BadDigest, or an ETag/CRC32 that is not the one sent) is a retryable failure.
+    return this.request("PUT", `${this.target(key)} part ${partNumber}`, async () => {
+      for (;;) {
         const r = await this.client.send(new UploadPartCommand({
           ...this.bucketArgs(key), UploadId: uploadId, PartNumber: partNumber, Body: body, ContentLength: body.length,
           ...(d.md5 === undefined ? {} : { ContentMD5: Buffer.from(d.md5, "hex").toString("base64") }),
@@ -408,21 +477,15 @@ export class S3Store implements ObjectStore {
           return { etag: stripQuotes(r.ETag) || d.md5, ...(d.crc32 === undefined ? {} : { crc32: d.crc32 }) };
         }
         if (r.ChecksumCRC32 === undefined) {
-          // Accepted unverified: this server ignores CRC32 checksums.
+          // Accepted unverified: this server ignores CRC32 checksums. Send it again, checked by its MD5.
           this.partChecksum = "md5";
           d = { ...d, md5: md5Hex(body) };
-          attempt--;
           continue;
         }
-        if (r.ChecksumCRC32 !== d.crc32) throw new StorageError("checksum_mismatch", `${key} part ${partNumber}: the server stored CRC32 ${r.ChecksumCRC32}, sent ${d.crc32}; sending again`);
+        if (r.ChecksumCRC32 !== d.crc32) throw new StorageError("checksum_mismatch", `${key} part ${partNumber}: the server stored CRC32 ${r.ChecksumCRC32}, sent ${d.crc32}; sending again`, { retryable: true });
         return { etag: stripQuotes(r.ETag), crc32: d.crc32! };
-      } catch (e) {
-        if (signal?.aborted === true || attempt >= PART_ATTEMPTS) throw e;
-        // BadDigest: the server saw different bytes than we sent (damaged in transit); send the part again.
-        const digestError = ["BadDigest", "InvalidDigest", "XAmzContentSHA256Mismatch"].includes((e as { name?: string }).name ?? "");
-        if (!(e instanceof StorageError) && !digestError && !isRetryable(e)) throw e;
       }
-    }
+    }, signal);
   }
 
   /**
@@ -437,23 +500,40 @@ export class S3Store implements ObjectStore {
       return p === undefined || p.etag !== m || (crc32s !== undefined && p.crc32 !== undefined && p.crc32 !== crc32s[i]);
     });
     if (missing >= 0) throw new StorageError("part_missing", `${key}: part ${missing + 1} is missing or differs on the server; upload it again`);
-    const r = await this.client.send(new CompleteMultipartUploadCommand({
-      ...this.bucketArgs(key), UploadId: uploadId,
-      MultipartUpload: { Parts: etags.map((m, i) => ({ PartNumber: i + 1, ETag: `"${m}"`, ...(crc32s === undefined ? {} : { ChecksumCRC32: crc32s[i]! }) })) },
-    }), signal === undefined ? {} : { abortSignal: signal });
-    const etag = stripQuotes(r.ETag);
     // S3's multipart ETag is the MD5 of the parts' binary MD5s, then "-<count>" (when the part ETags are MD5s).
-    if (etags.every((m) => /^[0-9a-f]{32}$/.test(m))) {
-      const expected = `${createHash("md5").update(Buffer.concat(etags.map((m) => Buffer.from(m, "hex")))).digest("hex")}-${etags.length}`;
-      if (etag !== "" && /-\d+$/.test(etag) && etag !== expected) throw new StorageError("checksum_mismatch", `${key}: multipart ETag ${etag}, expected ${expected}`);
+    const expected = etags.every((m) => /^[0-9a-f]{32}$/.test(m)) ? multipartEtag(etags) : undefined;
+    let retried = false;
+    let etag: string;
+    try {
+      etag = await this.request("COMPLETE-UPLOAD", this.target(key), async () => {
+        if (retried) {
+          // A completion whose reply was lost may have happened: the object is there, with the expected ETag.
+          const head = await this.head(key, signal);
+          if (head !== undefined && expected !== undefined && head.etag === expected) return expected;
+        }
+        retried = true;
+        const r = await this.client.send(new CompleteMultipartUploadCommand({
+          ...this.bucketArgs(key), UploadId: uploadId,
+          MultipartUpload: { Parts: etags.map((m, i) => ({ PartNumber: i + 1, ETag: `"${m}"`, ...(crc32s === undefined ? {} : { ChecksumCRC32: crc32s[i]! }) })) },
+        }), signal === undefined ? {} : { abortSignal: signal });
+        return stripQuotes(r.ETag);
+      }, signal);
+    } catch (e) {
+      if (s3CodeOf(e) !== "NoSuchUpload" || expected === undefined) throw e;
+      const head = await this.head(key, signal);
+      if (head?.etag !== expected) throw e;
+      etag = expected;
     }
+    if (expected !== undefined && etag !== "" && /-\d+$/.test(etag) && etag !== expected) throw new StorageError("checksum_mismatch", `${key}: multipart ETag ${etag}, expected ${expected}`);
     return etag;
   }
 
   async get(key: string, range?: ByteRange, signal?: AbortSignal): Promise<Buffer> {
     try {
-      const r = await this.client.send(new GetObjectCommand({ ...this.bucketArgs(key), ...(range === undefined ? {} : { Range: `bytes=${range.start}-${range.end}` }) }), signal === undefined ? {} : { abortSignal: signal });
-      return Buffer.from(await r.Body!.transformToByteArray());
+      return await this.request("GET", this.target(key), async () => {
+        const r = await this.client.send(new GetObjectCommand({ ...this.bucketArgs(key), ...(range === undefined ? {} : { Range: `bytes=${range.start}-${range.end}` }) }), signal === undefined ? {} : { abortSignal: signal });
+        return Buffer.from(await r.Body!.transformToByteArray());
+      }, signal);
     } catch (e) {
       throw notFound(e, key, this.url);
     }
@@ -465,62 +545,73 @@ export class S3Store implements ObjectStore {
    * connection drops or it comes back short. The SHA-256 is computed while downloading, in file order, on a worker
    * thread that reads each range back (from the page cache) once every range before it is in.
    */
-  async download(key: string, path: string, opts: { sha256?: string; concurrency?: number; signal?: AbortSignal } = {}): Promise<{ size: number; sha256: string }> {
+  async download(key: string, path: string, opts: DownloadOptions = {}): Promise<{ size: number; sha256: string }> {
     const head = await this.head(key, opts.signal);
     if (head === undefined) throw new StorageError("not_found", `no object ${key} in ${this.url}`);
     await mkdir(dirname(path), { recursive: true });
-    const tmp = `${path}.rlpipe-tmp-${process.pid}-${Date.now()}`;
-    const fh = await open(tmp, "w");
-    const hash = this.hasher.begin(tmp);
-    let sha256: string;
+    const tmp = `${path}.rlpipe-tmp-${process.pid}-${randomBytes(4).toString("hex")}`;
+    // The first failure stops the other ranges; the file is closed and removed only once none is still writing.
+    const stop = new AbortController();
+    setMaxListeners(0, stop.signal); // every queued range waits on it (slots), by design
+    const onAbort = () => stop.abort(opts.signal?.reason);
+    if (opts.signal?.aborted === true) onAbort();
+    opts.signal?.addEventListener("abort", onAbort, { once: true });
+    let fh: FileHandle | undefined;
+    let hash: ReturnType<FileHasher["begin"]> | undefined;
     try {
+      fh = await open(tmp, "w");
+      const file = fh;
+      const h = this.hasher.begin(tmp);
+      hash = h;
       const ranges = Array.from({ length: Math.ceil(head.size / RANGE_BYTES) }, (_, i) => ({ start: i * RANGE_BYTES, end: Math.min(head.size, (i + 1) * RANGE_BYTES) - 1 }));
       const slots = new Semaphore(opts.concurrency ?? 8);
       const landed = new Set<number>();
       let nextToHash = 0;
-      // The first failure stops the other ranges, and the file is closed only once none is still writing to it.
-      const stop = new AbortController();
-      setMaxListeners(0, stop.signal); // every queued range waits on it (slots), by design
-      const onAbort = () => stop.abort(opts.signal?.reason);
-      opts.signal?.addEventListener("abort", onAbort, { once: true });
       let firstError: unknown;
       await Promise.allSettled(ranges.map((r, i) => slots.run(async () => {
-        await this.fetchRangeInto(key, fh, r, stop.signal);
+        await this.fetchRangeInto(key, file, r, stop.signal, opts.onBytes);
         landed.add(i);
-        while (landed.delete(nextToHash)) { hash.add(ranges[nextToHash]!.start, ranges[nextToHash]!.end); nextToHash++; }
+        while (landed.delete(nextToHash)) { h.add(ranges[nextToHash]!.start, ranges[nextToHash]!.end); nextToHash++; }
       }, stop.signal).catch((e: unknown) => { if (firstError === undefined) { firstError = e; stop.abort(e); } })));
-      opts.signal?.removeEventListener("abort", onAbort);
       if (firstError !== undefined) throw firstError;
-      sha256 = await hash.finish();
-      await fh.sync();
+      const sha256 = await h.finish();
+      await file.sync();
+      await file.close();
+      fh = undefined;
+      if (opts.sha256 !== undefined && sha256 !== opts.sha256) {
+        throw new StorageError("checksum_mismatch", `${key}: sha256 ${sha256} does not match the manifest's ${opts.sha256}`, {
+          exitCode: 1, hint: "the stored object is not what was committed: restore another step (rlpipe checkpoints <run> lists them)",
+        });
+      }
+      await rename(tmp, path);
+      return { size: head.size, sha256 };
     } catch (e) {
-      hash.abandon();
-      await fh.close();
+      hash?.abandon();
+      await fh?.close().catch(() => undefined);
       await rm(tmp, { force: true });
       throw e;
+    } finally {
+      opts.signal?.removeEventListener("abort", onAbort);
     }
-    await fh.close();
-    if (opts.sha256 !== undefined && sha256 !== opts.sha256) {
-      await rm(tmp, { force: true });
-      throw new StorageError("checksum_mismatch", `${key}: sha256 ${sha256} does not match the manifest's ${opts.sha256}`);
-    }
-    await rename(tmp, path);
-    return { size: head.size, sha256 };
   }
 
-  /** One range of an object streamed into `fh` at its offset, in writes of ≥ 1 MiB; sent again if it breaks off. */
-  private async fetchRangeInto(key: string, fh: FileHandle, r: ByteRange, signal?: AbortSignal): Promise<void> {
-    for (let attempt = 1; ; attempt++) {
+  /**
+   * One range of an object streamed into `fh` at its offset, in writes of ≥ 1 MiB; the whole range is one
+   * request for the retry layer (a body cut off mid-way, short or long, is fetched again).
+   */
+  private async fetchRangeInto(key: string, fh: FileHandle, r: ByteRange, signal?: AbortSignal, onBytes?: (bytes: number) => void): Promise<void> {
+    await this.request("GET", `${this.target(key)} bytes ${r.start}-${r.end}`, async () => {
+      let pos = r.start;
       try {
         const res = await this.client.send(new GetObjectCommand({ ...this.bucketArgs(key), Range: `bytes=${r.start}-${r.end}` }), signal === undefined ? {} : { abortSignal: signal });
-        let pos = r.start;
         let batch: Buffer[] = [];
         let batchBytes = 0;
         const flush = async () => {
           if (batchBytes === 0) return;
-          if (pos + batchBytes > r.end + 1) throw new StorageError("long_read", `${key}: range ${r.start}-${r.end} returned more than ${r.end - r.start + 1} bytes`);
+          if (pos + batchBytes > r.end + 1) throw new StorageError("long_read", `${key}: range ${r.start}-${r.end} returned more than ${r.end - r.start + 1} bytes`, { retryable: true });
           await fh.writev(batch, pos);
           pos += batchBytes;
+          onBytes?.(batchBytes);
           batch = [];
           batchBytes = 0;
         };
@@ -530,22 +621,17 @@ export class S3Store implements ObjectStore {
           if (batchBytes >= MiB) await flush();
         }
         await flush();
-        if (pos !== r.end + 1) throw new StorageError("short_read", `${key}: range ${r.start}-${r.end} returned ${pos - r.start} bytes`);
-        return;
+        if (pos !== r.end + 1) throw new StorageError("short_read", `${key}: range ${r.start}-${r.end} returned ${pos - r.start} bytes`, { retryable: true });
       } catch (e) {
-        const transient = e instanceof StorageError || isRetryable(e) || isStreamCut(e);
-        if (signal?.aborted === true || !transient) throw notFound(e, key, this.url);
-        if (attempt >= PART_ATTEMPTS) {
-          const why = e instanceof StorageError ? e.message : `${(e as { code?: string }).code ?? (e as Error).message}`;
-          throw new StorageError("download_failed", `${key}: bytes ${r.start}-${r.end} failed ${attempt} times (${why}) from ${this.url}`, { cause: e });
-        }
+        onBytes?.(-(pos - r.start)); // fetched again from its start
+        throw e;
       }
-    }
+    }, signal).catch((e: unknown) => { throw notFound(e, key, this.url); });
   }
 
   async head(key: string, signal?: AbortSignal): Promise<ObjectInfo | undefined> {
     try {
-      const r = await this.client.send(new HeadObjectCommand(this.bucketArgs(key)), signal === undefined ? {} : { abortSignal: signal });
+      const r = await this.request("HEAD", this.target(key), () => this.client.send(new HeadObjectCommand(this.bucketArgs(key)), signal === undefined ? {} : { abortSignal: signal }), signal);
       return {
         key, size: r.ContentLength ?? 0,
         ...(r.ETag === undefined ? {} : { etag: stripQuotes(r.ETag) }),
@@ -562,9 +648,9 @@ export class S3Store implements ObjectStore {
     const out: ObjectInfo[] = [];
     let token: string | undefined;
     for (;;) {
-      const r = await this.client.send(new ListObjectsV2Command({
+      const r = await this.request("LIST", `${this.target(prefix)}*`, () => this.client.send(new ListObjectsV2Command({
         Bucket: this.opts.bucket, Prefix: `${this.prefix}${prefix}`, ...(token === undefined ? {} : { ContinuationToken: token }),
-      }), signal === undefined ? {} : { abortSignal: signal });
+      }), signal === undefined ? {} : { abortSignal: signal }), signal);
       for (const o of r.Contents ?? []) {
         if (o.Key === undefined) continue;
         out.push({ key: o.Key.slice(this.prefix.length), size: o.Size ?? 0, ...(o.ETag === undefined ? {} : { etag: stripQuotes(o.ETag) }), ...(o.LastModified === undefined ? {} : { lastModified: o.LastModified }) });
@@ -578,7 +664,25 @@ export class S3Store implements ObjectStore {
   /** One DeleteObject per key: DeleteObjects needs a checksum header OBS and COS handle differently. */
   async delete(keys: readonly string[], signal?: AbortSignal): Promise<void> {
     const slots = new Semaphore(16);
-    await Promise.all(keys.map((k) => slots.run(() => this.client.send(new DeleteObjectCommand(this.bucketArgs(k)), signal === undefined ? {} : { abortSignal: signal }), signal)));
+    await Promise.all(keys.map((k) => slots.run(() => this.request("DELETE", this.target(k), () => this.client.send(new DeleteObjectCommand(this.bucketArgs(k)), signal === undefined ? {} : { abortSignal: signal }), signal), signal)));
+  }
+
+  /**
+   * The object holds the file when the sizes match and either its ETag is the one rlpipe's upload of the file
+   * would get (the MD5 of a single-part object; the MD5 of the parts' MD5s, "-<parts>", of a multipart one — S3,
+   * OBS and COS compute it so, unless the bucket encrypts with KMS) or the SHA-256 stored with it matches. One
+   * read of the local file; nothing is downloaded.
+   */
+  async storedCopy(key: string, path: string, opts: { partSizeBytes?: number; listed?: ObjectInfo; signal?: AbortSignal } = {}): Promise<StoredCopy | undefined> {
+    const size = (await stat(path)).size;
+    let info = opts.listed ?? await this.head(key, opts.signal);
+    if (info === undefined || info.size !== size) return undefined;
+    const plan = planParts(size, opts.partSizeBytes);
+    const local = await hashFile(path, plan.partSize);
+    const etag = stripQuotes(info.etag);
+    if (etag !== "" && etag === (plan.count === 1 ? local.md5s[0] : multipartEtag(local.md5s))) return { size, sha256: local.sha256 };
+    if (info.metadata === undefined) info = await this.head(key, opts.signal);
+    return info?.metadata?.["sha256"] === local.sha256 && info.size === size ? { size, sha256: local.sha256 } : undefined;
   }
 
   /** Presigned URLs for the runs function: a PUT of a whole object or of one part, Content-MD5 signed in. */
@@ -597,6 +701,11 @@ export class S3Store implements ObjectStore {
   }
 }
 
+/** S3's ETag of a multipart object from its parts' MD5s (hex). */
+export function multipartEtag(md5s: readonly string[]): string {
+  return `${createHash("md5").update(Buffer.concat(md5s.map((m) => Buffer.from(m, "hex")))).digest("hex")}-${md5s.length}`;
+}
+
 function abortControllerFor(signal: AbortSignal): AbortController {
   const c = new AbortController();
   if (signal.aborted) c.abort(signal.reason);
@@ -611,29 +720,16 @@ export function stripQuotes(etag: string | undefined): string {
 function checkEtag(etag: string | undefined, md5hex: string, what: string): void {
   const got = stripQuotes(etag);
   // The ETag of a plain or part upload is the MD5 of the bytes the server stored (without SSE-KMS/SSE-C).
-  if (got !== "" && got !== md5hex) throw new StorageError("checksum_mismatch", `${what}: the server stored different bytes (ETag ${got}, MD5 ${md5hex}); sending again`);
+  if (got !== "" && got !== md5hex) throw new StorageError("checksum_mismatch", `${what}: the server stored different bytes (ETag ${got}, MD5 ${md5hex}); sending again`, { retryable: true });
 }
 
 function isNotFound(e: unknown): boolean {
-  const x = e as { name?: string; $metadata?: { httpStatusCode?: number } };
-  return x.name === "NotFound" || x.name === "NoSuchKey" || x.$metadata?.httpStatusCode === 404;
+  const code = s3CodeOf(e);
+  return code === "NotFound" || code === "NoSuchKey" || (httpStatusOf(e) === 404 && code !== "NoSuchBucket" && code !== "NoSuchUpload");
 }
 
 function notFound(e: unknown, key: string, url: string): unknown {
   return isNotFound(e) ? new StorageError("not_found", `no object ${key} in ${url}`, { cause: e }) : e;
-}
-
-/** A response body that broke off mid-way (the connection dropped after the headers). */
-function isStreamCut(e: unknown): boolean {
-  const x = e as { code?: string; message?: string };
-  return ["ECONNRESET", "ERR_STREAM_PREMATURE_CLOSE", "EPIPE"].includes(x.code ?? "") || x.message === "aborted";
-}
-
-function isRetryable(e: unknown): boolean {
-  const x = e as { name?: string; code?: string; $metadata?: { httpStatusCode?: number }; $retryable?: unknown };
-  const status = x.$metadata?.httpStatusCode;
-  return x.$retryable !== undefined || status === 429 || (status !== undefined && status >= 500)
-    || ["ECONNRESET", "EPIPE", "ETIMEDOUT", "ECONNREFUSED", "TimeoutError", "RequestTimeout"].includes(x.code ?? x.name ?? "");
 }
 
 /** One sequential read: the whole file's SHA-256 and each part's MD5 (hex) and CRC32 (base64). */

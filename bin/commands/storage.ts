@@ -5,12 +5,15 @@ import { parseArgs } from "node:util";
 import { RUN_NAME } from "../../core/checkpoints.js";
 import { RlpipeError } from "../../core/errors.js";
 import { type RunSeries, latestValues, mergeMetrics, metricsPanels, plotFormat, renderPlot, toSeries } from "../../core/metrics.js";
-import { CheckpointSync } from "../../adapters/storage/checkpoint-sync.js";
+import { Redactor } from "../../core/redact.js";
+import { sleep } from "../../core/util/retry.js";
+import { CheckpointSync, type TransferEvent, unknownRun } from "../../adapters/storage/checkpoint-sync.js";
 import { MetricsSync, readMetricChunks } from "../../adapters/storage/metrics-sync.js";
-import { type ObjectStore, openStore } from "../../adapters/storage/store.js";
+import { type ObjectStore, openStore, retryLines } from "../../adapters/storage/store.js";
 import { runToken } from "../../functions/runs.js";
 import type { Io } from "../io.js";
 import { usage } from "./plan.js";
+import { StatusLine, TransferMeter } from "./transfer-meter.js";
 
 export const STORAGE_USAGE = `usage:
   rlpipe sync <run> --watch DIR [--metrics FILE] [--store URI] [--interval-s 30] [--once] [--keep-last K] [--keep-every M] [--recipe-hash H]
@@ -19,7 +22,12 @@ export const STORAGE_USAGE = `usage:
   rlpipe metrics <run> [<run> ...] [--store URI] [--plot FILE.svg|FILE.png] [--smooth 0.6] [--series a,b,...] [--json]
 
 --store defaults to $RLPIPE_STORE: s3://bucket/prefix, obs://…, cos://…, file:///dir or /dir. Credentials come from
-the environment (AWS_*, HUAWEICLOUD_SDK_AK/SK or OBS_*, TENCENTCLOUD_SECRET_ID/KEY or COS_*), never from flags.`;
+the environment (AWS_*, HUAWEICLOUD_SDK_AK/SK or OBS_*, TENCENTCLOUD_SECRET_ID/KEY or COS_*), never from flags;
+endpoints from S3_ENDPOINT / AWS_ENDPOINT_URL_S3 / AWS_ENDPOINT_URL, OBS_ENDPOINT, COS_ENDPOINT (https:// when no
+scheme is given). Failed requests are retried for up to RLPIPE_STORE_RETRY_S seconds (default 60).
+sync and restore show bytes, rate and ETA on stderr (a line every RLPIPE_PROGRESS_S seconds, default 10, when stderr
+is not a terminal; none with --json). restore [--force] [--json] refuses a directory that is not empty unless
+--force: then it replaces global_step_N and latest_checkpointed_iteration.txt there.`;
 
 const common = {
   store: { type: "string" },
@@ -33,10 +41,46 @@ function runName(v: string | undefined): string {
   return v;
 }
 
-async function store(flag: string | undefined): Promise<ObjectStore> {
+/** The store, saying on stderr (through `line`) when it retries a request. */
+async function store(flag: string | undefined, line: (text: string) => void = stderrLine): Promise<ObjectStore> {
   const uri = flag ?? process.env["RLPIPE_STORE"];
   if (uri === undefined || uri === "") throw new RlpipeError("store_missing", "no store given", { exitCode: 2, hint: "pass --store s3://bucket/prefix (or set RLPIPE_STORE)" });
-  return openStore(uri.includes("://") ? uri : resolve(uri));
+  return openStore(uri.includes("://") ? uri : resolve(uri), process.env, { onRetry: retryLines(line) });
+}
+
+/** A line on stderr, redacted like everything printed. */
+function stderrLine(text: string): void {
+  process.stderr.write(`${new Redactor(process.env).redact(text)}\n`);
+}
+
+/** A run the store holds nothing for is an error (exit 2: `no run named X in <store>`), not an empty listing. */
+export async function requireRun(s: ObjectStore, run: string): Promise<void> {
+  if (!(await new CheckpointSync({ run, store: s }).runExists())) throw unknownRun(run, s.url);
+}
+
+/**
+ * stderr for a transfer command: log lines, and — unless --json — a progress line per step (redrawn on a terminal,
+ * periodic otherwise). Raw terminal writes are redacted like everything else printed.
+ */
+function transferOutput(io: Io, json: boolean): { line: (text: string) => void; onTransfer?: (e: TransferEvent) => void } {
+  const tty = process.stderr.isTTY === true;
+  const redactor = new Redactor(process.env);
+  const plainSeconds = Number(process.env["RLPIPE_PROGRESS_S"] ?? "10");
+  const status = new StatusLine({
+    tty,
+    write: tty ? (t) => { process.stderr.write(redactor.redact(t)); } : (t) => io.err(t.replace(/\n$/, "")),
+    plainIntervalMs: Number.isFinite(plainSeconds) && plainSeconds >= 0 ? plainSeconds * 1000 : 10_000,
+  });
+  if (json || (!tty && plainSeconds === 0)) return { line: (t) => io.err(t) };
+  const meters = new Map<number, TransferMeter>();
+  return {
+    line: (t) => status.line(t),
+    onTransfer: (e) => {
+      if (e.kind === "start") meters.set(e.step, new TransferMeter(`${e.direction} step ${e.step}`, e.totalBytes, status));
+      else if (e.kind === "bytes") meters.get(e.step)?.add(e.bytes);
+      else { meters.get(e.step)?.finish(); meters.delete(e.step); }
+    },
+  };
 }
 
 function posInt(name: string, v: string | undefined): number | undefined {
@@ -58,13 +102,15 @@ export async function runSync(argv: readonly string[], io: Io): Promise<number> 
   const interval = posInt("interval-s", values["interval-s"]) ?? 30;
   const keepLast = posInt("keep-last", values["keep-last"]);
   const keepEvery = posInt("keep-every", values["keep-every"]);
-  const s = await store(values.store);
+  const out = transferOutput(io, values.json);
+  const s = await store(values.store, out.line);
   const abort = new AbortController();
   const stop = () => abort.abort(new Error("stopping"));
   process.once("SIGTERM", stop);
   process.once("SIGINT", stop);
   const ckpt = new CheckpointSync({
-    run, store: s, log: (l) => io.err(`[rlpipe sync] ${l}`),
+    run, store: s, log: (l) => out.line(`[rlpipe sync] ${l}`),
+    ...(out.onTransfer === undefined ? {} : { onTransfer: out.onTransfer }),
     ...(values["recipe-hash"] === undefined ? {} : { recipeHash: values["recipe-hash"] }),
     ...(keepLast === undefined && keepEvery === undefined ? {} : { retention: { ...(keepLast === undefined ? {} : { keepLast }), ...(keepEvery === undefined ? {} : { keepEvery }) } }),
   });
@@ -77,12 +123,22 @@ export async function runSync(argv: readonly string[], io: Io): Promise<number> 
   };
   try {
     for (;;) {
-      await pass();
+      try {
+        await pass();
+      } catch (e) {
+        // Watching beside a training job, a store that is down for longer than the retries is no reason to stop
+        // syncing for the rest of the run: say so and try again next pass. --once and the last pass fail.
+        if (values.once || abort.signal.aborted || !(e instanceof RlpipeError) || e.exitCode !== 3) throw e;
+        out.line(`[rlpipe sync] pass failed, next one in ${interval} s: ${e.message}`);
+      }
       if (values.once || abort.signal.aborted) break;
-      await new Promise<void>((r) => { const t = setTimeout(r, interval * 1000); abort.signal.addEventListener("abort", () => { clearTimeout(t); r(); }, { once: true }); });
+      // sleep() removes its abort listener when the interval ends: a long watch adds none per pass.
+      await sleep(interval * 1000, abort.signal).catch(() => undefined);
       if (abort.signal.aborted) { await pass(); break; } // a last pass on shutdown
     }
   } finally {
+    process.removeListener("SIGTERM", stop);
+    process.removeListener("SIGINT", stop);
     await s.close();
   }
   return 0;
@@ -92,10 +148,11 @@ export async function runCheckpoints(argv: readonly string[], io: Io): Promise<n
   const { values, positionals } = parseArgs({ args: [...argv], allowPositionals: true, strict: true, options: common });
   if (values.help) { io.out(STORAGE_USAGE); return 0; }
   const run = runName(positionals[0]);
-  const s = await store(values.store);
+  const s = await store(values.store, (l) => io.err(l));
   try {
     const sync = new CheckpointSync({ run, store: s });
     const manifests = await Promise.all((await sync.committedSteps()).map((step) => sync.manifest(step)));
+    if (manifests.length === 0) await requireRun(s, run);
     if (values.json) { io.out(JSON.stringify(manifests.map((m) => ({ step: m.step, files: m.files.length, bytes: m.totalBytes, committedAt: m.committedAt, recipeHash: m.recipeHash ?? null })), null, 2)); return 0; }
     if (manifests.length === 0) { io.out(`run ${run}: no committed checkpoints in ${s.url}`); return 0; }
     io.out(`run ${run} in ${s.url}`);
@@ -108,17 +165,36 @@ export async function runCheckpoints(argv: readonly string[], io: Io): Promise<n
 }
 
 export async function runRestore(argv: readonly string[], io: Io): Promise<number> {
-  const { values, positionals } = parseArgs({ args: [...argv], allowPositionals: true, strict: true, options: { ...common, step: { type: "string" } } });
+  const { values, positionals } = parseArgs({ args: [...argv], allowPositionals: true, strict: true, options: { ...common, step: { type: "string" }, force: { type: "boolean", default: false } } });
   if (values.help) { io.out(STORAGE_USAGE); return 0; }
   const run = runName(positionals[0]);
   if (positionals[1] === undefined) throw usage("rlpipe restore needs the directory to restore into");
   const step = posInt("step", values.step);
-  const s = await store(values.store);
+  const dir = resolve(positionals[1]);
+  const out = transferOutput(io, values.json);
+  const s = await store(values.store, out.line);
+  // Ctrl-C or SIGTERM: stop the downloads, remove what they wrote, exit 130 with DIR as it was.
+  const abort = new AbortController();
+  const stop = () => abort.abort(new RlpipeError("interrupted", `restore interrupted; ${dir} is as it was`, { exitCode: 130 }));
+  process.once("SIGINT", stop);
+  process.once("SIGTERM", stop);
   try {
-    const m = await new CheckpointSync({ run, store: s }).restore(resolve(positionals[1]), step);
-    io.out(`restored ${run} step ${m.step}: ${m.files.length} files, ${humanBytes(m.totalBytes)}, every SHA-256 verified → ${resolve(positionals[1])}/global_step_${m.step}`);
+    const r = await new CheckpointSync({ run, store: s, signal: abort.signal, ...(out.onTransfer === undefined ? {} : { onTransfer: out.onTransfer }) }).restore(dir, step, { force: values.force });
+    const m = r.manifest;
+    if (values.json) {
+      io.out(JSON.stringify({ run, step: m.step, files: m.files.length, bytes: m.totalBytes, dir, previousTracker: r.previousTracker ?? null, replacedStep: r.replacedStep, newerSteps: r.newerSteps }, null, 2));
+      return 0;
+    }
+    if (r.replacedStep) out.line(`rlpipe: replaced the global_step_${m.step} that was in ${dir} (--force)`);
+    if (r.previousTracker !== undefined && r.previousTracker !== m.step) out.line(`rlpipe: latest_checkpointed_iteration.txt: ${r.previousTracker} → ${m.step} (--force)`);
+    if (r.newerSteps.length > 0) out.line(`rlpipe: warning: ${dir} still holds newer steps (${r.newerSteps.join(", ")}); verl resumes from step ${m.step}, the one the tracker names`);
+    io.out(`restored ${run} step ${m.step}: ${m.files.length} files, ${humanBytes(m.totalBytes)}, every SHA-256 verified → ${dir}/global_step_${m.step}`);
     return 0;
+  } catch (e) {
+    throw abort.signal.aborted ? abort.signal.reason : e;
   } finally {
+    process.removeListener("SIGINT", stop);
+    process.removeListener("SIGTERM", stop);
     await s.close();
   }
 }
@@ -143,7 +219,11 @@ export async function runMetrics(argv: readonly string[], io: Io): Promise<numbe
   const s = await store(values.store);
   try {
     const loaded: RunSeries[] = [];
-    for (const run of runs) loaded.push({ run, series: toSeries(mergeMetrics(await readMetricChunks(s, run))) });
+    for (const run of runs) {
+      const series = toSeries(mergeMetrics(await readMetricChunks(s, run)));
+      if (series.size === 0) await requireRun(s, run);
+      loaded.push({ run, series });
+    }
     const reports = loaded.map(({ run, series }) => ({ run, steps: Math.max(0, ...[...series.values()].map((p) => p.length)), latest: latestValues(series) }));
     if (values.json) io.out(JSON.stringify(reports.length === 1 ? reports[0] : reports, null, 2));
     else {

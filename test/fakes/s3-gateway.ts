@@ -13,13 +13,25 @@ export type GatewayFault =
   | { kind: "corrupt"; match?: (r: IncomingMessage) => boolean }
   | { kind: "status"; status: number; code: string; match?: (r: IncomingMessage) => boolean }
   /** Forward, then drop the connection half-way through the response body (a download cut off mid-stream). */
-  | { kind: "cut"; match?: (r: IncomingMessage) => boolean };
+  | { kind: "cut"; match?: (r: IncomingMessage) => boolean }
+  /** Never answer (until the client goes away): a request stuck in flight when its uploader is killed. */
+  | { kind: "hold"; match?: (r: IncomingMessage) => boolean };
+
+/** A request as the gateway saw it: method, path (bucket/key, no query), body bytes. */
+export interface GatewayRequest {
+  readonly method: string;
+  readonly path: string;
+  readonly query: string;
+  readonly bytes: number;
+}
 
 export interface Gateway {
   readonly endpoint: string;
   /** Faults consumed in order by matching requests. */
   readonly faults: GatewayFault[];
-  readonly stats: { requests: number; rejectedSignature: number; expired: number; badDigest: number; corrupted: number; resets: number; cuts: number; uploadParts: number; partsWithCrc32Only: number };
+  readonly stats: { requests: number; rejectedSignature: number; expired: number; badDigest: number; corrupted: number; resets: number; cuts: number; uploadParts: number; partsWithCrc32Only: number; bytesIn: number; held: number };
+  /** Every request with a valid signature, in arrival order. */
+  readonly log: GatewayRequest[];
   /** Throttle (ms per request) applied to every forwarded request. */
   delayEveryMs: number;
   checkContentMd5: boolean;
@@ -39,7 +51,7 @@ function s3Error(status: number, code: string, message: string): [number, string
 export async function startGateway(upstream: string, secretAccessKey: string, opts: { preserveHost?: boolean } = {}): Promise<Gateway> {
   const up = new URL(upstream);
   const gw: Omit<Gateway, "endpoint" | "close"> = {
-    faults: [], stats: { requests: 0, rejectedSignature: 0, expired: 0, badDigest: 0, corrupted: 0, resets: 0, cuts: 0, uploadParts: 0, partsWithCrc32Only: 0 },
+    faults: [], stats: { requests: 0, rejectedSignature: 0, expired: 0, badDigest: 0, corrupted: 0, resets: 0, cuts: 0, uploadParts: 0, partsWithCrc32Only: 0, bytesIn: 0, held: 0 }, log: [],
     delayEveryMs: 0, checkContentMd5: true,
   };
   const server: Server = createServer(async (req, res) => {
@@ -68,9 +80,13 @@ export async function startGateway(upstream: string, secretAccessKey: string, op
       return send(s3Error(400, "XAmzContentSHA256Mismatch", "payload hash mismatch"));
     }
 
+    const [path, query] = (req.url ?? "/").split("?", 2) as [string, string | undefined];
+    gw.log.push({ method: req.method ?? "GET", path: decodeURIComponent(path), query: query ?? "", bytes: body.length });
+    if (req.method === "PUT") gw.stats.bytesIn += body.length;
     const i = gw.faults.findIndex((f) => f.match === undefined || f.match(req));
     const fault = i >= 0 ? gw.faults.splice(i, 1)[0] : undefined;
     if (fault?.kind === "reset") { gw.stats.resets++; req.socket.destroy(); return; }
+    if (fault?.kind === "hold") { gw.stats.held++; await new Promise((r) => req.socket.once("close", r)); return; }
     if (fault?.kind === "status") return send(s3Error(fault.status, fault.code, "injected"));
     if (fault?.kind === "delay") await new Promise((r) => setTimeout(r, fault.ms));
     if (gw.delayEveryMs > 0) await new Promise((r) => setTimeout(r, gw.delayEveryMs));
