@@ -8,7 +8,7 @@ import { type RenderContext, report } from "./context.js";
 import type { EnvBlock } from "./env.js";
 import { SYNC_SIDECAR, type StoragePlan } from "./storage.js";
 import { shellCommandBlock, shellDoubleQuote, shellQuote } from "./shell.js";
-import type { StageCommand } from "./stages.js";
+import type { StageCommand } from "./stage-command.js";
 
 export interface SandboxLaunch {
   /** Started by launch.sh (colocated) or only health-checked (external). */

@@ -3,7 +3,7 @@
 import { posix } from "node:path";
 import { sha256 } from "../recipe/load.js";
 import { type RenderContext, report } from "./context.js";
-import type { StageCommand } from "./stages.js";
+import type { StageCommand } from "./stage-command.js";
 
 export type StorageMechanism = "sidecar-direct" | "sidecar-function" | "modelarts-output" | "tione-mount";
 
