@@ -4,7 +4,6 @@
 // TI-ONE has no RuntimeEnv field either: the Ray runtime env travels through verl's own ray.init
 // (tioneRayRuntimeEnvOverrides) and the start command.
 import type { RecipeIssue, RecipePath } from "../errors.js";
-import { formatPath } from "../errors.js";
 import type { Recipe } from "../recipe/schema.js";
 import { shellQuote } from "../render/shell.js";
 import type { ProviderRequest, RequestBuilder, RequestInput, UnverifiedField } from "./request.js";
