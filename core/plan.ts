@@ -3,6 +3,7 @@
 import { type LocatedIssue, RecipeError, type RecipeIssue, RlpipeError } from "./errors.js";
 import { checkRecipe } from "./recipe/check.js";
 import { Interpolator } from "./recipe/interpolate.js";
+import { findPlaceholders } from "./recipe/placeholders.js";
 import { type LoadedRecipe, canonicalJson, locateAll, sha256 } from "./recipe/load.js";
 import { type ProviderRequest, buildNamedRequest } from "./providers/request.js";
 import { REQUEST_BUILDERS } from "./providers/requests.js";
@@ -93,6 +94,7 @@ export function plan(loaded: LoadedRecipe, opts: PlanOptions = {}): Plan {
   if (profile === undefined || workDir === undefined) fail();
 
   issues.push(...checkRecipe(recipe, profile!, opts.readRecipeFile === undefined ? {} : { readRecipeFile: opts.readRecipeFile }));
+  issues.push(...findPlaceholders(recipe, provider));
   const sandboxUrl = sandboxBaseUrl(recipe.sandbox);
   const interp = new Interpolator({ recipe, workDir: workDir!, sandboxUrl }, issues);
   const ctx: RenderContext = { recipe, profile: profile!, provider, workDir: workDir!, interp, issues };

@@ -6,8 +6,12 @@ import { describe, it } from "node:test";
 import { parseDocument } from "yaml";
 import { plan } from "../core/plan.js";
 import { parseRecipe } from "../core/recipe/load.js";
-import { bundledAssets } from "../bin/commands/plan.js";
-import { FIXTURES, planSeed, recipeText, editYaml as edit } from "./helpers.js";
+import { PLACEHOLDER_CODE, placeholderReason } from "../core/recipe/placeholders.js";
+import { RecipeError, formatPath } from "../core/errors.js";
+import { bundledAssets, planRecipeFile } from "../bin/commands/plan.js";
+import { runDeploy } from "../bin/commands/runs.js";
+import { reportError } from "../bin/io.js";
+import { FIXTURES, RECIPES, planSeed, recipeText, editYaml as edit } from "./helpers.js";
 
 const sink = () => readFileSync(join(FIXTURES, "recipes", "kitchen-sink.yaml"), "utf8");
 const planOf = (text: string, provider: Parameters<typeof plan>[1] extends infer O ? O extends { provider?: infer P } ? P : never : never = "local") =>
@@ -127,5 +131,52 @@ describe("plan: providers and determinism", () => {
   it("tione refuses an Ascend recipe; ray without a workDir asks for one", () => {
     assert.throws(() => planSeed("retool-qwen3-4b-ascend", "tione"), /provider tione offers NVIDIA GPUs/);
     assert.throws(() => planSeed("qwen3-1.7b-code-toolcall", "ray"), /provider ray has no default working directory/);
+  });
+});
+
+describe("plan: placeholder values (template fields left for the user)", () => {
+  it("recognizes placeholder shapes, and leaves real values alone", () => {
+    for (const [v, key] of [
+      ["rsg-xxxxxxxx", "resourceGroupId"], ["cfs-XXXX:/", "cfs"], ["obs://<bucket>/runs", "codeDir"], ["<flavor_id>", "flavor"],
+      ["CHANGE_ME", "image"], ["TODO", "region"], ["change-me", "x"], ["your-project-id", "projectId"], ["obs://your_bucket/x", "codeDir"],
+      ["https://sandbox.example.com", "url"], ["http://api.example.org:8080/v1", "functionUrl"], ["cos://ckpt-1250000000/runs", "storage"],
+      ["100000000000", "accountId"], ["000000000000", "projectId"],
+    ] as const) assert.notEqual(placeholderReason(v, key), undefined, `${key}: ${v}`);
+    for (const [v, key] of [
+      ["rsg-7k2p9q4m", "resourceGroupId"], ["cfs-3fa9e2c1:/team", "cfs"], ["cos://ckpt-1251234567/runs", "storage"], ["obs://rlpipe-runs/code", "codeDir"],
+      ["modelarts.bm.npu.arm.8snt9b2.d", "flavor"], ["http://127.0.0.1:8080", "url"], ["128C1000G GPU-HCCPNV6*4", "spec"], ["16000000", "NCCL_BUFFSIZE"],
+      ["verl0.6.1-vllm0.11.0-torch2.8-py312-cuda12.8-gpu", "builtin"], ["/usr/local/cuda/compat:$LD_LIBRARY_PATH", "LD_LIBRARY_PATH"], ["xformers", "x"],
+    ] as const) assert.equal(placeholderReason(v, key), undefined, `${key}: ${v}`);
+  });
+
+  it("plan warns with the field's path and line; only the planned target's fields count; prose is not a setting", () => {
+    const p = planSeed("retool-qwen3-4b-tione-ags", "tione");
+    const found = p.warnings.filter((w) => w.code === PLACEHOLDER_CODE).map((w) => [formatPath(w.path), w.line]);
+    assert.deepEqual(found, [["targets.tione.resourceGroupId", 126], ["targets.tione.storage.cfs", 131], ["targets.tione.codeDir", 132]]);
+    const other = edit(sink(), [[["targets", "tione"], { region: "ap-shanghai", resourceGroupId: "rsg-xxxxxxxx" }], [["metadata", "description"], "TODO: describe <this>"]]);
+    assert.deepEqual(planOf(other).warnings.filter((w) => w.code === PLACEHOLDER_CODE), [], "a local plan ignores targets.tione and descriptions");
+    assert.deepEqual(planOf(edit(sink(), [[["runtime", "env", "BUCKET"], "<your-bucket>"]])).warnings.filter((w) => w.code === PLACEHOLDER_CODE).map((w) => formatPath(w.path)), ["runtime.env.BUCKET"]);
+    for (const [name, provider] of [["qwen3-1.7b-code-toolcall", "modelarts"], ["retool-qwen3-4b-ascend", "docker"], ["retool-qwen2.5-32b-h200", "ray"], ["local-demo", "local"]] as const) {
+      assert.deepEqual(planRecipeFile(join(RECIPES, `${name}.yaml`), { provider }).plan.warnings.filter((w) => w.code === PLACEHOLDER_CODE), [], `${name} has no placeholder`);
+    }
+  });
+
+  it("deploy refuses them (exit 2, each field named with file:line:col) before any credential or network is needed; --dry-run shows them", async () => {
+    const file = join(RECIPES, "retool-qwen3-4b-tione-ags.yaml");
+    const err: string[] = [];
+    const io = { out: () => undefined, err: (t: string) => { err.push(t); } };
+    await assert.rejects(runDeploy([file, "--provider", "tione", "--yes"], io), (e: unknown) => {
+      assert.ok(e instanceof RecipeError);
+      assert.equal(e.exitCode, 2);
+      assert.equal(reportError(io, e), 2);
+      return true;
+    });
+    const text = err.join("\n");
+    for (const [line, field] of [[126, "targets.tione.resourceGroupId"], [131, "targets.tione.storage.cfs"], [132, "targets.tione.codeDir"]] as const) {
+      assert.match(text, new RegExp(`retool-qwen3-4b-tione-ags\\.yaml:${line}:\\d+: ${field.replace(/\./g, "\\.")}: .*looks like a placeholder.*refusing to deploy it`));
+    }
+    const out: string[] = [];
+    assert.equal(await runDeploy([file, "--provider", "tione", "--dry-run"], { out: (t) => { out.push(t); }, err: () => undefined }), 0);
+    assert.match(out.join("\n"), /targets\.tione\.resourceGroupId.*looks like a placeholder/);
   });
 });

@@ -40,6 +40,7 @@ const TOKEN_KEY = "rlpipe-test-tc3-temporary-key-abcdef";
 const TOKEN = "rlpipe-test-session-token-0123456789";
 const E2B_KEY = fakeE2bKey();
 const BUCKET = "rlpipe-bundles-1250000000";
+const FILLED_BUCKET = "rlpipe-bundles-1251234567";
 const PYTHON = join(ROOT, ".venv-test", "bin", "python");
 
 const planOf = (text: string): Plan => plan(parseRecipe(text, "edited.yaml"), { provider: "tione", assets: bundledAssets() });
@@ -279,6 +280,7 @@ describe("TI-ONE adapter: deploy, status, logs, stop against the strict fake, bu
     env = { TENCENTCLOUD_SECRET_ID: SECRET_ID, TENCENTCLOUD_SECRET_KEY: SECRET_KEY, TIONE_ENDPOINT: fake.endpoint, E2B_API_KEY: E2B_KEY, HOME: mkdtempSync(join(tmpdir(), "rlpipe-tione-home-")) };
     const s = new S3Store({ scheme: "cos", bucket: BUCKET, prefix: "", region: "ap-shanghai", endpoint: moto.endpoint, credentials: TEST_CREDENTIALS });
     await s.client.send(new CreateBucketCommand({ Bucket: BUCKET }));
+    await s.client.send(new CreateBucketCommand({ Bucket: FILLED_BUCKET }));
     stores.push(s);
   });
   after(async () => {
@@ -419,7 +421,14 @@ describe("TI-ONE adapter: deploy, status, logs, stop against the strict fake, bu
       child.stderr.on("data", (d: Buffer) => { err += d.toString(); });
       child.on("close", (code) => resolve({ code, out, err }));
     });
-    const recipeFile = join(ROOT, "recipes", `${SEED}.yaml`);
+    // The shipped recipe is a template (rsg-xxxxxxxx…, which deploy refuses): a user's copy with their own values.
+    const filledText = edit(recipeText(SEED), [
+      [["targets", "tione", "resourceGroupId"], "rsg-7k2p9q4m"], [["targets", "tione", "storage", "cfs"], "cfs-3fa9e2c1:/"],
+      [["targets", "tione", "codeDir"], `cos://${FILLED_BUCKET}/retool-qwen3-4b`],
+    ]);
+    const recipeFile = join(env["HOME"]!, `${SEED}.yaml`);
+    writeFileSync(recipeFile, filledText);
+    const p = planOf(filledText);
     const r = await cli(["deploy", recipeFile, "--provider", "tione", "--yes", "--json"]);
     assert.equal(r.code, 0, r.err);
     const tasks = fake.tasksNamed(p.jobName);

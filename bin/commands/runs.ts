@@ -6,6 +6,7 @@ import { RlpipeError } from "../../core/errors.js";
 import type { Plan } from "../../core/plan.js";
 import { describePrices, estimatePrices } from "../../core/prices.js";
 import { type Phase, isTerminal } from "../../core/providers/phases.js";
+import { refusePlaceholders } from "../../core/recipe/placeholders.js";
 import { type Provider, type Recipe, RecipeSchema } from "../../core/recipe/schema.js";
 import { formatPlanSummary } from "../../core/summary.js";
 import { sleep } from "../../core/util/retry.js";
@@ -49,6 +50,8 @@ export async function runDeploy(argv: readonly string[], io: Io): Promise<number
   if (values.provider === undefined) throw usage("rlpipe deploy needs --provider (local, ray, slurm, modelarts or tione)");
   const provider = parseProvider(values.provider);
   const { loaded, plan: p } = planRecipeFile(positionals[0]!, { provider, ...(values["verl-profile"] === undefined ? {} : { profile: values["verl-profile"] }) });
+  // A template value (rsg-xxxxxxxx, <bucket>) must never reach a provider; --dry-run only shows the warnings.
+  if (!values["dry-run"]) refusePlaceholders(p.recipe.file, p.warnings);
   if (p.request === undefined) throw new RlpipeError("no_deploy_target", `provider ${provider} has no deploy API: run rlpipe plan --provider ${provider} and start the bundle by hand`, { exitCode: 2 });
 
   const prices = estimatePrices(loaded.recipe, provider);
