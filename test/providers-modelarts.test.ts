@@ -232,6 +232,23 @@ describe("ModelArts provider against the loopback fake", () => {
     assert.equal(fake.stats.createAttempts, 1);
   });
 
+  it("a search that does not say how many jobs match still reads every page: the job is found, never created twice", async () => {
+    fake.reset();
+    const a = adapter();
+    const first = await run(a);
+    // 60 newer jobs whose names contain this one's ("like" matches substrings): the job is on the second page.
+    for (let i = 0; i < 60; i++) {
+      const id = `other-${i}`;
+      const body = JSON.parse(JSON.stringify(p.request!.body)) as Record<string, Record<string, unknown>>;
+      body["metadata"]!["name"] = `${p.jobName}-v${i}`;
+      fake.jobs.set(id, { id, name: `${p.jobName}-v${i}`, body, createTime: 1_900_000_000_000 + i, phases: ["Running"], step: 0, phase: "Running", log: Buffer.alloc(0), logCalls: 0, acknowledged: true });
+    }
+    fake.searchOmitsCounts = true;
+    const second = await run(adapter());
+    assert.deepEqual(second, { ref: first.ref, outcome: "existing" });
+    assert.equal(fake.stats.createAttempts, 1);
+  });
+
   it("status walks Creating → Pending → Running → Completed, with times and exit code", async () => {
     fake.reset();
     const a = adapter();

@@ -478,6 +478,50 @@ describe("TI-ONE adapter: deploy, status, logs, stop against the strict fake, bu
     for (const f of LOOKUP) assert.ok((exercised.get(`DescribeTrainingTasks fault:${f}`) ?? 0) > 0, `lookup fault ${f} was exercised`);
   });
 
+  it("a search whose items omit Tags or return them as null never causes a second task (found by name, confirmed through DescribeTrainingTask)", async () => {
+    const a = adapter({}, 800);
+    try {
+      for (const listTags of ["omitted", "null"] as const) {
+        for (const detailTags of ["present", "omitted", "null"] as const) {
+          for (const faults of [[], ["timeout-after-create"], ["internal-after"], ["reset-after"]] as Fault[][]) {
+            const label = `list Tags ${listTags}, detail Tags ${detailTags}, create faults [${faults.join(", ")}]`;
+            fake.reset();
+            fake.listTags = listTags;
+            fake.detailTags = detailTags;
+            fake.inject("CreateTrainingTask", ...faults);
+            const first = await deploy(a, p, { sleep: noSleep });
+            assert.equal(fake.tasksNamed(p.jobName).length, 1, `${label}: one task after the first deploy`);
+            assert.equal(first.outcome, faults.length === 0 ? "created" : "recovered", label);
+            const second = await deploy(a, p, { sleep: noSleep });
+            assert.deepEqual(second, { ref: first.ref, outcome: "existing" }, label);
+            assert.equal(fake.tasksNamed(p.jobName).length, 1, `${label}: still one task after a second deploy`);
+            assert.equal(fake.callsOf("CreateTrainingTask").length, 1, label);
+            const searches = fake.callsOf("DescribeTrainingTasks");
+            assert.ok(searches.every((c) => c.params?.["TagFilters"] === undefined), "the lookup does not depend on tag filtering");
+          }
+        }
+      }
+    } finally {
+      await a.close();
+    }
+  });
+
+  it("a task named like the run but tagged for another run is not taken for it", async () => {
+    fake.reset();
+    const other = fake.seedTask({ ...(bodyOf(p) as unknown as Record<string, unknown>), Tags: [{ TagKey: "rlpipe-run", TagValue: "someone-else" }] }, "RUNNING");
+    const a = adapter();
+    try {
+      assert.equal(await a.findExisting(p), undefined);
+      fake.listTags = "null";
+      assert.equal(await a.findExisting(p), undefined, "an item without tags is confirmed by its detail");
+      assert.ok(fake.callsOf("DescribeTrainingTask").length > 0);
+      fake.detailTags = "null";
+      assert.equal((await a.findExisting(p))?.id, other.id, "with tags nowhere, the deterministic name decides");
+    } finally {
+      await a.close();
+    }
+  });
+
   it("a request TI-ONE rejects (InvalidParameter) fails once with the code and request id: nothing created, no retry, no secret", async () => {
     fake.reset();
     const body = bodyOf(p);

@@ -79,6 +79,8 @@ export class FakeModelArts {
   readonly searchFaults: SearchFault[] = [];
   /** HTTP statuses for the next GETs (show, log preview), e.g. 503. */
   readonly readFaults: number[] = [];
+  /** Search answers without `count` and `total` (a listing that does not say how many there are). */
+  searchOmitsCounts = false;
   /** Phase sequence of the next created jobs. */
   nextPhases: readonly string[] = SUCCESS_PHASES;
   /** Answer a log preview of a job not yet running with 204 (ModelArts.2776) or 400 ModelArts.2818. */
@@ -123,6 +125,7 @@ export class FakeModelArts {
     this.readFaults.length = 0;
     this.stats = emptyStats();
     this.nextPhases = SUCCESS_PHASES;
+    this.searchOmitsCounts = false;
   }
 
   jobsNamed(name: string): FakeJob[] {
@@ -281,7 +284,7 @@ export class FakeModelArts {
     if (fault === "hide") items = [];
     items.sort((a, b) => (body["order"] === "asc" ? a.createTime - b.createTime : b.createTime - a.createTime));
     const page = items.slice((offset as number) * (limit as number), ((offset as number) + 1) * (limit as number));
-    send(res, 200, { total: this.jobs.size, count: items.length, limit, offset, sort_by: "create_time", order: body["order"] ?? "desc", group_by: "", workspace_id: "0", ai_project: "default-ai-project", items: page.map((j) => this.view(j)) });
+    send(res, 200, { ...(this.searchOmitsCounts ? {} : { total: this.jobs.size, count: items.length }), limit, offset, sort_by: "create_time", order: body["order"] ?? "desc", group_by: "", workspace_id: "0", ai_project: "default-ai-project", items: page.map((j) => this.view(j)) });
   }
 
   private readFault(res: ServerResponse): boolean {

@@ -28,6 +28,8 @@ export type Fault =
   | "reset-after" // act, then drop the connection
   | "bad-gateway-after"; // act, then HTTP 502
 
+export type TagsShown = "present" | "omitted" | "null";
+
 export interface LogLine {
   readonly Id: string;
   readonly Timestamp: string;
@@ -231,6 +233,12 @@ function checkCreate(b: z.infer<typeof CreateTrainingTaskSchema>): void {
 
 // ------------------------------------------------------------------------------------------ the server
 
+function showTags(item: Record<string, unknown>, how: TagsShown): Record<string, unknown> {
+  if (how === "present") return item;
+  const { Tags: _tags, ...rest } = item;
+  return how === "null" ? { ...rest, Tags: null } : rest;
+}
+
 const rfc = (ms: number) => new Date(ms).toISOString().replace(/\.\d{3}Z$/, "Z");
 
 export class TioneFake {
@@ -242,6 +250,12 @@ export class TioneFake {
   outcome: "SUCCEED" | "FAILED" = "SUCCEED";
   /** New tasks stop at RUNNING until released. */
   holdAtRunning = false;
+  /**
+   * How Tags appear in DescribeTrainingTasks items and in DescribeTrainingTask's detail: as sent, left out, or null
+   * (the SDK model says the field "may return null"). TagFilters still filter on the tags the task has.
+   */
+  listTags: TagsShown = "present";
+  detailTags: TagsShown = "present";
   private readonly faults = new Map<string, Fault[]>();
   private readonly sockets = new Set<Socket>();
   private seq = 0;
@@ -271,6 +285,8 @@ export class TioneFake {
     this.faults.clear();
     this.outcome = "SUCCEED";
     this.holdAtRunning = false;
+    this.listTags = "present";
+    this.detailTags = "present";
   }
 
   inject(action: string, ...faults: Fault[]): void {
@@ -378,7 +394,7 @@ export class TioneFake {
         const t = this.tasks.get(p.Id);
         if (t === undefined) throw new ApiError("ResourceNotFound", `The training task ${p.Id} does not exist.`);
         this.advance(t);
-        return { TrainingTaskDetail: this.detail(t) };
+        return { TrainingTaskDetail: showTags(this.detail(t), this.detailTags) };
       }
       case "DescribeTrainingTasks": return this.describeTasks(parseParams(DescribeTasksSchema, params));
       case "DescribeLogs": return this.describeLogs(parseParams(DescribeLogsSchema, params));
@@ -431,7 +447,7 @@ export class TioneFake {
     const asc = p.Order === "ASC";
     tasks.sort((a, b) => (asc ? 1 : -1) * (a.createdAtMs - b.createdAtMs || a.id.localeCompare(b.id)));
     const offset = p.Offset ?? 0;
-    return { TrainingTaskSet: tasks.slice(offset, offset + limit).map((t) => this.listItem(t)), TotalCount: tasks.length };
+    return { TrainingTaskSet: tasks.slice(offset, offset + limit).map((t) => showTags(this.listItem(t), this.listTags)), TotalCount: tasks.length };
   }
 
   private describeLogs(p: z.infer<typeof DescribeLogsSchema>): Record<string, unknown> {
