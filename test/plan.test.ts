@@ -82,12 +82,23 @@ describe("plan: optional recipe fields", () => {
     assert.ok(fn.files.some((f) => f.path === ".rlpipe/rlpipe_sync.py"));
     assert.ok(fn.secrets.some((s) => s.env === "RLPIPE_RUN_TOKEN" && s.required));
     assert.match(fn.files.find((f) => f.path === "launch.sh")!.content, /python3 \.rlpipe\/rlpipe_sync\.py --url https:\/\/fn\.example\.com --run "\$RLPIPE_RUN\.rl"/);
+    // ModelArts: the sidecar lays the store's layout out in a directory one output channel uploads (no credentials).
     const ma = plan(parseRecipe(withStorage({ storage: "obs://ckpt-bucket/runs" }), "t.yaml"), { provider: "modelarts", assets: bundledAssets() });
     assert.equal(ma.storage?.mechanism, "modelarts-output");
-    assert.deepEqual(ma.storage?.modelartsOutputs?.map((o) => [o.localDir, o.obsUrl.replace(/-[0-9a-f]{8}\./, "-H.")]), [["/job/ckpt/sft", "obs://ckpt-bucket/runs/kitchen-sink-H.sft/"], ["/job/ckpt/rl", "obs://ckpt-bucket/runs/kitchen-sink-H.rl/"]]);
-    assert.doesNotMatch(ma.files.find((f) => f.path === "launch.sh")!.content, /rlpipe sync|rlpipe_sync/);
+    assert.deepEqual(ma.storage?.modelartsOutputs?.map((o) => [o.name, o.localDir, o.obsUrl]), [["rlpipe-store", "/job/.rlpipe/store", "obs://ckpt-bucket/runs/"]]);
+    const maLaunch = ma.files.find((f) => f.path === "launch.sh")!.content;
+    assert.match(maLaunch, /python3 \.rlpipe\/rlpipe_sync\.py --store file:\/\/\/job\/\.rlpipe\/store --settle-s 90 --run "\$RLPIPE_RUN\.rl" --dir \/job\/ckpt\/rl --metrics \/job\/\.rlpipe\/metrics\/rl\.jsonl/);
+    assert.doesNotMatch(maLaunch, /rlpipe sync /);
+    assert.equal((ma.request!.body as { algorithm: { environments: Record<string, string> } }).algorithm.environments["RLPIPE_RUN"], ma.jobName, "the store names the run after the job");
+    assert.deepEqual(ma.secrets.map((x) => x.env).filter((e) => /OBS|HUAWEI/.test(e)), [], "the job holds no OBS credential");
     assert.throws(() => plan(parseRecipe(withStorage({}), "t.yaml"), { provider: "modelarts", assets: bundledAssets() }), /must be an obs:\/\/ URI for provider modelarts/);
-    assert.equal(plan(parseRecipe(withStorage({}), "t.yaml"), { provider: "tione", assets: bundledAssets() }).storage?.mechanism, "tione-mount");
+    // TI-ONE: straight to the store, with its credentials passed as task variables (secrets, never in the request).
+    const ti = plan(parseRecipe(withStorage({ storage: "cos://ckpt-1251234567/runs" }), "t.yaml"), { provider: "tione", assets: bundledAssets() });
+    assert.equal(ti.storage?.mechanism, "sidecar-store");
+    assert.deepEqual(ti.secrets.filter((x) => x.env.startsWith("COS_")).map((x) => [x.env, x.required]), [["COS_SECRET_ID", true], ["COS_SECRET_KEY", true], ["COS_SESSION_TOKEN", false]]);
+    assert.match(ti.files.find((f) => f.path === "launch.sh")!.content, /python3 \.rlpipe\/rlpipe_sync\.py --store cos:\/\/ckpt-1251234567\/runs --run "\$RLPIPE_RUN\.rl" --dir \/job\/ckpt\/rl/);
+    assert.match(ti.files.find((f) => f.path === "launch.sh")!.content, /rlpipe_require_secret COS_SECRET_KEY/);
+    assert.ok(!JSON.stringify(ti.request).includes("COS_SECRET"), "no credential name or value in the request");
   });
 });
 
@@ -124,7 +135,7 @@ describe("plan: providers and determinism", () => {
     doc.delete("resources");
     doc.set("resources", resources);
     const a = planSeed("retool-qwen3-4b-tione-ags", "tione");
-    const b = plan(parseRecipe(doc.toString(), "x.yaml"), { provider: "tione" });
+    const b = plan(parseRecipe(doc.toString(), "x.yaml"), { provider: "tione", assets: bundledAssets() });
     assert.deepEqual(b.files, a.files);
   });
 

@@ -62,6 +62,9 @@ describe("ModelArts request (plan)", () => {
       local_code_dir: "/home/ma-user/modelarts/user-job-dir",
       working_dir: `/home/ma-user/modelarts/user-job-dir/${d12}`,
       command: `bash /home/ma-user/modelarts/user-job-dir/${d12}/launch.sh`,
+      // Checkpoints and metrics persist by default: the sidecar stages the store's layout, one channel uploads it.
+      outputs: [{ name: "rlpipe-store", local_dir: "/home/ma-user/modelarts/user-job-dir/qwen3-1.7b-code-toolcall/.rlpipe/store", remote: { obs: { obs_url: `/${BUCKET}/qwen3-code-toolcall/code/runs/` } } }],
+      environments: { RLPIPE_RUN: p.jobName },
     });
     assert.deepEqual(body.spec, {
       resource: { flavor_id: "modelarts.bm.npu.arm.8snt9b2.d", node_count: 1 },
@@ -74,7 +77,8 @@ describe("ModelArts request (plan)", () => {
 
   it("lists the unverified fields, and carries secrets by name only", () => {
     const un = p.request!.unverified;
-    assert.deepEqual(un.map((u) => u.path), ["algorithm.code_dir", "algorithm.environments", "spec.auto_stop", "spec.log_export_path.obs_url", "spec.resource.flavor_id"]);
+    assert.deepEqual(un.map((u) => u.path), ["algorithm.code_dir", "algorithm.environments", "algorithm.outputs", "spec.auto_stop", "spec.log_export_path.obs_url", "spec.resource.flavor_id"]);
+    assert.match(un.find((u) => u.path === "algorithm.outputs")!.why, /upload order is not documented/);
     assert.equal(un.find((u) => u.path === "algorithm.code_dir")!.override, "targets.modelarts.localCodeDir");
     assert.equal(un.find((u) => u.path === "spec.log_export_path.obs_url")!.override, "targets.modelarts.obsPathStyle");
     const secrets = un.find((u) => u.path === "algorithm.environments")!;
@@ -103,12 +107,12 @@ describe("ModelArts request (plan)", () => {
     ]);
     const q = planOf(text);
     const b = bodyOf(q);
-    assert.deepEqual(b.algorithm.environments, { ASCEND_LOG_LEVEL: "3", HCCL_BUFFSIZE: "200" });
+    assert.deepEqual(b.algorithm.environments, { ASCEND_LOG_LEVEL: "3", HCCL_BUFFSIZE: "200", RLPIPE_RUN: q.jobName });
     const w = q.warnings.find((x) => x.code === "modelarts_env_not_passed");
     assert.deepEqual(w?.path, ["runtime", "env", "DATA_HOME"]);
     assert.match(w!.message, /may not contain '\$'; launch\.sh still sets it/);
     assert.deepEqual(b.algorithm.inputs, [{ name: "model", local_dir: "/home/ma-user/modelarts/inputs/model", remote: { obs: { obs_url: "obs://models/Qwen3-1.7B/" } } }]);
-    assert.deepEqual(b.algorithm.outputs?.map((o) => [o.name, o.remote.obs.obs_url.replace(/-[0-9a-f]{8}\./, "-H.")]), [["ckpt-sft", "obs://ckpt-bucket/runs/qwen3-1.7b-code-toolcall-H.sft/"], ["ckpt-rl", "obs://ckpt-bucket/runs/qwen3-1.7b-code-toolcall-H.rl/"]]);
+    assert.deepEqual(b.algorithm.outputs?.map((o) => [o.name, o.remote.obs.obs_url]), [["rlpipe-store", "obs://ckpt-bucket/runs/"]]);
     assert.deepEqual(q.storage?.modelartsOutputs?.map((o) => o.localDir), b.algorithm.outputs?.map((o) => o.local_dir));
     assert.match(b.algorithm.code_dir, /^obs:\/\/rlpipe-runs\/qwen3-code-toolcall\/code\/[0-9a-f]{12}\/$/);
     assert.equal(b.spec.resource.node_count, 2);
@@ -152,7 +156,7 @@ describe("ModelArts request (plan)", () => {
       [["targets.modelarts.codeDir", "invalid_obs_path"], ["targets.modelarts.localCodeDir", "invalid_local_code_dir"]]);
     assert.deepEqual(errs(edit(recipeText(SEED), [
       [["checkpoints"], { storage: "obs://ckpt-bucket/runs" }],
-      [["targets", "modelarts", "outputs"], [{ name: "ckpt-rl", obs: "obs://ckpt-bucket/other", local: "/home/ma-user/out" }]],
+      [["targets", "modelarts", "outputs"], [{ name: "rlpipe-store", obs: "obs://ckpt-bucket/other", local: "/home/ma-user/out" }]],
       [["targets", "modelarts", "inputs"], [{ name: "data", obs: "obs://data-bucket/d", local: "data" }]],
     ])), [["targets.modelarts.inputs.0.local", "relative_path"], ["checkpoints.storage", "duplicate_channel"]]);
     const tooMany = Object.fromEntries(Array.from({ length: 101 }, (_, i) => [`V${i}`, "1"]));

@@ -39,6 +39,9 @@ const TOKEN_ID = fakeTencentSecretId();
 const TOKEN_KEY = "rlpipe-test-tc3-temporary-key-abcdef";
 const TOKEN = "rlpipe-test-session-token-0123456789";
 const E2B_KEY = fakeE2bKey();
+// The COS key the task's checkpoint sidecar uses (passed as task variables, like every secret on TI-ONE).
+const COS_ID = "rlpipe-test-cos-secret-id";
+const COS_KEY = "rlpipe-test-cos-secret-key/0123456789";
 const BUCKET = "rlpipe-bundles-1250000000";
 const FILLED_BUCKET = "rlpipe-bundles-1251234567";
 const PYTHON = join(ROOT, ".venv-test", "bin", "python");
@@ -49,7 +52,7 @@ const bodyOf = (p: Plan) => p.request!.body as CreateTrainingTaskBody;
 
 const errorText = (e: unknown) => `${(e as Error).message}\n${(e as RlpipeError).hint ?? ""}\n${String((e as Error).stack)}`;
 const noSecrets = (text: string, where: string) => {
-  for (const s of [SECRET_KEY, TOKEN_KEY, TOKEN, E2B_KEY]) assert.ok(!text.includes(s), `${where} contains a secret`);
+  for (const s of [SECRET_KEY, TOKEN_KEY, TOKEN, E2B_KEY, COS_KEY]) assert.ok(!text.includes(s), `${where} contains a secret`);
 };
 
 // ------------------------------------------------------------------------------------------ the request
@@ -277,7 +280,10 @@ describe("TI-ONE adapter: deploy, status, logs, stop against the strict fake, bu
   before(async () => {
     fake = await TioneFake.start([{ secretId: SECRET_ID, secretKey: SECRET_KEY }, { secretId: TOKEN_ID, secretKey: TOKEN_KEY, token: TOKEN }]);
     moto = await startMoto();
-    env = { TENCENTCLOUD_SECRET_ID: SECRET_ID, TENCENTCLOUD_SECRET_KEY: SECRET_KEY, TIONE_ENDPOINT: fake.endpoint, E2B_API_KEY: E2B_KEY, HOME: mkdtempSync(join(tmpdir(), "rlpipe-tione-home-")) };
+    env = {
+      TENCENTCLOUD_SECRET_ID: SECRET_ID, TENCENTCLOUD_SECRET_KEY: SECRET_KEY, TIONE_ENDPOINT: fake.endpoint, E2B_API_KEY: E2B_KEY,
+      COS_SECRET_ID: COS_ID, COS_SECRET_KEY: COS_KEY, HOME: mkdtempSync(join(tmpdir(), "rlpipe-tione-home-")),
+    };
     const s = new S3Store({ scheme: "cos", bucket: BUCKET, prefix: "", region: "ap-shanghai", endpoint: moto.endpoint, credentials: TEST_CREDENTIALS });
     await s.client.send(new CreateBucketCommand({ Bucket: BUCKET }));
     await s.client.send(new CreateBucketCommand({ Bucket: FILLED_BUCKET }));
@@ -301,7 +307,7 @@ describe("TI-ONE adapter: deploy, status, logs, stop against the strict fake, bu
       assert.equal(first.ref.id, tasks[0]!.id);
       assert.deepEqual(first.ref, { provider: "tione", name: p.jobName, id: tasks[0]!.id, region: "ap-shanghai", endpoint: fake.endpoint });
       const sent = tasks[0]!.request as unknown as CreateTrainingTaskBody;
-      assert.deepEqual(sent.Envs, [{ Name: "E2B_API_KEY", Value: E2B_KEY }, { Name: "RLPIPE_RUN", Value: p.jobName }]);
+      assert.deepEqual(sent.Envs, [{ Name: "COS_SECRET_ID", Value: COS_ID }, { Name: "COS_SECRET_KEY", Value: COS_KEY }, { Name: "E2B_API_KEY", Value: E2B_KEY }, { Name: "RLPIPE_RUN", Value: p.jobName }]);
       assert.deepEqual({ ...sent, Envs: [] }, { ...bodyOf(p), Envs: [] }, "everything else is sent exactly as planned");
       assert.deepEqual(await listBundle(`retool-qwen3-4b/${p.bundleDigest}/`), p.files.map((f) => `retool-qwen3-4b/${p.bundleDigest}/${f.path}`).sort());
       const launch = await stores.at(-1)!.get(`retool-qwen3-4b/${p.bundleDigest}/launch.sh`);
@@ -311,7 +317,7 @@ describe("TI-ONE adapter: deploy, status, logs, stop against the strict fake, bu
       const second = await deploy(a, p, { sleep: noSleep });
       assert.deepEqual(second, { ref: first.ref, outcome: "existing" });
       assert.equal(fake.callsOf("CreateTrainingTask").length, 1);
-      assert.ok(logs.some((l) => l.includes("(0 of 2 files uploaded)")), "the content-addressed bundle is not uploaded twice");
+      assert.ok(logs.some((l) => l.includes(`(0 of ${p.files.length} files uploaded)`)), "the content-addressed bundle is not uploaded twice");
     } finally {
       await a.close();
     }
@@ -549,9 +555,10 @@ describe("TI-ONE adapter: deploy, status, logs, stop against the strict fake, bu
     const other = planOf(edit(recipeText(SEED), [[["targets", "tione", "codeDir"], `cos://${BUCKET}/never-uploaded`]]));
     const otherRecipe = parseRecipe(edit(recipeText(SEED), [[["targets", "tione", "codeDir"], `cos://${BUCKET}/never-uploaded`]]), "x.yaml").recipe;
     const cases: [string, Partial<AdapterContext>, string, RegExp][] = [
-      ["no credentials", { env: { TIONE_ENDPOINT: fake.endpoint, E2B_API_KEY: E2B_KEY, HOME: env["HOME"]! } }, "tione_credentials_missing", /TENCENTCLOUD_SECRET_ID/],
+      ["no credentials", { env: { TIONE_ENDPOINT: fake.endpoint, E2B_API_KEY: E2B_KEY, COS_SECRET_ID: COS_ID, COS_SECRET_KEY: COS_KEY, HOME: env["HOME"]! } }, "tione_credentials_missing", /TENCENTCLOUD_SECRET_ID/],
       ["half the credentials", { env: { ...env, TENCENTCLOUD_SECRET_KEY: "" } }, "tione_credentials_incomplete", /only the id/],
       ["no secret", { env: { ...env, E2B_API_KEY: "" } }, "secret_missing", /E2B_API_KEY/],
+      ["no store credentials for the checkpoint sidecar", { env: { ...env, COS_SECRET_KEY: "" } }, "secret_missing", /COS_SECRET_KEY/],
       ["plain http off loopback", { env: { ...env, TIONE_ENDPOINT: "http://10.1.2.3:8080" } }, "insecure_endpoint", /plain http is allowed only for loopback/],
       ["incomplete target", { recipe: parseRecipe(edit(recipeText(SEED), [[["targets", "tione", "resourceGroupId"], undefined]]), "x.yaml").recipe }, "tione_target_incomplete", /resourceGroupId/],
     ];

@@ -3,7 +3,7 @@
 import type { RecipePath } from "../errors.js";
 import type { EvalStage, MergeStage, RlStage, SftStage, Stage } from "../recipe/schema.js";
 import type { StageCommand } from "./stage-command.js";
-import { type RenderContext, OverrideList, datasetFiles, modelPath, report } from "./context.js";
+import { type RenderContext, OverrideList, datasetFiles, modelPath, report, stageLoggers } from "./context.js";
 import { renderScore } from "./score.js";
 import { tioneRayRuntimeEnvOverrides } from "../providers/tione-ray-env.js";
 import { overrideWord } from "./hydra.js";
@@ -34,7 +34,8 @@ function common(ctx: RenderContext, stage: Stage, at: RecipePath) {
 }
 
 function loggingOf(ctx: RenderContext, stage: SftStage | RlStage | EvalStage) {
-  return { ...ctx.recipe.logging, ...stage.logging };
+  const backends = stageLoggers(ctx, stage);
+  return { ...ctx.recipe.logging, ...stage.logging, ...(backends === undefined ? {} : { backends }) };
 }
 
 /** trainer.device renders only for NPUs: verl's default is cuda, and the GPU scripts leave it unset. */
