@@ -20,7 +20,9 @@ import { type Plan, plan } from "../core/plan.js";
 import type { ModelArtsJobBody } from "../core/providers/modelarts-request.js";
 import { parseRecipe } from "../core/recipe/load.js";
 import { fakeHuaweiAk } from "./fakes/credentials.js";
+import { JobRunner, writeVerlStub } from "./fakes/job-runner.js";
 import { CREATE_FAULTS, type CreateFault, FakeModelArts } from "./fakes/modelarts-fake.js";
+import { assertRunInStore, runnableSeed } from "./run-outputs.js";
 import { ROOT, planSeed, recipeText, seededRandom, editYaml as edit } from "./helpers.js";
 import { type Moto, TEST_CREDENTIALS, startMoto } from "./servers/moto.js";
 
@@ -599,5 +601,64 @@ describe("ModelArts phases and status", () => {
     }
     assert.deepEqual(statusOf({ metadata: { id: "i", name: "n" }, status: { phase: "Hibernating", secondary_phase: "Lost" } }), { phase: "UNKNOWN", rawPhase: "Hibernating", message: "Lost" });
     assert.deepEqual(statusOf({ metadata: { id: "i", name: "n" } }), { phase: "UNKNOWN", rawPhase: "(none)" });
+  });
+});
+
+describe("ModelArts: a seed recipe's checkpoints and metrics reach OBS by default (the job really runs launch.sh)", () => {
+  let moto: Moto;
+  let fake: FakeModelArts;
+  let runner: JobRunner;
+  let dir: string;
+  const sinks: S3Store[] = [];
+  const OBS_ENV = () => ({ OBS_ENDPOINT: moto.endpoint, OBS_REGION: "cn-southwest-2", OBS_ACCESS_KEY_ID: TEST_CREDENTIALS.accessKeyId, OBS_SECRET_ACCESS_KEY: TEST_CREDENTIALS.secretAccessKey });
+
+  before(async () => {
+    dir = mkdtempSync(join(tmpdir(), "rlpipe-ma-run-"));
+    moto = await startMoto();
+    const admin = new S3Store({ scheme: "obs", bucket: BUCKET, prefix: "", region: "cn-southwest-2", endpoint: moto.endpoint, credentials: TEST_CREDENTIALS });
+    await admin.client.send(new CreateBucketCommand({ Bucket: BUCKET }));
+    sinks.push(admin);
+    writeVerlStub(join(dir, "stub"));
+    // The container: ModelArts' /home/ma-user under a temporary root, python3 with the verl stub, and no OBS credential.
+    runner = new JobRunner({
+      storeEndpoint: moto.endpoint, storeCredentials: TEST_CREDENTIALS, root: join(dir, "container"), platformPrefixes: ["/home/ma-user"],
+      env: { PATH: process.env["PATH"] ?? "/usr/bin:/bin", HOME: join(dir, "container"), PYTHONPATH: join(dir, "stub") }, uploadPeriodMs: 200,
+    });
+    fake = await new FakeModelArts({ ak: AK, sk: SK, projectId: PID, runner }).start();
+  });
+  after(async () => {
+    await fake.close();
+    await runner.close();
+    for (const s of sinks) await s.close();
+    await moto.stop();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it("deploy → launch.sh runs, verl writes global_step_2 and _4 → rlpipe checkpoints lists both, restore verifies, metrics has every step", async () => {
+    const work = join(dir, "work");
+    const p = planOf(runnableSeed(recipeText(SEED), "modelarts", work));
+    assert.equal(p.storage?.mechanism, "modelarts-output");
+    assert.equal(p.storage?.defaulted, true, "the recipe sets no checkpoints.storage");
+    const store = `obs://${BUCKET}/qwen3-code-toolcall/code/runs`;
+    assert.equal(p.storage?.uri, store);
+    const uploads = (uri: string): BundleSink => {
+      const u = parseStoreUri(uri);
+      const s = new S3Store({ scheme: "obs", bucket: u.bucket, prefix: u.prefix, region: "cn-southwest-2", endpoint: moto.endpoint, credentials: TEST_CREDENTIALS });
+      sinks.push(s);
+      return s;
+    };
+    const a = createModelArtsAdapter({ env: { HOME: dir, HUAWEICLOUD_SDK_AK: AK, HUAWEICLOUD_SDK_SK: SK, HUAWEICLOUD_SDK_PROJECT_ID: PID, MODELARTS_ENDPOINT: fake.endpoint }, recipe: parseRecipe(runnableSeed(recipeText(SEED), "modelarts", work), "r.yaml").recipe, cwd: dir, bundleSink: uploads }, { timeoutMs: 5000 });
+    const { ref } = await deploy(a, p, { sleep: () => Promise.resolve() });
+    let status = await a.status(ref);
+    for (let i = 0; i < 600 && !["SUCCEEDED", "FAILED", "STOPPED"].includes(status.phase); i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      status = await a.status(ref);
+    }
+    const job = fake.jobsNamed(p.jobName)[0]!;
+    assert.equal(status.phase, "SUCCEEDED", `the job ended ${status.phase}:\n${job.run?.output ?? job.runError}`);
+    assert.match(job.run!.output, /stage rl: complete/);
+    assert.match(job.run!.output, /final checkpoint and metrics sync/);
+    const ckptDir = join(work, "checkpoints", "verl_sandbox_code_rl", "1.5B_L16k-huggingface-bs128-minibs32-gs8-temp0.9-1nodes");
+    await assertRunInStore({ run: `${p.jobName}.rl`, store, env: OBS_ENV(), ckptDir, steps: [2, 4], metricSteps: 4, restoreInto: join(dir, "restore") });
   });
 });

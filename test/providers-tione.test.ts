@@ -7,7 +7,7 @@
 // request errors with codes, nothing created and no secret in any message.
 import assert from "node:assert/strict";
 import { spawn, spawnSync } from "node:child_process";
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
@@ -28,7 +28,9 @@ import {
 import { parseRecipe } from "../core/recipe/load.js";
 import { overrideWord } from "../core/render/hydra.js";
 import { fakeE2bKey, fakeTencentSecretId } from "./fakes/credentials.js";
+import { JobRunner, writeVerlStub } from "./fakes/job-runner.js";
 import { type Fault, type FakeTask, TioneFake } from "./fakes/tione-fake.js";
+import { assertRunInStore, runnableSeed } from "./run-outputs.js";
 import { ROOT, loadSeed, planSeed, recipeText, editYaml as edit, seededRandom as rng } from "./helpers.js";
 import { type Moto, TEST_CREDENTIALS, freePort, startMoto } from "./servers/moto.js";
 
@@ -746,6 +748,77 @@ describe("TI-ONE adapter loads only the tione client, and only when it calls TI-
       assert.ok(!after.some((k) => k.startsWith("tencentcloud/services/") && !k.startsWith("tencentcloud/services/tione/")), "no other product is loaded");
     } finally {
       await fake.stop();
+    }
+  });
+});
+
+describe("TI-ONE: a seed recipe's checkpoints and metrics reach COS by default (the task really runs launch.sh)", () => {
+  let moto: Moto;
+  let fake: TioneFake;
+  let runner: JobRunner;
+  let dir: string;
+  const stores: S3Store[] = [];
+
+  before(async () => {
+    dir = mkdtempSync(join(tmpdir(), "rlpipe-tione-run-"));
+    moto = await startMoto();
+    const admin = new S3Store({ scheme: "cos", bucket: BUCKET, prefix: "", region: "ap-shanghai", endpoint: moto.endpoint, credentials: TEST_CREDENTIALS });
+    await admin.client.send(new CreateBucketCommand({ Bucket: BUCKET }));
+    stores.push(admin);
+    writeVerlStub(join(dir, "stub"));
+    // The task's container: TI-ONE's mounts under a temporary root, python3 with the verl stub, COS on loopback
+    // (the region's endpoint as the task would see it); the credentials come only from the task's Envs.
+    runner = new JobRunner({
+      storeEndpoint: moto.endpoint, storeCredentials: TEST_CREDENTIALS, root: join(dir, "container"), platformPrefixes: ["/opt/ml", "/home/tione"],
+      env: { PATH: process.env["PATH"] ?? "/usr/bin:/bin", HOME: join(dir, "container"), PYTHONPATH: join(dir, "stub"), COS_ENDPOINT: moto.endpoint },
+    });
+    fake = await TioneFake.start([{ secretId: SECRET_ID, secretKey: SECRET_KEY }], runner);
+  });
+  after(async () => {
+    await fake.stop();
+    await runner.close();
+    for (const s of stores) await s.close();
+    await moto.stop();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it("deploy → the start command runs launch.sh, verl writes global_step_2 and _4 → rlpipe checkpoints lists both, restore verifies, metrics has every step", async () => {
+    const work = join(dir, "work");
+    mkdirSync(work); // the start command's working directory is on the task's (CFS) storage, which exists
+    const text = edit(runnableSeed(recipeText(SEED), "tione", work), [[["targets", "tione", "runtimeEnv", "workingDir"], work]]);
+    const p = planOf(text);
+    assert.equal(p.storage?.mechanism, "sidecar-store");
+    assert.equal(p.storage?.defaulted, true, "the recipe sets no checkpoints.storage");
+    const store = `cos://${BUCKET}/retool-qwen3-4b/runs`;
+    assert.equal(p.storage?.uri, store);
+    const sink = (uri: string): BundleSink => {
+      const u = parseStoreUri(uri);
+      const s = new S3Store({ scheme: "cos", bucket: u.bucket, prefix: u.prefix, region: "ap-shanghai", endpoint: moto.endpoint, credentials: TEST_CREDENTIALS });
+      stores.push(s);
+      return s;
+    };
+    const env = {
+      TENCENTCLOUD_SECRET_ID: SECRET_ID, TENCENTCLOUD_SECRET_KEY: SECRET_KEY, TIONE_ENDPOINT: fake.endpoint, HOME: dir,
+      COS_SECRET_ID: TEST_CREDENTIALS.accessKeyId, COS_SECRET_KEY: TEST_CREDENTIALS.secretAccessKey,
+    };
+    const a = createTioneAdapter({ env, recipe: parseRecipe(text, "r.yaml").recipe, cwd: dir, bundleSink: sink }, { timeoutMs: 5000, retry: { sleep: async () => undefined } });
+    try {
+      const { ref } = await deploy(a, p, { sleep: async () => undefined });
+      let status = await a.status(ref);
+      for (let i = 0; i < 600 && !["SUCCEEDED", "FAILED", "STOPPED"].includes(status.phase); i++) {
+        await new Promise((r) => setTimeout(r, 100));
+        status = await a.status(ref);
+      }
+      const task = fake.tasksNamed(p.jobName)[0]!;
+      assert.equal(status.phase, "SUCCEEDED", `the task ended ${status.phase}:\n${task.run?.output ?? task.runError}`);
+      assert.match(task.run!.output, /stage rl: complete/);
+      const ckptDir = join(work, "checkpoints", "e2b_code_retool", "qwen3-4b_dapo");
+      await assertRunInStore({
+        run: `${p.jobName}.rl`, store, ckptDir, steps: [2, 4], metricSteps: 4, restoreInto: join(dir, "restore"),
+        env: { COS_ENDPOINT: moto.endpoint, COS_REGION: "ap-shanghai", COS_SECRET_ID: TEST_CREDENTIALS.accessKeyId, COS_SECRET_KEY: TEST_CREDENTIALS.secretAccessKey },
+      });
+    } finally {
+      await a.close();
     }
   });
 });

@@ -11,6 +11,7 @@ import { createHash, createHmac, randomUUID, timingSafeEqual } from "node:crypto
 import { type IncomingMessage, type Server, type ServerResponse, createServer } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
 import { z } from "zod";
+import type { JobRunner, RunningJob } from "./job-runner.js";
 
 export interface FakeCredential {
   readonly secretId: string;
@@ -54,6 +55,9 @@ export interface FakeTask {
   endMs?: number;
   failureReason?: string;
   readonly logs: LogLine[];
+  /** The start command, when the fake runs tasks (a runner is attached). */
+  run?: RunningJob;
+  runError?: string;
 }
 
 export interface CallRecord {
@@ -263,12 +267,19 @@ export class TioneFake {
 
   private constructor(private readonly server: Server, readonly endpoint: string, private readonly creds: readonly FakeCredential[]) {}
 
-  static async start(creds: readonly FakeCredential[]): Promise<TioneFake> {
+  /**
+   * Run created tasks for real (optional): COS data configs are downloaded to their MappingPath, the start command
+   * runs with the task's Envs; the task stays RUNNING until it exits, then SUCCEED or FAILED by its exit code.
+   */
+  runner: JobRunner | undefined;
+
+  static async start(creds: readonly FakeCredential[], runner?: JobRunner): Promise<TioneFake> {
     let fake: TioneFake | undefined;
     const server = createServer((req, res) => { void fake!.handle(req, res); });
     await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
     const port = (server.address() as AddressInfo).port;
     fake = new TioneFake(server, `http://127.0.0.1:${port}`, creds);
+    fake.runner = runner;
     server.on("connection", (s) => { fake!.sockets.add(s); s.on("close", () => fake!.sockets.delete(s)); });
     return fake;
   }
@@ -336,10 +347,34 @@ export class TioneFake {
     return t;
   }
 
+  /** What TI-ONE does with a created task: the COS data configs into the container, then the start command. */
+  private async launch(t: FakeTask, b: z.infer<typeof CreateTrainingTaskSchema>, runner: JobRunner): Promise<void> {
+    try {
+      for (const d of b.DataConfigs ?? []) {
+        const cos = d.COSSource;
+        if ((d.DataSourceType ?? b.DataSource) !== "COS" || cos === undefined) continue;
+        if (await runner.download(cos.Bucket, cos.Paths[0]!.replace(/^\/+|\/+$/g, ""), runner.mapPath(d.MappingPath!)) === 0) throw new Error(`COS ${cos.Bucket}${cos.Paths[0]} is empty`);
+      }
+      const enc = b.EncodedStartCmdInfo?.StartCmdInfo;
+      const cmd = enc === undefined ? b.StartCmdInfo?.StartCmd ?? "" : (JSON.parse(Buffer.from(enc, "base64").toString("utf8")) as { StartCmd: string }).StartCmd;
+      const env = Object.fromEntries((b.Envs ?? []).map((e) => [e.Name!, e.Value ?? ""]));
+      t.run = runner.start(cmd, "/", env);
+    } catch (e) {
+      t.runError = String(e);
+    }
+  }
+
   /** One step of the task's life, with the log lines each step writes. */
   private advance(t: FakeTask): void {
     if (t.holdAt === t.status || t.script.length === 0) return;
-    const next = t.script.shift()!;
+    let next = t.script[0]!;
+    if ((t.run !== undefined || t.runError !== undefined) && ["SUCCEED", "FAILED"].includes(next)) {
+      // A task that really runs ends when its command does.
+      if (t.runError === undefined && !t.run!.done) return;
+      next = t.runError === undefined && t.run!.exitCode === 0 ? "SUCCEED" : "FAILED";
+      if (next === "FAILED") t.failureReason = t.runError ?? `the start command exited with code ${t.run!.exitCode}`;
+    }
+    t.script.shift();
     t.status = next;
     if (next === "STARTING") {
       t.instanceId = `${t.id}-1`;
@@ -350,7 +385,7 @@ export class TioneFake {
       this.appendLogs(t, `${t.id}-worker-0`, ["worker joined", "vllm ready"]);
     } else if (next === "SUCCEED" || next === "FAILED" || next === "STOPPED") {
       t.endMs = this.now();
-      if (next === "FAILED") t.failureReason = "launch.sh exited with code 1";
+      if (next === "FAILED") t.failureReason ??= "launch.sh exited with code 1";
       this.appendLogs(t, `${t.id}-head-0`, next === "SUCCEED" ? ["step 2", "[rlpipe] all stages complete"] : next === "FAILED" ? ["Traceback: boom"] : ["received SIGTERM"]);
     }
   }
@@ -387,7 +422,9 @@ export class TioneFake {
       case "CreateTrainingTask": {
         const b = parseParams(CreateTrainingTaskSchema, params);
         checkCreate(b);
-        return { Id: this.newTask(params as Record<string, unknown>).id };
+        const t = this.newTask(params as Record<string, unknown>);
+        if (this.runner !== undefined) void this.launch(t, b, this.runner);
+        return { Id: t.id };
       }
       case "DescribeTrainingTask": {
         const p = parseParams(DescribeTaskSchema, params);
@@ -404,6 +441,8 @@ export class TioneFake {
         if (t === undefined) throw new ApiError("ResourceNotFound", `The training task ${p.Id} does not exist.`);
         if (!["SUBMITTING", "PENDING", "STARTING", "RUNNING"].includes(t.status)) throw new ApiError("FailedOperation", `The task is ${t.status} and cannot be stopped.`);
         t.status = "STOPPING";
+        t.run?.kill();
+        delete t.run;
         delete t.holdAt;
         t.script = ["STOPPED"];
         return {};
