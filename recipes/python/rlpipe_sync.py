@@ -405,6 +405,8 @@ class S3Store:
             if body is not None:
                 h["Content-MD5"] = base64.b64encode(hashlib.md5(body).digest()).decode()
                 h["Content-Length"] = str(len(body))
+                # urllib would label the bytes a form otherwise, which some servers then parse (and empty).
+                h.setdefault("Content-Type", "application/octet-stream")
             signed, qs = self._sign(method, path, query, h)
             url = self.origin + urllib.parse.quote(path, safe="/-_.~") + ("?" + qs if qs else "")
             req = urllib.request.Request(url, data=body, method=method, headers=signed)
@@ -415,11 +417,13 @@ class S3Store:
                 text = e.read()[:400].decode("utf-8", "replace")
                 if e.code in ok:
                     return e.headers, b""
-                if e.code not in RETRYABLE or attempt + 1 == self.attempts:
-                    raise SyncError("%s %s/%s: HTTP %d %s" % (method, self.url, key, e.code, text)) from None
+                # BadDigest: the bytes were damaged on the way (Content-MD5 did not match): send them again.
+                retry = e.code in RETRYABLE or (e.code == 400 and "BadDigest" in text)
+                if not retry or attempt + 1 == self.attempts:
+                    raise SyncError("%s %s://%s/%s: HTTP %d %s" % (method, self.url.split(":", 1)[0], self.bucket, key, e.code, text)) from None
             except (urllib.error.URLError, ConnectionError, TimeoutError, OSError) as e:
                 if attempt + 1 == self.attempts:
-                    raise SyncError("%s %s/%s: %s" % (method, self.url, key, e)) from None
+                    raise SyncError("%s %s://%s/%s: %s" % (method, self.url.split(":", 1)[0], self.bucket, key, e)) from None
             time.sleep(random.uniform(0, min(30.0, 0.5 * 2 ** attempt)))
 
     # -- operations
@@ -477,7 +481,7 @@ class S3Store:
                         break
             xml = "<CompleteMultipartUpload>%s</CompleteMultipartUpload>" % "".join(
                 "<Part><PartNumber>%d</PartNumber><ETag>\"%s\"</ETag></Part>" % p for p in parts)
-            _h, done = self._call("POST", full, {"uploadId": upload_id}, body=xml.encode())
+            _h, done = self._call("POST", full, {"uploadId": upload_id}, body=xml.encode(), headers={"Content-Type": "application/xml"})
             if b"<Error>" in done:
                 raise SyncError("%s: completing the upload failed: %s" % (key, done[:300].decode("utf-8", "replace")))
         except BaseException:
