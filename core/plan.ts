@@ -3,6 +3,7 @@
 import { type LocatedIssue, RecipeError, type RecipeIssue, RlpipeError } from "./errors.js";
 import { checkRecipe } from "./recipe/check.js";
 import { Interpolator } from "./recipe/interpolate.js";
+import { findPlaceholders } from "./recipe/placeholders.js";
 import { type LoadedRecipe, canonicalJson, locateAll, sha256 } from "./recipe/load.js";
 import { type ProviderRequest, buildNamedRequest } from "./providers/request.js";
 import { REQUEST_BUILDERS } from "./providers/requests.js";
@@ -14,7 +15,7 @@ import { envBlock } from "./render/env.js";
 import { renderDockerRun } from "./render/docker.js";
 import { type LaunchInputs, type SandboxLaunch, renderLaunchScript } from "./render/launch.js";
 import { SHIM_FILE, resolveRewardFn } from "./render/reward.js";
-import { SYNC_SIDECAR, type StoragePlan, storagePlan } from "./render/storage.js";
+import { SYNC_SIDECAR, type StoragePlan, metricsToFile, storagePlan } from "./render/storage.js";
 import { type StageCommand, renderStage } from "./render/stages.js";
 
 export interface PlanOptions {
@@ -93,9 +94,10 @@ export function plan(loaded: LoadedRecipe, opts: PlanOptions = {}): Plan {
   if (profile === undefined || workDir === undefined) fail();
 
   issues.push(...checkRecipe(recipe, profile!, opts.readRecipeFile === undefined ? {} : { readRecipeFile: opts.readRecipeFile }));
+  issues.push(...findPlaceholders(recipe, provider));
   const sandboxUrl = sandboxBaseUrl(recipe.sandbox);
   const interp = new Interpolator({ recipe, workDir: workDir!, sandboxUrl }, issues);
-  const ctx: RenderContext = { recipe, profile: profile!, provider, workDir: workDir!, interp, issues };
+  const ctx: RenderContext = { recipe, profile: profile!, provider, workDir: workDir!, interp, issues, metricsToFile: metricsToFile(recipe, provider) };
 
   const runtimeEnv = envBlock(ctx, recipe.runtime.envPresets, recipe.runtime.env, ["runtime", "env"]);
   const commands = recipe.stages.map((s, i) => renderStage(ctx, s, i));
@@ -144,7 +146,7 @@ export function plan(loaded: LoadedRecipe, opts: PlanOptions = {}): Plan {
     overlay.set(SHIM_FILE, shim);
   }
 
-  if (storage?.mechanism === "sidecar-function") {
+  if (storage !== undefined && storage.mechanism !== "sidecar-direct" && storage.stages.length > 0) {
     const sidecar = opts.assets?.[SYNC_SIDECAR];
     if (sidecar === undefined) throw new RlpipeError("asset_missing", `the sync sidecar ${SYNC_SIDECAR} was not provided to the planner`);
     overlay.set(`.rlpipe/${SYNC_SIDECAR}`, sidecar);
@@ -154,6 +156,10 @@ export function plan(loaded: LoadedRecipe, opts: PlanOptions = {}): Plan {
     ...Object.entries(recipe.secrets ?? {}).map(([name, s]) => ({ name, env: s.env, required: s.required })),
     // The sidecar's only credential: the per-run token for the runs function.
     ...(storage?.mechanism === "sidecar-function" && !Object.values(recipe.secrets ?? {}).some((s) => s.env === "RLPIPE_RUN_TOKEN") ? [{ name: "run-token", env: "RLPIPE_RUN_TOKEN", required: true }] : []),
+    // The store's credentials, for a sidecar that uploads straight to it (TI-ONE passes them as task variables).
+    ...(storage?.mechanism === "sidecar-store" && storage.stages.length > 0 ? (storage.credentialEnvs ?? [])
+      .filter((c) => !Object.values(recipe.secrets ?? {}).some((s) => s.env === c.env))
+      .map((c) => ({ name: `store-${c.env.toLowerCase().replace(/_/g, "-")}`, env: c.env, required: c.required })) : []),
   ].sort((a, b) => a.name.localeCompare(b.name));
   const launchInputs: LaunchInputs = {
     recipeHash: loaded.hash,

@@ -20,6 +20,12 @@ export function formatPlanSummary(plan: Plan, outDir: string | undefined, prices
     L.push(`  sandbox    ${plan.sandbox.kind} (${plan.sandbox.deploy})${plan.sandbox.url === undefined ? "" : ` at ${plan.sandbox.url}`}: ${plan.sandbox.where}`);
   }
   if (plan.secrets.length > 0) L.push(`  secrets    ${plan.secrets.map((s) => `${s.env} (${s.name}${s.required ? "" : ", optional"})`).join(", ")} — read from the environment at run time`);
+  const st = plan.storage;
+  if (st !== undefined && st.stages.length > 0) {
+    // A deploy names the run after the job (RLPIPE_RUN); a bundle started by hand uses launch.sh's default.
+    const run = plan.request === undefined || plan.provider === "slurm" ? st.runBase : plan.jobName;
+    L.push(`  storage    ${st.uri}${st.defaulted ? " (default: <codeDir>/runs)" : ""} via ${st.mechanism}; after a run: rlpipe checkpoints ${run}.${st.stages[st.stages.length - 1]!.stage} --store ${st.uri}`);
+  }
   L.push("  stages");
   plan.stages.forEach((s, i) => L.push(`    ${i + 1}. ${s.id.padEnd(8)} ${describeStage(s)}`));
   L.push(`  files      ${outDir === undefined ? "(the launch bundle)" : `${outDir}/`}`);

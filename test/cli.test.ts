@@ -40,7 +40,8 @@ describe("rlpipe plan", () => {
     assert.match(r.out, /2\. merge .*global_step_50 → .*global_step_50\/huggingface/);
     assert.match(r.out, /3\. rl .*128 prompts × n=8 = 1024 responses\/step, mini-batch 32 prompts \(4 optimizer steps\/step\), 15 epochs, tools: code_interpreter/);
     assert.match(r.out, /warnings {3}none/);
-    assert.deepEqual(readdirSync(out).sort(), ["launch.sh", "rlpipe-plan.json", "tool_config"]);
+    assert.deepEqual(readdirSync(out).sort(), [".rlpipe", "launch.sh", "rlpipe-plan.json", "tool_config"]);
+    assert.deepEqual(readdirSync(join(out, ".rlpipe")), ["rlpipe_sync.py"], "the checkpoint sidecar ships with a managed target's bundle");
     assert.equal(statSync(join(out, "launch.sh")).mode & 0o777, 0o755);
     const doc = JSON.parse(readFileSync(join(out, "rlpipe-plan.json"), "utf8"));
     assert.equal(doc.provider, "modelarts");

@@ -5,6 +5,7 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { type Document, isMap, isScalar, isSeq, parseDocument } from "yaml";
 import { RecipeError, RlpipeError, formatIssue } from "../core/errors.js";
+import { bundledAssets } from "../bin/commands/plan.js";
 import { plan } from "../core/plan.js";
 import { parseRecipe } from "../core/recipe/load.js";
 import { PROVIDERS } from "../core/recipe/schema.js";
@@ -101,8 +102,8 @@ describe("fuzz: mutated seed recipes give a clean error or a valid plan", () => 
       const label = `trial ${trial} (${name}, ${provider}): ${what.join("; ")}`;
       try {
         const loaded = parseRecipe(text, "fuzz.yaml");
-        const p1 = plan(loaded, { provider, localWorkDir: "/tmp/fuzz" });
-        const p2 = plan(parseRecipe(text, "fuzz.yaml"), { provider, localWorkDir: "/tmp/fuzz" });
+        const p1 = plan(loaded, { provider, localWorkDir: "/tmp/fuzz", assets: bundledAssets() });
+        const p2 = plan(parseRecipe(text, "fuzz.yaml"), { provider, localWorkDir: "/tmp/fuzz", assets: bundledAssets() });
         assert.deepEqual(p1.files, p2.files, `${label}: plan is not deterministic`);
         valid++;
       } catch (e) {

@@ -264,7 +264,8 @@ describe("golden: retool-qwen3-4b-tione-ags (seed 004, inline run_qwen3-4b-instr
     // The seed's console RuntimeEnv (pip, LD_LIBRARY_PATH) has no TI-ONE API field; it rides on verl's ray.init().
     expectSameOverrides(stage(plan, "rl").argv, fx.rl!.argv, plan.workDir, [RESUME,
       { key: "+ray_kwargs.ray_init.runtime_env.pip", rlpipe: "[e2b_code_interpreter]", why: "the seed's console RuntimeEnv.pip: TI-ONE's API has no RuntimeEnv field" },
-      { key: "+ray_kwargs.ray_init.runtime_env.env_vars.LD_LIBRARY_PATH", rlpipe: "'/usr/local/cuda/compat:$LD_LIBRARY_PATH'", why: "the seed's console RuntimeEnv.env_vars, expanded by Ray on each node" }]);
+      { key: "+ray_kwargs.ray_init.runtime_env.env_vars.LD_LIBRARY_PATH", rlpipe: "'/usr/local/cuda/compat:$LD_LIBRARY_PATH'", why: "the seed's console RuntimeEnv.env_vars, expanded by Ray on each node" },
+      { key: "trainer.logger", rlpipe: "[console,tensorboard,file]", why: "a managed target keeps a run's metrics in its object storage by default: verl's file backend writes them where the sync sidecar uploads them" }]);
   });
 
   it("exports PYTHONUNBUFFERED and the CUDA compat library path the seed sets before the script", () => {

@@ -6,8 +6,12 @@ import { describe, it } from "node:test";
 import { parseDocument } from "yaml";
 import { plan } from "../core/plan.js";
 import { parseRecipe } from "../core/recipe/load.js";
-import { bundledAssets } from "../bin/commands/plan.js";
-import { FIXTURES, planSeed, recipeText, editYaml as edit } from "./helpers.js";
+import { PLACEHOLDER_CODE, placeholderReason } from "../core/recipe/placeholders.js";
+import { RecipeError, formatPath } from "../core/errors.js";
+import { bundledAssets, planRecipeFile } from "../bin/commands/plan.js";
+import { runDeploy } from "../bin/commands/runs.js";
+import { reportError } from "../bin/io.js";
+import { FIXTURES, RECIPES, planSeed, recipeText, editYaml as edit } from "./helpers.js";
 
 const sink = () => readFileSync(join(FIXTURES, "recipes", "kitchen-sink.yaml"), "utf8");
 const planOf = (text: string, provider: Parameters<typeof plan>[1] extends infer O ? O extends { provider?: infer P } ? P : never : never = "local") =>
@@ -78,12 +82,23 @@ describe("plan: optional recipe fields", () => {
     assert.ok(fn.files.some((f) => f.path === ".rlpipe/rlpipe_sync.py"));
     assert.ok(fn.secrets.some((s) => s.env === "RLPIPE_RUN_TOKEN" && s.required));
     assert.match(fn.files.find((f) => f.path === "launch.sh")!.content, /python3 \.rlpipe\/rlpipe_sync\.py --url https:\/\/fn\.example\.com --run "\$RLPIPE_RUN\.rl"/);
+    // ModelArts: the sidecar lays the store's layout out in a directory one output channel uploads (no credentials).
     const ma = plan(parseRecipe(withStorage({ storage: "obs://ckpt-bucket/runs" }), "t.yaml"), { provider: "modelarts", assets: bundledAssets() });
     assert.equal(ma.storage?.mechanism, "modelarts-output");
-    assert.deepEqual(ma.storage?.modelartsOutputs?.map((o) => [o.localDir, o.obsUrl.replace(/-[0-9a-f]{8}\./, "-H.")]), [["/job/ckpt/sft", "obs://ckpt-bucket/runs/kitchen-sink-H.sft/"], ["/job/ckpt/rl", "obs://ckpt-bucket/runs/kitchen-sink-H.rl/"]]);
-    assert.doesNotMatch(ma.files.find((f) => f.path === "launch.sh")!.content, /rlpipe sync|rlpipe_sync/);
+    assert.deepEqual(ma.storage?.modelartsOutputs?.map((o) => [o.name, o.localDir, o.obsUrl]), [["rlpipe-store", "/job/.rlpipe/store", "obs://ckpt-bucket/runs/"]]);
+    const maLaunch = ma.files.find((f) => f.path === "launch.sh")!.content;
+    assert.match(maLaunch, /python3 \.rlpipe\/rlpipe_sync\.py --store file:\/\/\/job\/\.rlpipe\/store --settle-s 90 --run "\$RLPIPE_RUN\.rl" --dir \/job\/ckpt\/rl --metrics \/job\/\.rlpipe\/metrics\/rl\.jsonl/);
+    assert.doesNotMatch(maLaunch, /rlpipe sync /);
+    assert.equal((ma.request!.body as { algorithm: { environments: Record<string, string> } }).algorithm.environments["RLPIPE_RUN"], ma.jobName, "the store names the run after the job");
+    assert.deepEqual(ma.secrets.map((x) => x.env).filter((e) => /OBS|HUAWEI/.test(e)), [], "the job holds no OBS credential");
     assert.throws(() => plan(parseRecipe(withStorage({}), "t.yaml"), { provider: "modelarts", assets: bundledAssets() }), /must be an obs:\/\/ URI for provider modelarts/);
-    assert.equal(plan(parseRecipe(withStorage({}), "t.yaml"), { provider: "tione", assets: bundledAssets() }).storage?.mechanism, "tione-mount");
+    // TI-ONE: straight to the store, with its credentials passed as task variables (secrets, never in the request).
+    const ti = plan(parseRecipe(withStorage({ storage: "cos://ckpt-1251234567/runs" }), "t.yaml"), { provider: "tione", assets: bundledAssets() });
+    assert.equal(ti.storage?.mechanism, "sidecar-store");
+    assert.deepEqual(ti.secrets.filter((x) => x.env.startsWith("COS_")).map((x) => [x.env, x.required]), [["COS_SECRET_ID", true], ["COS_SECRET_KEY", true], ["COS_SESSION_TOKEN", false]]);
+    assert.match(ti.files.find((f) => f.path === "launch.sh")!.content, /python3 \.rlpipe\/rlpipe_sync\.py --store cos:\/\/ckpt-1251234567\/runs --run "\$RLPIPE_RUN\.rl" --dir \/job\/ckpt\/rl/);
+    assert.match(ti.files.find((f) => f.path === "launch.sh")!.content, /rlpipe_require_secret COS_SECRET_KEY/);
+    assert.ok(!JSON.stringify(ti.request).includes("COS_SECRET"), "no credential name or value in the request");
   });
 });
 
@@ -120,12 +135,59 @@ describe("plan: providers and determinism", () => {
     doc.delete("resources");
     doc.set("resources", resources);
     const a = planSeed("retool-qwen3-4b-tione-ags", "tione");
-    const b = plan(parseRecipe(doc.toString(), "x.yaml"), { provider: "tione" });
+    const b = plan(parseRecipe(doc.toString(), "x.yaml"), { provider: "tione", assets: bundledAssets() });
     assert.deepEqual(b.files, a.files);
   });
 
   it("tione refuses an Ascend recipe; ray without a workDir asks for one", () => {
     assert.throws(() => planSeed("retool-qwen3-4b-ascend", "tione"), /provider tione offers NVIDIA GPUs/);
     assert.throws(() => planSeed("qwen3-1.7b-code-toolcall", "ray"), /provider ray has no default working directory/);
+  });
+});
+
+describe("plan: placeholder values (template fields left for the user)", () => {
+  it("recognizes placeholder shapes, and leaves real values alone", () => {
+    for (const [v, key] of [
+      ["rsg-xxxxxxxx", "resourceGroupId"], ["cfs-XXXX:/", "cfs"], ["obs://<bucket>/runs", "codeDir"], ["<flavor_id>", "flavor"],
+      ["CHANGE_ME", "image"], ["TODO", "region"], ["change-me", "x"], ["your-project-id", "projectId"], ["obs://your_bucket/x", "codeDir"],
+      ["https://sandbox.example.com", "url"], ["http://api.example.org:8080/v1", "functionUrl"], ["cos://ckpt-1250000000/runs", "storage"],
+      ["100000000000", "accountId"], ["000000000000", "projectId"],
+    ] as const) assert.notEqual(placeholderReason(v, key), undefined, `${key}: ${v}`);
+    for (const [v, key] of [
+      ["rsg-7k2p9q4m", "resourceGroupId"], ["cfs-3fa9e2c1:/team", "cfs"], ["cos://ckpt-1251234567/runs", "storage"], ["obs://rlpipe-runs/code", "codeDir"],
+      ["modelarts.bm.npu.arm.8snt9b2.d", "flavor"], ["http://127.0.0.1:8080", "url"], ["128C1000G GPU-HCCPNV6*4", "spec"], ["16000000", "NCCL_BUFFSIZE"],
+      ["verl0.6.1-vllm0.11.0-torch2.8-py312-cuda12.8-gpu", "builtin"], ["/usr/local/cuda/compat:$LD_LIBRARY_PATH", "LD_LIBRARY_PATH"], ["xformers", "x"],
+    ] as const) assert.equal(placeholderReason(v, key), undefined, `${key}: ${v}`);
+  });
+
+  it("plan warns with the field's path and line; only the planned target's fields count; prose is not a setting", () => {
+    const p = planSeed("retool-qwen3-4b-tione-ags", "tione");
+    const found = p.warnings.filter((w) => w.code === PLACEHOLDER_CODE).map((w) => [formatPath(w.path), w.line]);
+    assert.deepEqual(found, [["targets.tione.resourceGroupId", 126], ["targets.tione.storage.cfs", 131], ["targets.tione.codeDir", 132]]);
+    const other = edit(sink(), [[["targets", "tione"], { region: "ap-shanghai", resourceGroupId: "rsg-xxxxxxxx" }], [["metadata", "description"], "TODO: describe <this>"]]);
+    assert.deepEqual(planOf(other).warnings.filter((w) => w.code === PLACEHOLDER_CODE), [], "a local plan ignores targets.tione and descriptions");
+    assert.deepEqual(planOf(edit(sink(), [[["runtime", "env", "BUCKET"], "<your-bucket>"]])).warnings.filter((w) => w.code === PLACEHOLDER_CODE).map((w) => formatPath(w.path)), ["runtime.env.BUCKET"]);
+    for (const [name, provider] of [["qwen3-1.7b-code-toolcall", "modelarts"], ["retool-qwen3-4b-ascend", "docker"], ["retool-qwen2.5-32b-h200", "ray"], ["local-demo", "local"]] as const) {
+      assert.deepEqual(planRecipeFile(join(RECIPES, `${name}.yaml`), { provider }).plan.warnings.filter((w) => w.code === PLACEHOLDER_CODE), [], `${name} has no placeholder`);
+    }
+  });
+
+  it("deploy refuses them (exit 2, each field named with file:line:col) before any credential or network is needed; --dry-run shows them", async () => {
+    const file = join(RECIPES, "retool-qwen3-4b-tione-ags.yaml");
+    const err: string[] = [];
+    const io = { out: () => undefined, err: (t: string) => { err.push(t); } };
+    await assert.rejects(runDeploy([file, "--provider", "tione", "--yes"], io), (e: unknown) => {
+      assert.ok(e instanceof RecipeError);
+      assert.equal(e.exitCode, 2);
+      assert.equal(reportError(io, e), 2);
+      return true;
+    });
+    const text = err.join("\n");
+    for (const [line, field] of [[126, "targets.tione.resourceGroupId"], [131, "targets.tione.storage.cfs"], [132, "targets.tione.codeDir"]] as const) {
+      assert.match(text, new RegExp(`retool-qwen3-4b-tione-ags\\.yaml:${line}:\\d+: ${field.replace(/\./g, "\\.")}: .*looks like a placeholder.*refusing to deploy it`));
+    }
+    const out: string[] = [];
+    assert.equal(await runDeploy([file, "--provider", "tione", "--dry-run"], { out: (t) => { out.push(t); }, err: () => undefined }), 0);
+    assert.match(out.join("\n"), /targets\.tione\.resourceGroupId.*looks like a placeholder/);
   });
 });

@@ -20,7 +20,9 @@ import { type Plan, plan } from "../core/plan.js";
 import type { ModelArtsJobBody } from "../core/providers/modelarts-request.js";
 import { parseRecipe } from "../core/recipe/load.js";
 import { fakeHuaweiAk } from "./fakes/credentials.js";
+import { JobRunner, writeVerlStub } from "./fakes/job-runner.js";
 import { CREATE_FAULTS, type CreateFault, FakeModelArts } from "./fakes/modelarts-fake.js";
+import { assertRunInStore, runnableSeed } from "./run-outputs.js";
 import { ROOT, planSeed, recipeText, seededRandom, editYaml as edit } from "./helpers.js";
 import { type Moto, TEST_CREDENTIALS, startMoto } from "./servers/moto.js";
 
@@ -62,6 +64,9 @@ describe("ModelArts request (plan)", () => {
       local_code_dir: "/home/ma-user/modelarts/user-job-dir",
       working_dir: `/home/ma-user/modelarts/user-job-dir/${d12}`,
       command: `bash /home/ma-user/modelarts/user-job-dir/${d12}/launch.sh`,
+      // Checkpoints and metrics persist by default: the sidecar stages the store's layout, one channel uploads it.
+      outputs: [{ name: "rlpipe-store", local_dir: "/home/ma-user/modelarts/user-job-dir/qwen3-1.7b-code-toolcall/.rlpipe/store", remote: { obs: { obs_url: `/${BUCKET}/qwen3-code-toolcall/code/runs/` } } }],
+      environments: { RLPIPE_RUN: p.jobName },
     });
     assert.deepEqual(body.spec, {
       resource: { flavor_id: "modelarts.bm.npu.arm.8snt9b2.d", node_count: 1 },
@@ -74,7 +79,8 @@ describe("ModelArts request (plan)", () => {
 
   it("lists the unverified fields, and carries secrets by name only", () => {
     const un = p.request!.unverified;
-    assert.deepEqual(un.map((u) => u.path), ["algorithm.code_dir", "algorithm.environments", "spec.auto_stop", "spec.log_export_path.obs_url", "spec.resource.flavor_id"]);
+    assert.deepEqual(un.map((u) => u.path), ["algorithm.code_dir", "algorithm.environments", "algorithm.outputs", "spec.auto_stop", "spec.log_export_path.obs_url", "spec.resource.flavor_id"]);
+    assert.match(un.find((u) => u.path === "algorithm.outputs")!.why, /upload order is not documented/);
     assert.equal(un.find((u) => u.path === "algorithm.code_dir")!.override, "targets.modelarts.localCodeDir");
     assert.equal(un.find((u) => u.path === "spec.log_export_path.obs_url")!.override, "targets.modelarts.obsPathStyle");
     const secrets = un.find((u) => u.path === "algorithm.environments")!;
@@ -103,12 +109,12 @@ describe("ModelArts request (plan)", () => {
     ]);
     const q = planOf(text);
     const b = bodyOf(q);
-    assert.deepEqual(b.algorithm.environments, { ASCEND_LOG_LEVEL: "3", HCCL_BUFFSIZE: "200" });
+    assert.deepEqual(b.algorithm.environments, { ASCEND_LOG_LEVEL: "3", HCCL_BUFFSIZE: "200", RLPIPE_RUN: q.jobName });
     const w = q.warnings.find((x) => x.code === "modelarts_env_not_passed");
     assert.deepEqual(w?.path, ["runtime", "env", "DATA_HOME"]);
     assert.match(w!.message, /may not contain '\$'; launch\.sh still sets it/);
     assert.deepEqual(b.algorithm.inputs, [{ name: "model", local_dir: "/home/ma-user/modelarts/inputs/model", remote: { obs: { obs_url: "obs://models/Qwen3-1.7B/" } } }]);
-    assert.deepEqual(b.algorithm.outputs?.map((o) => [o.name, o.remote.obs.obs_url.replace(/-[0-9a-f]{8}\./, "-H.")]), [["ckpt-sft", "obs://ckpt-bucket/runs/qwen3-1.7b-code-toolcall-H.sft/"], ["ckpt-rl", "obs://ckpt-bucket/runs/qwen3-1.7b-code-toolcall-H.rl/"]]);
+    assert.deepEqual(b.algorithm.outputs?.map((o) => [o.name, o.remote.obs.obs_url]), [["rlpipe-store", "obs://ckpt-bucket/runs/"]]);
     assert.deepEqual(q.storage?.modelartsOutputs?.map((o) => o.localDir), b.algorithm.outputs?.map((o) => o.local_dir));
     assert.match(b.algorithm.code_dir, /^obs:\/\/rlpipe-runs\/qwen3-code-toolcall\/code\/[0-9a-f]{12}\/$/);
     assert.equal(b.spec.resource.node_count, 2);
@@ -152,7 +158,7 @@ describe("ModelArts request (plan)", () => {
       [["targets.modelarts.codeDir", "invalid_obs_path"], ["targets.modelarts.localCodeDir", "invalid_local_code_dir"]]);
     assert.deepEqual(errs(edit(recipeText(SEED), [
       [["checkpoints"], { storage: "obs://ckpt-bucket/runs" }],
-      [["targets", "modelarts", "outputs"], [{ name: "ckpt-rl", obs: "obs://ckpt-bucket/other", local: "/home/ma-user/out" }]],
+      [["targets", "modelarts", "outputs"], [{ name: "rlpipe-store", obs: "obs://ckpt-bucket/other", local: "/home/ma-user/out" }]],
       [["targets", "modelarts", "inputs"], [{ name: "data", obs: "obs://data-bucket/d", local: "data" }]],
     ])), [["targets.modelarts.inputs.0.local", "relative_path"], ["checkpoints.storage", "duplicate_channel"]]);
     const tooMany = Object.fromEntries(Array.from({ length: 101 }, (_, i) => [`V${i}`, "1"]));
@@ -229,6 +235,23 @@ describe("ModelArts provider against the loopback fake", () => {
     const second = await run(adapter());
     assert.deepEqual(second, { ref: first.ref, outcome: "existing" });
     assert.deepEqual(puts, [], "a content-addressed bundle already in OBS is not uploaded again");
+    assert.equal(fake.stats.createAttempts, 1);
+  });
+
+  it("a search that does not say how many jobs match still reads every page: the job is found, never created twice", async () => {
+    fake.reset();
+    const a = adapter();
+    const first = await run(a);
+    // 60 newer jobs whose names contain this one's ("like" matches substrings): the job is on the second page.
+    for (let i = 0; i < 60; i++) {
+      const id = `other-${i}`;
+      const body = JSON.parse(JSON.stringify(p.request!.body)) as Record<string, Record<string, unknown>>;
+      body["metadata"]!["name"] = `${p.jobName}-v${i}`;
+      fake.jobs.set(id, { id, name: `${p.jobName}-v${i}`, body, createTime: 1_900_000_000_000 + i, phases: ["Running"], step: 0, phase: "Running", log: Buffer.alloc(0), logCalls: 0, acknowledged: true });
+    }
+    fake.searchOmitsCounts = true;
+    const second = await run(adapter());
+    assert.deepEqual(second, { ref: first.ref, outcome: "existing" });
     assert.equal(fake.stats.createAttempts, 1);
   });
 
@@ -578,5 +601,64 @@ describe("ModelArts phases and status", () => {
     }
     assert.deepEqual(statusOf({ metadata: { id: "i", name: "n" }, status: { phase: "Hibernating", secondary_phase: "Lost" } }), { phase: "UNKNOWN", rawPhase: "Hibernating", message: "Lost" });
     assert.deepEqual(statusOf({ metadata: { id: "i", name: "n" } }), { phase: "UNKNOWN", rawPhase: "(none)" });
+  });
+});
+
+describe("ModelArts: a seed recipe's checkpoints and metrics reach OBS by default (the job really runs launch.sh)", () => {
+  let moto: Moto;
+  let fake: FakeModelArts;
+  let runner: JobRunner;
+  let dir: string;
+  const sinks: S3Store[] = [];
+  const OBS_ENV = () => ({ OBS_ENDPOINT: moto.endpoint, OBS_REGION: "cn-southwest-2", OBS_ACCESS_KEY_ID: TEST_CREDENTIALS.accessKeyId, OBS_SECRET_ACCESS_KEY: TEST_CREDENTIALS.secretAccessKey });
+
+  before(async () => {
+    dir = mkdtempSync(join(tmpdir(), "rlpipe-ma-run-"));
+    moto = await startMoto();
+    const admin = new S3Store({ scheme: "obs", bucket: BUCKET, prefix: "", region: "cn-southwest-2", endpoint: moto.endpoint, credentials: TEST_CREDENTIALS });
+    await admin.client.send(new CreateBucketCommand({ Bucket: BUCKET }));
+    sinks.push(admin);
+    writeVerlStub(join(dir, "stub"));
+    // The container: ModelArts' /home/ma-user under a temporary root, python3 with the verl stub, and no OBS credential.
+    runner = new JobRunner({
+      storeEndpoint: moto.endpoint, storeCredentials: TEST_CREDENTIALS, root: join(dir, "container"), platformPrefixes: ["/home/ma-user"],
+      env: { PATH: process.env["PATH"] ?? "/usr/bin:/bin", HOME: join(dir, "container"), PYTHONPATH: join(dir, "stub") }, uploadPeriodMs: 200,
+    });
+    fake = await new FakeModelArts({ ak: AK, sk: SK, projectId: PID, runner }).start();
+  });
+  after(async () => {
+    await fake.close();
+    await runner.close();
+    for (const s of sinks) await s.close();
+    await moto.stop();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it("deploy → launch.sh runs, verl writes global_step_2 and _4 → rlpipe checkpoints lists both, restore verifies, metrics has every step", async () => {
+    const work = join(dir, "work");
+    const p = planOf(runnableSeed(recipeText(SEED), "modelarts", work));
+    assert.equal(p.storage?.mechanism, "modelarts-output");
+    assert.equal(p.storage?.defaulted, true, "the recipe sets no checkpoints.storage");
+    const store = `obs://${BUCKET}/qwen3-code-toolcall/code/runs`;
+    assert.equal(p.storage?.uri, store);
+    const uploads = (uri: string): BundleSink => {
+      const u = parseStoreUri(uri);
+      const s = new S3Store({ scheme: "obs", bucket: u.bucket, prefix: u.prefix, region: "cn-southwest-2", endpoint: moto.endpoint, credentials: TEST_CREDENTIALS });
+      sinks.push(s);
+      return s;
+    };
+    const a = createModelArtsAdapter({ env: { HOME: dir, HUAWEICLOUD_SDK_AK: AK, HUAWEICLOUD_SDK_SK: SK, HUAWEICLOUD_SDK_PROJECT_ID: PID, MODELARTS_ENDPOINT: fake.endpoint }, recipe: parseRecipe(runnableSeed(recipeText(SEED), "modelarts", work), "r.yaml").recipe, cwd: dir, bundleSink: uploads }, { timeoutMs: 5000 });
+    const { ref } = await deploy(a, p, { sleep: () => Promise.resolve() });
+    let status = await a.status(ref);
+    for (let i = 0; i < 600 && !["SUCCEEDED", "FAILED", "STOPPED"].includes(status.phase); i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      status = await a.status(ref);
+    }
+    const job = fake.jobsNamed(p.jobName)[0]!;
+    assert.equal(status.phase, "SUCCEEDED", `the job ended ${status.phase}:\n${job.run?.output ?? job.runError}`);
+    assert.match(job.run!.output, /stage rl: complete/);
+    assert.match(job.run!.output, /final checkpoint and metrics sync/);
+    const ckptDir = join(work, "checkpoints", "verl_sandbox_code_rl", "1.5B_L16k-huggingface-bs128-minibs32-gs8-temp0.9-1nodes");
+    await assertRunInStore({ run: `${p.jobName}.rl`, store, env: OBS_ENV(), ckptDir, steps: [2, 4], metricSteps: 4, restoreInto: join(dir, "restore") });
   });
 });

@@ -7,7 +7,7 @@
 // request errors with codes, nothing created and no secret in any message.
 import assert from "node:assert/strict";
 import { spawn, spawnSync } from "node:child_process";
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
@@ -28,7 +28,9 @@ import {
 import { parseRecipe } from "../core/recipe/load.js";
 import { overrideWord } from "../core/render/hydra.js";
 import { fakeE2bKey, fakeTencentSecretId } from "./fakes/credentials.js";
+import { JobRunner, writeVerlStub } from "./fakes/job-runner.js";
 import { type Fault, type FakeTask, TioneFake } from "./fakes/tione-fake.js";
+import { assertRunInStore, runnableSeed } from "./run-outputs.js";
 import { ROOT, loadSeed, planSeed, recipeText, editYaml as edit, seededRandom as rng } from "./helpers.js";
 import { type Moto, TEST_CREDENTIALS, freePort, startMoto } from "./servers/moto.js";
 
@@ -39,7 +41,11 @@ const TOKEN_ID = fakeTencentSecretId();
 const TOKEN_KEY = "rlpipe-test-tc3-temporary-key-abcdef";
 const TOKEN = "rlpipe-test-session-token-0123456789";
 const E2B_KEY = fakeE2bKey();
+// The COS key the task's checkpoint sidecar uses (passed as task variables, like every secret on TI-ONE).
+const COS_ID = "rlpipe-test-cos-secret-id";
+const COS_KEY = "rlpipe-test-cos-secret-key/0123456789";
 const BUCKET = "rlpipe-bundles-1250000000";
+const FILLED_BUCKET = "rlpipe-bundles-1251234567";
 const PYTHON = join(ROOT, ".venv-test", "bin", "python");
 
 const planOf = (text: string): Plan => plan(parseRecipe(text, "edited.yaml"), { provider: "tione", assets: bundledAssets() });
@@ -48,7 +54,7 @@ const bodyOf = (p: Plan) => p.request!.body as CreateTrainingTaskBody;
 
 const errorText = (e: unknown) => `${(e as Error).message}\n${(e as RlpipeError).hint ?? ""}\n${String((e as Error).stack)}`;
 const noSecrets = (text: string, where: string) => {
-  for (const s of [SECRET_KEY, TOKEN_KEY, TOKEN, E2B_KEY]) assert.ok(!text.includes(s), `${where} contains a secret`);
+  for (const s of [SECRET_KEY, TOKEN_KEY, TOKEN, E2B_KEY, COS_KEY]) assert.ok(!text.includes(s), `${where} contains a secret`);
 };
 
 // ------------------------------------------------------------------------------------------ the request
@@ -276,9 +282,13 @@ describe("TI-ONE adapter: deploy, status, logs, stop against the strict fake, bu
   before(async () => {
     fake = await TioneFake.start([{ secretId: SECRET_ID, secretKey: SECRET_KEY }, { secretId: TOKEN_ID, secretKey: TOKEN_KEY, token: TOKEN }]);
     moto = await startMoto();
-    env = { TENCENTCLOUD_SECRET_ID: SECRET_ID, TENCENTCLOUD_SECRET_KEY: SECRET_KEY, TIONE_ENDPOINT: fake.endpoint, E2B_API_KEY: E2B_KEY, HOME: mkdtempSync(join(tmpdir(), "rlpipe-tione-home-")) };
+    env = {
+      TENCENTCLOUD_SECRET_ID: SECRET_ID, TENCENTCLOUD_SECRET_KEY: SECRET_KEY, TIONE_ENDPOINT: fake.endpoint, E2B_API_KEY: E2B_KEY,
+      COS_SECRET_ID: COS_ID, COS_SECRET_KEY: COS_KEY, HOME: mkdtempSync(join(tmpdir(), "rlpipe-tione-home-")),
+    };
     const s = new S3Store({ scheme: "cos", bucket: BUCKET, prefix: "", region: "ap-shanghai", endpoint: moto.endpoint, credentials: TEST_CREDENTIALS });
     await s.client.send(new CreateBucketCommand({ Bucket: BUCKET }));
+    await s.client.send(new CreateBucketCommand({ Bucket: FILLED_BUCKET }));
     stores.push(s);
   });
   after(async () => {
@@ -299,7 +309,7 @@ describe("TI-ONE adapter: deploy, status, logs, stop against the strict fake, bu
       assert.equal(first.ref.id, tasks[0]!.id);
       assert.deepEqual(first.ref, { provider: "tione", name: p.jobName, id: tasks[0]!.id, region: "ap-shanghai", endpoint: fake.endpoint });
       const sent = tasks[0]!.request as unknown as CreateTrainingTaskBody;
-      assert.deepEqual(sent.Envs, [{ Name: "E2B_API_KEY", Value: E2B_KEY }, { Name: "RLPIPE_RUN", Value: p.jobName }]);
+      assert.deepEqual(sent.Envs, [{ Name: "COS_SECRET_ID", Value: COS_ID }, { Name: "COS_SECRET_KEY", Value: COS_KEY }, { Name: "E2B_API_KEY", Value: E2B_KEY }, { Name: "RLPIPE_RUN", Value: p.jobName }]);
       assert.deepEqual({ ...sent, Envs: [] }, { ...bodyOf(p), Envs: [] }, "everything else is sent exactly as planned");
       assert.deepEqual(await listBundle(`retool-qwen3-4b/${p.bundleDigest}/`), p.files.map((f) => `retool-qwen3-4b/${p.bundleDigest}/${f.path}`).sort());
       const launch = await stores.at(-1)!.get(`retool-qwen3-4b/${p.bundleDigest}/launch.sh`);
@@ -309,7 +319,7 @@ describe("TI-ONE adapter: deploy, status, logs, stop against the strict fake, bu
       const second = await deploy(a, p, { sleep: noSleep });
       assert.deepEqual(second, { ref: first.ref, outcome: "existing" });
       assert.equal(fake.callsOf("CreateTrainingTask").length, 1);
-      assert.ok(logs.some((l) => l.includes("(0 of 2 files uploaded)")), "the content-addressed bundle is not uploaded twice");
+      assert.ok(logs.some((l) => l.includes(`(0 of ${p.files.length} files uploaded)`)), "the content-addressed bundle is not uploaded twice");
     } finally {
       await a.close();
     }
@@ -419,7 +429,14 @@ describe("TI-ONE adapter: deploy, status, logs, stop against the strict fake, bu
       child.stderr.on("data", (d: Buffer) => { err += d.toString(); });
       child.on("close", (code) => resolve({ code, out, err }));
     });
-    const recipeFile = join(ROOT, "recipes", `${SEED}.yaml`);
+    // The shipped recipe is a template (rsg-xxxxxxxx…, which deploy refuses): a user's copy with their own values.
+    const filledText = edit(recipeText(SEED), [
+      [["targets", "tione", "resourceGroupId"], "rsg-7k2p9q4m"], [["targets", "tione", "storage", "cfs"], "cfs-3fa9e2c1:/"],
+      [["targets", "tione", "codeDir"], `cos://${FILLED_BUCKET}/retool-qwen3-4b`],
+    ]);
+    const recipeFile = join(env["HOME"]!, `${SEED}.yaml`);
+    writeFileSync(recipeFile, filledText);
+    const p = planOf(filledText);
     const r = await cli(["deploy", recipeFile, "--provider", "tione", "--yes", "--json"]);
     assert.equal(r.code, 0, r.err);
     const tasks = fake.tasksNamed(p.jobName);
@@ -469,6 +486,50 @@ describe("TI-ONE adapter: deploy, status, logs, stop against the strict fake, bu
     for (const f of LOOKUP) assert.ok((exercised.get(`DescribeTrainingTasks fault:${f}`) ?? 0) > 0, `lookup fault ${f} was exercised`);
   });
 
+  it("a search whose items omit Tags or return them as null never causes a second task (found by name, confirmed through DescribeTrainingTask)", async () => {
+    const a = adapter({}, 800);
+    try {
+      for (const listTags of ["omitted", "null"] as const) {
+        for (const detailTags of ["present", "omitted", "null"] as const) {
+          for (const faults of [[], ["timeout-after-create"], ["internal-after"], ["reset-after"]] as Fault[][]) {
+            const label = `list Tags ${listTags}, detail Tags ${detailTags}, create faults [${faults.join(", ")}]`;
+            fake.reset();
+            fake.listTags = listTags;
+            fake.detailTags = detailTags;
+            fake.inject("CreateTrainingTask", ...faults);
+            const first = await deploy(a, p, { sleep: noSleep });
+            assert.equal(fake.tasksNamed(p.jobName).length, 1, `${label}: one task after the first deploy`);
+            assert.equal(first.outcome, faults.length === 0 ? "created" : "recovered", label);
+            const second = await deploy(a, p, { sleep: noSleep });
+            assert.deepEqual(second, { ref: first.ref, outcome: "existing" }, label);
+            assert.equal(fake.tasksNamed(p.jobName).length, 1, `${label}: still one task after a second deploy`);
+            assert.equal(fake.callsOf("CreateTrainingTask").length, 1, label);
+            const searches = fake.callsOf("DescribeTrainingTasks");
+            assert.ok(searches.every((c) => c.params?.["TagFilters"] === undefined), "the lookup does not depend on tag filtering");
+          }
+        }
+      }
+    } finally {
+      await a.close();
+    }
+  });
+
+  it("a task named like the run but tagged for another run is not taken for it", async () => {
+    fake.reset();
+    const other = fake.seedTask({ ...(bodyOf(p) as unknown as Record<string, unknown>), Tags: [{ TagKey: "rlpipe-run", TagValue: "someone-else" }] }, "RUNNING");
+    const a = adapter();
+    try {
+      assert.equal(await a.findExisting(p), undefined);
+      fake.listTags = "null";
+      assert.equal(await a.findExisting(p), undefined, "an item without tags is confirmed by its detail");
+      assert.ok(fake.callsOf("DescribeTrainingTask").length > 0);
+      fake.detailTags = "null";
+      assert.equal((await a.findExisting(p))?.id, other.id, "with tags nowhere, the deterministic name decides");
+    } finally {
+      await a.close();
+    }
+  });
+
   it("a request TI-ONE rejects (InvalidParameter) fails once with the code and request id: nothing created, no retry, no secret", async () => {
     fake.reset();
     const body = bodyOf(p);
@@ -496,9 +557,10 @@ describe("TI-ONE adapter: deploy, status, logs, stop against the strict fake, bu
     const other = planOf(edit(recipeText(SEED), [[["targets", "tione", "codeDir"], `cos://${BUCKET}/never-uploaded`]]));
     const otherRecipe = parseRecipe(edit(recipeText(SEED), [[["targets", "tione", "codeDir"], `cos://${BUCKET}/never-uploaded`]]), "x.yaml").recipe;
     const cases: [string, Partial<AdapterContext>, string, RegExp][] = [
-      ["no credentials", { env: { TIONE_ENDPOINT: fake.endpoint, E2B_API_KEY: E2B_KEY, HOME: env["HOME"]! } }, "tione_credentials_missing", /TENCENTCLOUD_SECRET_ID/],
+      ["no credentials", { env: { TIONE_ENDPOINT: fake.endpoint, E2B_API_KEY: E2B_KEY, COS_SECRET_ID: COS_ID, COS_SECRET_KEY: COS_KEY, HOME: env["HOME"]! } }, "tione_credentials_missing", /TENCENTCLOUD_SECRET_ID/],
       ["half the credentials", { env: { ...env, TENCENTCLOUD_SECRET_KEY: "" } }, "tione_credentials_incomplete", /only the id/],
       ["no secret", { env: { ...env, E2B_API_KEY: "" } }, "secret_missing", /E2B_API_KEY/],
+      ["no store credentials for the checkpoint sidecar", { env: { ...env, COS_SECRET_KEY: "" } }, "secret_missing", /COS_SECRET_KEY/],
       ["plain http off loopback", { env: { ...env, TIONE_ENDPOINT: "http://10.1.2.3:8080" } }, "insecure_endpoint", /plain http is allowed only for loopback/],
       ["incomplete target", { recipe: parseRecipe(edit(recipeText(SEED), [[["targets", "tione", "resourceGroupId"], undefined]]), "x.yaml").recipe }, "tione_target_incomplete", /resourceGroupId/],
     ];
@@ -687,6 +749,77 @@ describe("TI-ONE adapter loads only the SDK's common client, and only when it ca
       assert.ok(!after.includes("tencentcloud-sdk-nodejs-common/tencentcloud/index.js"), "the package index is not loaded");
     } finally {
       await fake.stop();
+    }
+  });
+});
+
+describe("TI-ONE: a seed recipe's checkpoints and metrics reach COS by default (the task really runs launch.sh)", () => {
+  let moto: Moto;
+  let fake: TioneFake;
+  let runner: JobRunner;
+  let dir: string;
+  const stores: S3Store[] = [];
+
+  before(async () => {
+    dir = mkdtempSync(join(tmpdir(), "rlpipe-tione-run-"));
+    moto = await startMoto();
+    const admin = new S3Store({ scheme: "cos", bucket: BUCKET, prefix: "", region: "ap-shanghai", endpoint: moto.endpoint, credentials: TEST_CREDENTIALS });
+    await admin.client.send(new CreateBucketCommand({ Bucket: BUCKET }));
+    stores.push(admin);
+    writeVerlStub(join(dir, "stub"));
+    // The task's container: TI-ONE's mounts under a temporary root, python3 with the verl stub, COS on loopback
+    // (the region's endpoint as the task would see it); the credentials come only from the task's Envs.
+    runner = new JobRunner({
+      storeEndpoint: moto.endpoint, storeCredentials: TEST_CREDENTIALS, root: join(dir, "container"), platformPrefixes: ["/opt/ml", "/home/tione"],
+      env: { PATH: process.env["PATH"] ?? "/usr/bin:/bin", HOME: join(dir, "container"), PYTHONPATH: join(dir, "stub"), COS_ENDPOINT: moto.endpoint },
+    });
+    fake = await TioneFake.start([{ secretId: SECRET_ID, secretKey: SECRET_KEY }], runner);
+  });
+  after(async () => {
+    await fake.stop();
+    await runner.close();
+    for (const s of stores) await s.close();
+    await moto.stop();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it("deploy → the start command runs launch.sh, verl writes global_step_2 and _4 → rlpipe checkpoints lists both, restore verifies, metrics has every step", async () => {
+    const work = join(dir, "work");
+    mkdirSync(work); // the start command's working directory is on the task's (CFS) storage, which exists
+    const text = edit(runnableSeed(recipeText(SEED), "tione", work), [[["targets", "tione", "runtimeEnv", "workingDir"], work]]);
+    const p = planOf(text);
+    assert.equal(p.storage?.mechanism, "sidecar-store");
+    assert.equal(p.storage?.defaulted, true, "the recipe sets no checkpoints.storage");
+    const store = `cos://${BUCKET}/retool-qwen3-4b/runs`;
+    assert.equal(p.storage?.uri, store);
+    const sink = (uri: string): BundleSink => {
+      const u = parseStoreUri(uri);
+      const s = new S3Store({ scheme: "cos", bucket: u.bucket, prefix: u.prefix, region: "ap-shanghai", endpoint: moto.endpoint, credentials: TEST_CREDENTIALS });
+      stores.push(s);
+      return s;
+    };
+    const env = {
+      TENCENTCLOUD_SECRET_ID: SECRET_ID, TENCENTCLOUD_SECRET_KEY: SECRET_KEY, TIONE_ENDPOINT: fake.endpoint, HOME: dir,
+      COS_SECRET_ID: TEST_CREDENTIALS.accessKeyId, COS_SECRET_KEY: TEST_CREDENTIALS.secretAccessKey,
+    };
+    const a = createTioneAdapter({ env, recipe: parseRecipe(text, "r.yaml").recipe, cwd: dir, bundleSink: sink }, { timeoutMs: 5000, retry: { sleep: async () => undefined } });
+    try {
+      const { ref } = await deploy(a, p, { sleep: async () => undefined });
+      let status = await a.status(ref);
+      for (let i = 0; i < 600 && !["SUCCEEDED", "FAILED", "STOPPED"].includes(status.phase); i++) {
+        await new Promise((r) => setTimeout(r, 100));
+        status = await a.status(ref);
+      }
+      const task = fake.tasksNamed(p.jobName)[0]!;
+      assert.equal(status.phase, "SUCCEEDED", `the task ended ${status.phase}:\n${task.run?.output ?? task.runError}`);
+      assert.match(task.run!.output, /stage rl: complete/);
+      const ckptDir = join(work, "checkpoints", "e2b_code_retool", "qwen3-4b_dapo");
+      await assertRunInStore({
+        run: `${p.jobName}.rl`, store, ckptDir, steps: [2, 4], metricSteps: 4, restoreInto: join(dir, "restore"),
+        env: { COS_ENDPOINT: moto.endpoint, COS_REGION: "ap-shanghai", COS_SECRET_ID: TEST_CREDENTIALS.accessKeyId, COS_SECRET_KEY: TEST_CREDENTIALS.secretAccessKey },
+      });
+    } finally {
+      await a.close();
     }
   });
 });

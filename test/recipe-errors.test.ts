@@ -3,6 +3,7 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { parseDocument } from "yaml";
 import { RecipeError, formatIssue, type LocatedIssue } from "../core/errors.js";
+import { bundledAssets } from "../bin/commands/plan.js";
 import { plan } from "../core/plan.js";
 import { parseRecipe } from "../core/recipe/load.js";
 import { recipeText } from "./helpers.js";
@@ -223,9 +224,9 @@ describe("recipe errors: verl version traps", () => {
     const good = "def compute_score(data_source, solution_str,\n                  ground_truth, extra_info=None, **kwargs):  # ok\n    return 0.0\n";
     const issues = errorsOf(text, { readRecipeFile: () => bad });
     assert.equal(one(issues, "reward_needs_kwargs").path.join("."), "reward.fn.path");
-    const p = plan(parseRecipe(text, FILE), { provider: "tione", readRecipeFile: () => good });
+    const p = plan(parseRecipe(text, FILE), { provider: "tione", readRecipeFile: () => good, assets: bundledAssets() });
     assert.ok(!p.warnings.some((w) => w.code.startsWith("reward")));
-    const unknown = plan(parseRecipe(text, FILE), { provider: "tione" });
+    const unknown = plan(parseRecipe(text, FILE), { provider: "tione", assets: bundledAssets() });
     assert.ok(unknown.warnings.some((w) => w.code === "reward_kwargs_unverified"));
   });
 

@@ -205,8 +205,9 @@ export class ModelArtsClient {
       const r = withBody("search training jobs", await this.call("POST", `search training jobs named ${name}`, ["training-job-searches"], SearchResponse, { body, signal }));
       const items = r.items ?? [];
       out.push(...items.filter((j) => j.metadata.name === name));
-      const total = r.count ?? r.total ?? 0;
-      if (items.length < SEARCH_PAGE || (page + 1) * SEARCH_PAGE >= total) break;
+      // Without a count, a full page means there may be more: never conclude "absent" from what was not said.
+      const total = r.count ?? r.total;
+      if (items.length < SEARCH_PAGE || (total !== undefined && (page + 1) * SEARCH_PAGE >= total)) break;
     }
     return out;
   }

@@ -299,6 +299,14 @@ function rfc3339(t: string | null | undefined): string | undefined {
   return Number.isNaN(ms) ? undefined : new Date(ms).toISOString().replace(/\.\d{3}Z$/, "Z");
 }
 
+/** What a task's tags say about the run: ours, another run's, or nothing (absent, null, or no run tag shown). */
+function runTagOf(tags: TaskDetail["Tags"] | undefined, name: string): "ours" | "other" | "unseen" {
+  if (!Array.isArray(tags)) return "unseen";
+  const run = tags.filter((g) => g?.TagKey === RUN_TAG_KEY);
+  if (run.some((g) => g.TagValue === name)) return "ours";
+  return run.length > 0 ? "other" : "unseen";
+}
+
 // ------------------------------------------------------------------------------------------ the adapter
 
 export interface TioneAdapterOptions {
@@ -389,25 +397,37 @@ export class TioneAdapter implements ProviderAdapter {
     return { provider: "tione", name: plan.jobName, id, region: api.region, endpoint: api.endpoint.display };
   }
 
-  /** Tasks tagged with the run name and named exactly so; the oldest when a race made several. */
+  /**
+   * The task this plan made, found by its deterministic name (the oldest when a race made several). The run tag only
+   * confirms: DescribeTrainingTasks items may come without Tags (the SDK model says "may return null"), so an item
+   * that does not show them is confirmed through DescribeTrainingTask, and where neither shows tags the name decides.
+   * Only a task visibly tagged for another run is passed over. No TagFilters: a lookup must not depend on tags.
+   */
   async findExisting(plan: Plan, signal?: AbortSignal): Promise<JobRef | undefined> {
     const api = this.api();
     const name = plan.jobName;
-    const found: TaskDetail[] = [];
+    const named: TaskDetail[] = [];
     for (let offset = 0; ; offset += 50) {
-      const page = await api.call<{ TrainingTaskSet?: TaskDetail[] | null; TotalCount?: number }>("DescribeTrainingTasks", {
+      const page = await api.call<{ TrainingTaskSet?: TaskDetail[] | null; TotalCount?: number | null }>("DescribeTrainingTasks", {
         Filters: [{ Name: "Name", Values: [name] }],
-        TagFilters: [{ TagKey: RUN_TAG_KEY, TagValues: [name] }],
         Offset: offset, Limit: 50, Order: "ASC", OrderField: "CreateTime",
       }, signal);
       const set = page.TrainingTaskSet ?? [];
-      found.push(...set.filter((t) => t.Name === name && (t.Tags ?? []).some((g) => g.TagKey === RUN_TAG_KEY && g.TagValue === name)));
-      if (set.length < 50 || offset + 50 >= (page.TotalCount ?? 0)) break;
+      named.push(...set.filter((t) => t.Name === name && typeof t.Id === "string" && t.Id !== ""));
+      // A missing TotalCount is no reason to stop early: a full page means there may be more.
+      if (set.length < 50 || (typeof page.TotalCount === "number" && offset + 50 >= page.TotalCount)) break;
     }
-    if (found.length === 0) return undefined;
-    found.sort((a, b) => (Date.parse(a.CreateTime ?? "") || 0) - (Date.parse(b.CreateTime ?? "") || 0) || String(a.Id).localeCompare(String(b.Id)));
-    if (found.length > 1) this.ctx.log?.(`tione: ${found.length} tasks are named ${name}; using the oldest, ${found[0]!.Id}`);
-    return this.refOf(plan, found[0]!.Id!);
+    const ours: TaskDetail[] = [];
+    for (const t of named) {
+      let tag = runTagOf(t.Tags, name);
+      if (tag === "unseen") tag = runTagOf((await api.call<{ TrainingTaskDetail?: TaskDetail | null }>("DescribeTrainingTask", { Id: t.Id }, signal)).TrainingTaskDetail?.Tags, name);
+      if (tag === "other") this.ctx.log?.(`tione: task ${t.Id} is named ${name} but tagged for another run; not taken for this one`);
+      else ours.push(t);
+    }
+    if (ours.length === 0) return undefined;
+    ours.sort((a, b) => (Date.parse(a.CreateTime ?? "") || 0) - (Date.parse(b.CreateTime ?? "") || 0) || String(a.Id).localeCompare(String(b.Id)));
+    if (ours.length > 1) this.ctx.log?.(`tione: ${ours.length} tasks are named ${name}; using the oldest, ${ours[0]!.Id}`);
+    return this.refOf(plan, ours[0]!.Id!);
   }
 
   async submit(plan: Plan, signal?: AbortSignal): Promise<JobRef> {

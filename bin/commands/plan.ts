@@ -4,8 +4,8 @@ import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { RlpipeError } from "../../core/errors.js";
-import { type Plan, plan } from "../../core/plan.js";
-import { canonicalJson, loadRecipeFile, sha256 } from "../../core/recipe/load.js";
+import { type Plan, type PlanOptions, plan } from "../../core/plan.js";
+import { type LoadedRecipe, canonicalJson, loadRecipeFile, sha256 } from "../../core/recipe/load.js";
 import { PROVIDERS, type Provider } from "../../core/recipe/schema.js";
 import { didYouMean } from "../../core/recipe/suggest.js";
 import { describePrices, estimatePrices } from "../../core/prices.js";
@@ -35,16 +35,7 @@ export function runPlan(argv: readonly string[], io: Io): number {
   if (values.help) { io.out(PLAN_USAGE); return 0; }
   if (positionals.length !== 1) throw usage("rlpipe plan takes exactly one recipe file");
   const provider = parseProvider(values.provider);
-  const file = positionals[0]!;
-  const loaded = loadRecipeFile(file);
-  const recipeDir = dirname(resolve(file));
-  const p = plan(loaded, {
-    provider,
-    ...(values["verl-profile"] === undefined ? {} : { profile: values["verl-profile"] }),
-    localWorkDir: resolve(".rlpipe", "work", loaded.recipe.metadata.name),
-    readRecipeFile: (rel) => readBeside(recipeDir, rel),
-    assets: bundledAssets(),
-  });
+  const { loaded, plan: p } = planRecipeFile(positionals[0]!, { provider, ...(values["verl-profile"] === undefined ? {} : { profile: values["verl-profile"] }) });
   const outDir = values.out ?? join(".rlpipe", "bundles", p.jobName);
   const planJson = `${JSON.stringify(planDocument(p), null, 2)}\n`;
   writeBundle(outDir, [...p.files, { path: PLAN_FILE, content: planJson, executable: false }]);
@@ -82,6 +73,34 @@ export function parseProvider(v: string | undefined): Provider {
   if (v === undefined) return "local";
   if ((PROVIDERS as readonly string[]).includes(v)) return v as Provider;
   throw usage(`unknown provider ${JSON.stringify(v)}; expected one of ${PROVIDERS.join(", ")}${(() => { const s = didYouMean(v, PROVIDERS); return s === undefined ? "" : ` (${s})`; })()}`);
+}
+
+export interface RecipeFilePlanOptions {
+  readonly provider?: Provider;
+  /** Force a verl profile (--verl-profile). */
+  readonly profile?: string;
+}
+
+/**
+ * The planning context of a recipe file on disk, the same for validate, plan and deploy: the recipe's own directory
+ * (for `datasets.*.ship` files and the reward function's signature check), the files rlpipe ships into bundles,
+ * and the local working directory (.rlpipe/work/<name> under the current directory).
+ */
+export function planOptionsFor(file: string, loaded: LoadedRecipe, opts: RecipeFilePlanOptions = {}): PlanOptions {
+  const recipeDir = dirname(resolve(file));
+  return {
+    ...(opts.provider === undefined ? {} : { provider: opts.provider }),
+    ...(opts.profile === undefined ? {} : { profile: opts.profile }),
+    localWorkDir: resolve(".rlpipe", "work", loaded.recipe.metadata.name),
+    readRecipeFile: (rel) => readBeside(recipeDir, rel),
+    assets: bundledAssets(),
+  };
+}
+
+/** Load and plan a recipe file with planOptionsFor: what validate, plan and deploy all call. */
+export function planRecipeFile(file: string, opts: RecipeFilePlanOptions = {}): { readonly loaded: LoadedRecipe; readonly plan: Plan } {
+  const loaded = loadRecipeFile(file);
+  return { loaded, plan: plan(loaded, planOptionsFor(file, loaded, opts)) };
 }
 
 /** Files rlpipe ships into bundles: the standard-library reward shim and sync sidecar from recipes/python/. */

@@ -1,12 +1,12 @@
 // rlpipe deploy | status | logs | stop | list: one job per deploy, found again through its run record.
-import { dirname, resolve } from "node:path";
+import { resolve } from "node:path";
 import { createInterface } from "node:readline/promises";
 import { parseArgs } from "node:util";
 import { RlpipeError } from "../../core/errors.js";
 import type { Plan } from "../../core/plan.js";
 import { describePrices, estimatePrices } from "../../core/prices.js";
 import { type Phase, isTerminal } from "../../core/providers/phases.js";
-import { loadRecipeFile } from "../../core/recipe/load.js";
+import { refusePlaceholders } from "../../core/recipe/placeholders.js";
 import { type Provider, type Recipe, RecipeSchema } from "../../core/recipe/schema.js";
 import { formatPlanSummary } from "../../core/summary.js";
 import { sleep } from "../../core/util/retry.js";
@@ -14,7 +14,7 @@ import { type JobRef, type JobStatus, deploy, withRetry } from "../../adapters/p
 import { type RunRecord, listRunRecords, readRunRecord, runsDir, writeRunRecord } from "../../adapters/providers/run-records.js";
 import type { Io } from "../io.js";
 import { loadAdapter } from "../providers.js";
-import { bundledAssets, parseProvider, planDocument, readBeside, usage } from "./plan.js";
+import { parseProvider, planDocument, planRecipeFile, usage } from "./plan.js";
 
 export const DEPLOY_USAGE = `usage: rlpipe deploy <recipe.yaml> --provider local|ray|slurm|modelarts|tione [--dry-run] [--yes] [--wait] [--json]
 
@@ -49,16 +49,9 @@ export async function runDeploy(argv: readonly string[], io: Io): Promise<number
   if (positionals.length !== 1) throw usage("rlpipe deploy takes exactly one recipe file");
   if (values.provider === undefined) throw usage("rlpipe deploy needs --provider (local, ray, slurm, modelarts or tione)");
   const provider = parseProvider(values.provider);
-  const file = positionals[0]!;
-  const loaded = loadRecipeFile(file);
-  const { plan } = await import("../../core/plan.js");
-  const p = plan(loaded, {
-    provider,
-    ...(values["verl-profile"] === undefined ? {} : { profile: values["verl-profile"] }),
-    localWorkDir: resolve(".rlpipe", "work", loaded.recipe.metadata.name),
-    readRecipeFile: (rel) => readBeside(dirname(resolve(file)), rel),
-    assets: bundledAssets(),
-  });
+  const { loaded, plan: p } = planRecipeFile(positionals[0]!, { provider, ...(values["verl-profile"] === undefined ? {} : { profile: values["verl-profile"] }) });
+  // A template value (rsg-xxxxxxxx, <bucket>) must never reach a provider; --dry-run only shows the warnings.
+  if (!values["dry-run"]) refusePlaceholders(p.recipe.file, p.warnings);
   if (p.request === undefined) throw new RlpipeError("no_deploy_target", `provider ${provider} has no deploy API: run rlpipe plan --provider ${provider} and start the bundle by hand`, { exitCode: 2 });
 
   const prices = estimatePrices(loaded.recipe, provider);

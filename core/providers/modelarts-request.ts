@@ -137,7 +137,9 @@ export const buildModelArtsRequest: RequestBuilder = (input: RequestInput, issue
     if (c !== undefined) outputs.push(c);
   }
 
-  const environments = buildEnvironments(input, target, error, warn);
+  // The store names a run's checkpoints after the job (launch.sh syncs stage S as $RLPIPE_RUN.S).
+  const built = buildEnvironments(input, target, error, warn);
+  const environments = input.storage === undefined ? built : sortedRecord({ ...built, RLPIPE_RUN: input.jobName });
 
   const nodes = input.resources.nodes;
   const command = launchCommand(mountedAt, nodes, target);
@@ -186,9 +188,10 @@ export const buildModelArtsRequest: RequestBuilder = (input: RequestInput, issue
     override: "targets.modelarts.obsPathStyle",
   });
   if (outputs.length > 0) {
+    const store = input.storage?.mechanism === "modelarts-output" ? input.storage : undefined;
     unverified.push({
       path: "algorithm.outputs", value: outputs.map((o) => o.name),
-      why: "outputs are expected to upload local_dir to OBS periodically (response mode upload_periodically, period 30 s) and at exit; access_method is not set because its values are undocumented",
+      why: `outputs are expected to upload local_dir to OBS periodically (response mode upload_periodically, period 30 s) and at exit; access_method is not set because its values are undocumented${store === undefined ? "" : `. The upload order is not documented either: launch.sh's sidecar stages each checkpoint's manifest ${store.stagingDir === undefined ? "" : `in ${store.stagingDir} `}only after its files have been in place for a while (and at the end), and restore verifies every file's SHA-256; whether a deletion (checkpoints.keep) reaches OBS is not documented`}`,
     });
   }
   if (target.flavor !== undefined) {

@@ -388,7 +388,7 @@ const Checkpoints = z.strictObject({
   dir: text().optional().describe("Directory RL stages without an outputDir save under: <dir>/<experiment>."),
   saveEvery: posInt().optional().describe("Default save interval (steps) for stages that set none."),
   storage: text().regex(/^(s3|obs|cos|file):\/\/./, { error: "expected a URI such as s3://bucket/prefix, obs://…, cos://… or file://…" }).optional()
-    .describe("Object storage the checkpoints are synced to (by the checkpoint sync, not by verl)."),
+    .describe("Object storage the checkpoints and metrics are synced to (by the checkpoint sync, not by verl). Default for ModelArts and TI-ONE: <codeDir>/runs; rlpipe checkpoints <run>.<stage> --store <this> lists them."),
   keep: z.strictObject({
     last: posInt().optional().describe("Keep the newest N checkpoints (locally through verl's max_*_ckpt_to_keep, and in storage)."),
     every: posInt().optional().describe("Also keep every M-th step in storage (checkpoint sync retention)."),

@@ -3,7 +3,7 @@
 import type { RecipeIssue, RecipePath } from "../errors.js";
 import type { Interpolator } from "../recipe/interpolate.js";
 import type { VerlProfile } from "../recipe/profiles.js";
-import type { Provider, Recipe } from "../recipe/schema.js";
+import type { EvalStage, Provider, Recipe, RlStage, SftStage } from "../recipe/schema.js";
 import { didYouMean } from "../recipe/suggest.js";
 import { HydraFloat, type Override, type RenderValue } from "./hydra.js";
 
@@ -15,6 +15,22 @@ export interface RenderContext {
   readonly workDir: string;
   readonly interp: Interpolator;
   readonly issues: RecipeIssue[];
+  /** RL stages also log to verl's `file` backend (their metrics are persisted: see render/storage.ts). */
+  readonly metricsToFile?: boolean;
+}
+
+/** verl's own trainer.logger default, which an RL stage that states none gets (plus `file` when metrics persist). */
+const VERL_DEFAULT_LOGGERS = ["console", "wandb"] as const;
+
+/**
+ * The logger backends a stage renders (trainer.logger): the stage's, else the recipe's, as written; for an RL stage
+ * whose metrics persist, with `file` added (to verl's default list when none is stated). Undefined: not rendered.
+ */
+export function stageLoggers(ctx: RenderContext, stage: SftStage | RlStage | EvalStage): readonly string[] | undefined {
+  const stated = stage.logging?.backends ?? ctx.recipe.logging?.backends;
+  if (stage.type !== "rl" || ctx.metricsToFile !== true) return stated;
+  const list: readonly string[] = stated ?? VERL_DEFAULT_LOGGERS;
+  return list.includes("file") ? list : [...list, "file"];
 }
 
 export function report(ctx: RenderContext, severity: "error" | "warning", path: RecipePath, code: string, message: string, hint?: string): void {

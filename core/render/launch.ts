@@ -6,9 +6,9 @@
 import { sha256 } from "../recipe/load.js";
 import { type RenderContext, report } from "./context.js";
 import type { EnvBlock } from "./env.js";
-import { SYNC_SIDECAR, type StoragePlan } from "./storage.js";
+import { STAGING_SETTLE_S, SYNC_SIDECAR, type StoragePlan } from "./storage.js";
 import { shellCommandBlock, shellDoubleQuote, shellQuote } from "./shell.js";
-import type { StageCommand } from "./stages.js";
+import type { StageCommand } from "./stage-command.js";
 
 export interface SandboxLaunch {
   /** Started by launch.sh (colocated) or only health-checked (external). */
@@ -149,15 +149,19 @@ export function renderLaunchScript(ctx: RenderContext, inputs: LaunchInputs): st
 
   const st = inputs.storage;
   // No sidecar without a checkpoint directory to watch (a score stage writes its results itself).
-  if (st !== undefined && (st.mechanism === "sidecar-direct" || st.mechanism === "sidecar-function") && st.stages.length > 0) {
+  if (st !== undefined && st.stages.length > 0) {
     L.push("", `# ---- checkpoint and metrics sync to ${st.uri} (${st.mechanism})`);
     L.push("mkdir -p .rlpipe");
     const commands = st.stages.map((s) => {
       const keep = [...(st.keep?.last === undefined ? [] : ["--keep-last", String(st.keep.last)]), ...(st.keep?.every === undefined ? [] : ["--keep-every", String(st.keep.every)])];
       const metrics = s.metrics === undefined ? [] : ["--metrics", s.metrics];
+      // rlpipe_sync.py's destination: the runs function, a directory an output channel uploads, or the store itself.
+      const to = st.mechanism === "sidecar-function" ? ["--url", st.functionUrl ?? ""]
+        : st.mechanism === "modelarts-output" ? ["--store", `file://${st.stagingDir ?? ""}`, "--settle-s", String(STAGING_SETTLE_S)]
+          : ["--store", st.uri, ...(st.region === undefined ? [] : ["--region", st.region])];
       const words = st.mechanism === "sidecar-direct"
         ? ["rlpipe", "sync", `@RUN.${s.stage}`, "--watch", s.dir, ...metrics, "--store", st.uri, "--interval-s", String(st.intervalS), ...keep, "--recipe-hash", inputs.recipeHash]
-        : ["python3", `.rlpipe/${SYNC_SIDECAR}`, "--url", st.functionUrl ?? "", "--run", `@RUN.${s.stage}`, "--dir", s.dir, ...metrics, "--interval", String(st.intervalS), ...keep, "--recipe-hash", inputs.recipeHash];
+        : ["python3", `.rlpipe/${SYNC_SIDECAR}`, ...to, "--run", `@RUN.${s.stage}`, "--dir", s.dir, ...metrics, "--interval", String(st.intervalS), ...keep, "--recipe-hash", inputs.recipeHash];
       return { stage: s.stage, metrics: s.metrics, cmd: words.map((w) => (w.startsWith("@RUN.") ? `"$RLPIPE_RUN.${w.slice(5)}"` : shellQuote(w))).join(" ") };
     });
     // The final pass runs in the foreground when the job ends (success or failure), so the last checkpoint

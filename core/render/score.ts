@@ -3,7 +3,7 @@
 import type { RecipePath } from "../errors.js";
 import type { ScoreStage } from "../recipe/schema.js";
 import { type RenderContext, datasetFiles, report } from "./context.js";
-import type { StageCommand } from "./stages.js";
+import type { StageCommand } from "./stage-command.js";
 
 /** Where `rlpipe eval` writes, relative to workDir (launch.sh runs in workDir). */
 export const scoreOutputs = (id: string) => ({ results: `.rlpipe/results/${id}.json`, metrics: `.rlpipe/metrics/${id}.jsonl` });

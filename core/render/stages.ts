@@ -2,30 +2,15 @@
 // python3 -m verl.trainer.main_ppo. Keys render in a fixed order and only when the recipe states them.
 import type { RecipePath } from "../errors.js";
 import type { EvalStage, MergeStage, RlStage, SftStage, Stage } from "../recipe/schema.js";
-import { type RenderContext, OverrideList, datasetFiles, modelPath, report } from "./context.js";
+import type { StageCommand } from "./stage-command.js";
+import { type RenderContext, OverrideList, datasetFiles, modelPath, report, stageLoggers } from "./context.js";
 import { renderScore } from "./score.js";
-import { tioneRayRuntimeEnvOverrides } from "../providers/tione-request.js";
+import { tioneRayRuntimeEnvOverrides } from "../providers/tione-ray-env.js";
 import { overrideWord } from "./hydra.js";
 import { resolveRewardFn } from "./reward.js";
 import { toolConfigFor } from "./tools.js";
 
-export interface StageCommand {
-  readonly id: string;
-  readonly type: Stage["type"];
-  /** argv as the program receives it (after shell quote removal). */
-  readonly argv: readonly string[];
-  /** Hydra overrides (a suffix of argv) for verl stages: what the conformance test composes. */
-  readonly overrides: readonly string[];
-  /** verl config the overrides compose against (ppo_trainer, sft_trainer, …); undefined for merge. */
-  readonly hydraConfig?: string;
-  /** Where the stage writes its output (checkpoint dir, merged model dir). */
-  readonly output?: string;
-  readonly env: Readonly<Record<string, string>>;
-  readonly envPresets: readonly string[];
-  readonly logFile?: string;
-  /** Generated files this stage needs (tool config YAML), relative to workDir. */
-  readonly files: readonly { readonly path: string; readonly content: string }[];
-}
+export type { StageCommand } from "./stage-command.js";
 
 export function renderStage(ctx: RenderContext, stage: Stage, index: number): StageCommand {
   const at: RecipePath = ["stages", index];
@@ -49,7 +34,8 @@ function common(ctx: RenderContext, stage: Stage, at: RecipePath) {
 }
 
 function loggingOf(ctx: RenderContext, stage: SftStage | RlStage | EvalStage) {
-  return { ...ctx.recipe.logging, ...stage.logging };
+  const backends = stageLoggers(ctx, stage);
+  return { ...ctx.recipe.logging, ...stage.logging, ...(backends === undefined ? {} : { backends }) };
 }
 
 /** trainer.device renders only for NPUs: verl's default is cuda, and the GPU scripts leave it unset. */

@@ -9,6 +9,8 @@
 import { createHash, createHmac, randomUUID, timingSafeEqual } from "node:crypto";
 import { type IncomingMessage, type Server, type ServerResponse, createServer } from "node:http";
 import type { AddressInfo } from "node:net";
+import { basename } from "node:path";
+import type { JobRunner, RunningJob } from "./job-runner.js";
 
 export type CreateFault = "timeout-after-create" | "5xx-before-create" | "5xx-after-create" | "429" | "reset-before-create" | "reset-after-create";
 export const CREATE_FAULTS: readonly CreateFault[] = ["timeout-after-create", "5xx-before-create", "5xx-after-create", "429", "reset-before-create", "reset-after-create"];
@@ -28,6 +30,12 @@ export interface FakeModelArtsOptions {
   readonly previewMaxBytes?: number;
   /** The fake's clock, for the 15-minute date check. */
   readonly nowMs?: () => number;
+  /**
+   * Run created jobs for real: download code_dir from the object store into local_code_dir/<last segment>, run
+   * `command` in working_dir with `environments`, upload every output channel's local_dir to its obs_url every
+   * period and after the command exits. The job is Running until then, Completed or Failed by the exit code.
+   */
+  readonly runner?: JobRunner;
 }
 
 export interface FakeJob {
@@ -43,6 +51,10 @@ export interface FakeJob {
   /** Whether the client received the create reply. */
   acknowledged: boolean;
   exitCode?: number;
+  /** The command, when the fake runs jobs (options.runner). */
+  run?: RunningJob;
+  /** Set when running it could not start (code download failed): the job fails. */
+  runError?: string;
 }
 
 export interface FakeStats {
@@ -79,6 +91,8 @@ export class FakeModelArts {
   readonly searchFaults: SearchFault[] = [];
   /** HTTP statuses for the next GETs (show, log preview), e.g. 503. */
   readonly readFaults: number[] = [];
+  /** Search answers without `count` and `total` (a listing that does not say how many there are). */
+  searchOmitsCounts = false;
   /** Phase sequence of the next created jobs. */
   nextPhases: readonly string[] = SUCCESS_PHASES;
   /** Answer a log preview of a job not yet running with 204 (ModelArts.2776) or 400 ModelArts.2818. */
@@ -123,6 +137,7 @@ export class FakeModelArts {
     this.readFaults.length = 0;
     this.stats = emptyStats();
     this.nextPhases = SUCCESS_PHASES;
+    this.searchOmitsCounts = false;
   }
 
   jobsNamed(name: string): FakeJob[] {
@@ -238,6 +253,7 @@ export class FakeModelArts {
     };
     this.jobs.set(job.id, job);
     this.stats.creates++;
+    if (this.opts.runner !== undefined) void this.launch(job, this.opts.runner);
     if (fault === "timeout-after-create") {
       // Never answered: the client's timeout fires; closed when the client gives up (or at close()).
       this.held.add(res);
@@ -281,7 +297,7 @@ export class FakeModelArts {
     if (fault === "hide") items = [];
     items.sort((a, b) => (body["order"] === "asc" ? a.createTime - b.createTime : b.createTime - a.createTime));
     const page = items.slice((offset as number) * (limit as number), ((offset as number) + 1) * (limit as number));
-    send(res, 200, { total: this.jobs.size, count: items.length, limit, offset, sort_by: "create_time", order: body["order"] ?? "desc", group_by: "", workspace_id: "0", ai_project: "default-ai-project", items: page.map((j) => this.view(j)) });
+    send(res, 200, { ...(this.searchOmitsCounts ? {} : { total: this.jobs.size, count: items.length }), limit, offset, sort_by: "create_time", order: body["order"] ?? "desc", group_by: "", workspace_id: "0", ai_project: "default-ai-project", items: page.map((j) => this.view(j)) });
   }
 
   private readFault(res: ServerResponse): boolean {
@@ -295,8 +311,28 @@ export class FakeModelArts {
     if (this.readFault(res)) return;
     const job = this.jobOr2775(id);
     job.phase = job.phases[Math.min(job.step, job.phases.length - 1)]!;
+    // A job that really runs is Running until its command has exited and its outputs are uploaded.
+    if ((job.run !== undefined || job.runError !== undefined) && !["Creating", "Pending", "Terminating", "Terminated"].includes(job.phase)) {
+      job.phase = job.runError !== undefined ? "Failed" : !job.run!.done ? "Running" : job.run!.exitCode === 0 ? "Completed" : "Failed";
+      if (job.run?.done === true) job.exitCode = job.run.exitCode;
+    }
     job.step++;
     send(res, 200, this.view(job));
+  }
+
+  /** What ModelArts does with a created job: code_dir into the container, the command, the output channels. */
+  private async launch(job: FakeJob, runner: JobRunner): Promise<void> {
+    const alg = job.body["algorithm"] as { code_dir: string; local_code_dir?: string; working_dir?: string; command: string; environments?: Record<string, string>; outputs?: { local_dir: string; remote: { obs: { obs_url: string } } }[] };
+    const obs = (u: string) => { const m = /^(?:obs:\/\/|\/)([^/]+)\/?(.*?)\/?$/.exec(u)!; return { bucket: m[1]!, prefix: m[2]! }; };
+    try {
+      const code = obs(alg.code_dir);
+      const into = `${(alg.local_code_dir ?? "/home/ma-user/modelarts/user-job-dir").replace(/\/+$/, "")}/${basename(code.prefix)}`;
+      if (await runner.download(code.bucket, code.prefix, runner.mapPath(into)) === 0) throw new Error(`code_dir ${alg.code_dir} is empty`);
+      const channels = (alg.outputs ?? []).map((o) => ({ localDir: o.local_dir, ...obs(o.remote.obs.obs_url) }));
+      job.run = runner.start(alg.command, alg.working_dir ?? into, alg.environments ?? {}, channels);
+    } catch (e) {
+      job.runError = String(e);
+    }
   }
 
   private preview(res: ServerResponse, id: string, task: string): void {
@@ -307,7 +343,8 @@ export class FakeModelArts {
       if (this.logNotReady === "2776") { res.writeHead(204).end(); return; }
       throw new Reject(400, "ModelArts.2818", "the log file is not generated");
     }
-    if (!isTerminalPhase(job.phase)) job.log = Buffer.concat([job.log, Buffer.from(this.logChunk(job, job.logCalls++), "utf8")]);
+    if (job.run !== undefined) job.log = Buffer.from(job.run.output, "utf8");
+    else if (!isTerminalPhase(job.phase)) job.log = Buffer.concat([job.log, Buffer.from(this.logChunk(job, job.logCalls++), "utf8")]);
     const max = this.opts.previewMaxBytes ?? 5 * 1024 * 1024;
     let start = Math.max(0, job.log.length - max);
     while (start < job.log.length && (job.log[start]! & 0xc0) === 0x80) start++; // not inside a UTF-8 character
@@ -323,6 +360,8 @@ export class FakeModelArts {
     this.stats.terminates++;
     if (!["Creating", "Pending", "Running"].includes(job.phase)) throw new Reject(409, "ModelArts.2796", "The job cannot be terminated.");
     job.phases = ["Terminating", "Terminated"];
+    job.run?.kill();
+    delete job.run;
     job.step = 0;
     job.phase = "Terminating";
     send(res, 202, { kind: "job", metadata: { id: job.id, name: job.name }, status: { phase: "Terminating" } });
@@ -352,7 +391,7 @@ export class FakeModelArts {
         duration: started ? (ended ? 3_600_000 : 60_000) : 0,
         ...(started ? { start_time: job.createTime + 30_000 } : {}),
         tasks: started ? this.tasksOf(job) : [],
-        task_statuses: ended ? this.tasksOf(job).map((task) => ({ task, exit_code: failed ? 137 : job.phase === "Terminated" ? 143 : 0, message: failed ? "Process exited abnormally: NPU out of memory" : "" })) : [],
+        task_statuses: ended ? this.tasksOf(job).map((task) => ({ task, exit_code: job.exitCode ?? (failed ? 137 : job.phase === "Terminated" ? 143 : 0), message: failed ? job.runError ?? (job.run === undefined ? "Process exited abnormally: NPU out of memory" : `Process exited with code ${job.exitCode}`) : "" })) : [],
       },
       algorithm: job.body["algorithm"],
       spec: job.body["spec"],

@@ -11,6 +11,7 @@ import { createHash, createHmac, randomUUID, timingSafeEqual } from "node:crypto
 import { type IncomingMessage, type Server, type ServerResponse, createServer } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
 import { z } from "zod";
+import type { JobRunner, RunningJob } from "./job-runner.js";
 
 export interface FakeCredential {
   readonly secretId: string;
@@ -27,6 +28,8 @@ export type Fault =
   | "reset-before" // drop the connection without acting
   | "reset-after" // act, then drop the connection
   | "bad-gateway-after"; // act, then HTTP 502
+
+export type TagsShown = "present" | "omitted" | "null";
 
 export interface LogLine {
   readonly Id: string;
@@ -52,6 +55,9 @@ export interface FakeTask {
   endMs?: number;
   failureReason?: string;
   readonly logs: LogLine[];
+  /** The start command, when the fake runs tasks (a runner is attached). */
+  run?: RunningJob;
+  runError?: string;
 }
 
 export interface CallRecord {
@@ -231,6 +237,12 @@ function checkCreate(b: z.infer<typeof CreateTrainingTaskSchema>): void {
 
 // ------------------------------------------------------------------------------------------ the server
 
+function showTags(item: Record<string, unknown>, how: TagsShown): Record<string, unknown> {
+  if (how === "present") return item;
+  const { Tags: _tags, ...rest } = item;
+  return how === "null" ? { ...rest, Tags: null } : rest;
+}
+
 const rfc = (ms: number) => new Date(ms).toISOString().replace(/\.\d{3}Z$/, "Z");
 
 export class TioneFake {
@@ -242,6 +254,12 @@ export class TioneFake {
   outcome: "SUCCEED" | "FAILED" = "SUCCEED";
   /** New tasks stop at RUNNING until released. */
   holdAtRunning = false;
+  /**
+   * How Tags appear in DescribeTrainingTasks items and in DescribeTrainingTask's detail: as sent, left out, or null
+   * (the SDK model says the field "may return null"). TagFilters still filter on the tags the task has.
+   */
+  listTags: TagsShown = "present";
+  detailTags: TagsShown = "present";
   private readonly faults = new Map<string, Fault[]>();
   private readonly sockets = new Set<Socket>();
   private seq = 0;
@@ -249,12 +267,19 @@ export class TioneFake {
 
   private constructor(private readonly server: Server, readonly endpoint: string, private readonly creds: readonly FakeCredential[]) {}
 
-  static async start(creds: readonly FakeCredential[]): Promise<TioneFake> {
+  /**
+   * Run created tasks for real (optional): COS data configs are downloaded to their MappingPath, the start command
+   * runs with the task's Envs; the task stays RUNNING until it exits, then SUCCEED or FAILED by its exit code.
+   */
+  runner: JobRunner | undefined;
+
+  static async start(creds: readonly FakeCredential[], runner?: JobRunner): Promise<TioneFake> {
     let fake: TioneFake | undefined;
     const server = createServer((req, res) => { void fake!.handle(req, res); });
     await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
     const port = (server.address() as AddressInfo).port;
     fake = new TioneFake(server, `http://127.0.0.1:${port}`, creds);
+    fake.runner = runner;
     server.on("connection", (s) => { fake!.sockets.add(s); s.on("close", () => fake!.sockets.delete(s)); });
     return fake;
   }
@@ -271,6 +296,8 @@ export class TioneFake {
     this.faults.clear();
     this.outcome = "SUCCEED";
     this.holdAtRunning = false;
+    this.listTags = "present";
+    this.detailTags = "present";
   }
 
   inject(action: string, ...faults: Fault[]): void {
@@ -320,10 +347,34 @@ export class TioneFake {
     return t;
   }
 
+  /** What TI-ONE does with a created task: the COS data configs into the container, then the start command. */
+  private async launch(t: FakeTask, b: z.infer<typeof CreateTrainingTaskSchema>, runner: JobRunner): Promise<void> {
+    try {
+      for (const d of b.DataConfigs ?? []) {
+        const cos = d.COSSource;
+        if ((d.DataSourceType ?? b.DataSource) !== "COS" || cos === undefined) continue;
+        if (await runner.download(cos.Bucket, cos.Paths[0]!.replace(/^\/+|\/+$/g, ""), runner.mapPath(d.MappingPath!)) === 0) throw new Error(`COS ${cos.Bucket}${cos.Paths[0]} is empty`);
+      }
+      const enc = b.EncodedStartCmdInfo?.StartCmdInfo;
+      const cmd = enc === undefined ? b.StartCmdInfo?.StartCmd ?? "" : (JSON.parse(Buffer.from(enc, "base64").toString("utf8")) as { StartCmd: string }).StartCmd;
+      const env = Object.fromEntries((b.Envs ?? []).map((e) => [e.Name!, e.Value ?? ""]));
+      t.run = runner.start(cmd, "/", env);
+    } catch (e) {
+      t.runError = String(e);
+    }
+  }
+
   /** One step of the task's life, with the log lines each step writes. */
   private advance(t: FakeTask): void {
     if (t.holdAt === t.status || t.script.length === 0) return;
-    const next = t.script.shift()!;
+    let next = t.script[0]!;
+    if ((t.run !== undefined || t.runError !== undefined) && ["SUCCEED", "FAILED"].includes(next)) {
+      // A task that really runs ends when its command does.
+      if (t.runError === undefined && !t.run!.done) return;
+      next = t.runError === undefined && t.run!.exitCode === 0 ? "SUCCEED" : "FAILED";
+      if (next === "FAILED") t.failureReason = t.runError ?? `the start command exited with code ${t.run!.exitCode}`;
+    }
+    t.script.shift();
     t.status = next;
     if (next === "STARTING") {
       t.instanceId = `${t.id}-1`;
@@ -334,7 +385,7 @@ export class TioneFake {
       this.appendLogs(t, `${t.id}-worker-0`, ["worker joined", "vllm ready"]);
     } else if (next === "SUCCEED" || next === "FAILED" || next === "STOPPED") {
       t.endMs = this.now();
-      if (next === "FAILED") t.failureReason = "launch.sh exited with code 1";
+      if (next === "FAILED") t.failureReason ??= "launch.sh exited with code 1";
       this.appendLogs(t, `${t.id}-head-0`, next === "SUCCEED" ? ["step 2", "[rlpipe] all stages complete"] : next === "FAILED" ? ["Traceback: boom"] : ["received SIGTERM"]);
     }
   }
@@ -371,14 +422,16 @@ export class TioneFake {
       case "CreateTrainingTask": {
         const b = parseParams(CreateTrainingTaskSchema, params);
         checkCreate(b);
-        return { Id: this.newTask(params as Record<string, unknown>).id };
+        const t = this.newTask(params as Record<string, unknown>);
+        if (this.runner !== undefined) void this.launch(t, b, this.runner);
+        return { Id: t.id };
       }
       case "DescribeTrainingTask": {
         const p = parseParams(DescribeTaskSchema, params);
         const t = this.tasks.get(p.Id);
         if (t === undefined) throw new ApiError("ResourceNotFound", `The training task ${p.Id} does not exist.`);
         this.advance(t);
-        return { TrainingTaskDetail: this.detail(t) };
+        return { TrainingTaskDetail: showTags(this.detail(t), this.detailTags) };
       }
       case "DescribeTrainingTasks": return this.describeTasks(parseParams(DescribeTasksSchema, params));
       case "DescribeLogs": return this.describeLogs(parseParams(DescribeLogsSchema, params));
@@ -388,6 +441,8 @@ export class TioneFake {
         if (t === undefined) throw new ApiError("ResourceNotFound", `The training task ${p.Id} does not exist.`);
         if (!["SUBMITTING", "PENDING", "STARTING", "RUNNING"].includes(t.status)) throw new ApiError("FailedOperation", `The task is ${t.status} and cannot be stopped.`);
         t.status = "STOPPING";
+        t.run?.kill();
+        delete t.run;
         delete t.holdAt;
         t.script = ["STOPPED"];
         return {};
@@ -431,7 +486,7 @@ export class TioneFake {
     const asc = p.Order === "ASC";
     tasks.sort((a, b) => (asc ? 1 : -1) * (a.createdAtMs - b.createdAtMs || a.id.localeCompare(b.id)));
     const offset = p.Offset ?? 0;
-    return { TrainingTaskSet: tasks.slice(offset, offset + limit).map((t) => this.listItem(t)), TotalCount: tasks.length };
+    return { TrainingTaskSet: tasks.slice(offset, offset + limit).map((t) => showTags(this.listItem(t), this.listTags)), TotalCount: tasks.length };
   }
 
   private describeLogs(p: z.infer<typeof DescribeLogsSchema>): Record<string, unknown> {
