@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { CreateBucketCommand } from "@aws-sdk/client-s3";
 import { type ModelArtsAdapter, createModelArtsAdapter, resolveModelArtsConfig, statusOf, tailPage } from "../adapters/providers/modelarts.js";
-import { type AdapterContext, type BundleSink, type DeployOutcome, ProviderError, type RetryPolicy, deploy } from "../adapters/providers/provider.js";
+import { type AdapterContext, type BundleSink, type DeployOutcome, ProviderError, type RetryPolicy, deploy, withRetry } from "../adapters/providers/provider.js";
 import { S3Store } from "../adapters/storage/s3.js";
 import { parseStoreUri } from "../adapters/storage/store.js";
 import { bundledAssets } from "../bin/commands/plan.js";
@@ -185,7 +185,7 @@ describe("ModelArts provider against the loopback fake", () => {
   });
   const ctx = (extra: Record<string, string | undefined> = {}): AdapterContext => ({ env: env(extra), recipe, cwd: home, bundleSink, log: (l) => events.push(l) });
   const adapter = (opts: Parameters<typeof createModelArtsAdapter>[1] = {}, extra: Record<string, string | undefined> = {}): ModelArtsAdapter =>
-    createModelArtsAdapter(ctx(extra), { timeoutMs: 5000, retry: fastRetry, ...opts });
+    createModelArtsAdapter(ctx(extra), { timeoutMs: 5000, ...opts });
   const run = (a: ModelArtsAdapter, pl: Plan = p, policy: RetryPolicy = {}): Promise<DeployOutcome> =>
     deploy(a, pl, { ...fastRetry, onEvent: (l) => events.push(l), ...policy });
 
@@ -250,13 +250,16 @@ describe("ModelArts provider against the loopback fake", () => {
     assert.deepEqual(seen, ["QUEUED/Creating", "QUEUED/Pending", "RUNNING/Running", "RUNNING/Running", "SUCCEEDED/Completed"]);
   });
 
-  it("a failed job reports FAILED with the task's exit code and message; read errors are retried", async () => {
+  it("a failed job reports FAILED with the task's exit code and message; read errors are retried (by the caller's one retry layer)", async () => {
     fake.reset();
     fake.nextPhases = ["Creating", "Running", "Failed"];
     const a = adapter();
     const { ref } = await run(a);
+    fake.readFaults.push(503);
+    await assert.rejects(a.status(ref), (e: unknown) => e instanceof ProviderError && e.kind === "ambiguous" && e.httpStatus === 503, "the adapter makes one attempt");
     fake.readFaults.push(503, 429);
-    const phases = [await a.status(ref), await a.status(ref), await a.status(ref)];
+    const status = () => withRetry({ provider: "modelarts", op: "status" }, (s) => a.status(ref, s), fastRetry);
+    const phases = [await status(), await status(), await status()];
     assert.deepEqual(phases.map((s) => s.phase), ["QUEUED", "RUNNING", "FAILED"]);
     assert.equal(phases[2]!.exitCode, 137);
     assert.equal(phases[2]!.message, "worker-0 exit 137: Process exited abnormally: NPU out of memory");
@@ -532,9 +535,9 @@ describe("ModelArts provider against the loopback fake", () => {
       assert.equal(fake.stats.authFailures, 3);
       const tokenFake = await new FakeModelArts({ ak: AK, sk: SK, projectId: PID, securityToken: "sts-token-abcdef" }).start();
       try {
-        const withToken = createModelArtsAdapter({ ...ctx({ MODELARTS_ENDPOINT: tokenFake.endpoint, HUAWEICLOUD_SDK_SECURITY_TOKEN: "sts-token-abcdef" }) }, { retry: fastRetry });
+        const withToken = createModelArtsAdapter({ ...ctx({ MODELARTS_ENDPOINT: tokenFake.endpoint, HUAWEICLOUD_SDK_SECURITY_TOKEN: "sts-token-abcdef" }) });
         assert.equal((await run(withToken)).outcome, "created");
-        const without = createModelArtsAdapter({ ...ctx({ MODELARTS_ENDPOINT: tokenFake.endpoint }) }, { retry: fastRetry });
+        const without = createModelArtsAdapter({ ...ctx({ MODELARTS_ENDPOINT: tokenFake.endpoint }) });
         await assert.rejects(run(without), (e: unknown) => e instanceof ProviderError && e.providerCode === "APIGW.0301");
         assert.equal(tokenFake.stats.creates, 1);
       } finally {

@@ -266,7 +266,7 @@ describe("TI-ONE adapter: deploy, status, logs, stop against the strict fake, bu
   };
   const ctxOf = (over: Partial<AdapterContext> = {}): AdapterContext => ({ env, recipe, cwd: tmpdir(), bundleSink: sink, log: (l) => logs.push(l), ...over });
   const adapter = (over: Partial<AdapterContext> = {}, timeoutMs = 5_000): TioneAdapter =>
-    createTioneAdapter(ctxOf(over), { timeoutMs, retry: { sleep: noSleep }, logPageLimit: 3, logPagesPerCall: 4 });
+    createTioneAdapter(ctxOf(over), { timeoutMs, logPageLimit: 3, logPagesPerCall: 4 });
   const listBundle = async (prefix: string) => {
     const s = new S3Store({ scheme: "cos", bucket: BUCKET, prefix: "", region: "ap-shanghai", endpoint: moto.endpoint, credentials: TEST_CREDENTIALS });
     stores.push(s);

@@ -6,7 +6,7 @@ import { parseArgs } from "node:util";
 import { RlpipeError } from "../../core/errors.js";
 import { type Plan, plan } from "../../core/plan.js";
 import { canonicalJson, loadRecipeFile, sha256 } from "../../core/recipe/load.js";
-import { PROVIDERS, type Provider } from "../../core/recipe/schema.js";
+import { PROVIDERS, type Provider, type Recipe } from "../../core/recipe/schema.js";
 import { didYouMean } from "../../core/recipe/suggest.js";
 import { describePrices, estimatePrices } from "../../core/prices.js";
 import { formatPlanSummary } from "../../core/summary.js";
@@ -34,9 +34,10 @@ export function runPlan(argv: readonly string[], io: Io): number {
   });
   if (values.help) { io.out(PLAN_USAGE); return 0; }
   if (positionals.length !== 1) throw usage("rlpipe plan takes exactly one recipe file");
-  const provider = parseProvider(values.provider);
+  if (values.provider !== undefined) parseProvider(values.provider); // a bad flag is reported before the recipe
   const file = positionals[0]!;
   const loaded = loadRecipeFile(file);
+  const provider = values.provider === undefined ? targetOf(loaded.recipe, io) : parseProvider(values.provider);
   const recipeDir = dirname(resolve(file));
   const p = plan(loaded, {
     provider,
@@ -82,6 +83,17 @@ export function parseProvider(v: string | undefined): Provider {
   if (v === undefined) return "local";
   if ((PROVIDERS as readonly string[]).includes(v)) return v as Provider;
   throw usage(`unknown provider ${JSON.stringify(v)}; expected one of ${PROVIDERS.join(", ")}${(() => { const s = didYouMean(v, PROVIDERS); return s === undefined ? "" : ` (${s})`; })()}`);
+}
+
+/** Without --provider: the recipe's only target; several need a choice (exit 2); none means local (said so). */
+export function targetOf(recipe: Recipe, io: Io): Provider {
+  const targets = PROVIDERS.filter((p) => recipe.targets?.[p] !== undefined);
+  if (targets.length === 1) return targets[0]!;
+  if (targets.length > 1) {
+    throw new RlpipeError("provider_required", `the recipe has ${targets.length} targets (${targets.join(", ")}): say which one to plan for`, { exitCode: 2, hint: `pass --provider ${targets.join("|")}` });
+  }
+  io.err("rlpipe plan: the recipe has no targets; planning for provider local (--provider chooses another)");
+  return "local";
 }
 
 /** Files rlpipe ships into bundles: the standard-library reward shim and sync sidecar from recipes/python/. */

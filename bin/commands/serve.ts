@@ -7,18 +7,11 @@ import type { SandboxBackend } from "../../adapters/sandboxes/sandbox.js";
 import { isLoopback, startHttpServer } from "../../functions/platforms/http.js";
 import { ResultCache } from "../../functions/reward.js";
 import type { RunsDeps } from "../../functions/runs.js";
+import { COMMANDS, formatHelp } from "../help.js";
 import type { Io } from "../io.js";
 import { usage } from "./plan.js";
 
-export const SERVE_USAGE = `usage: rlpipe serve --sandbox local|scalebox|e2b|none [--host 127.0.0.1] [--port 8080] [--token-env NAME]
-                    [--scalebox-url URL]... [--e2b-template NAME] [--concurrency N]
-                    [--runs-store s3://bucket/prefix --runs-secret-env NAME]
-
-Serves POST /run_code, POST /common_evaluate_batch (SandboxFusion/ScaleBox API), POST /v1/rewards and GET /v1/ping.
---token-env names the environment variable holding the bearer token (required when --host is not loopback).
---sandbox e2b reads E2B_API_KEY and E2B_DOMAIN (Tencent AGS: E2B_DOMAIN=<region>.tencentags.com); --concurrency
-is then the sandbox pool size. --sandbox scalebox takes --scalebox-url (repeatable) or SCALEBOX_URL=url,url.
-Clients send it as "Authorization: Bearer <token>" or as a /t/<token>/ path prefix.`;
+export const SERVE_USAGE = formatHelp("serve");
 
 export async function createBackend(kind: string, opts: { scaleboxUrls: string[]; concurrency?: number; template?: string }): Promise<SandboxBackend> {
   switch (kind) {
@@ -62,19 +55,7 @@ async function runsDeps(uri: string | undefined, secretEnv: string | undefined):
 export async function runServe(argv: readonly string[], io: Io): Promise<number> {
   const { values } = parseArgs({
     args: [...argv],
-    options: {
-      sandbox: { type: "string", default: "local" },
-      host: { type: "string", default: "127.0.0.1" },
-      port: { type: "string", default: "8080" },
-      "token-env": { type: "string" },
-      "scalebox-url": { type: "string", multiple: true },
-      "e2b-template": { type: "string" },
-      "runs-store": { type: "string" },
-      "runs-secret-env": { type: "string" },
-      concurrency: { type: "string" },
-      quiet: { type: "boolean", default: false },
-      help: { type: "boolean", short: "h", default: false },
-    },
+    options: COMMANDS.serve.options,
     strict: true,
   });
   if (values.help) { io.out(SERVE_USAGE); return 0; }

@@ -7,16 +7,11 @@ import { stringify } from "yaml";
 import { loadRecipeFile } from "../../core/recipe/load.js";
 import { Redactor } from "../../core/redact.js";
 import { type TaskDetail, TioneApi } from "../../adapters/providers/tione.js";
-import { type Io, reportError } from "../io.js";
+import { COMMANDS, formatHelp } from "../help.js";
+import { type Io, reportError, wantsJson } from "../io.js";
 import { usage } from "./plan.js";
 
-export const TIONE_USAGE = `usage: rlpipe tione inspect <task-id> [--region REGION] [--endpoint URL] [--recipe FILE] [--json]
-
-Reads a TI-ONE training task (for example one created once in the console in Ray mode) and prints the exact
-fields to paste under targets.tione of a recipe. Region: --region, else the recipe's targets.tione.region, else
-TENCENTCLOUD_REGION. Endpoint: TIONE_ENDPOINT, else --endpoint or the recipe's, else tione.tencentcloudapi.com.
-Credentials: TENCENTCLOUD_SECRET_ID / TENCENTCLOUD_SECRET_KEY (+ TENCENTCLOUD_SESSION_TOKEN) or
-~/.tencentcloud/credentials.`;
+export const TIONE_USAGE = formatHelp("tione");
 
 const SECRET_NAME = /(^|_)(API_?KEY|SECRET(_ACCESS)?_KEY|SECRET|TOKEN|PASSWORD|PASSWD|SK|AK|SECRET_ID|CREDENTIALS?)$/i;
 
@@ -106,7 +101,7 @@ export async function runTione(args: readonly string[], io: Io, env: Readonly<Re
   try {
     const { values, positionals } = parseArgs({
       args: [...args], allowPositionals: true, strict: true,
-      options: { region: { type: "string" }, endpoint: { type: "string" }, recipe: { type: "string" }, json: { type: "boolean", default: false }, help: { type: "boolean", short: "h", default: false } },
+      options: COMMANDS.tione.options,
     });
     if (values.help) { out.out(TIONE_USAGE); return 0; }
     const [sub, id, ...extra] = positionals;
@@ -143,10 +138,6 @@ export async function runTione(args: readonly string[], io: Io, env: Readonly<Re
       api.close();
     }
   } catch (e) {
-    if (e instanceof TypeError && (e as NodeJS.ErrnoException).code?.startsWith("ERR_PARSE_ARGS")) {
-      out.err(`rlpipe: ${e.message}\n  hint: run rlpipe tione --help`);
-      return 2;
-    }
-    return reportError(out, e);
+    return reportError(out, e, { json: wantsJson(args), command: "tione" });
   }
 }
