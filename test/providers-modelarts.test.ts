@@ -337,7 +337,10 @@ describe("ModelArts provider against the loopback fake", () => {
     assert.deepEqual(await a.status(ref), { phase: "STOPPED", rawPhase: "Terminated", message: "worker-0 exit 143", startedAt: new Date(fake.jobsNamed(p.jobName)[0]!.createTime + 30_000).toISOString(), endedAt: new Date(fake.jobsNamed(p.jobName)[0]!.createTime + 30_000 + 3_600_000).toISOString(), exitCode: 143 });
     await a.stop(ref); // Terminated
     await a.stop({ ...ref, id: "00000000-0000-0000-0000-000000000000" }); // ModelArts.2775
-    await assert.rejects(a.status({ ...ref, endpoint: "http://modelarts.example.com" }), (e: unknown) => e instanceof RlpipeError && e.code === "insecure_endpoint", "a run record's endpoint is checked too");
+    // MODELARTS_ENDPOINT set now wins over the endpoint a run record holds; without it the record's is used, checked.
+    assert.equal((await a.status({ ...ref, endpoint: "http://127.0.0.1:9" })).phase, "STOPPED", "the current MODELARTS_ENDPOINT is asked, not the recorded one");
+    const noOverride = adapter({}, { MODELARTS_ENDPOINT: undefined });
+    await assert.rejects(noOverride.status({ ...ref, endpoint: "http://modelarts.example.com" }), (e: unknown) => e instanceof RlpipeError && e.code === "insecure_endpoint", "a run record's endpoint is checked too");
     assert.equal(fake.jobsNamed(p.jobName)[0]!.phase, "Terminated");
     assert.equal(fake.stats.authFailures, 0);
   });
@@ -418,7 +421,7 @@ describe("ModelArts provider against the loopback fake", () => {
       assert.equal(r.code, 0, r.err);
       const jobs = fake.jobsNamed(p.jobName);
       assert.equal(jobs.length, 1, "exactly one job");
-      assert.deepEqual(JSON.parse(r.out.trim()), { name: p.jobName, provider: "modelarts", id: jobs[0]!.id, outcome: "recovered" });
+      assert.deepEqual(JSON.parse(r.out.trim()), { name: p.jobName, provider: "modelarts", id: jobs[0]!.id, outcome: "recovered", attempt: 1 });
       assert.match(r.err, /looking the job up before any retry/);
       noSecrets(r.out + r.err, "CLI output");
       const st = await cli(["status", p.jobName, "--json"]);

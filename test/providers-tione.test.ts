@@ -424,7 +424,7 @@ describe("TI-ONE adapter: deploy, status, logs, stop against the strict fake, bu
     assert.equal(r.code, 0, r.err);
     const tasks = fake.tasksNamed(p.jobName);
     assert.equal(tasks.length, 1, "exactly one task");
-    assert.deepEqual(JSON.parse(r.out.trim()), { name: p.jobName, provider: "tione", id: tasks[0]!.id, outcome: "recovered" });
+    assert.deepEqual(JSON.parse(r.out.trim()), { name: p.jobName, provider: "tione", id: tasks[0]!.id, outcome: "recovered", attempt: 1 });
     for (const secret of [SECRET_KEY, E2B_KEY]) assert.ok(!(r.out + r.err).includes(secret), "no secret in the CLI's output");
     // The run record keeps the prices the deploy assumed (4 HCCPNV6 cards at the public anchor; E2B/AGS by use).
     const record = await readRunRecord(runsDir(env["HOME"]!), p.jobName);
