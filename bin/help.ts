@@ -127,15 +127,15 @@ FAILED or STOPPED). Ctrl-C stops following, not the job (exit 130).`,
     usage: "serve --sandbox local|scalebox|e2b|none [--host 127.0.0.1] [--port 8080] [--token-env NAME] [options]",
     summary: "the reward/tool function as an HTTP server (local, ScaleBox or E2B sandbox)",
     description: `Serves POST /run_code, POST /common_evaluate_batch (SandboxFusion/ScaleBox API), POST /v1/rewards and
-GET /v1/ping until SIGINT or SIGTERM. Clients send the token as "Authorization: Bearer <token>" or as a
-/t/<token>/ path prefix. --sandbox e2b reads E2B_API_KEY and E2B_DOMAIN (Tencent AGS:
+GET /v1/ping until SIGINT or SIGTERM. Clients send the token in the Authorization header (bearer scheme) or
+as a /t/<token>/ path prefix. --sandbox e2b reads E2B_API_KEY and E2B_DOMAIN (Tencent AGS:
 E2B_DOMAIN=<region>.tencentags.com).`,
     options: {
       sandbox: { type: "string", default: "local", value: "KIND", description: "where programs run: local (bubblewrap), scalebox, e2b, or none (only the runs function)" },
       host: { type: "string", default: "127.0.0.1", value: "HOST", description: "address to listen on; beyond loopback a token is required" },
       port: { type: "string", default: "8080", value: "PORT", description: "port to listen on (0: any free port)" },
       "token-env": { type: "string", value: "NAME", description: "environment variable holding the bearer token (at least 16 characters)" },
-      "scalebox-url": { type: "string", multiple: true, value: "URL", description: "a ScaleBox/SandboxFusion endpoint (repeatable; default $SCALEBOX_URL, comma-separated)" },
+      "scalebox-url": { type: "string", multiple: true, value: "URL", description: "a ScaleBox/SandboxFusion endpoint (default $SCALEBOX_URL, comma-separated)" },
       "e2b-template": { type: "string", value: "NAME", description: "the E2B/AGS sandbox template" },
       "runs-store": { type: "string", value: "URI", description: "serve the runs function: presigned uploads into this s3://, obs:// or cos:// store" },
       "runs-secret-env": { type: "string", value: "NAME", description: "environment variable holding the secret per-run tokens derive from (with --runs-store)" },
