@@ -192,7 +192,7 @@ describe("endpoints and retries", () => {
     const refused = () => { calls++; throw new ProviderError("modelarts", "retryable", "modelarts_network", "ModelArts show training job x: network error (ECONNREFUSED)"); };
     await assert.rejects(
       withRetry({ provider: "modelarts", op: "status" }, async () => refused(), { budgetMs: 400, baseDelayMs: 20, maxDelayMs: 40, attempts: 1000, onRetry: (n) => notices.push(`${n.what.provider} ${n.what.op} attempt ${n.nextAttempt}`) }),
-      (e: unknown) => e instanceof ProviderError && e.exitCode === 3 && /ECONNREFUSED\); gave up after \d+ attempts in [\d.]+ s \(retry budget 0 s: RLPIPE_RETRY_BUDGET_MS\)/.test(e.message),
+      (e: unknown) => e instanceof ProviderError && e.exitCode === 3 && /ECONNREFUSED\); gave up after \d+ attempts in [\d.]+ s \(retry budget 0.4 s: RLPIPE_RETRY_BUDGET_MS\)/.test(e.message),
     );
     assert.ok(calls >= 2, `retried (${calls} calls)`);
     assert.deepEqual(notices[0], "modelarts status attempt 2");

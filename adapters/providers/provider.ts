@@ -188,11 +188,14 @@ export function formatRetryNotice(r: RetryNotice): string {
   return `rlpipe: ${r.what.provider} ${r.what.op}: ${r.error.message}; retrying in ${(r.delayMs / 1000).toFixed(1)} s (attempt ${r.nextAttempt})`;
 }
 
+/** The least time an attempt is given within a budget (a refused connection answers in well under it). */
+const MIN_ATTEMPT_MS = 250;
+
 const isRepeatable = (e: unknown): e is ProviderError => e instanceof ProviderError && (e.kind === "retryable" || e.kind === "ambiguous");
 
 function gaveUp(e: ProviderError, attempts: number, startedMs: number, budgetMs: number | undefined): ProviderError {
   const secs = ((Date.now() - startedMs) / 1000).toFixed(1);
-  const budget = budgetMs === undefined ? "" : ` (retry budget ${(budgetMs / 1000).toFixed(0)} s: RLPIPE_RETRY_BUDGET_MS)`;
+  const budget = budgetMs === undefined ? "" : ` (retry budget ${budgetMs / 1000} s: RLPIPE_RETRY_BUDGET_MS)`;
   return new ProviderError(e.provider, e.kind, e.code, `${e.message}; gave up after ${attempts} attempt${attempts === 1 ? "" : "s"} in ${secs} s${budget}`, {
     ...(e.providerCode === undefined ? {} : { providerCode: e.providerCode }),
     ...(e.httpStatus === undefined ? {} : { httpStatus: e.httpStatus }),
@@ -211,6 +214,7 @@ export async function withRetry<T>(what: RetryTarget, fn: (signal: AbortSignal |
   const wait = policy.sleep ?? defaultSleep;
   const started = Date.now();
   const deadline = policy.budgetMs === undefined ? undefined : started + policy.budgetMs;
+  let lastFailure: ProviderError | undefined;
   for (let attempt = 0; ; attempt++) {
     const remaining = deadline === undefined ? undefined : Math.max(1, deadline - Date.now());
     const budgetSignal = remaining === undefined ? undefined : AbortSignal.timeout(remaining);
@@ -220,12 +224,18 @@ export async function withRetry<T>(what: RetryTarget, fn: (signal: AbortSignal |
     } catch (e) {
       if (policy.signal?.aborted === true) throw e;
       if (budgetSignal?.aborted === true) {
-        const last = e instanceof ProviderError && e.code !== "aborted" ? e : new ProviderError(what.provider, "ambiguous", "provider_timeout", `${what.provider} ${what.op}: no answer in time`);
+        // Cut at the budget: report what the provider last said, or that it said nothing in time.
+        const last = e instanceof ProviderError && e.code !== "aborted" ? e
+          : lastFailure ?? new ProviderError(what.provider, "ambiguous", "provider_timeout", `${what.provider} ${what.op}: no answer in time`);
         throw gaveUp(last, attempt + 1, started, policy.budgetMs);
       }
       if (!isRepeatable(e)) throw e;
-      const delay = backoffMs(attempt, { baseDelayMs: policy.baseDelayMs ?? 1000, maxDelayMs: policy.maxDelayMs ?? 8000, ...(policy.random === undefined ? {} : { random: policy.random }) });
-      if (attempt + 1 >= attempts || (deadline !== undefined && Date.now() + delay >= deadline)) throw attempt === 0 && attempts === 1 ? e : gaveUp(e, attempt + 1, started, policy.budgetMs);
+      lastFailure = e;
+      let delay = backoffMs(attempt, { baseDelayMs: policy.baseDelayMs ?? 1000, maxDelayMs: policy.maxDelayMs ?? 8000, ...(policy.random === undefined ? {} : { random: policy.random }) });
+      // Within a budget, a wait never crosses it: it is shortened so one more attempt still fits.
+      const left = deadline === undefined ? Infinity : deadline - Date.now() - MIN_ATTEMPT_MS;
+      if (attempt + 1 >= attempts || left <= 0) throw attempt === 0 && attempts === 1 ? e : gaveUp(e, attempt + 1, started, policy.budgetMs);
+      delay = Math.min(delay, left);
       policy.onRetry?.({ what, error: e, delayMs: delay, nextAttempt: attempt + 2 });
       await wait(delay, policy.signal);
     }
