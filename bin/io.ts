@@ -26,7 +26,8 @@ export function processIo(extraSecretEnvNames: readonly string[] = []): Io {
     err: (t) => { clear(); process.stderr.write(`${r.redact(t)}\n`); },
   };
   if (process.stderr.isTTY === true) {
-    const width = () => Math.max(20, (process.stderr.columns ?? 80) - 1);
+    // A terminal that reports no width (0) gets 80 columns.
+    const width = () => Math.max(20, (process.stderr.columns || 80) - 1);
     io.status = (t) => {
       if (t === "") { clear(); return; }
       process.stderr.write(`\r\x1b[2K${r.redact(t).slice(0, width())}`);

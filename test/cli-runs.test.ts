@@ -118,6 +118,17 @@ describe("following a run (provider local): the job's outcome is the exit code, 
     assert.equal(plain.code, 0, "reading a log (without -f) worked, whatever the job did");
   });
 
+  it("on a terminal the heartbeat is one line refreshed in place, cleared before other output", { skip: spawnSync("script", ["--version"]).status !== 0 && "needs script(1) for a terminal" }, async () => {
+    await job("tty-00000001", "echo first; sleep 3; echo last");
+    const r = spawnSync("script", ["-qec", `${process.execPath} ${CLI} logs tty-00000001 -f`, "/dev/null"], {
+      cwd: dir, encoding: "utf8", timeout: 60_000, env: { PATH: process.env["PATH"] ?? "/usr/bin:/bin", HOME: dir, RLPIPE_POLL_MS: "150" },
+    });
+    assert.equal(r.status, 0, r.stdout);
+    assert.match(r.stdout, /\r\x1b\[2K\[rlpipe\] tty-00000001: RUNNING, \ds since it started/, "a status line drawn in place");
+    assert.match(r.stdout, /\r\x1b\[2Klast\r?\n/, "the status line is cleared before the next log line");
+    assert.doesNotMatch(r.stdout, /since it started\r?\n/, "never left as a line of its own");
+  });
+
   it("with --json: log lines and a last {name, phase} line on stdout, no heartbeat", async () => {
     await job("quiet-00000001", "echo one; sleep 1; echo two");
     const r = await rlpipe(["logs", "quiet-00000001", "-f", "--json"], { cwd: dir, env: { RLPIPE_HEARTBEAT_MS: "100" } });
