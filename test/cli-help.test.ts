@@ -2,9 +2,10 @@
 // parseArgs call, so help and parser cannot drift), --version/-V, did-you-mean, JSON errors with --json, the
 // exit-code table, plan's default provider, endpoints without a scheme, and the one retry layer's budget.
 import assert from "node:assert/strict";
-import { spawnSync } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire, syncBuiltinESMExports } from "node:module";
+import { createServer as createNetServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
@@ -133,6 +134,27 @@ describe("errors with --json", () => {
     assert.deepEqual(JSON.parse(flag.out).error, { code: "usage", message: "Unknown option '--follw'. To specify a positional argument starting with a '-', place it at the end of the command after '--', as in '-- \"--follw\"", hint: "run rlpipe logs --help", exitCode: 2 });
     const noJson = rlpipe(["logs", "x", "--follw"], { cwd: dir });
     assert.equal(noJson.out, "", "without --json nothing goes to stdout");
+  });
+});
+
+describe("rlpipe serve", () => {
+  it("a port already in use is a choice to change (exit 2 with a hint), not an internal error", async () => {
+    const busy = createNetServer();
+    await new Promise<void>((r) => busy.listen(0, "127.0.0.1", r));
+    try {
+      const port = (busy.address() as { port: number }).port;
+      const r = await new Promise<{ code: number | null; err: string }>((resolve) => {
+        const child = spawn(process.execPath, [CLI, "serve", "--port", String(port), "--quiet"], { cwd: ROOT, stdio: ["ignore", "ignore", "pipe"], env: { PATH: process.env["PATH"] ?? "/usr/bin:/bin", HOME: ROOT } });
+        let err = "";
+        child.stderr.on("data", (d: Buffer) => { err += d.toString(); });
+        const t = setTimeout(() => child.kill("SIGKILL"), 60_000);
+        child.on("close", (code) => { clearTimeout(t); resolve({ code, err }); });
+      });
+      assert.equal(r.code, 2, r.err);
+      assert.match(r.err, new RegExp(`cannot listen on 127\\.0\\.0\\.1:${port}: the address is already in use\\n {2}hint: choose another --port`));
+    } finally {
+      busy.close();
+    }
   });
 });
 

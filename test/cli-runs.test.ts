@@ -4,7 +4,7 @@
 // an unchanged recipe with --new without ever making a job twice.
 import assert from "node:assert/strict";
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
-import { existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -155,6 +155,18 @@ describe("following a run (provider local): the job's outcome is the exit code, 
     assert.equal(stop.code, 0, stop.err);
   });
 
+  it("a damaged run record is invalid input (exit 2): status names it, list lists the rest", async () => {
+    mkdirSync(runsDir(dir), { recursive: true });
+    writeFileSync(join(runsDir(dir), "damaged-00000001.json"), "{ not json");
+    const st = await rlpipe(["status", "damaged-00000001"], { cwd: dir });
+    assert.equal(st.code, 2, st.err);
+    assert.match(st.err, /damaged-00000001\.json is not valid JSON\n {2}hint: restore the file from a backup, or remove it/);
+    const list = await rlpipe(["list"], { cwd: dir });
+    assert.equal(list.code, 2, list.err);
+    if (existsSync(join(runsDir(dir), "ok-00000001.json"))) assert.match(list.out, /^ok-00000001 {2}local/m);
+    rmSync(join(runsDir(dir), "damaged-00000001.json"));
+  });
+
   it("status of every run shows each one, and exits 3 when a lookup failed", async () => {
     const gone = await job("gone-00000001", "true");
     await until("the job to end", async () => (await adapter.status(gone)).phase === "SUCCEEDED");
@@ -226,6 +238,14 @@ describe("re-running an unchanged recipe (provider local)", () => {
     assert.equal(JSON.parse(plain.out.trim()).name, `${base}-r3`, "a plain deploy goes to the latest run");
     const follow = await rlpipe(["logs", `${base}-r3`, "-f"], { cwd: dir });
     assert.equal(follow.code, 0, follow.err);
+
+    // Without this directory's records (deployed from elsewhere), --new skips the runs that already exist.
+    rmSync(runsDir(dir), { recursive: true });
+    const elsewhere = await deploy("--new", "--json");
+    assert.equal(elsewhere.code, 0, elsewhere.err);
+    assert.equal(JSON.parse(elsewhere.out.trim()).name, `${base}-r4`);
+    assert.match(elsewhere.err, new RegExp(`${base}-r3 already exists \\(not deployed from this directory\\); trying ${base}-r4`));
+    assert.equal((await rlpipe(["logs", `${base}-r4`, "-f"], { cwd: dir })).code, 0);
   });
 });
 

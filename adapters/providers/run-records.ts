@@ -76,9 +76,11 @@ export async function readRunRecord(dir: string, name: string): Promise<RunRecor
     throw e;
   }
   let json: unknown;
-  try { json = JSON.parse(raw); } catch { throw new RunRecordError("bad_run_record", `${path} is not valid JSON`); }
+  // A damaged record is bad local input (exit 2), not a provider failure.
+  const damaged = { exitCode: 2, hint: "restore the file from a backup, or remove it to forget the run (the job itself is not affected)" } as const;
+  try { json = JSON.parse(raw); } catch { throw new RunRecordError("bad_run_record", `${path} is not valid JSON`, damaged); }
   const parsed = RunRecord.safeParse(json);
-  if (!parsed.success) throw new RunRecordError("bad_run_record", `${path}: ${parsed.error.issues[0]?.path.join(".") ?? ""} ${parsed.error.issues[0]?.message ?? ""}`);
+  if (!parsed.success) throw new RunRecordError("bad_run_record", `${path}: ${parsed.error.issues[0]?.path.join(".") ?? ""} ${parsed.error.issues[0]?.message ?? ""}`, damaged);
   return parsed.data;
 }
 

@@ -254,7 +254,13 @@ function refOf(record: RunRecord): JobRef {
 }
 
 async function withAdapter<T>(record: RunRecord, io: Io, fn: (adapter: ProviderAdapter, ref: JobRef) => Promise<T>): Promise<T> {
-  const recipe = RecipeSchema.parse(record.recipeData) as Recipe;
+  const parsed = RecipeSchema.safeParse(record.recipeData);
+  if (!parsed.success) {
+    throw new RlpipeError("bad_run_record", `the run record of ${record.name} holds a recipe this rlpipe cannot read (${parsed.error.issues[0]?.path.join(".") ?? ""}: ${parsed.error.issues[0]?.message ?? ""})`, {
+      exitCode: ExitCode.invalidInput, hint: "use the rlpipe version that deployed it, or the provider's console",
+    });
+  }
+  const recipe = parsed.data as Recipe;
   const { adapter, close } = await loadAdapter(record.provider as Provider, recipe, { log: (l) => io.err(l) });
   try { return await fn(adapter, refOf(record)); } finally { await close(); }
 }

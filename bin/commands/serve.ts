@@ -79,9 +79,16 @@ export async function runServe(argv: readonly string[], io: Io): Promise<number>
     scaleboxUrls, ...(concurrency === undefined ? {} : { concurrency }), ...(values["e2b-template"] === undefined ? {} : { template: values["e2b-template"] }),
   });
   if (backend === undefined && runs === undefined) throw usage("--sandbox none serves nothing without --runs-store");
-  const server = await startHttpServer({ ...(backend === undefined ? {} : { backend }), ...(runs === undefined ? {} : { runs }), cache: new ResultCache(), ...(token === undefined ? {} : { token }) }, {
-    host: values.host, port, ...(values.quiet ? {} : { log: (l: string) => io.err(l) }),
-  });
+  let server: Awaited<ReturnType<typeof startHttpServer>>;
+  try {
+    server = await startHttpServer({ ...(backend === undefined ? {} : { backend }), ...(runs === undefined ? {} : { runs }), cache: new ResultCache(), ...(token === undefined ? {} : { token }) }, {
+      host: values.host, port, ...(values.quiet ? {} : { log: (l: string) => io.err(l) }),
+    });
+  } catch (e) {
+    await backend?.close();
+    await runs?.store.close();
+    throw listenFailure(e, values.host, port);
+  }
   const caps = await backend?.capabilities();
   const what = [
     caps === undefined ? undefined : `sandbox ${caps.backend}: ${caps.languages.join(", ")}; concurrency ${caps.maxConcurrency}`,
@@ -98,4 +105,12 @@ export async function runServe(argv: readonly string[], io: Io): Promise<number>
   await runs?.store.close();
   io.err("rlpipe serve: stopped");
   return 0;
+}
+
+/** A port that cannot be listened on is a choice to change (exit 2), not a bug. */
+function listenFailure(e: unknown, host: string, port: number): unknown {
+  const code = (e as NodeJS.ErrnoException).code;
+  const why: Record<string, string> = { EADDRINUSE: "the address is already in use", EACCES: "permission denied (ports below 1024 need privileges)", EADDRNOTAVAIL: "no such local address" };
+  if (code === undefined || why[code] === undefined) return e;
+  return new RlpipeError("listen_failed", `cannot listen on ${host}:${port}: ${why[code]}`, { exitCode: 2, hint: "choose another --port (0 picks a free one) or --host", cause: e });
 }
