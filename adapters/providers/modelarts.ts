@@ -320,7 +320,7 @@ function requestOf(plan: Plan): ModelArtsRequest {
     throw new RlpipeError("plan_provider_mismatch", `plan ${plan.jobName} was made for provider ${plan.provider}, not modelarts`, { exitCode: 2, hint: "plan the recipe with --provider modelarts" });
   }
   const body = req.body as ModelArtsJobBody;
-  if (body.metadata?.name !== plan.jobName) throw new RlpipeError("plan_inconsistent", `the request's job name ${String(body.metadata?.name)} is not the plan's ${plan.jobName}`);
+  if (body.metadata?.name !== plan.jobName) throw new RlpipeError("plan_inconsistent", `the request's job name ${String(body.metadata?.name)} is not the plan's ${plan.jobName}`, { exitCode: 4 });
   return { body, codeDir: req.bundle.to };
 }
 
@@ -344,7 +344,7 @@ export class ModelArtsAdapter implements ProviderAdapter {
   async prepare(plan: Plan, signal?: AbortSignal): Promise<void> {
     const { codeDir } = requestOf(plan);
     if (this.ctx.bundleSink === undefined) {
-      throw new RlpipeError("bundle_sink_missing", `nothing to upload the launch bundle to ${codeDir} with`, { hint: "the CLI provides OBS access (OBS_ENDPOINT/OBS_REGION and credentials)" });
+      throw new RlpipeError("bundle_sink_missing", `nothing to upload the launch bundle to ${codeDir} with`, { exitCode: 4, hint: "the CLI provides OBS access (OBS_ENDPOINT/OBS_REGION and credentials)" });
     }
     const sink = this.ctx.bundleSink(codeDir);
     let uploaded = 0;

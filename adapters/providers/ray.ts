@@ -180,7 +180,7 @@ export class RayAdapter implements ProviderAdapter {
     const zip = zipFiles(plan.files.map((f) => ({ path: f.path, data: f.content, mode: f.executable ? 0o755 : 0o644 })));
     if (zip.length > MAX_PACKAGE_BYTES) {
       throw new ProviderError("ray", "fatal", "ray_bundle_too_large", `the launch bundle zips to ${zip.length} bytes; Ray packages are limited to ${MAX_PACKAGE_BYTES} bytes`,
-        { hint: "ship large data through storage or the image, not the bundle" });
+        { exitCode: 2, hint: "ship large data through storage or the image, not the bundle" });
     }
     await this.call("PUT", path, { body: zip, contentType: "application/zip", timeoutMs: this.uploadTimeoutMs, signal });
     this.opts.log?.(`ray: uploaded bundle ${name} (${zip.length} bytes) to ${this.address}`);

@@ -376,7 +376,7 @@ export class TioneAdapter implements ProviderAdapter {
     await api.credentialsReady();
     const bundle = plan.request!.bundle;
     if (bundle === undefined) throw new ProviderError("tione", "fatal", "tione_no_bundle_location", "the plan has no COS location for the launch bundle", { exitCode: 2, hint: "set targets.tione.codeDir" });
-    if (this.ctx.bundleSink === undefined) throw new ProviderError("tione", "fatal", "no_bundle_sink", "no object store was given to upload the launch bundle");
+    if (this.ctx.bundleSink === undefined) throw new ProviderError("tione", "fatal", "no_bundle_sink", "no object store was given to upload the launch bundle", { exitCode: 4 });
     const sink = this.ctx.bundleSink(bundle.to);
     let uploaded = 0;
     for (const f of plan.files) {

@@ -162,18 +162,18 @@ export async function runStatus(argv: readonly string[], io: Io): Promise<number
   const named = positionals[0];
   const listed = named === undefined ? await listRunRecords(recordsDir()) : { records: [await readRunRecord(recordsDir(), named)], problems: [] };
   for (const p of listed.problems) io.err(`rlpipe status: ${p}`);
-  const rows: { record: RunRecord; status?: JobStatus; error?: string; exitCode?: number }[] = [];
-  for (const record of listed.records) {
+  // Every run is asked at once, so the whole command takes one retry budget however many runs are unreachable.
+  const rows: { record: RunRecord; status?: JobStatus; error?: string; exitCode?: number }[] = await Promise.all(listed.records.map(async (record) => {
     try {
       const status = await withAdapter(record, io, (a, ref) => withRetry({ provider: record.provider, op: "status" }, (s) => a.status(ref, s), cliRetry(io)));
       await updateStatus(record, status);
-      rows.push({ record, status });
+      return { record, status };
     } catch (e) {
       if (named !== undefined) throw e;
       const d = describeError(e);
-      rows.push({ record, error: d.message, exitCode: d.exitCode });
+      return { record, error: d.message, exitCode: d.exitCode };
     }
-  }
+  }));
   if (values.json) io.out(JSON.stringify(rows.map((r) => ({ name: r.record.name, provider: r.record.provider, id: r.record.ref.id, ...(r.status === undefined ? { error: r.error } : r.status) })), null, 2));
   else if (rows.length === 0 && listed.problems.length === 0) io.out("no runs deployed from this directory (rlpipe deploy <recipe> --provider …)");
   else for (const r of rows) io.out(`${r.record.name}  ${r.record.provider}  ${r.record.ref.id}  ${r.status === undefined ? `unknown: ${r.error}` : `${r.status.phase} (${r.status.rawPhase})${r.status.message === undefined ? "" : `  ${r.status.message}`}`}`);
