@@ -15,8 +15,6 @@ import { COMMANDS, formatHelp } from "../help.js";
 import type { Io } from "../io.js";
 import { usage } from "./plan.js";
 
-export const EVAL_USAGE = formatHelp("eval");
-
 interface Scorer {
   score(rows: readonly EvalRow[]): Promise<Scored[]>;
   close(): Promise<void>;
@@ -27,7 +25,7 @@ export async function runEval(argv: readonly string[], io: Io): Promise<number> 
     args: [...argv], allowPositionals: true, strict: true,
     options: COMMANDS.eval.options,
   });
-  if (values.help) { io.out(EVAL_USAGE); return 0; }
+  if (values.help) { io.out(formatHelp("eval")); return 0; }
   if (positionals.length !== 1) throw usage("rlpipe eval takes exactly one data file");
   const file = positionals[0]!;
   if (!/\.jsonl?$/i.test(file)) throw usage(`${file}: rlpipe eval reads JSON lines (.jsonl); convert parquet with pandas (df.to_json(path, orient="records", lines=True))`);

@@ -23,9 +23,6 @@ import { type Io, describeError } from "../io.js";
 import { loadAdapter } from "../providers.js";
 import { bundledAssets, parseProvider, readBeside, usage, planDocument } from "./plan.js";
 
-/** Kept for callers that print deploy's usage (the text lives in bin/help.ts). */
-export const DEPLOY_USAGE = formatHelp("deploy");
-
 const POLL_MS = Number(process.env["RLPIPE_POLL_MS"] ?? 2000);
 /** At most this many attempts are skipped when --new finds the next names taken by runs made elsewhere. */
 const MAX_SKIPPED_ATTEMPTS = 20;
@@ -49,7 +46,7 @@ function cliRetry(io: Io, signal?: AbortSignal): RetryPolicy {
 
 export async function runDeploy(argv: readonly string[], io: Io): Promise<number> {
   const { values, positionals } = parseArgs({ args: [...argv], allowPositionals: true, strict: true, options: COMMANDS.deploy.options });
-  if (values.help) { io.out(DEPLOY_USAGE); return 0; }
+  if (values.help) { io.out(formatHelp("deploy")); return 0; }
   if (positionals.length !== 1) throw usage("rlpipe deploy takes exactly one recipe file");
   if (values.provider === undefined) throw usage("rlpipe deploy needs --provider (local, ray, slurm, modelarts or tione)");
   const provider = parseProvider(values.provider);

@@ -11,8 +11,6 @@ import { COMMANDS, formatHelp } from "../help.js";
 import type { Io } from "../io.js";
 import { usage } from "./plan.js";
 
-export const SERVE_USAGE = formatHelp("serve");
-
 export async function createBackend(kind: string, opts: { scaleboxUrls: string[]; concurrency?: number; template?: string }): Promise<SandboxBackend> {
   switch (kind) {
     case "local": {
@@ -58,7 +56,7 @@ export async function runServe(argv: readonly string[], io: Io): Promise<number>
     options: COMMANDS.serve.options,
     strict: true,
   });
-  if (values.help) { io.out(SERVE_USAGE); return 0; }
+  if (values.help) { io.out(formatHelp("serve")); return 0; }
   const port = Number(values.port);
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw usage(`--port must be 0–65535, got ${values.port}`);
   let token: string | undefined;

@@ -11,8 +11,6 @@ import { COMMANDS, formatHelp } from "../help.js";
 import { type Io, reportError, wantsJson } from "../io.js";
 import { usage } from "./plan.js";
 
-export const TIONE_USAGE = formatHelp("tione");
-
 const SECRET_NAME = /(^|_)(API_?KEY|SECRET(_ACCESS)?_KEY|SECRET|TOKEN|PASSWORD|PASSWD|SK|AK|SECRET_ID|CREDENTIALS?)$/i;
 
 interface ResourceInfo { Role?: string; Cpu?: number | null; Memory?: number | null; Gpu?: number | null; GpuType?: string | null; InstanceType?: string | null; InstanceNum?: number | null; RDMAConfig?: { Enable?: boolean | null } | null }
@@ -103,7 +101,7 @@ export async function runTione(args: readonly string[], io: Io, env: Readonly<Re
       args: [...args], allowPositionals: true, strict: true,
       options: COMMANDS.tione.options,
     });
-    if (values.help) { out.out(TIONE_USAGE); return 0; }
+    if (values.help) { out.out(formatHelp("tione")); return 0; }
     const [sub, id, ...extra] = positionals;
     if (sub !== "inspect") throw usage(sub === undefined ? "rlpipe tione needs a subcommand: inspect <task-id>" : `unknown tione subcommand ${JSON.stringify(sub)} (known: inspect)`);
     if (id === undefined || extra.length > 0) throw usage("rlpipe tione inspect takes exactly one task id (train-…)");
