@@ -280,7 +280,8 @@ function withBody<T>(op: string, r: { status: number; data: T | undefined }): T 
 
 function networkCode(e: unknown): string {
   const err = e as { code?: string; name?: string; cause?: { code?: string; name?: string } };
-  return err.cause?.code ?? err.code ?? err.cause?.name ?? err.name ?? "unknown";
+  const cause = err.cause as { code?: string; name?: string; message?: string } | undefined;
+  return cause?.code ?? err.code ?? cause?.message ?? cause?.name ?? err.name ?? "unknown";
 }
 
 /** Map an error reply: {error_code, error_msg} from ModelArts or API Gateway. Never echoes request headers. */
