@@ -1,34 +1,110 @@
-// Terminal output for the CLI: every line passes through redaction; errors go to stderr with their hints.
-import { ExitCode, RecipeError, RlpipeError, formatIssue } from "../core/errors.js";
+// Terminal output for the CLI: every line passes through redaction; errors go to stderr with their hints, and with
+// --json also to stdout as {"error": {...}} so a script reading stdout sees why a command failed.
+import { ExitCode, RecipeError, RlpipeError, formatIssue, formatPath } from "../core/errors.js";
 import { Redactor } from "../core/redact.js";
 
 export interface Io {
   out(text: string): void;
   err(text: string): void;
+  /**
+   * A transient status line (a heartbeat) on a terminal: replaced by the next one and cleared before any other
+   * output. Absent when stderr is not a terminal; callers then print plain lines now and then instead.
+   */
+  status?(text: string): void;
 }
 
 export function processIo(extraSecretEnvNames: readonly string[] = []): Io {
   const r = new Redactor(process.env, extraSecretEnvNames);
+  let statusShown = false;
+  const clear = () => {
+    if (!statusShown) return;
+    process.stderr.write("\r\x1b[2K");
+    statusShown = false;
+  };
+  const io: Io = {
+    out: (t) => { clear(); process.stdout.write(`${r.redact(t)}\n`); },
+    err: (t) => { clear(); process.stderr.write(`${r.redact(t)}\n`); },
+  };
+  if (process.stderr.isTTY === true) {
+    // A terminal that reports no width (0) gets 80 columns.
+    const width = () => Math.max(20, (process.stderr.columns || 80) - 1);
+    io.status = (t) => {
+      if (t === "") { clear(); return; }
+      process.stderr.write(`\r\x1b[2K${r.redact(t).slice(0, width())}`);
+      statusShown = true;
+    };
+  }
+  return io;
+}
+
+/** An error as JSON: what `--json` prints on stdout. */
+export interface ErrorDocument {
+  readonly code: string;
+  readonly message: string;
+  readonly hint?: string;
+  readonly exitCode: number;
+  readonly file?: string;
+  readonly line?: number;
+  readonly col?: number;
+  readonly path?: string;
+  /** Every error-level issue of a recipe, each with where it is. */
+  readonly issues?: readonly { code: string; message: string; path: string; hint?: string; file?: string; line?: number; col?: number }[];
+}
+
+function isParseArgsError(e: unknown): e is TypeError & { code: string } {
+  return e instanceof TypeError && typeof (e as NodeJS.ErrnoException).code === "string" && (e as NodeJS.ErrnoException).code!.startsWith("ERR_PARSE_ARGS");
+}
+
+/** What the user is told about `e`, and the exit code it maps to (see ExitCode in core/errors.ts). */
+export function describeError(e: unknown, command?: string): ErrorDocument {
+  if (e instanceof RecipeError) {
+    const errors = e.issues.filter((i) => i.severity === "error");
+    const first = errors[0];
+    const at = (i: (typeof errors)[number]) => ({
+      ...(i.file === undefined ? {} : { file: i.file }), ...(i.line === undefined ? {} : { line: i.line, col: i.col ?? 1 }),
+    });
+    return {
+      code: e.code, message: `${e.file}: ${errors.length} error${errors.length === 1 ? "" : "s"}`, exitCode: ExitCode.invalidInput,
+      file: first?.file ?? e.file, ...(first?.line === undefined ? {} : { line: first.line, col: first.col ?? 1 }),
+      ...(first === undefined ? {} : { path: formatPath(first.path) }),
+      issues: errors.map((i) => ({ code: i.code, message: i.message, path: formatPath(i.path), ...(i.hint === undefined ? {} : { hint: i.hint }), ...at(i) })),
+    };
+  }
+  if (e instanceof RlpipeError) {
+    return { code: e.code, message: e.message, ...(e.hint === undefined ? {} : { hint: e.hint }), exitCode: e.exitCode };
+  }
+  if (isParseArgsError(e)) {
+    return { code: "usage", message: e.message, hint: `run rlpipe ${command === undefined ? "" : `${command} `}--help`, exitCode: ExitCode.invalidInput };
+  }
+  // A deadline that escaped a provider or store call: the world was slow, not rlpipe wrong.
+  if (e instanceof Error && e.name === "TimeoutError") {
+    return { code: "timeout", message: `no answer in time: ${e.message}`, hint: "check the endpoint and your network; the command can be repeated", exitCode: ExitCode.external };
+  }
+  const msg = e instanceof Error ? e.message : String(e);
   return {
-    out: (t) => process.stdout.write(`${r.redact(t)}\n`),
-    err: (t) => process.stderr.write(`${r.redact(t)}\n`),
+    code: "internal_error", message: `internal error: ${msg}`, exitCode: ExitCode.internal,
+    hint: "this is a bug in rlpipe; please report it with the command you ran (set RLPIPE_DEBUG=1 for a stack trace)",
   };
 }
 
-/** Print an error the user can act on and return its exit code (see ExitCode in core/errors.ts). */
-export function reportError(io: Io, e: unknown): number {
+/** Print an error the user can act on (stderr; with `json` also on stdout) and return its exit code. */
+export function reportError(io: Io, e: unknown, opts: { json?: boolean; command?: string } = {}): number {
+  const doc = describeError(e, opts.command);
   if (e instanceof RecipeError) {
-    const errors = e.issues.filter((i) => i.severity === "error");
-    for (const issue of errors) io.err(formatIssue(issue));
-    io.err(`${e.file}: ${errors.length} error${errors.length === 1 ? "" : "s"}`);
-    return ExitCode.invalidInput;
+    for (const issue of e.issues.filter((i) => i.severity === "error")) io.err(formatIssue(issue));
+    io.err(doc.message);
+  } else if (doc.code === "internal_error") {
+    io.err(`rlpipe: ${doc.message}\n  ${doc.hint!}`);
+    if (process.env["RLPIPE_DEBUG"] === "1" && e instanceof Error && e.stack !== undefined) io.err(e.stack);
+  } else {
+    io.err(`rlpipe: ${doc.message}${doc.hint === undefined ? "" : `\n  hint: ${doc.hint}`}`);
   }
-  if (e instanceof RlpipeError) {
-    io.err(`rlpipe: ${e.message}${e.hint === undefined ? "" : `\n  hint: ${e.hint}`}`);
-    return e.exitCode;
-  }
-  const msg = e instanceof Error ? e.message : String(e);
-  io.err(`rlpipe: internal error: ${msg}\n  this is a bug in rlpipe; please report it with the command you ran (set RLPIPE_DEBUG=1 for a stack trace)`);
-  if (process.env["RLPIPE_DEBUG"] === "1" && e instanceof Error && e.stack !== undefined) io.err(e.stack);
-  return ExitCode.internal;
+  if (opts.json === true) io.out(JSON.stringify({ error: doc }));
+  return doc.exitCode;
+}
+
+/** True when the arguments ask for JSON output (anywhere before a `--`). */
+export function wantsJson(argv: readonly string[]): boolean {
+  const end = argv.indexOf("--");
+  return (end < 0 ? argv : argv.slice(0, end)).includes("--json");
 }

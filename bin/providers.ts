@@ -57,7 +57,7 @@ export async function loadAdapter(provider: Provider, recipe: Recipe, opts: { en
     if ((e as NodeJS.ErrnoException).code === "ERR_MODULE_NOT_FOUND") throw new RlpipeError("provider_unavailable", `provider ${provider} is not available in this build`, { cause: e });
     throw e;
   }
-  if (mod.createAdapter === undefined) throw new RlpipeError("provider_unavailable", `adapters/providers/${provider}.js exports no createAdapter`);
+  if (mod.createAdapter === undefined) throw new RlpipeError("provider_unavailable", `adapters/providers/${provider}.js exports no createAdapter`, { exitCode: 4 });
   const adapter = await mod.createAdapter(ctx);
   return {
     adapter,

@@ -1,34 +1,22 @@
 #!/usr/bin/env node
-// rlpipe CLI: thin dispatch to the commands. Exit codes: 0 ok, 2 invalid input, 1 internal error.
-import { processIo, reportError, type Io } from "./io.js";
+// rlpipe CLI: thin dispatch to the commands; help, version and the error report are handled here once.
+// Exit codes (core/errors.ts ExitCode): 0 ok, 1 failed, 2 invalid input, 3 external, 4 internal, 130 cancelled.
+import { didYouMean } from "../core/recipe/suggest.js";
+import { COMMAND_NAMES, formatHelp, formatMainHelp, isCommand } from "./help.js";
+import { processIo, reportError, wantsJson, type Io } from "./io.js";
 import { VERSION } from "./version.js";
 
-const HELP = `rlpipe ${VERSION}: one verl recipe → jobs on ModelArts, TI-ONE, Ray, Slurm or a local machine
-
-usage: rlpipe <command> [options]
-
-commands:
-  plan <recipe>        validate and write the launch bundle (no network, no credentials)
-  deploy <recipe>      create the job (--provider local|ray|slurm|modelarts|tione); exactly one per deploy
-  status [run]         normalized phase of a run (or of every run deployed from here)
-  logs <run> [-f]      a run's log, or follow it to the end
-  stop <run>           stop a run (idempotent)
-  list                 runs deployed from this directory
-  tione inspect <id>   read a TI-ONE task (e.g. a console-made Ray task) as a targets.tione snippet
-  validate <recipe…>   check recipes (for CI)
-  schema               print the recipe JSON Schema (editor completion)
-  serve                the reward/tool function as an HTTP server (local, ScaleBox or E2B sandbox)
-  sync <run>           upload finished checkpoints (durable commits) and metrics to object storage
-  checkpoints <run>    list a run's committed checkpoint steps
-  restore <run> DIR    download and verify a step into the layout verl resumes from
-  metrics <run>…       latest values of the main training series; --plot FILE.png|.svg (runs overlaid)
-  eval <data.jsonl>    score responses against their test cases (reference solutions: a preflight)
-
-run rlpipe <command> --help for a command's options.`;
+/** `--help`/`-h` among a command's arguments (before a `--`). */
+function asksHelp(args: readonly string[]): boolean {
+  const end = args.indexOf("--");
+  return (end < 0 ? args : args.slice(0, end)).some((a) => a === "--help" || a === "-h");
+}
 
 export async function main(argv: readonly string[], io: Io = processIo()): Promise<number> {
   const [command, ...rest] = argv;
+  const json = wantsJson(rest);
   try {
+    if (command !== undefined && isCommand(command) && asksHelp(rest)) { io.out(formatHelp(command)); return 0; }
     switch (command) {
       case "plan": return (await import("./commands/plan.js")).runPlan(rest, io);
       case "validate": return (await import("./commands/validate.js")).runValidate(rest, io);
@@ -46,19 +34,29 @@ export async function main(argv: readonly string[], io: Io = processIo()): Promi
       case "stop": return await (await import("./commands/runs.js")).runStop(rest, io);
       case "list": return await (await import("./commands/runs.js")).runList(rest, io);
       case "tione": return await (await import("./commands/tione.js")).runTione(rest, io);
-      case "--version": case "version": io.out(VERSION); return 0;
-      case undefined: case "--help": case "-h": case "help": io.out(HELP); return command === undefined ? 2 : 0;
-      default:
-        io.err(`rlpipe: unknown command ${JSON.stringify(command)}\n\n${HELP}`);
-        return 2;
+      case "--version": case "-V": case "version": io.out(VERSION); return 0;
+      case "--help": case "-h": io.out(formatMainHelp()); return 0;
+      case "help": {
+        const topic = rest[0];
+        if (topic === undefined) { io.out(formatMainHelp()); return 0; }
+        if (isCommand(topic)) { io.out(formatHelp(topic)); return 0; }
+        return unknownCommand(io, topic, json);
+      }
+      case undefined: io.err(formatMainHelp()); return 2;
+      default: return unknownCommand(io, command, json);
     }
   } catch (e) {
-    if (e instanceof TypeError && (e as NodeJS.ErrnoException).code?.startsWith("ERR_PARSE_ARGS")) {
-      io.err(`rlpipe: ${e.message}\n  hint: run rlpipe ${command} --help`);
-      return 2;
-    }
-    return reportError(io, e);
+    return reportError(io, e, { json, ...(command === undefined ? {} : { command }) });
   }
+}
+
+function unknownCommand(io: Io, command: string, json: boolean): number {
+  const known = [...COMMAND_NAMES, "help", "version"];
+  const guess = didYouMean(command, known);
+  const doc = { code: "unknown_command", message: `unknown command ${JSON.stringify(command)}${guess === undefined ? "" : `; ${guess}`}`, hint: `commands: ${COMMAND_NAMES.join(", ")} (rlpipe --help)`, exitCode: 2 };
+  io.err(`rlpipe: ${doc.message}\n  hint: ${doc.hint}`);
+  if (json) io.out(JSON.stringify({ error: doc }));
+  return 2;
 }
 
 /**

@@ -29,6 +29,16 @@ export interface RecipeIssue {
 export const ExitCode = { ok: 0, failed: 1, invalidInput: 2, external: 3, internal: 4, cancelled: 130 } as const;
 export type ExitCode = (typeof ExitCode)[keyof typeof ExitCode];
 
+/** What each exit code means, in the order `rlpipe --help` and the README list them. */
+export const EXIT_CODE_MEANINGS: readonly (readonly [ExitCode, string])[] = [
+  [ExitCode.ok, "ok"],
+  [ExitCode.failed, "failed: a job ended FAILED or STOPPED, an eval was below its minimum, a file did not verify"],
+  [ExitCode.invalidInput, "invalid input: usage, a recipe, a flag, missing credentials or configuration, an unknown run"],
+  [ExitCode.external, "external: a provider, network, object store or sandbox refused or could not be reached (auth, missing bucket, after retries)"],
+  [ExitCode.internal, "internal error: a bug in rlpipe"],
+  [ExitCode.cancelled, "cancelled: a declined prompt or Ctrl-C (a job already created keeps running)"],
+];
+
 /** Base of every rlpipe error; `exitCode` follows ExitCode (default: external, a failure outside rlpipe). */
 export class RlpipeError extends Error {
   readonly code: string;

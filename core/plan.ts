@@ -28,6 +28,11 @@ export interface PlanOptions {
   readonly readRecipeFile?: (relativePath: string) => string | undefined;
   /** Files rlpipe ships into bundles (the reward shim), by name; the CLI reads them from recipes/python/. */
   readonly assets?: Readonly<Record<string, string>>;
+  /**
+   * Which run of this recipe on this provider (default 1). Run 1 is named <recipe>-<hash8>; run k > 1 (a deliberate
+   * re-run, `rlpipe deploy --new`) is <recipe>-<hash8>-r<k>: a new job with the same bundle.
+   */
+  readonly attempt?: number;
 }
 
 export interface BundleFile {
@@ -196,7 +201,7 @@ export function plan(loaded: LoadedRecipe, opts: PlanOptions = {}): Plan {
     resources: { nodes: recipe.resources.nodes, devicesPerNode: recipe.resources.devicesPerNode, accelerator: recipe.runtime.accelerator },
     secretEnvs: secrets.map((s) => s.env),
     ...(storage === undefined ? {} : { storage }),
-  }, issues);
+  }, issues, opts.attempt);
   if (issues.some((i) => i.severity === "error")) fail();
   const jobName = named?.jobName ?? `${recipe.metadata.name.replace(/[^a-z0-9-]/g, "-").slice(0, 40)}-${sha256(canonicalJson({ provider, bundleDigest })).slice(0, 8)}`;
   return {

@@ -83,7 +83,7 @@ describe("rlpipe plan", () => {
     const out = join(dir, "precious");
     mkdirSync(out);
     writeFileSync(join(out, "notes.txt"), "keep me");
-    const r = rlpipe(["plan", recipePath("qwen3-1.7b-code-toolcall"), "--out", out]);
+    const r = rlpipe(["plan", recipePath("qwen3-1.7b-code-toolcall"), "--provider", "modelarts", "--out", out]);
     assert.equal(r.code, 2);
     assert.match(r.err, /is not an rlpipe bundle; refusing to overwrite it/);
     assert.deepEqual(readdirSync(out), ["notes.txt"]);

@@ -89,7 +89,10 @@ describe("provider local: the demo through the CLI", () => {
     assert.match(logs.out, /stage check: complete/);
     const again = await rlpipe(["deploy", recipePath("local-demo"), "--provider", "local", "--yes", "--json"], { cwd: dir, env });
     assert.equal(again.code, 0, again.err);
-    assert.deepEqual(JSON.parse(again.out.trim()), { name: res.name, provider: "local", id: res.id, outcome: "existing" });
+    assert.deepEqual(JSON.parse(again.out.trim()), {
+      name: res.name, provider: "local", id: res.id, outcome: "existing", attempt: 1, phase: "SUCCEEDED", rawPhase: "SUCCEEDED",
+      hint: `this run has ended; rlpipe deploy ${recipePath("local-demo")} --provider local --new starts a new one`,
+    });
     assert.deepEqual(readdirSync(join(dir, ".rlpipe", "local")), [res.name], "one job on this machine");
     const list = JSON.parse((await rlpipe(["list", "--json"], { cwd: dir })).out) as { name: string }[];
     assert.deepEqual(list.map((x) => x.name), [res.name]);

@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { CreateBucketCommand } from "@aws-sdk/client-s3";
 import { type ModelArtsAdapter, createModelArtsAdapter, resolveModelArtsConfig, statusOf, tailPage } from "../adapters/providers/modelarts.js";
-import { type AdapterContext, type BundleSink, type DeployOutcome, ProviderError, type RetryPolicy, deploy } from "../adapters/providers/provider.js";
+import { type AdapterContext, type BundleSink, type DeployOutcome, ProviderError, type RetryPolicy, deploy, withRetry } from "../adapters/providers/provider.js";
 import { S3Store } from "../adapters/storage/s3.js";
 import { parseStoreUri } from "../adapters/storage/store.js";
 import { bundledAssets } from "../bin/commands/plan.js";
@@ -191,7 +191,7 @@ describe("ModelArts provider against the loopback fake", () => {
   });
   const ctx = (extra: Record<string, string | undefined> = {}): AdapterContext => ({ env: env(extra), recipe, cwd: home, bundleSink, log: (l) => events.push(l) });
   const adapter = (opts: Parameters<typeof createModelArtsAdapter>[1] = {}, extra: Record<string, string | undefined> = {}): ModelArtsAdapter =>
-    createModelArtsAdapter(ctx(extra), { timeoutMs: 5000, retry: fastRetry, ...opts });
+    createModelArtsAdapter(ctx(extra), { timeoutMs: 5000, ...opts });
   const run = (a: ModelArtsAdapter, pl: Plan = p, policy: RetryPolicy = {}): Promise<DeployOutcome> =>
     deploy(a, pl, { ...fastRetry, onEvent: (l) => events.push(l), ...policy });
 
@@ -273,13 +273,16 @@ describe("ModelArts provider against the loopback fake", () => {
     assert.deepEqual(seen, ["QUEUED/Creating", "QUEUED/Pending", "RUNNING/Running", "RUNNING/Running", "SUCCEEDED/Completed"]);
   });
 
-  it("a failed job reports FAILED with the task's exit code and message; read errors are retried", async () => {
+  it("a failed job reports FAILED with the task's exit code and message; read errors are retried (by the caller's one retry layer)", async () => {
     fake.reset();
     fake.nextPhases = ["Creating", "Running", "Failed"];
     const a = adapter();
     const { ref } = await run(a);
+    fake.readFaults.push(503);
+    await assert.rejects(a.status(ref), (e: unknown) => e instanceof ProviderError && e.kind === "ambiguous" && e.httpStatus === 503, "the adapter makes one attempt");
     fake.readFaults.push(503, 429);
-    const phases = [await a.status(ref), await a.status(ref), await a.status(ref)];
+    const status = () => withRetry({ provider: "modelarts", op: "status" }, (s) => a.status(ref, s), fastRetry);
+    const phases = [await status(), await status(), await status()];
     assert.deepEqual(phases.map((s) => s.phase), ["QUEUED", "RUNNING", "FAILED"]);
     assert.equal(phases[2]!.exitCode, 137);
     assert.equal(phases[2]!.message, "worker-0 exit 137: Process exited abnormally: NPU out of memory");
@@ -357,7 +360,10 @@ describe("ModelArts provider against the loopback fake", () => {
     assert.deepEqual(await a.status(ref), { phase: "STOPPED", rawPhase: "Terminated", message: "worker-0 exit 143", startedAt: new Date(fake.jobsNamed(p.jobName)[0]!.createTime + 30_000).toISOString(), endedAt: new Date(fake.jobsNamed(p.jobName)[0]!.createTime + 30_000 + 3_600_000).toISOString(), exitCode: 143 });
     await a.stop(ref); // Terminated
     await a.stop({ ...ref, id: "00000000-0000-0000-0000-000000000000" }); // ModelArts.2775
-    await assert.rejects(a.status({ ...ref, endpoint: "http://modelarts.example.com" }), (e: unknown) => e instanceof RlpipeError && e.code === "insecure_endpoint", "a run record's endpoint is checked too");
+    // MODELARTS_ENDPOINT set now wins over the endpoint a run record holds; without it the record's is used, checked.
+    assert.equal((await a.status({ ...ref, endpoint: "http://127.0.0.1:9" })).phase, "STOPPED", "the current MODELARTS_ENDPOINT is asked, not the recorded one");
+    const noOverride = adapter({}, { MODELARTS_ENDPOINT: undefined });
+    await assert.rejects(noOverride.status({ ...ref, endpoint: "http://modelarts.example.com" }), (e: unknown) => e instanceof RlpipeError && e.code === "insecure_endpoint", "a run record's endpoint is checked too");
     assert.equal(fake.jobsNamed(p.jobName)[0]!.phase, "Terminated");
     assert.equal(fake.stats.authFailures, 0);
   });
@@ -438,7 +444,7 @@ describe("ModelArts provider against the loopback fake", () => {
       assert.equal(r.code, 0, r.err);
       const jobs = fake.jobsNamed(p.jobName);
       assert.equal(jobs.length, 1, "exactly one job");
-      assert.deepEqual(JSON.parse(r.out.trim()), { name: p.jobName, provider: "modelarts", id: jobs[0]!.id, outcome: "recovered" });
+      assert.deepEqual(JSON.parse(r.out.trim()), { name: p.jobName, provider: "modelarts", id: jobs[0]!.id, outcome: "recovered", attempt: 1 });
       assert.match(r.err, /looking the job up before any retry/);
       noSecrets(r.out + r.err, "CLI output");
       const st = await cli(["status", p.jobName, "--json"]);
@@ -555,9 +561,9 @@ describe("ModelArts provider against the loopback fake", () => {
       assert.equal(fake.stats.authFailures, 3);
       const tokenFake = await new FakeModelArts({ ak: AK, sk: SK, projectId: PID, securityToken: "sts-token-abcdef" }).start();
       try {
-        const withToken = createModelArtsAdapter({ ...ctx({ MODELARTS_ENDPOINT: tokenFake.endpoint, HUAWEICLOUD_SDK_SECURITY_TOKEN: "sts-token-abcdef" }) }, { retry: fastRetry });
+        const withToken = createModelArtsAdapter({ ...ctx({ MODELARTS_ENDPOINT: tokenFake.endpoint, HUAWEICLOUD_SDK_SECURITY_TOKEN: "sts-token-abcdef" }) });
         assert.equal((await run(withToken)).outcome, "created");
-        const without = createModelArtsAdapter({ ...ctx({ MODELARTS_ENDPOINT: tokenFake.endpoint }) }, { retry: fastRetry });
+        const without = createModelArtsAdapter({ ...ctx({ MODELARTS_ENDPOINT: tokenFake.endpoint }) });
         await assert.rejects(run(without), (e: unknown) => e instanceof ProviderError && e.providerCode === "APIGW.0301");
         assert.equal(tokenFake.stats.creates, 1);
       } finally {

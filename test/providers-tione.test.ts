@@ -272,7 +272,7 @@ describe("TI-ONE adapter: deploy, status, logs, stop against the strict fake, bu
   };
   const ctxOf = (over: Partial<AdapterContext> = {}): AdapterContext => ({ env, recipe, cwd: tmpdir(), bundleSink: sink, log: (l) => logs.push(l), ...over });
   const adapter = (over: Partial<AdapterContext> = {}, timeoutMs = 5_000): TioneAdapter =>
-    createTioneAdapter(ctxOf(over), { timeoutMs, retry: { sleep: noSleep }, logPageLimit: 3, logPagesPerCall: 4 });
+    createTioneAdapter(ctxOf(over), { timeoutMs, logPageLimit: 3, logPagesPerCall: 4 });
   const listBundle = async (prefix: string) => {
     const s = new S3Store({ scheme: "cos", bucket: BUCKET, prefix: "", region: "ap-shanghai", endpoint: moto.endpoint, credentials: TEST_CREDENTIALS });
     stores.push(s);
@@ -441,7 +441,7 @@ describe("TI-ONE adapter: deploy, status, logs, stop against the strict fake, bu
     assert.equal(r.code, 0, r.err);
     const tasks = fake.tasksNamed(p.jobName);
     assert.equal(tasks.length, 1, "exactly one task");
-    assert.deepEqual(JSON.parse(r.out.trim()), { name: p.jobName, provider: "tione", id: tasks[0]!.id, outcome: "recovered" });
+    assert.deepEqual(JSON.parse(r.out.trim()), { name: p.jobName, provider: "tione", id: tasks[0]!.id, outcome: "recovered", attempt: 1 });
     for (const secret of [SECRET_KEY, E2B_KEY]) assert.ok(!(r.out + r.err).includes(secret), "no secret in the CLI's output");
     // The run record keeps the prices the deploy assumed (4 HCCPNV6 cards at the public anchor; E2B/AGS by use).
     const record = await readRunRecord(runsDir(env["HOME"]!), p.jobName);
@@ -802,7 +802,7 @@ describe("TI-ONE: a seed recipe's checkpoints and metrics reach COS by default (
       TENCENTCLOUD_SECRET_ID: SECRET_ID, TENCENTCLOUD_SECRET_KEY: SECRET_KEY, TIONE_ENDPOINT: fake.endpoint, HOME: dir,
       COS_SECRET_ID: TEST_CREDENTIALS.accessKeyId, COS_SECRET_KEY: TEST_CREDENTIALS.secretAccessKey,
     };
-    const a = createTioneAdapter({ env, recipe: parseRecipe(text, "r.yaml").recipe, cwd: dir, bundleSink: sink }, { timeoutMs: 5000, retry: { sleep: async () => undefined } });
+    const a = createTioneAdapter({ env, recipe: parseRecipe(text, "r.yaml").recipe, cwd: dir, bundleSink: sink }, { timeoutMs: 5000 });
     try {
       const { ref } = await deploy(a, p, { sleep: async () => undefined });
       let status = await a.status(ref);

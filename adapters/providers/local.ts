@@ -205,7 +205,7 @@ export class LocalAdapter implements ProviderAdapter {
     const raw = await readText(join(this.dir(name), "state.json"));
     if (raw === undefined) return undefined;
     const parsed = State.safeParse(JSON.parse(raw));
-    if (!parsed.success) throw new ProviderError("local", "fatal", "bad_state", `${join(this.dir(name), "state.json")} is damaged; remove the directory to forget the job`);
+    if (!parsed.success) throw new ProviderError("local", "fatal", "bad_state", `${join(this.dir(name), "state.json")} is damaged; remove the directory to forget the job`, { exitCode: 2 });
     return parsed.data;
   }
 

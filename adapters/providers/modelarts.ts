@@ -28,7 +28,7 @@ import { parseEndpoint } from "../../core/util/endpoint.js";
 import { type HuaweiCredentials, encodePathSegment, signRequest } from "./huawei-sign.js";
 import {
   type AdapterContext, type AdapterFactory, type FailureKind, type JobRef, type JobStatus, type LogPage, type ProviderAdapter, ProviderError,
-  type RetryPolicy, kindOfHttpStatus, kindOfNetworkError, withRetry,
+  kindOfHttpStatus, kindOfNetworkError, tlsFailure,
 } from "./provider.js";
 
 type Env = Readonly<Record<string, string | undefined>>;
@@ -251,6 +251,8 @@ export class ModelArtsClient {
       if (timeout.aborted) {
         throw new ProviderError("modelarts", "ambiguous", "modelarts_timeout", `${what}: no complete reply within ${this.timeoutMs} ms (the request may have been acted on)`);
       }
+      const tls = tlsFailure(e);
+      if (tls !== undefined) throw new ProviderError("modelarts", "fatal", "modelarts_tls_failed", `${what} at ${this.config.endpoint}: ${tls}`, { hint: "check MODELARTS_ENDPOINT / targets.modelarts.endpoint" });
       const kind = kindOfNetworkError(e);
       throw new ProviderError("modelarts", kind, "modelarts_network", `${what}: network error (${networkCode(e)})${kind === "ambiguous" ? " after the request may have been sent" : ""}`);
     }
@@ -279,7 +281,8 @@ function withBody<T>(op: string, r: { status: number; data: T | undefined }): T 
 
 function networkCode(e: unknown): string {
   const err = e as { code?: string; name?: string; cause?: { code?: string; name?: string } };
-  return err.cause?.code ?? err.code ?? err.cause?.name ?? err.name ?? "unknown";
+  const cause = err.cause as { code?: string; name?: string; message?: string } | undefined;
+  return cause?.code ?? err.code ?? cause?.message ?? cause?.name ?? err.name ?? "unknown";
 }
 
 /** Map an error reply: {error_code, error_msg} from ModelArts or API Gateway. Never echoes request headers. */
@@ -308,10 +311,8 @@ export function httpError(what: string, status: number, text: string): ProviderE
 
 // ------------------------------------------------------------------ adapter
 
-export interface ModelArtsAdapterOptions extends ClientOptions {
-  /** Retries of status, logs and stop (default 4 attempts, 0.5 s base, 8 s cap). Create is never retried here. */
-  readonly retry?: RetryPolicy;
-}
+/** Every call is one attempt, its failure classified; the caller (the CLI, deploy()) is the one retry layer. */
+export type ModelArtsAdapterOptions = ClientOptions;
 
 interface ModelArtsRequest { readonly body: ModelArtsJobBody; readonly codeDir: string }
 
@@ -321,7 +322,7 @@ function requestOf(plan: Plan): ModelArtsRequest {
     throw new RlpipeError("plan_provider_mismatch", `plan ${plan.jobName} was made for provider ${plan.provider}, not modelarts`, { exitCode: 2, hint: "plan the recipe with --provider modelarts" });
   }
   const body = req.body as ModelArtsJobBody;
-  if (body.metadata?.name !== plan.jobName) throw new RlpipeError("plan_inconsistent", `the request's job name ${String(body.metadata?.name)} is not the plan's ${plan.jobName}`);
+  if (body.metadata?.name !== plan.jobName) throw new RlpipeError("plan_inconsistent", `the request's job name ${String(body.metadata?.name)} is not the plan's ${plan.jobName}`, { exitCode: 4 });
   return { body, codeDir: req.bundle.to };
 }
 
@@ -337,18 +338,15 @@ function isoTime(ms: number | undefined): string | undefined {
 
 export class ModelArtsAdapter implements ProviderAdapter {
   readonly provider = "modelarts" as const;
-  private readonly retry: RetryPolicy;
   private readonly tasks = new Map<string, string>();
   private readonly clients = new Map<string, ModelArtsClient>();
 
-  constructor(private readonly ctx: AdapterContext, readonly client: ModelArtsClient, private readonly opts: ModelArtsAdapterOptions = {}) {
-    this.retry = { attempts: 4, baseDelayMs: 500, maxDelayMs: 8000, ...opts.retry };
-  }
+  constructor(private readonly ctx: AdapterContext, readonly client: ModelArtsClient, private readonly opts: ModelArtsAdapterOptions = {}) {}
 
   async prepare(plan: Plan, signal?: AbortSignal): Promise<void> {
     const { codeDir } = requestOf(plan);
     if (this.ctx.bundleSink === undefined) {
-      throw new RlpipeError("bundle_sink_missing", `nothing to upload the launch bundle to ${codeDir} with`, { hint: "the CLI provides OBS access (OBS_ENDPOINT/OBS_REGION and credentials)" });
+      throw new RlpipeError("bundle_sink_missing", `nothing to upload the launch bundle to ${codeDir} with`, { exitCode: 4, hint: "the CLI provides OBS access (OBS_ENDPOINT/OBS_REGION and credentials)" });
     }
     const sink = this.ctx.bundleSink(codeDir);
     let uploaded = 0;
@@ -382,7 +380,7 @@ export class ModelArtsAdapter implements ProviderAdapter {
   }
 
   async status(ref: JobRef, signal?: AbortSignal): Promise<JobStatus> {
-    const job = await withRetry(() => this.clientFor(ref).showJob(ref.id, signal), this.policy(signal));
+    const job = await this.clientFor(ref).showJob(ref.id, signal);
     this.rememberTask(ref, job);
     return statusOf(job);
   }
@@ -392,32 +390,26 @@ export class ModelArtsAdapter implements ProviderAdapter {
     const from = parseCursor(cursor);
     const client = this.clientFor(ref);
     const task = this.tasks.get(ref.id) ?? await this.taskOf(ref, signal);
-    const page = await withRetry(() => client.logPreview(ref.id, task, signal), this.policy(signal));
+    const page = await client.logPreview(ref.id, task, signal);
     if (page === undefined) return { text: "", cursor: String(from) };
     return tailPage(page.content, page.fullSize, from);
   }
 
   async stop(ref: JobRef, signal?: AbortSignal): Promise<void> {
     const client = this.clientFor(ref);
-    await withRetry(async () => {
-      try {
-        await client.terminate(ref.id, signal);
-      } catch (e) {
-        if (!(e instanceof ProviderError)) throw e;
-        if (e.providerCode === "ModelArts.2775") return; // TrainingJobNotFound: gone, nothing left to stop
-        if (e.kind === "fatal") {
-          // e.g. ModelArts.2796 NotAllowedToTerminate: fine when the job is already stopping or finished.
-          const job = await client.showJob(ref.id, signal).catch(() => undefined);
-          const phase = job === undefined ? undefined : statusOf(job).phase;
-          if (phase !== undefined && (phase === "STOPPING" || isTerminal(phase))) return;
-        }
-        throw e;
+    try {
+      await client.terminate(ref.id, signal);
+    } catch (e) {
+      if (!(e instanceof ProviderError)) throw e;
+      if (e.providerCode === "ModelArts.2775") return; // TrainingJobNotFound: gone, nothing left to stop
+      if (e.kind === "fatal") {
+        // e.g. ModelArts.2796 NotAllowedToTerminate: fine when the job is already stopping or finished.
+        const job = await client.showJob(ref.id, signal).catch(() => undefined);
+        const phase = job === undefined ? undefined : statusOf(job).phase;
+        if (phase !== undefined && (phase === "STOPPING" || isTerminal(phase))) return;
       }
-    }, this.policy(signal));
-  }
-
-  private policy(signal: AbortSignal | undefined): RetryPolicy {
-    return { ...this.retry, ...(signal === undefined ? {} : { signal }) };
+      throw e;
+    }
   }
 
   private refOf(job: ModelArtsJob): JobRef {
@@ -429,9 +421,14 @@ export class ModelArtsAdapter implements ProviderAdapter {
     };
   }
 
-  /** A ref from a run record is answered where it was created (endpoint and project), with today's credentials. */
+  /**
+   * A ref from a run record is answered where it was created (endpoint and project), with today's credentials —
+   * unless MODELARTS_ENDPOINT is set now: the current override wins over the recorded endpoint (a proxy, a moved
+   * private endpoint).
+   */
   private clientFor(ref: JobRef): ModelArtsClient {
-    const endpoint = ref.endpoint === undefined ? this.client.config.endpoint : checkEndpoint(ref.endpoint);
+    const override = (this.ctx.env["MODELARTS_ENDPOINT"]?.trim() ?? "") !== "";
+    const endpoint = ref.endpoint === undefined || override ? this.client.config.endpoint : checkEndpoint(ref.endpoint);
     const projectId = ref.extra?.["projectId"] ?? this.client.config.projectId;
     if (endpoint === this.client.config.endpoint && projectId === this.client.config.projectId) return this.client;
     const key = `${endpoint} ${projectId}`;
@@ -444,7 +441,7 @@ export class ModelArtsAdapter implements ProviderAdapter {
   }
 
   private async taskOf(ref: JobRef, signal: AbortSignal | undefined): Promise<string> {
-    const job = await withRetry(() => this.clientFor(ref).showJob(ref.id, signal), this.policy(signal));
+    const job = await this.clientFor(ref).showJob(ref.id, signal);
     return this.rememberTask(ref, job) ?? DEFAULT_TASK;
   }
 

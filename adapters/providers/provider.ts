@@ -110,43 +110,134 @@ export function kindOfHttpStatus(status: number): FailureKind {
   return "fatal";
 }
 
+/** TLS error codes (Node and OpenSSL): the handshake failed, so nothing was sent and repeating cannot help. */
+const TLS_CODES = /^(ERR_SSL_|ERR_TLS_|EPROTO$|CERT_|UNABLE_TO_(GET|VERIFY)_|DEPTH_ZERO_SELF_SIGNED_CERT$|SELF_SIGNED_CERT_IN_CHAIN$|HOSTNAME_MISMATCH$)/;
+
+function errorCodes(e: unknown): string[] {
+  const out: string[] = [];
+  for (let cur = e as { code?: unknown; cause?: unknown } | undefined, depth = 0; cur !== undefined && cur !== null && depth < 4; cur = cur.cause as typeof cur, depth++) {
+    if (typeof cur.code === "string") out.push(cur.code);
+  }
+  return out;
+}
+
 /**
- * Failure kind of a network error: refused/unreachable before anything was sent → retryable; a reset, a
- * timeout or a closed socket after the request may have been sent → ambiguous. Unknown errors are ambiguous
- * (the safe assumption for a create: look before retrying).
+ * What went wrong in a TLS handshake, in words a user can act on (never OpenSSL's own text), or undefined when
+ * `e` is not a TLS failure. The usual cause: an https:// endpoint that is really a plain-http server.
+ */
+export function tlsFailure(e: unknown): string | undefined {
+  const codes = errorCodes(e);
+  const text = String((e as { message?: unknown })?.message ?? "");
+  const code = codes.find((c) => TLS_CODES.test(c)) ?? (/SSL routines|wrong version number|EPROTO/.test(text) ? "EPROTO" : undefined);
+  if (code === undefined) return undefined;
+  if (code === "ERR_SSL_WRONG_VERSION_NUMBER" || code === "EPROTO" || /wrong version number|packet length too long|http request/i.test(text)) {
+    return "the TLS handshake failed: the server does not speak https (is it a plain-http endpoint? http:// is allowed for loopback addresses only)";
+  }
+  if (/CERT|VERIFY|SELF_SIGNED|HOSTNAME/.test(code)) return `the server's TLS certificate was not accepted (${code})`;
+  return `the TLS handshake failed (${code})`;
+}
+
+/**
+ * Failure kind of a network error: refused/unreachable before anything was sent → retryable; a failed TLS
+ * handshake → fatal (nothing was sent, and repeating gives the same answer); a reset, a timeout or a closed
+ * socket after the request may have been sent → ambiguous. Unknown errors are ambiguous (the safe assumption
+ * for a create: look before retrying).
  */
 export function kindOfNetworkError(e: unknown): FailureKind {
-  const err = e as { code?: string; name?: string; cause?: { code?: string; name?: string } };
-  const code = err.code ?? err.cause?.code ?? "";
-  if (["ECONNREFUSED", "ENOTFOUND", "EAI_AGAIN", "EHOSTUNREACH", "ENETUNREACH", "UND_ERR_CONNECT_TIMEOUT"].includes(code)) return "retryable";
+  const codes = errorCodes(e);
+  if (codes.some((c) => ["ECONNREFUSED", "ENOTFOUND", "EAI_AGAIN", "EHOSTUNREACH", "ENETUNREACH", "UND_ERR_CONNECT_TIMEOUT"].includes(c))) return "retryable";
+  if (tlsFailure(e) !== undefined) return "fatal";
   return "ambiguous";
 }
 
 export interface RetryPolicy {
-  /** Attempts in all (default 5). */
+  /** Attempts in all (default 6). */
   readonly attempts?: number;
-  /** Backoff base (default 1000 ms), doubled per attempt with full jitter, capped (default 30 000 ms). */
+  /** Backoff base (default 1000 ms), doubled per attempt with full jitter, capped (default 8000 ms). */
   readonly baseDelayMs?: number;
   readonly maxDelayMs?: number;
+  /**
+   * Total time for all attempts and the waits between them (default: unbounded, only `attempts` limit). No wait
+   * crosses it, and the signal an attempt gets aborts at it, so an interactive command ends in bounded time.
+   */
+  readonly budgetMs?: number;
   readonly random?: () => number;
   readonly sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
   readonly signal?: AbortSignal;
   /** Progress lines ("create timed out; looking the job up"), for the CLI. */
   readonly onEvent?: (line: string) => void;
+  /** Called before each wait: what failed, how long until the next attempt, and its number (2 = first retry). */
+  readonly onRetry?: (r: RetryNotice) => void;
 }
+
+/** What a retried call is, for messages: provider and operation ("status", "logs", "lookup"…). */
+export interface RetryTarget {
+  readonly provider: Provider;
+  readonly op: string;
+}
+
+export interface RetryNotice {
+  readonly what: RetryTarget;
+  readonly error: ProviderError;
+  readonly delayMs: number;
+  readonly nextAttempt: number;
+}
+
+/** The retry line the CLI prints on stderr: `rlpipe: modelarts status: <reason>; retrying in 1.2 s (attempt 2)`. */
+export function formatRetryNotice(r: RetryNotice): string {
+  return `rlpipe: ${r.what.provider} ${r.what.op}: ${r.error.message}; retrying in ${(r.delayMs / 1000).toFixed(1)} s (attempt ${r.nextAttempt})`;
+}
+
+/** The least time an attempt is given within a budget (a refused connection answers in well under it). */
+const MIN_ATTEMPT_MS = 250;
 
 const isRepeatable = (e: unknown): e is ProviderError => e instanceof ProviderError && (e.kind === "retryable" || e.kind === "ambiguous");
 
-/** Repeat an idempotent call (reads, lookups, stop, uploads) on retryable or ambiguous failures. */
-export async function withRetry<T>(fn: () => Promise<T>, policy: RetryPolicy = {}): Promise<T> {
-  const attempts = policy.attempts ?? 5;
+function gaveUp(e: ProviderError, attempts: number, startedMs: number, budgetMs: number | undefined): ProviderError {
+  const secs = ((Date.now() - startedMs) / 1000).toFixed(1);
+  const budget = budgetMs === undefined ? "" : ` (retry budget ${budgetMs / 1000} s: RLPIPE_RETRY_BUDGET_MS)`;
+  return new ProviderError(e.provider, e.kind, e.code, `${e.message}; gave up after ${attempts} attempt${attempts === 1 ? "" : "s"} in ${secs} s${budget}`, {
+    ...(e.providerCode === undefined ? {} : { providerCode: e.providerCode }),
+    ...(e.httpStatus === undefined ? {} : { httpStatus: e.httpStatus }),
+    hint: e.hint ?? "check the endpoint, your network and the provider's status; the command can be repeated safely",
+    cause: e, exitCode: e.exitCode,
+  });
+}
+
+/**
+ * The one retry layer for provider calls (adapters make one attempt per call; the CLI and deploy() retry):
+ * repeat an idempotent call (reads, lookups, stop, uploads) on retryable or ambiguous failures, within the
+ * attempts and the time budget. `fn` gets a signal that aborts when the caller cancels or the budget ends.
+ */
+export async function withRetry<T>(what: RetryTarget, fn: (signal: AbortSignal | undefined) => Promise<T>, policy: RetryPolicy = {}): Promise<T> {
+  const attempts = policy.attempts ?? 6;
   const wait = policy.sleep ?? defaultSleep;
+  const started = Date.now();
+  const deadline = policy.budgetMs === undefined ? undefined : started + policy.budgetMs;
+  let lastFailure: ProviderError | undefined;
   for (let attempt = 0; ; attempt++) {
+    const remaining = deadline === undefined ? undefined : Math.max(1, deadline - Date.now());
+    const budgetSignal = remaining === undefined ? undefined : AbortSignal.timeout(remaining);
+    const signal = budgetSignal === undefined ? policy.signal : policy.signal === undefined ? budgetSignal : AbortSignal.any([policy.signal, budgetSignal]);
     try {
-      return await fn();
+      return await fn(signal);
     } catch (e) {
-      if (!isRepeatable(e) || attempt + 1 >= attempts || policy.signal?.aborted === true) throw e;
-      await wait(backoffMs(attempt, { baseDelayMs: policy.baseDelayMs ?? 1000, maxDelayMs: policy.maxDelayMs ?? 30_000, ...(policy.random === undefined ? {} : { random: policy.random }) }), policy.signal);
+      if (policy.signal?.aborted === true) throw e;
+      if (budgetSignal?.aborted === true) {
+        // Cut at the budget: report what the provider last said, or that it said nothing in time.
+        const last = e instanceof ProviderError && e.code !== "aborted" ? e
+          : lastFailure ?? new ProviderError(what.provider, "ambiguous", "provider_timeout", `${what.provider} ${what.op}: no answer in time`);
+        throw gaveUp(last, attempt + 1, started, policy.budgetMs);
+      }
+      if (!isRepeatable(e)) throw e;
+      lastFailure = e;
+      let delay = backoffMs(attempt, { baseDelayMs: policy.baseDelayMs ?? 1000, maxDelayMs: policy.maxDelayMs ?? 8000, ...(policy.random === undefined ? {} : { random: policy.random }) });
+      // Within a budget, a wait never crosses it: it is shortened so one more attempt still fits.
+      const left = deadline === undefined ? Infinity : deadline - Date.now() - MIN_ATTEMPT_MS;
+      if (attempt + 1 >= attempts || left <= 0) throw attempt === 0 && attempts === 1 ? e : gaveUp(e, attempt + 1, started, policy.budgetMs);
+      delay = Math.min(delay, left);
+      policy.onRetry?.({ what, error: e, delayMs: delay, nextAttempt: attempt + 2 });
+      await wait(delay, policy.signal);
     }
   }
 }
@@ -168,8 +259,11 @@ export async function deploy(adapter: ProviderAdapter, plan: Plan, policy: Retry
   const wait = policy.sleep ?? defaultSleep;
   const backoff = (attempt: number) => backoffMs(attempt, { baseDelayMs: policy.baseDelayMs ?? 1000, maxDelayMs: policy.maxDelayMs ?? 30_000, ...(policy.random === undefined ? {} : { random: policy.random }) });
 
-  await withRetry(() => adapter.prepare(plan, signal), policy);
-  const existing = await withRetry(() => adapter.findExisting(plan, signal), policy);
+  const lookup = () => withRetry({ provider: adapter.provider, op: `lookup of ${plan.jobName}` }, (s) => adapter.findExisting(plan, s), policy);
+  // Uploads keep their own (longer) timeouts: the budget bounds waiting on an answer, not moving bytes.
+  const { budgetMs: _unbounded, ...uploadPolicy } = policy;
+  await withRetry({ provider: adapter.provider, op: "launch bundle upload" }, (s) => adapter.prepare(plan, s), uploadPolicy);
+  const existing = await lookup();
   if (existing !== undefined) return { ref: existing, outcome: "existing" };
 
   let lastError: unknown;
@@ -189,10 +283,10 @@ export async function deploy(adapter: ProviderAdapter, plan: Plan, policy: Retry
     }
     // A create that may have happened must be found, never repeated; the lookups themselves retry.
     await wait(backoff(attempt), signal);
-    const found = await withRetry(() => adapter.findExisting(plan, signal), policy);
+    const found = await lookup();
     if (found !== undefined) return { ref: found, outcome: nameTaken ? "existing" : "recovered" };
   }
-  const found = await withRetry(() => adapter.findExisting(plan, signal), policy);
+  const found = await lookup();
   if (found !== undefined) return { ref: found, outcome: "recovered" };
   throw lastError instanceof Error ? lastError : new ProviderError(adapter.provider, "fatal", "deploy_failed", `could not create job ${plan.jobName}`);
 }

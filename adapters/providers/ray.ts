@@ -16,7 +16,7 @@ import { parseEndpoint } from "../../core/util/endpoint.js";
 import { zipFiles } from "../../core/util/zip.js";
 import {
   type AdapterContext, type AdapterFactory, type JobRef, type JobStatus, type LogPage, type ProviderAdapter,
-  ProviderError, kindOfHttpStatus, kindOfNetworkError,
+  ProviderError, kindOfHttpStatus, kindOfNetworkError, tlsFailure,
 } from "./provider.js";
 
 /** Where Ray's own job CLI looks when nothing is configured. */
@@ -65,6 +65,9 @@ function fatalConfig(code: string, message: string, hint: string): ProviderError
 
 function dashboardUrl(raw: string, source: string): URL {
   const hint = "the Ray dashboard URL, e.g. http://127.0.0.1:8265 (not the GCS address host:6379 or a ray:// client address)";
+  // host:port without a scheme is the dashboard over https (http on loopback), as Ray's job CLI reads it — but
+  // not on the GCS or Ray Client ports, which ray.init() users put in RAY_ADDRESS.
+  if (!raw.includes("://") && /:(6379|10001)\/?$/.test(raw.trim())) throw fatalConfig("ray_bad_endpoint", `${source}: ${raw} is a GCS or Ray Client address, not the dashboard`, hint);
   const parsed = parseEndpoint(raw);
   if ("problem" in parsed) throw fatalConfig(`ray_${parsed.problem.code}`, `${source}: ${parsed.problem.message}`, parsed.problem.hint ?? hint);
   const url = parsed.url;
@@ -177,7 +180,7 @@ export class RayAdapter implements ProviderAdapter {
     const zip = zipFiles(plan.files.map((f) => ({ path: f.path, data: f.content, mode: f.executable ? 0o755 : 0o644 })));
     if (zip.length > MAX_PACKAGE_BYTES) {
       throw new ProviderError("ray", "fatal", "ray_bundle_too_large", `the launch bundle zips to ${zip.length} bytes; Ray packages are limited to ${MAX_PACKAGE_BYTES} bytes`,
-        { hint: "ship large data through storage or the image, not the bundle" });
+        { exitCode: 2, hint: "ship large data through storage or the image, not the bundle" });
     }
     await this.call("PUT", path, { body: zip, contentType: "application/zip", timeoutMs: this.uploadTimeoutMs, signal });
     this.opts.log?.(`ray: uploaded bundle ${name} (${zip.length} bytes) to ${this.address}`);
@@ -311,9 +314,14 @@ export class RayAdapter implements ProviderAdapter {
     return { provider: "ray", name, id, endpoint: this.address };
   }
 
-  /** A job's calls go to the dashboard it was created at (the run record's endpoint), checked like any address. */
+  /**
+   * A job's calls go to the dashboard it was created at (the run record's endpoint), checked like any address —
+   * unless RAY_API_SERVER_ADDRESS or RAY_ADDRESS names a dashboard now: the current setting wins (a tunnel on a
+   * new port, a moved head node).
+   */
   private baseOf(ref: JobRef): URL {
-    return ref.endpoint === undefined ? this.opts.base : dashboardUrl(ref.endpoint, `the run's endpoint`);
+    const fromEnv = this.opts.addressSource === "RAY_API_SERVER_ADDRESS" || this.opts.addressSource === "RAY_ADDRESS";
+    return ref.endpoint === undefined || fromEnv ? this.opts.base : dashboardUrl(ref.endpoint, `the run's endpoint`);
   }
 
   private async job(id: string, base: URL, signal: AbortSignal | undefined): Promise<JobDetails> {
@@ -359,6 +367,8 @@ export class RayAdapter implements ProviderAdapter {
       if (timeout.aborted) {
         throw new ProviderError("ray", "ambiguous", "ray_timeout", `${where}: no reply within ${o.timeoutMs ?? this.requestTimeoutMs} ms`, { cause: e });
       }
+      const tls = tlsFailure(e);
+      if (tls !== undefined) throw new ProviderError("ray", "fatal", "ray_tls_failed", `${where}: ${tls}`, { hint: `check the dashboard address (from ${this.opts.addressSource}): Ray's dashboard speaks plain http, reachable over http:// on loopback (e.g. through an ssh tunnel) or behind an https proxy`, cause: e });
       const err = e as { code?: string; message?: string; cause?: { code?: string; message?: string } };
       const why = err.code ?? err.cause?.code ?? err.cause?.message ?? err.message ?? String(e);
       throw new ProviderError("ray", kindOfNetworkError(e), "ray_network", `${where}: ${why}`,

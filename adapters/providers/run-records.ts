@@ -76,9 +76,11 @@ export async function readRunRecord(dir: string, name: string): Promise<RunRecor
     throw e;
   }
   let json: unknown;
-  try { json = JSON.parse(raw); } catch { throw new RunRecordError("bad_run_record", `${path} is not valid JSON`); }
+  // A damaged record is bad local input (exit 2), not a provider failure.
+  const damaged = { exitCode: 2, hint: "restore the file from a backup, or remove it to forget the run (the job itself is not affected)" } as const;
+  try { json = JSON.parse(raw); } catch { throw new RunRecordError("bad_run_record", `${path} is not valid JSON`, damaged); }
   const parsed = RunRecord.safeParse(json);
-  if (!parsed.success) throw new RunRecordError("bad_run_record", `${path}: ${parsed.error.issues[0]?.path.join(".") ?? ""} ${parsed.error.issues[0]?.message ?? ""}`);
+  if (!parsed.success) throw new RunRecordError("bad_run_record", `${path}: ${parsed.error.issues[0]?.path.join(".") ?? ""} ${parsed.error.issues[0]?.message ?? ""}`, damaged);
   return parsed.data;
 }
 
@@ -98,4 +100,49 @@ export async function listRunRecords(dir: string): Promise<{ records: RunRecord[
   }
   records.sort((a, b) => (a.createdAt < b.createdAt ? 1 : a.createdAt > b.createdAt ? -1 : a.name.localeCompare(b.name)));
   return { records, problems };
+}
+
+// ------------------------------------------------------------------------------------------ attempts (deploy --new)
+
+function attemptPath(dir: string, base: string): string {
+  if (!NAME.test(base)) throw new RunRecordError("bad_run_name", `not a run name: ${JSON.stringify(base)}`, { exitCode: 2 });
+  return join(dir, `${base}.attempt`);
+}
+
+/**
+ * The highest attempt of job `base` whose create was started from this directory (written before the create, so
+ * a `deploy --new` repeated after a lost reply reuses it), or 0 when none was recorded.
+ */
+export async function readStartedAttempt(dir: string, base: string): Promise<number> {
+  let raw: string;
+  try { raw = await readFile(attemptPath(dir, base), "utf8"); } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === "ENOENT") return 0;
+    throw e;
+  }
+  const n = Number(raw.trim());
+  if (!Number.isSafeInteger(n) || n < 1) throw new RunRecordError("bad_run_record", `${attemptPath(dir, base)} does not hold an attempt number`, { exitCode: 2, hint: "remove it; a deploy --new will number the next run after the run records" });
+  return n;
+}
+
+/** Record (atomically) that attempt `n` of job `base` is about to be created. */
+export async function writeStartedAttempt(dir: string, base: string, n: number): Promise<void> {
+  await mkdir(dir, { recursive: true });
+  const path = attemptPath(dir, base);
+  const tmp = `${path}.tmp-${process.pid}-${Date.now()}`;
+  const fh = await open(tmp, "w", 0o600);
+  try {
+    await fh.writeFile(`${n}\n`);
+    await fh.sync();
+  } finally {
+    await fh.close();
+  }
+  await rename(tmp, path);
+}
+
+/** The attempt a run name is of job `base` (1 for the base name, k for <base>-r<k>), or undefined. */
+export function attemptOf(base: string, name: string): number | undefined {
+  if (name === base) return 1;
+  if (!name.startsWith(`${base}-r`)) return undefined;
+  const k = name.slice(base.length + 2);
+  return /^[1-9]\d{0,5}$/.test(k) && Number(k) >= 2 ? Number(k) : undefined;
 }

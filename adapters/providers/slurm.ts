@@ -12,7 +12,6 @@ import { SlurmRequestBody, slurmOutputFile } from "../../core/providers/slurm-re
 import { shellJoin, shellQuote } from "../../core/render/shell.js";
 import {
   type AdapterContext, type AdapterFactory, type JobRef, type JobStatus, type LogPage, type ProviderAdapter, ProviderError,
-  type RetryPolicy, withRetry,
 } from "./provider.js";
 
 // ------------------------------------------------------------------------------------------ running commands
@@ -374,8 +373,6 @@ export interface SlurmAdapterOptions {
   readonly lookbackDays?: number;
   /** Largest log page (default 1 MiB). */
   readonly logPageBytes?: number;
-  /** Retries of status, logs and stop (deploy() retries prepare and findExisting itself). */
-  readonly retry?: RetryPolicy;
 }
 
 // Times with their UTC offset, so status times are unambiguous ISO 8601 (squeue, scontrol and sacct honour it;
@@ -403,7 +400,6 @@ export function createSlurmAdapter(ctx: AdapterContext, opts: SlurmAdapterOption
   };
   const planLogin = (): string | undefined => ctx.recipe.targets?.slurm?.login;
   const refLogin = (ref: JobRef): string | undefined => ref.extra?.login;
-  const retryPolicy = (signal: AbortSignal | undefined): RetryPolicy => ({ attempts: 3, ...opts.retry, ...(signal === undefined ? {} : { signal }) });
 
   const bodyOf = (plan: Plan): SlurmRequestBody => {
     const parsed = SlurmRequestBody.safeParse(plan.request?.body);
@@ -528,39 +524,36 @@ export function createSlurmAdapter(ctx: AdapterContext, opts: SlurmAdapterOption
     },
 
     async status(ref, signal) {
-      return withRetry(async () => statusOf(await jobRecord(runnerFor(refLogin(ref)), ref, signal)), retryPolicy(signal));
+      // One attempt per call: the caller (the CLI, deploy()) is the one retry layer.
+      return statusOf(await jobRecord(runnerFor(refLogin(ref)), ref, signal));
     },
 
     async logs(ref, cursor, signal): Promise<LogPage> {
       const offset = cursor === undefined ? 0 : Number(cursor);
       if (!Number.isSafeInteger(offset) || offset < 0) throw new ProviderError("slurm", "fatal", "slurm_bad_cursor", `log cursor ${JSON.stringify(cursor)} is not a byte offset`);
-      return withRetry(async () => {
-        const runner = runnerFor(refLogin(ref));
-        const file = ref.extra?.output ?? (await jobRecord(runner, ref, signal)).stdout;
-        if (file === undefined) throw new ProviderError("slurm", "not_found", "slurm_log_unknown", `job ${ref.id} (${ref.name}) has no known output file`);
-        let page: { start: number; bytes: Buffer } | undefined;
-        if (!runner.ssh) page = await readLocalPage(file, offset, pageBytes);
-        else {
-          const r = await run(runner, ["sh", "-c", REMOTE_PAGE, "sh", file, String(offset), String(pageBytes)], signal);
-          if (r.code !== 0 && r.code !== 3) throw commandFailure(runner, `reading ${file}`, r);
-          const nl = r.stdout.indexOf(0x0a);
-          page = r.code === 3 || nl < 0 ? undefined : { start: Number(r.stdout.subarray(0, nl).toString("latin1")), bytes: r.stdout.subarray(nl + 1) };
-        }
-        // Not written yet (the job has not started): nothing new, same cursor.
-        if (page === undefined) return { text: "", cursor: String(offset) };
-        const whole = utf8CompleteLength(page.bytes);
-        return { text: page.bytes.subarray(0, whole).toString("utf8"), cursor: String(page.start + whole) };
-      }, retryPolicy(signal));
+      const runner = runnerFor(refLogin(ref));
+      const file = ref.extra?.output ?? (await jobRecord(runner, ref, signal)).stdout;
+      if (file === undefined) throw new ProviderError("slurm", "not_found", "slurm_log_unknown", `job ${ref.id} (${ref.name}) has no known output file`);
+      let page: { start: number; bytes: Buffer } | undefined;
+      if (!runner.ssh) page = await readLocalPage(file, offset, pageBytes);
+      else {
+        const r = await run(runner, ["sh", "-c", REMOTE_PAGE, "sh", file, String(offset), String(pageBytes)], signal);
+        if (r.code !== 0 && r.code !== 3) throw commandFailure(runner, `reading ${file}`, r);
+        const nl = r.stdout.indexOf(0x0a);
+        page = r.code === 3 || nl < 0 ? undefined : { start: Number(r.stdout.subarray(0, nl).toString("latin1")), bytes: r.stdout.subarray(nl + 1) };
+      }
+      // Not written yet (the job has not started): nothing new, same cursor.
+      if (page === undefined) return { text: "", cursor: String(offset) };
+      const whole = utf8CompleteLength(page.bytes);
+      return { text: page.bytes.subarray(0, whole).toString("utf8"), cursor: String(page.start + whole) };
     },
 
     async stop(ref, signal) {
-      await withRetry(async () => {
-        const runner = runnerFor(refLogin(ref));
-        // --name guards the id: scancel then touches only this run's job, never one that reused the id.
-        const r = await run(runner, ["scancel", `--name=${ref.name}`, ref.id], signal);
-        if (r.code === 0 || /Invalid job id|already completing or completed|Job has already finished/i.test(r.stderr)) return;
-        throw commandFailure(runner, `scancel of job ${ref.id}`, r);
-      }, retryPolicy(signal));
+      const runner = runnerFor(refLogin(ref));
+      // --name guards the id: scancel then touches only this run's job, never one that reused the id.
+      const r = await run(runner, ["scancel", `--name=${ref.name}`, ref.id], signal);
+      if (r.code === 0 || /Invalid job id|already completing or completed|Job has already finished/i.test(r.stderr)) return;
+      throw commandFailure(runner, `scancel of job ${ref.id}`, r);
     },
   };
 }

@@ -18,7 +18,7 @@ import type { Recipe } from "../../core/recipe/schema.js";
 import { parseEndpoint } from "../../core/util/endpoint.js";
 import {
   type AdapterContext, type AdapterFactory, type FailureKind, type JobRef, type JobStatus, type LogPage, type ProviderAdapter, ProviderError,
-  type RetryPolicy, kindOfHttpStatus, withRetry,
+  kindOfHttpStatus, kindOfNetworkError, tlsFailure,
 } from "./provider.js";
 
 type Env = Readonly<Record<string, string | undefined>>;
@@ -92,7 +92,7 @@ export interface TioneEndpoint {
 export function resolveTioneEndpoint(env: Env, configured: string | undefined): TioneEndpoint {
   const raw = env["TIONE_ENDPOINT"] || configured || DEFAULT_TIONE_ENDPOINT;
   const source = env["TIONE_ENDPOINT"] ? "TIONE_ENDPOINT" : configured !== undefined ? "targets.tione.endpoint" : "default";
-  const r = parseEndpoint(raw.includes("://") ? raw : `https://${raw}`);
+  const r = parseEndpoint(raw);
   if ("problem" in r) throw new ProviderError("tione", "fatal", r.problem.code, `${source}: ${r.problem.message}`, { exitCode: 2, ...(r.problem.hint === undefined ? {} : { hint: r.problem.hint }) });
   const url = r.url;
   if (url.protocol === "https:") return { display: raw, host: url.host, protocol: "https://" };
@@ -137,7 +137,9 @@ export function tioneFailure(action: string, e: unknown, secrets: readonly strin
   if (typeof err.httpCode === "number") {
     return new ProviderError("tione", kindOfHttpStatus(err.httpCode), "tione_http_error", `TI-ONE ${action} failed: HTTP ${err.httpCode} ${message}`, { httpStatus: err.httpCode });
   }
-  const refused = /ECONNREFUSED|ENOTFOUND|EAI_AGAIN|EHOSTUNREACH|ENETUNREACH/.test(message);
+  const tls = tlsFailure(e);
+  if (tls !== undefined) return new ProviderError("tione", "fatal", "tione_tls_failed", `TI-ONE ${action} failed: ${tls}`, { hint: "check TIONE_ENDPOINT / targets.tione.endpoint" });
+  const refused = kindOfNetworkError(e) === "retryable" || /ECONNREFUSED|ENOTFOUND|EAI_AGAIN|EHOSTUNREACH|ENETUNREACH/.test(message);
   const kind: FailureKind = refused ? "retryable" : "ambiguous";
   const ours = refused ? "tione_unreachable" : /timeout/i.test(message) ? "tione_timeout" : "tione_connection_lost";
   return new ProviderError("tione", kind, ours, `TI-ONE ${action} failed: ${message}`);
@@ -309,10 +311,9 @@ function runTagOf(tags: TaskDetail["Tags"] | undefined, name: string): "ours" | 
 
 // ------------------------------------------------------------------------------------------ the adapter
 
+/** Every call is one attempt, its failure classified; the caller (the CLI, deploy()) is the one retry layer. */
 export interface TioneAdapterOptions {
   readonly timeoutMs?: number;
-  /** Retries of status, logs and stop (deploy() retries prepare and lookups itself). */
-  readonly retry?: RetryPolicy;
   /** DescribeLogs page size (≤ 1000; default 1000) and pages per logs() call (default 10). */
   readonly logPageLimit?: number;
   readonly logPagesPerCall?: number;
@@ -334,10 +335,13 @@ export class TioneAdapter implements ProviderAdapter {
     return r;
   }
 
-  /** One client per endpoint and region (a JobRef goes back to where its task was created). */
+  /**
+   * One client per endpoint and region (a JobRef goes back to where its task was created, unless TIONE_ENDPOINT is
+   * set now: the current override wins over the recorded endpoint).
+   */
   api(ref?: JobRef): TioneApi {
     const region = this.region(ref);
-    const env: Env = ref?.endpoint === undefined ? this.ctx.env : { ...this.ctx.env, TIONE_ENDPOINT: ref.endpoint };
+    const env: Env = ref?.endpoint === undefined || this.ctx.env["TIONE_ENDPOINT"] ? this.ctx.env : { ...this.ctx.env, TIONE_ENDPOINT: ref.endpoint };
     const probe = resolveTioneEndpoint(env, this.target()?.endpoint);
     const key = `${probe.display}|${region}`;
     let api = this.apis.get(key);
@@ -346,10 +350,6 @@ export class TioneAdapter implements ProviderAdapter {
       this.apis.set(key, api);
     }
     return api;
-  }
-
-  private retry<T>(fn: () => Promise<T>, signal?: AbortSignal): Promise<T> {
-    return withRetry(fn, { ...this.opts.retry, ...(signal === undefined ? {} : { signal }) });
   }
 
   private body(plan: Plan): CreateTrainingTaskBody {
@@ -379,7 +379,7 @@ export class TioneAdapter implements ProviderAdapter {
     await api.credentialsReady();
     const bundle = plan.request!.bundle;
     if (bundle === undefined) throw new ProviderError("tione", "fatal", "tione_no_bundle_location", "the plan has no COS location for the launch bundle", { exitCode: 2, hint: "set targets.tione.codeDir" });
-    if (this.ctx.bundleSink === undefined) throw new ProviderError("tione", "fatal", "no_bundle_sink", "no object store was given to upload the launch bundle");
+    if (this.ctx.bundleSink === undefined) throw new ProviderError("tione", "fatal", "no_bundle_sink", "no object store was given to upload the launch bundle", { exitCode: 4 });
     const sink = this.ctx.bundleSink(bundle.to);
     let uploaded = 0;
     for (const f of plan.files) {
@@ -442,11 +442,10 @@ export class TioneAdapter implements ProviderAdapter {
   }
 
   private describe(ref: JobRef, signal?: AbortSignal): Promise<TaskDetail> {
-    return this.retry(async () => {
-      const r = await this.api(ref).call<{ TrainingTaskDetail?: TaskDetail }>("DescribeTrainingTask", { Id: ref.id }, signal);
+    return this.api(ref).call<{ TrainingTaskDetail?: TaskDetail }>("DescribeTrainingTask", { Id: ref.id }, signal).then((r) => {
       if (r.TrainingTaskDetail === undefined) throw new ProviderError("tione", "not_found", "tione_not_found", `TI-ONE has no task ${ref.id}`);
       return r.TrainingTaskDetail;
-    }, signal);
+    });
   }
 
   async status(ref: JobRef, signal?: AbortSignal): Promise<JobStatus> {
@@ -489,7 +488,7 @@ export class TioneAdapter implements ProviderAdapter {
       }, signal);
       let page: Awaited<ReturnType<typeof query>>;
       try {
-        page = await this.retry(query, signal);
+        page = await query();
       } catch (e) {
         // A page cursor that expired: start a fresh window at the newest timestamp (the ids there dedupe).
         if (context === undefined || !(e instanceof ProviderError) || e.providerCode?.startsWith("InvalidParameter") !== true) throw e;
@@ -531,7 +530,7 @@ export class TioneAdapter implements ProviderAdapter {
     };
     if (await settled()) return;
     try {
-      await this.retry(() => this.api(ref).call("StopTrainingTask", { Id: ref.id }, signal), signal);
+      await this.api(ref).call("StopTrainingTask", { Id: ref.id }, signal);
       this.ctx.log?.(`tione: stopping task ${ref.id}`);
     } catch (e) {
       if (e instanceof ProviderError && e.kind === "not_found") return;

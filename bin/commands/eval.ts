@@ -11,19 +11,9 @@ import { backoffMs, sleep } from "../../core/util/retry.js";
 import { parseEndpoint } from "../../core/util/endpoint.js";
 import { MetricsSync } from "../../adapters/storage/metrics-sync.js";
 import { openStore } from "../../adapters/storage/store.js";
+import { COMMANDS, formatHelp } from "../help.js";
 import type { Io } from "../io.js";
 import { usage } from "./plan.js";
-
-export const EVAL_USAGE = `usage: rlpipe eval <data.jsonl> [--response-field solution] [--reward-url URL | --sandbox local] [--token-env NAME]
-                   [--batch 64] [--min-pass-rate X] [--out FILE] [--metrics-file FILE]
-                   [--store URI [--run NAME] [--stage ID]] [--json]
-
-Each line is a JSON object with ground_truth (test cases: {inputs, outputs[, fn_name]} or SandboxFusion's
-test_cases) and the response in --response-field (default solution). Responses are scored by the rlpipe
-function at --reward-url (default $RLPIPE_REWARD_URL), else by the local sandbox in this process.
---out writes per-row results; --metrics-file appends one verl-style metrics line; --store uploads both under
-<run>/ (run: --run, else $RLPIPE_RUN.<stage>). Exit 1 when a sandbox failed or the pass rate is below
---min-pass-rate.`;
 
 interface Scorer {
   score(rows: readonly EvalRow[]): Promise<Scored[]>;
@@ -33,23 +23,9 @@ interface Scorer {
 export async function runEval(argv: readonly string[], io: Io): Promise<number> {
   const { values, positionals } = parseArgs({
     args: [...argv], allowPositionals: true, strict: true,
-    options: {
-      "response-field": { type: "string", default: "solution" },
-      "reward-url": { type: "string" },
-      sandbox: { type: "string" },
-      "token-env": { type: "string" },
-      batch: { type: "string", default: "64" },
-      "min-pass-rate": { type: "string" },
-      out: { type: "string" },
-      "metrics-file": { type: "string" },
-      store: { type: "string" },
-      run: { type: "string" },
-      stage: { type: "string" },
-      json: { type: "boolean", default: false },
-      help: { type: "boolean", short: "h", default: false },
-    },
+    options: COMMANDS.eval.options,
   });
-  if (values.help) { io.out(EVAL_USAGE); return 0; }
+  if (values.help) { io.out(formatHelp("eval")); return 0; }
   if (positionals.length !== 1) throw usage("rlpipe eval takes exactly one data file");
   const file = positionals[0]!;
   if (!/\.jsonl?$/i.test(file)) throw usage(`${file}: rlpipe eval reads JSON lines (.jsonl); convert parquet with pandas (df.to_json(path, orient="records", lines=True))`);

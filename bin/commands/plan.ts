@@ -6,7 +6,7 @@ import { parseArgs } from "node:util";
 import { RlpipeError } from "../../core/errors.js";
 import { type Plan, type PlanOptions, plan } from "../../core/plan.js";
 import { type LoadedRecipe, canonicalJson, loadRecipeFile, sha256 } from "../../core/recipe/load.js";
-import { PROVIDERS, type Provider } from "../../core/recipe/schema.js";
+import { PROVIDERS, type Provider, type Recipe } from "../../core/recipe/schema.js";
 import { didYouMean } from "../../core/recipe/suggest.js";
 import { describePrices, estimatePrices } from "../../core/prices.js";
 import { formatPlanSummary } from "../../core/summary.js";
@@ -34,8 +34,11 @@ export function runPlan(argv: readonly string[], io: Io): number {
   });
   if (values.help) { io.out(PLAN_USAGE); return 0; }
   if (positionals.length !== 1) throw usage("rlpipe plan takes exactly one recipe file");
-  const provider = parseProvider(values.provider);
-  const { loaded, plan: p } = planRecipeFile(positionals[0]!, { provider, ...(values["verl-profile"] === undefined ? {} : { profile: values["verl-profile"] }) });
+  if (values.provider !== undefined) parseProvider(values.provider); // a bad flag is reported before the recipe
+  const file = positionals[0]!;
+  const loaded = loadRecipeFile(file);
+  const provider = values.provider === undefined ? targetOf(loaded.recipe, io) : parseProvider(values.provider);
+  const p = plan(loaded, planOptionsFor(file, loaded, { provider, ...(values["verl-profile"] === undefined ? {} : { profile: values["verl-profile"] }) }));
   const outDir = values.out ?? join(".rlpipe", "bundles", p.jobName);
   const planJson = `${JSON.stringify(planDocument(p), null, 2)}\n`;
   writeBundle(outDir, [...p.files, { path: PLAN_FILE, content: planJson, executable: false }]);
@@ -101,6 +104,17 @@ export function planOptionsFor(file: string, loaded: LoadedRecipe, opts: RecipeF
 export function planRecipeFile(file: string, opts: RecipeFilePlanOptions = {}): { readonly loaded: LoadedRecipe; readonly plan: Plan } {
   const loaded = loadRecipeFile(file);
   return { loaded, plan: plan(loaded, planOptionsFor(file, loaded, opts)) };
+}
+
+/** Without --provider: the recipe's only target; several need a choice (exit 2); none means local (said so). */
+export function targetOf(recipe: Recipe, io: Io): Provider {
+  const targets = PROVIDERS.filter((p) => recipe.targets?.[p] !== undefined);
+  if (targets.length === 1) return targets[0]!;
+  if (targets.length > 1) {
+    throw new RlpipeError("provider_required", `the recipe has ${targets.length} targets (${targets.join(", ")}): say which one to plan for`, { exitCode: 2, hint: `pass --provider ${targets.join("|")}` });
+  }
+  io.err("rlpipe plan: the recipe has no targets; planning for provider local (--provider chooses another)");
+  return "local";
 }
 
 /** Files rlpipe ships into bundles: the standard-library reward shim and sync sidecar from recipes/python/. */

@@ -1,136 +1,197 @@
 // rlpipe deploy | status | logs | stop | list: one job per deploy, found again through its run record.
+// Provider calls are retried here and only here (adapters make one attempt per call), within a time budget
+// (RLPIPE_RETRY_BUDGET_MS), with a line on stderr before each retry.
 import { resolve } from "node:path";
 import { createInterface } from "node:readline/promises";
 import { parseArgs } from "node:util";
-import { RlpipeError } from "../../core/errors.js";
+import { ExitCode, RlpipeError } from "../../core/errors.js";
 import type { Plan } from "../../core/plan.js";
 import { describePrices, estimatePrices } from "../../core/prices.js";
 import { type Phase, isTerminal } from "../../core/providers/phases.js";
+import { attemptName } from "../../core/providers/request.js";
+import { loadRecipeFile } from "../../core/recipe/load.js";
 import { refusePlaceholders } from "../../core/recipe/placeholders.js";
 import { type Provider, type Recipe, RecipeSchema } from "../../core/recipe/schema.js";
 import { formatPlanSummary } from "../../core/summary.js";
 import { sleep } from "../../core/util/retry.js";
-import { type JobRef, type JobStatus, deploy, withRetry } from "../../adapters/providers/provider.js";
-import { type RunRecord, listRunRecords, readRunRecord, runsDir, writeRunRecord } from "../../adapters/providers/run-records.js";
-import type { Io } from "../io.js";
+import { type JobRef, type JobStatus, type ProviderAdapter, ProviderError, type RetryPolicy, deploy, formatRetryNotice, withRetry } from "../../adapters/providers/provider.js";
+import {
+  type RunRecord, attemptOf, listRunRecords, readRunRecord, readStartedAttempt, runsDir, writeRunRecord, writeStartedAttempt,
+} from "../../adapters/providers/run-records.js";
+import { formatElapsed, startHeartbeat } from "../heartbeat.js";
+import { COMMANDS, formatHelp } from "../help.js";
+import { type Io, describeError } from "../io.js";
 import { loadAdapter } from "../providers.js";
-import { parseProvider, planDocument, planRecipeFile, usage } from "./plan.js";
-
-export const DEPLOY_USAGE = `usage: rlpipe deploy <recipe.yaml> --provider local|ray|slurm|modelarts|tione [--dry-run] [--yes] [--wait] [--json]
-
-Plans the recipe, shows what will be created (the provider request, where the bundle goes, unverified fields)
-and asks before creating anything (--yes to skip; required when stdin is not a terminal). A deploy makes
-exactly one job: a repeated deploy of the same plan finds the job it made. --wait follows the job to its end
-(exit 0 when it succeeded). The run record goes to .rlpipe/runs/<name>.json.
-
-  rlpipe status [run] [--json]        rlpipe logs <run> [-f] [--json]
-  rlpipe stop <run> [--json]          rlpipe list [--json]`;
+import { parseProvider, planDocument, planOptionsFor, usage } from "./plan.js";
 
 const POLL_MS = Number(process.env["RLPIPE_POLL_MS"] ?? 2000);
+/** At most this many attempts are skipped when --new finds the next names taken by runs made elsewhere. */
+const MAX_SKIPPED_ATTEMPTS = 20;
 
 function recordsDir(): string {
   return runsDir(process.cwd());
 }
 
+/** A whole number of milliseconds from the environment, or the default. */
+function envMs(name: string, fallback: number): number {
+  const v = process.env[name]?.trim();
+  if (v === undefined || v === "") return fallback;
+  if (!/^\d{1,9}$/.test(v)) throw new RlpipeError("bad_environment", `${name} must be a whole number of milliseconds, got ${JSON.stringify(v)}`, { exitCode: ExitCode.invalidInput });
+  return Number(v);
+}
+
+/** The CLI's one retry layer: bounded in time, saying on stderr what it retries. */
+function cliRetry(io: Io, signal?: AbortSignal): RetryPolicy {
+  return { budgetMs: envMs("RLPIPE_RETRY_BUDGET_MS", 20_000), onRetry: (n) => io.err(formatRetryNotice(n)), ...(signal === undefined ? {} : { signal }) };
+}
+
 export async function runDeploy(argv: readonly string[], io: Io): Promise<number> {
-  const { values, positionals } = parseArgs({
-    args: [...argv], allowPositionals: true, strict: true,
-    options: {
-      provider: { type: "string", short: "p" },
-      "dry-run": { type: "boolean", default: false },
-      yes: { type: "boolean", short: "y", default: false },
-      wait: { type: "boolean", default: false },
-      json: { type: "boolean", default: false },
-      "verl-profile": { type: "string" },
-      help: { type: "boolean", short: "h", default: false },
-    },
-  });
-  if (values.help) { io.out(DEPLOY_USAGE); return 0; }
+  const { values, positionals } = parseArgs({ args: [...argv], allowPositionals: true, strict: true, options: COMMANDS.deploy.options });
+  if (values.help) { io.out(formatHelp("deploy")); return 0; }
   if (positionals.length !== 1) throw usage("rlpipe deploy takes exactly one recipe file");
   if (values.provider === undefined) throw usage("rlpipe deploy needs --provider (local, ray, slurm, modelarts or tione)");
   const provider = parseProvider(values.provider);
-  const { loaded, plan: p } = planRecipeFile(positionals[0]!, { provider, ...(values["verl-profile"] === undefined ? {} : { profile: values["verl-profile"] }) });
+  const file = positionals[0]!;
+  const loaded = loadRecipeFile(file);
+  const { plan } = await import("../../core/plan.js");
+  const planAttempt = (attempt: number): Plan => plan(loaded, { ...planOptionsFor(file, loaded, { provider, ...(values["verl-profile"] === undefined ? {} : { profile: values["verl-profile"] }) }), attempt });
+  const first = planAttempt(1);
   // A template value (rsg-xxxxxxxx, <bucket>) must never reach a provider; --dry-run only shows the warnings.
-  if (!values["dry-run"]) refusePlaceholders(p.recipe.file, p.warnings);
-  if (p.request === undefined) throw new RlpipeError("no_deploy_target", `provider ${provider} has no deploy API: run rlpipe plan --provider ${provider} and start the bundle by hand`, { exitCode: 2 });
+  if (!values["dry-run"]) refusePlaceholders(first.recipe.file, first.warnings);
+  if (first.request === undefined) throw new RlpipeError("no_deploy_target", `provider ${provider} has no deploy API: run rlpipe plan --provider ${provider} and start the bundle by hand`, { exitCode: 2 });
+
+  // Which run of this recipe: the latest one started from here, or with --new the next one. A --new whose create
+  // was started but never recorded (its reply lost, the command killed) is that run, not a reason for another.
+  const dir = recordsDir();
+  const base = first.jobName;
+  const started = await readStartedAttempt(dir, base);
+  const recorded = Math.max(0, ...(await listRunRecords(dir)).records.map((r) => attemptOf(base, r.name) ?? 0));
+  let attempt = values.new ? (started > recorded ? started : recorded + 1) : Math.max(1, started, recorded);
+  const fresh = values.new && started <= recorded;
+  let p = attempt === 1 ? first : planAttempt(attempt);
 
   const prices = estimatePrices(loaded.recipe, provider);
   if (values.json) {
-    if (values["dry-run"]) { io.out(JSON.stringify({ plan: planDocument(p), request: p.request, prices }, null, 2)); return 0; }
+    if (values["dry-run"]) { io.out(JSON.stringify({ plan: planDocument(p), request: p.request, prices, attempt }, null, 2)); return 0; }
   } else {
     io.out(formatPlanSummary(p, undefined, describePrices(prices)));
     io.out(describeRequest(p));
+    if (attempt > 1) io.out(`  run        ${attempt} of this recipe (${values.new ? "--new" : "the latest, started with --new"})`);
   }
   if (values["dry-run"]) { if (!values.json) io.out("dry run: nothing was created"); return 0; }
   if (!values.yes && !(await confirm(`Create job ${p.jobName} on ${provider}? [y/N] `))) {
     io.err("rlpipe deploy: not confirmed; nothing was created");
-    return 1;
+    return ExitCode.cancelled;
   }
 
   const { adapter, close } = await loadAdapter(provider, loaded.recipe, { log: (l) => io.err(l) });
   try {
-    const { ref, outcome } = await deploy(adapter, p, { onEvent: (l) => io.err(`rlpipe deploy: ${l}`) });
+    const policy: RetryPolicy = { ...cliRetry(io), onEvent: (l) => io.err(`rlpipe deploy: ${l}`) };
+    let result: Awaited<ReturnType<typeof deploy>>;
+    for (let skipped = 0; ; skipped++) {
+      if (values.new) await writeStartedAttempt(dir, base, attempt);
+      result = await deploy(adapter, p, policy);
+      // A fresh attempt number whose job already exists was made elsewhere (another directory or machine): it
+      // is not this --new run, so take the next number.
+      if (!(fresh && result.outcome === "existing") || skipped >= MAX_SKIPPED_ATTEMPTS) break;
+      io.err(`rlpipe deploy: ${p.jobName} already exists (not deployed from this directory); trying ${attemptName(base, attempt + 1)}`);
+      attempt++;
+      p = planAttempt(attempt);
+    }
+    const { ref, outcome } = result;
     const now = new Date().toISOString();
     let existing: RunRecord | undefined;
-    try { existing = await readRunRecord(recordsDir(), ref.name); } catch { existing = undefined; }
-    const record: RunRecord = {
+    try { existing = await readRunRecord(dir, ref.name); } catch { existing = undefined; }
+    let record: RunRecord = {
       version: 1, name: ref.name, provider, ref: refFields(ref),
       recipe: { name: p.recipe.name, file: resolve(p.recipe.file), hash: p.recipe.hash },
       recipeData: loaded.recipe, request: p.request, outcome,
       createdAt: existing?.createdAt ?? now, updatedAt: now,
       // The rates assumed when the job was made; a later deploy that finds it keeps them.
       prices: existing !== undefined && existing.prices.length > 0 ? existing.prices : prices.assumed,
+      ...(existing?.lastStatus === undefined ? {} : { lastStatus: existing.lastStatus }),
     };
-    await writeRunRecord(recordsDir(), record);
-    const said = outcome === "created" ? "created" : outcome === "existing" ? "already exists (an earlier deploy made it)" : "created (its reply was lost; found by name)";
-    if (values.json && !values.wait) io.out(JSON.stringify({ name: ref.name, provider, id: ref.id, outcome }));
-    else if (!values.json) io.out(`job ${ref.name} ${said}: ${provider} id ${ref.id}\n  rlpipe status ${ref.name}   rlpipe logs ${ref.name} -f   rlpipe stop ${ref.name}`);
+    await writeRunRecord(dir, record);
+
+    // A job found rather than made: say what it is doing, and how to start a new run when it has ended.
+    let found: JobStatus | undefined;
+    if (outcome === "existing") {
+      try {
+        found = await withRetry({ provider, op: "status" }, (s) => adapter.status(ref, s), cliRetry(io));
+        record = await updateStatus(record, found);
+      } catch (e) {
+        io.err(`rlpipe deploy: could not read the phase of ${ref.name}: ${describeError(e).message}`);
+      }
+    }
+    const ended = found !== undefined && isTerminal(found.phase);
+    const newRun = `rlpipe deploy ${file} --provider ${provider} --new`;
+    if (values.json && !values.wait) {
+      io.out(JSON.stringify({
+        name: ref.name, provider, id: ref.id, outcome, attempt,
+        ...(found === undefined ? {} : { phase: found.phase, rawPhase: found.rawPhase }),
+        ...(ended ? { hint: `this run has ended; ${newRun} starts a new one` } : {}),
+      }));
+    } else if (!values.json) {
+      const said = outcome === "created" ? "created" : outcome === "existing" ? "already exists (an earlier deploy made it; nothing new was created)" : "created (its reply was lost; found by name)";
+      io.out(`job ${ref.name} ${said}: ${provider} id ${ref.id}`);
+      if (found !== undefined) io.out(`  it ${ended ? "has ended" : "is"}: ${found.phase} (${found.rawPhase})${found.message === undefined ? "" : `  ${found.message}`}`);
+      if (outcome === "existing") io.out(`  to start a new run of this recipe: ${newRun}`);
+      io.out(`  rlpipe status ${ref.name}   rlpipe logs ${ref.name} -f   rlpipe stop ${ref.name}`);
+    }
     if (!values.wait) return 0;
-    const final = await follow(adapter, ref, io, { printLogs: true, json: values.json });
+    const final = await followToEnd(adapter, ref, io, values.json);
     await updateStatus(record, final);
-    if (values.json) io.out(JSON.stringify({ name: ref.name, provider, id: ref.id, outcome, phase: final.phase, rawPhase: final.rawPhase, ...(final.exitCode === undefined ? {} : { exitCode: final.exitCode }) }));
+    if (values.json) io.out(JSON.stringify({ name: ref.name, provider, id: ref.id, outcome, attempt, phase: final.phase, rawPhase: final.rawPhase, ...(final.exitCode === undefined ? {} : { exitCode: final.exitCode }) }));
     else io.out(`job ${ref.name}: ${final.phase}${final.message === undefined ? "" : ` (${final.message})`}`);
-    return final.phase === "SUCCEEDED" ? 0 : 1;
+    return exitCodeOf(final);
   } finally {
     await close();
   }
 }
 
 export async function runStatus(argv: readonly string[], io: Io): Promise<number> {
-  const { values, positionals } = parseArgs({ args: [...argv], allowPositionals: true, strict: true, options: { json: { type: "boolean", default: false }, help: { type: "boolean", short: "h", default: false } } });
-  if (values.help) { io.out(DEPLOY_USAGE); return 0; }
-  const records = positionals.length > 0 ? [await readRunRecord(recordsDir(), positionals[0]!)] : (await listRunRecords(recordsDir())).records;
-  const rows: { record: RunRecord; status?: JobStatus; error?: string }[] = [];
-  for (const record of records) {
+  const { values, positionals } = parseArgs({ args: [...argv], allowPositionals: true, strict: true, options: COMMANDS.status.options });
+  if (values.help) { io.out(formatHelp("status")); return 0; }
+  if (positionals.length > 1) throw usage("rlpipe status takes at most one run name (see rlpipe list)");
+  const named = positionals[0];
+  const listed = named === undefined ? await listRunRecords(recordsDir()) : { records: [await readRunRecord(recordsDir(), named)], problems: [] };
+  for (const p of listed.problems) io.err(`rlpipe status: ${p}`);
+  // Every run is asked at once, so the whole command takes one retry budget however many runs are unreachable.
+  const rows: { record: RunRecord; status?: JobStatus; error?: string; exitCode?: number }[] = await Promise.all(listed.records.map(async (record) => {
     try {
-      const status = await withAdapter(record, (a, ref) => withRetry(() => a.status(ref)));
+      const status = await withAdapter(record, io, (a, ref) => withRetry({ provider: record.provider, op: "status" }, (s) => a.status(ref, s), cliRetry(io)));
       await updateStatus(record, status);
-      rows.push({ record, status });
+      return { record, status };
     } catch (e) {
-      if (positionals.length > 0) throw e;
-      rows.push({ record, error: (e as Error).message });
+      if (named !== undefined) throw e;
+      const d = describeError(e);
+      return { record, error: d.message, exitCode: d.exitCode };
     }
-  }
+  }));
   if (values.json) io.out(JSON.stringify(rows.map((r) => ({ name: r.record.name, provider: r.record.provider, id: r.record.ref.id, ...(r.status === undefined ? { error: r.error } : r.status) })), null, 2));
-  else if (rows.length === 0) io.out("no runs deployed from this directory (rlpipe deploy <recipe> --provider …)");
+  else if (rows.length === 0 && listed.problems.length === 0) io.out("no runs deployed from this directory (rlpipe deploy <recipe> --provider …)");
   else for (const r of rows) io.out(`${r.record.name}  ${r.record.provider}  ${r.record.ref.id}  ${r.status === undefined ? `unknown: ${r.error}` : `${r.status.phase} (${r.status.rawPhase})${r.status.message === undefined ? "" : `  ${r.status.message}`}`}`);
-  return 0;
+  // Every run is shown; the exit code says whether every lookup was answered (the first failure's code).
+  const failed = rows.find((r) => r.exitCode !== undefined);
+  if (failed !== undefined) return failed.exitCode!;
+  return listed.problems.length > 0 ? ExitCode.invalidInput : 0;
 }
 
 export async function runLogs(argv: readonly string[], io: Io): Promise<number> {
-  const { values, positionals } = parseArgs({ args: [...argv], allowPositionals: true, strict: true, options: { follow: { type: "boolean", short: "f", default: false }, json: { type: "boolean", default: false }, help: { type: "boolean", short: "h", default: false } } });
-  if (values.help) { io.out(DEPLOY_USAGE); return 0; }
+  const { values, positionals } = parseArgs({ args: [...argv], allowPositionals: true, strict: true, options: COMMANDS.logs.options });
+  if (values.help) { io.out(formatHelp("logs")); return 0; }
   if (positionals.length !== 1) throw usage("rlpipe logs takes one run name (see rlpipe list)");
   const record = await readRunRecord(recordsDir(), positionals[0]!);
-  return withAdapter(record, async (adapter, ref) => {
+  return withAdapter(record, io, async (adapter, ref) => {
     if (values.follow) {
-      const final = await follow(adapter, ref, io, { printLogs: true, json: values.json });
+      const final = await followToEnd(adapter, ref, io, values.json);
       await updateStatus(record, final);
-      return 0;
+      if (values.json) io.out(JSON.stringify({ name: ref.name, phase: final.phase, rawPhase: final.rawPhase, ...(final.exitCode === undefined ? {} : { exitCode: final.exitCode }) }));
+      return exitCodeOf(final);
     }
     let cursor: string | undefined;
     for (;;) {
-      const page = await withRetry(() => adapter.logs(ref, cursor));
+      const page = await withRetry({ provider: record.provider, op: "logs" }, (s) => adapter.logs(ref, cursor, s), cliRetry(io));
       emitLog(io, page.text, values.json);
       if (page.cursor === cursor || page.text === "") break;
       cursor = page.cursor;
@@ -140,13 +201,13 @@ export async function runLogs(argv: readonly string[], io: Io): Promise<number> 
 }
 
 export async function runStop(argv: readonly string[], io: Io): Promise<number> {
-  const { values, positionals } = parseArgs({ args: [...argv], allowPositionals: true, strict: true, options: { json: { type: "boolean", default: false }, help: { type: "boolean", short: "h", default: false } } });
-  if (values.help) { io.out(DEPLOY_USAGE); return 0; }
+  const { values, positionals } = parseArgs({ args: [...argv], allowPositionals: true, strict: true, options: COMMANDS.stop.options });
+  if (values.help) { io.out(formatHelp("stop")); return 0; }
   if (positionals.length !== 1) throw usage("rlpipe stop takes one run name (see rlpipe list)");
   const record = await readRunRecord(recordsDir(), positionals[0]!);
-  const status = await withAdapter(record, async (adapter, ref) => {
-    await withRetry(() => adapter.stop(ref));
-    return withRetry(() => adapter.status(ref));
+  const status = await withAdapter(record, io, async (adapter, ref) => {
+    await withRetry({ provider: record.provider, op: "stop" }, (s) => adapter.stop(ref, s), cliRetry(io));
+    return withRetry({ provider: record.provider, op: "status" }, (s) => adapter.status(ref, s), cliRetry(io));
   });
   await updateStatus(record, status);
   if (values.json) io.out(JSON.stringify({ name: record.name, phase: status.phase, rawPhase: status.rawPhase }));
@@ -155,8 +216,9 @@ export async function runStop(argv: readonly string[], io: Io): Promise<number> 
 }
 
 export async function runList(argv: readonly string[], io: Io): Promise<number> {
-  const { values } = parseArgs({ args: [...argv], allowPositionals: false, strict: true, options: { json: { type: "boolean", default: false }, help: { type: "boolean", short: "h", default: false } } });
-  if (values.help) { io.out(DEPLOY_USAGE); return 0; }
+  const { values, positionals } = parseArgs({ args: [...argv], allowPositionals: true, strict: true, options: COMMANDS.list.options });
+  if (values.help) { io.out(formatHelp("list")); return 0; }
+  if (positionals.length > 0) throw usage("rlpipe list takes no arguments");
   const { records, problems } = await listRunRecords(recordsDir());
   for (const p of problems) io.err(`rlpipe list: ${p}`);
   if (values.json) {
@@ -166,10 +228,16 @@ export async function runList(argv: readonly string[], io: Io): Promise<number> 
   } else {
     for (const r of records) io.out(`${r.name}  ${r.provider}  ${r.ref.id}  ${r.createdAt}  ${r.lastStatus === undefined ? "-" : `${r.lastStatus.phase} at ${r.lastStatus.at}`}`);
   }
-  return problems.length > 0 ? 1 : 0;
+  // A damaged run record is bad local input: every readable one is listed, and the exit code says one was not.
+  return problems.length > 0 ? ExitCode.invalidInput : 0;
 }
 
 // ------------------------------------------------------------------------------------------------ helpers
+
+/** 0 when the job succeeded; 1 when it failed or was stopped (the job's outcome, not rlpipe's). */
+function exitCodeOf(s: JobStatus): number {
+  return s.phase === "SUCCEEDED" ? ExitCode.ok : ExitCode.failed;
+}
 
 function refFields(ref: JobRef): RunRecord["ref"] {
   return { id: ref.id, ...(ref.region === undefined ? {} : { region: ref.region }), ...(ref.endpoint === undefined ? {} : { endpoint: ref.endpoint }), ...(ref.extra === undefined ? {} : { extra: ref.extra }) };
@@ -179,15 +247,23 @@ function refOf(record: RunRecord): JobRef {
   return { provider: record.provider, name: record.name, ...record.ref };
 }
 
-async function withAdapter<T>(record: RunRecord, fn: (adapter: Awaited<ReturnType<typeof loadAdapter>>["adapter"], ref: JobRef) => Promise<T>): Promise<T> {
-  const recipe = RecipeSchema.parse(record.recipeData) as Recipe;
-  const { adapter, close } = await loadAdapter(record.provider as Provider, recipe);
+async function withAdapter<T>(record: RunRecord, io: Io, fn: (adapter: ProviderAdapter, ref: JobRef) => Promise<T>): Promise<T> {
+  const parsed = RecipeSchema.safeParse(record.recipeData);
+  if (!parsed.success) {
+    throw new RlpipeError("bad_run_record", `the run record of ${record.name} holds a recipe this rlpipe cannot read (${parsed.error.issues[0]?.path.join(".") ?? ""}: ${parsed.error.issues[0]?.message ?? ""})`, {
+      exitCode: ExitCode.invalidInput, hint: "use the rlpipe version that deployed it, or the provider's console",
+    });
+  }
+  const recipe = parsed.data as Recipe;
+  const { adapter, close } = await loadAdapter(record.provider as Provider, recipe, { log: (l) => io.err(l) });
   try { return await fn(adapter, refOf(record)); } finally { await close(); }
 }
 
-async function updateStatus(record: RunRecord, s: JobStatus): Promise<void> {
+async function updateStatus(record: RunRecord, s: JobStatus): Promise<RunRecord> {
   const now = new Date().toISOString();
-  await writeRunRecord(recordsDir(), { ...record, updatedAt: now, lastStatus: { phase: s.phase, rawPhase: s.rawPhase, at: now, ...(s.message === undefined ? {} : { message: s.message }) } });
+  const next: RunRecord = { ...record, updatedAt: now, lastStatus: { phase: s.phase, rawPhase: s.rawPhase, at: now, ...(s.message === undefined ? {} : { message: s.message }) } };
+  await writeRunRecord(recordsDir(), next);
+  return next;
 }
 
 function emitLog(io: Io, text: string, json: boolean | undefined): void {
@@ -197,36 +273,69 @@ function emitLog(io: Io, text: string, json: boolean | undefined): void {
   else io.out(lines);
 }
 
-/** Poll status (with jitter) and print phase changes, and new log text, until the job ends. */
-async function follow(adapter: Awaited<ReturnType<typeof loadAdapter>>["adapter"], ref: JobRef, io: Io, opts: { printLogs: boolean; json?: boolean }): Promise<JobStatus> {
+function heartbeatLine(name: string, s: JobStatus | undefined, followedSinceMs: number): string {
+  const startedMs = s?.startedAt === undefined ? Number.NaN : Date.parse(s.startedAt);
+  const since = Number.isNaN(startedMs) ? `${formatElapsed(Date.now() - followedSinceMs)} following` : `${formatElapsed(Date.now() - startedMs)} since it started`;
+  return `[rlpipe] ${name}: ${s?.phase ?? "asking"}, ${since}`;
+}
+
+/**
+ * Poll status (with jitter) and print phase changes and new log text until the job ends; the final phase is
+ * printed after the last log lines. A heartbeat shows the wait is alive. Ctrl-C stops following (exit 130) and
+ * leaves the job alone.
+ */
+async function followToEnd(adapter: ProviderAdapter, ref: JobRef, io: Io, json: boolean): Promise<JobStatus> {
+  const interrupt = new AbortController();
+  const onSigint = () => interrupt.abort(new RlpipeError("interrupted", "interrupted", { exitCode: ExitCode.cancelled }));
+  process.once("SIGINT", onSigint);
+  const retry = cliRetry(io, interrupt.signal);
+  const followed = Date.now();
+  let current: JobStatus | undefined;
+  const heartbeat = startHeartbeat(io, () => heartbeatLine(ref.name, current, followed), { plainEveryMs: envMs("RLPIPE_HEARTBEAT_MS", 30_000), quiet: json });
   let cursor: string | undefined;
   let last: Phase | undefined;
-  const started = Date.now();
   const drain = async () => {
-    if (!opts.printLogs) return;
     for (;;) {
-      const page = await withRetry(() => adapter.logs(ref, cursor));
-      emitLog(io, page.text, opts.json);
+      const page = await withRetry({ provider: ref.provider, op: "logs" }, (s) => adapter.logs(ref, cursor, s), retry);
+      emitLog(io, page.text, json);
       if (page.text === "" || page.cursor === cursor) return;
       cursor = page.cursor;
     }
   };
-  for (;;) {
-    const s = await withRetry(() => adapter.status(ref));
-    if (s.phase !== last) {
-      io.err(`[rlpipe] ${ref.name}: ${s.phase} (${s.rawPhase}) after ${Math.round((Date.now() - started) / 1000)} s`);
+  try {
+    for (;;) {
+      const s = await withRetry({ provider: ref.provider, op: "status" }, (sig) => adapter.status(ref, sig), retry);
+      current = s;
+      const ended = isTerminal(s.phase);
+      if (s.phase !== last && !ended) io.err(`[rlpipe] ${ref.name}: ${s.phase} (${s.rawPhase}) after ${formatElapsed(Date.now() - followed)}`);
       last = s.phase;
+      await drain();
+      if (ended) {
+        io.err(`[rlpipe] ${ref.name}: ${s.phase} (${s.rawPhase})${s.exitCode === undefined ? "" : `, exit code ${s.exitCode}`}${s.message === undefined ? "" : `: ${s.message}`}`);
+        return s;
+      }
+      await sleep(POLL_MS * (0.75 + Math.random() * 0.5), interrupt.signal);
     }
-    await drain();
-    if (isTerminal(s.phase)) return s;
-    await sleep(POLL_MS * (0.75 + Math.random() * 0.5));
+  } catch (e) {
+    if (interrupt.signal.aborted) {
+      throw new RlpipeError("interrupted", `stopped following ${ref.name}${current === undefined ? "" : ` (${current.phase})`}; the job keeps running on ${ref.provider}`, {
+        exitCode: ExitCode.cancelled, hint: `rlpipe logs ${ref.name} -f follows it again; rlpipe stop ${ref.name} stops it`,
+      });
+    }
+    if (e instanceof ProviderError) io.err(`rlpipe: stopped following ${ref.name}: the job itself was not touched (rlpipe logs ${ref.name} -f follows it again)`);
+    throw e;
+  } finally {
+    heartbeat.stop();
+    process.removeListener("SIGINT", onSigint);
   }
 }
 
 async function confirm(question: string): Promise<boolean> {
   if (!process.stdin.isTTY) throw new RlpipeError("confirmation_needed", "refusing to create a job without confirmation: stdin is not a terminal", { exitCode: 2, hint: "pass --yes (or --dry-run to only show the request)" });
   const rl = createInterface({ input: process.stdin, output: process.stderr });
-  try { return /^y(es)?$/i.test((await rl.question(question)).trim()); } finally { rl.close(); }
+  const cancel = new AbortController();
+  rl.on("SIGINT", () => cancel.abort()); // Ctrl-C at the prompt declines it
+  try { return /^y(es)?$/i.test((await rl.question(question, { signal: cancel.signal })).trim()); } catch { return false; } finally { rl.close(); }
 }
 
 function describeRequest(p: Plan): string {

@@ -3,6 +3,7 @@ import { writeFileSync } from "node:fs";
 import { parseArgs } from "node:util";
 import { z } from "zod";
 import { RecipeSchema } from "../../core/recipe/schema.js";
+import { COMMANDS, formatHelp } from "../help.js";
 import type { Io } from "../io.js";
 
 export function recipeJsonSchema(): unknown {
@@ -14,8 +15,8 @@ export function recipeJsonSchema(): unknown {
 }
 
 export function runSchema(argv: readonly string[], io: Io): number {
-  const { values } = parseArgs({ args: [...argv], options: { out: { type: "string", short: "o" }, help: { type: "boolean", short: "h", default: false } }, strict: true });
-  if (values.help) { io.out("usage: rlpipe schema [--out FILE]   (JSON Schema of the recipe format)"); return 0; }
+  const { values } = parseArgs({ args: [...argv], options: COMMANDS.schema.options, strict: true });
+  if (values.help) { io.out(formatHelp("schema")); return 0; }
   const text = `${JSON.stringify(recipeJsonSchema(), null, 2)}\n`;
   if (values.out === undefined) io.out(text.trimEnd());
   else { writeFileSync(values.out, text); io.err(`wrote ${values.out}`); }

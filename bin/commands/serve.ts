@@ -7,18 +7,9 @@ import type { SandboxBackend } from "../../adapters/sandboxes/sandbox.js";
 import { isLoopback, startHttpServer } from "../../functions/platforms/http.js";
 import { ResultCache } from "../../functions/reward.js";
 import type { RunsDeps } from "../../functions/runs.js";
+import { COMMANDS, formatHelp } from "../help.js";
 import type { Io } from "../io.js";
 import { usage } from "./plan.js";
-
-export const SERVE_USAGE = `usage: rlpipe serve --sandbox local|scalebox|e2b|none [--host 127.0.0.1] [--port 8080] [--token-env NAME]
-                    [--scalebox-url URL]... [--e2b-template NAME] [--concurrency N]
-                    [--runs-store s3://bucket/prefix --runs-secret-env NAME]
-
-Serves POST /run_code, POST /common_evaluate_batch (SandboxFusion/ScaleBox API), POST /v1/rewards and GET /v1/ping.
---token-env names the environment variable holding the bearer token (required when --host is not loopback).
---sandbox e2b reads E2B_API_KEY and E2B_DOMAIN (Tencent AGS: E2B_DOMAIN=<region>.tencentags.com); --concurrency
-is then the sandbox pool size. --sandbox scalebox takes --scalebox-url (repeatable) or SCALEBOX_URL=url,url.
-Clients send it as "Authorization: Bearer <token>" or as a /t/<token>/ path prefix.`;
 
 export async function createBackend(kind: string, opts: { scaleboxUrls: string[]; concurrency?: number; template?: string }): Promise<SandboxBackend> {
   switch (kind) {
@@ -62,22 +53,10 @@ async function runsDeps(uri: string | undefined, secretEnv: string | undefined):
 export async function runServe(argv: readonly string[], io: Io): Promise<number> {
   const { values } = parseArgs({
     args: [...argv],
-    options: {
-      sandbox: { type: "string", default: "local" },
-      host: { type: "string", default: "127.0.0.1" },
-      port: { type: "string", default: "8080" },
-      "token-env": { type: "string" },
-      "scalebox-url": { type: "string", multiple: true },
-      "e2b-template": { type: "string" },
-      "runs-store": { type: "string" },
-      "runs-secret-env": { type: "string" },
-      concurrency: { type: "string" },
-      quiet: { type: "boolean", default: false },
-      help: { type: "boolean", short: "h", default: false },
-    },
+    options: COMMANDS.serve.options,
     strict: true,
   });
-  if (values.help) { io.out(SERVE_USAGE); return 0; }
+  if (values.help) { io.out(formatHelp("serve")); return 0; }
   const port = Number(values.port);
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw usage(`--port must be 0–65535, got ${values.port}`);
   let token: string | undefined;
@@ -98,9 +77,16 @@ export async function runServe(argv: readonly string[], io: Io): Promise<number>
     scaleboxUrls, ...(concurrency === undefined ? {} : { concurrency }), ...(values["e2b-template"] === undefined ? {} : { template: values["e2b-template"] }),
   });
   if (backend === undefined && runs === undefined) throw usage("--sandbox none serves nothing without --runs-store");
-  const server = await startHttpServer({ ...(backend === undefined ? {} : { backend }), ...(runs === undefined ? {} : { runs }), cache: new ResultCache(), ...(token === undefined ? {} : { token }) }, {
-    host: values.host, port, ...(values.quiet ? {} : { log: (l: string) => io.err(l) }),
-  });
+  let server: Awaited<ReturnType<typeof startHttpServer>>;
+  try {
+    server = await startHttpServer({ ...(backend === undefined ? {} : { backend }), ...(runs === undefined ? {} : { runs }), cache: new ResultCache(), ...(token === undefined ? {} : { token }) }, {
+      host: values.host, port, ...(values.quiet ? {} : { log: (l: string) => io.err(l) }),
+    });
+  } catch (e) {
+    await backend?.close();
+    await runs?.store.close();
+    throw listenFailure(e, values.host, port);
+  }
   const caps = await backend?.capabilities();
   const what = [
     caps === undefined ? undefined : `sandbox ${caps.backend}: ${caps.languages.join(", ")}; concurrency ${caps.maxConcurrency}`,
@@ -117,4 +103,12 @@ export async function runServe(argv: readonly string[], io: Io): Promise<number>
   await runs?.store.close();
   io.err("rlpipe serve: stopped");
   return 0;
+}
+
+/** A port that cannot be listened on is a choice to change (exit 2), not a bug. */
+function listenFailure(e: unknown, host: string, port: number): unknown {
+  const code = (e as NodeJS.ErrnoException).code;
+  const why: Record<string, string> = { EADDRINUSE: "the address is already in use", EACCES: "permission denied (ports below 1024 need privileges)", EADDRNOTAVAIL: "no such local address" };
+  if (code === undefined || why[code] === undefined) return e;
+  return new RlpipeError("listen_failed", `cannot listen on ${host}:${port}: ${why[code]}`, { exitCode: 2, hint: "choose another --port (0 picks a free one) or --host", cause: e });
 }

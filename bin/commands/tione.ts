@@ -7,16 +7,9 @@ import { stringify } from "yaml";
 import { loadRecipeFile } from "../../core/recipe/load.js";
 import { Redactor } from "../../core/redact.js";
 import { type TaskDetail, TioneApi } from "../../adapters/providers/tione.js";
-import { type Io, reportError } from "../io.js";
+import { COMMANDS, formatHelp } from "../help.js";
+import { type Io, reportError, wantsJson } from "../io.js";
 import { usage } from "./plan.js";
-
-export const TIONE_USAGE = `usage: rlpipe tione inspect <task-id> [--region REGION] [--endpoint URL] [--recipe FILE] [--json]
-
-Reads a TI-ONE training task (for example one created once in the console in Ray mode) and prints the exact
-fields to paste under targets.tione of a recipe. Region: --region, else the recipe's targets.tione.region, else
-TENCENTCLOUD_REGION. Endpoint: TIONE_ENDPOINT, else --endpoint or the recipe's, else tione.tencentcloudapi.com.
-Credentials: TENCENTCLOUD_SECRET_ID / TENCENTCLOUD_SECRET_KEY (+ TENCENTCLOUD_SESSION_TOKEN) or
-~/.tencentcloud/credentials.`;
 
 const SECRET_NAME = /(^|_)(API_?KEY|SECRET(_ACCESS)?_KEY|SECRET|TOKEN|PASSWORD|PASSWD|SK|AK|SECRET_ID|CREDENTIALS?)$/i;
 
@@ -106,9 +99,9 @@ export async function runTione(args: readonly string[], io: Io, env: Readonly<Re
   try {
     const { values, positionals } = parseArgs({
       args: [...args], allowPositionals: true, strict: true,
-      options: { region: { type: "string" }, endpoint: { type: "string" }, recipe: { type: "string" }, json: { type: "boolean", default: false }, help: { type: "boolean", short: "h", default: false } },
+      options: COMMANDS.tione.options,
     });
-    if (values.help) { out.out(TIONE_USAGE); return 0; }
+    if (values.help) { out.out(formatHelp("tione")); return 0; }
     const [sub, id, ...extra] = positionals;
     if (sub !== "inspect") throw usage(sub === undefined ? "rlpipe tione needs a subcommand: inspect <task-id>" : `unknown tione subcommand ${JSON.stringify(sub)} (known: inspect)`);
     if (id === undefined || extra.length > 0) throw usage("rlpipe tione inspect takes exactly one task id (train-…)");
@@ -143,10 +136,6 @@ export async function runTione(args: readonly string[], io: Io, env: Readonly<Re
       api.close();
     }
   } catch (e) {
-    if (e instanceof TypeError && (e as NodeJS.ErrnoException).code?.startsWith("ERR_PARSE_ARGS")) {
-      out.err(`rlpipe: ${e.message}\n  hint: run rlpipe tione --help`);
-      return 2;
-    }
-    return reportError(out, e);
+    return reportError(out, e, { json: wantsJson(args), command: "tione" });
   }
 }

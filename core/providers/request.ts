@@ -61,11 +61,20 @@ export function jobNameFor(recipeName: string, provider: Provider, draft: unknow
   return `${slug}-${sha256(canonicalJson({ provider, draft })).slice(0, 8)}`;
 }
 
-/** Build the request twice: once with a placeholder name to derive the name, once with the name. */
-export function buildNamedRequest(build: RequestBuilder, input: Omit<RequestInput, "jobName">, issues: RecipeIssue[]): { jobName: string; request: ProviderRequest } {
+/** The name of run `attempt` of a job: the first keeps the base name, later ones (deploy --new) add -r<attempt>. */
+export function attemptName(base: string, attempt = 1): string {
+  if (!Number.isSafeInteger(attempt) || attempt < 1) throw new RangeError(`attempt must be a positive integer, got ${attempt}`);
+  return attempt === 1 ? base : `${base}-r${attempt}`;
+}
+
+/**
+ * Build the request twice: once with a placeholder name to derive the name, once with the name (with the
+ * attempt suffix for a re-run).
+ */
+export function buildNamedRequest(build: RequestBuilder, input: Omit<RequestInput, "jobName">, issues: RecipeIssue[], attempt = 1): { jobName: string; request: ProviderRequest } {
   const scratch: RecipeIssue[] = [];
   const draft = build({ ...input, jobName: JOB_NAME_PLACEHOLDER }, scratch);
-  const jobName = jobNameFor(input.recipe.metadata.name, input.provider, { request: draft, bundleDigest: input.bundleDigest });
+  const jobName = attemptName(jobNameFor(input.recipe.metadata.name, input.provider, { request: draft, bundleDigest: input.bundleDigest }), attempt);
   const request = build({ ...input, jobName }, issues);
   return { jobName, request };
 }

@@ -1,0 +1,300 @@
+// Every command's options, described once: a command passes `COMMANDS.<name>.options` to node:util parseArgs
+// (extra fields are ignored there), and `rlpipe <command> --help` prints formatHelp() of the same object, so the
+// help cannot miss an option the command accepts. Commands whose files do not import their spec yet are checked
+// against it by test/cli-help.test.ts.
+import { EXIT_CODE_MEANINGS } from "../core/errors.js";
+import { PROVIDERS } from "../core/recipe/schema.js";
+import { VERSION } from "./version.js";
+
+export interface OptionSpec {
+  readonly type: "string" | "boolean";
+  readonly short?: string;
+  readonly multiple?: boolean;
+  readonly default?: string | boolean;
+  /** The value's placeholder in the help ("URI", "N"); string options only. */
+  readonly value?: string;
+  readonly description: string;
+}
+
+export interface CommandSpec {
+  /** As typed after `rlpipe` ("tione inspect" for a subcommand). */
+  readonly usage: string;
+  /** One line for `rlpipe --help`. */
+  readonly summary: string;
+  /** What the command does, how it behaves, its exit codes when they say more than the table. */
+  readonly description: string;
+  readonly options: Readonly<Record<string, OptionSpec>>;
+}
+
+const help = { type: "boolean", short: "h", default: false, description: "show this help" } as const;
+const json = { type: "boolean", default: false, description: "machine-readable output on stdout (errors too, as {\"error\": …})" } as const;
+const store = { type: "string", value: "URI", description: "the object store: s3://bucket/prefix, obs://…, cos://…, file:///dir or /dir (default $RLPIPE_STORE)" } as const;
+const deployable = PROVIDERS.filter((p) => p !== "docker").join("|");
+
+export const COMMANDS = {
+  plan: {
+    usage: `plan <recipe.yaml> [--provider ${PROVIDERS.join("|")}] [--out DIR] [--json] [--verl-profile NAME]`,
+    summary: "validate a recipe and write its launch bundle (no network, no credentials)",
+    description: `Validates the recipe and writes the launch bundle (launch.sh, tool configs, provider files, rlpipe-plan.json)
+into DIR (default .rlpipe/bundles/<job name>). Without --provider it plans for the recipe's only target; a recipe
+with several targets needs --provider, one without targets plans for local. Warnings (e.g. placeholder values)
+are printed; errors exit 2 with file:line:col, the field and a hint.`,
+    options: {
+      provider: { type: "string", short: "p", value: "NAME", description: `where the bundle will run: ${PROVIDERS.join(", ")} (default: the recipe's only target)` },
+      out: { type: "string", short: "o", value: "DIR", description: "bundle directory (default .rlpipe/bundles/<job name>); an existing directory must be an rlpipe bundle" },
+      json,
+      "verl-profile": { type: "string", value: "NAME", description: "plan against another verl version profile (e.g. to check a recipe against a newer verl)" },
+      help,
+    },
+  },
+  deploy: {
+    usage: `deploy <recipe.yaml> --provider ${deployable} [--dry-run] [--yes] [--wait] [--new] [--json]`,
+    summary: "create the job (exactly one per deploy; --new starts another run of the same recipe)",
+    description: `Plans the recipe, shows what will be created (the provider request, where the bundle goes, unverified
+fields, prices) and asks before creating anything (--yes to skip; required when stdin is not a terminal).
+A deploy makes exactly one job: deploying the same recipe again finds the job it made, even when a create's
+reply was lost, and says so — with the job's phase when it has ended. --new starts a new run of the same
+recipe: the next attempt, named <job>-r2, <job>-r3…; the number is recorded before the create, so repeating a
+--new deploy whose reply was lost finds that attempt instead of making a third job.
+--wait follows the job to its end with its log, a heartbeat on stderr, and the final phase (exit 0 when it
+SUCCEEDED, 1 when it FAILED or was STOPPED). Ctrl-C stops following, not the job (exit 130). The run record
+goes to .rlpipe/runs/<name>.json.`,
+    options: {
+      provider: { type: "string", short: "p", value: "NAME", description: `where to run it: ${deployable.split("|").join(", ")}` },
+      "dry-run": { type: "boolean", default: false, description: "show the request and create nothing" },
+      yes: { type: "boolean", short: "y", default: false, description: "do not ask for confirmation" },
+      wait: { type: "boolean", default: false, description: "follow the job to its end (logs, heartbeat, final phase); the exit code follows the job" },
+      new: { type: "boolean", default: false, description: "start a new run of this recipe even though an earlier one exists (next attempt: <job>-rN)" },
+      json,
+      "verl-profile": { type: "string", value: "NAME", description: "plan against another verl version profile" },
+      help,
+    },
+  },
+  status: {
+    usage: "status [run] [--json]",
+    summary: "normalized phase of a run (or of every run deployed from here)",
+    description: `Asks the provider for the run's phase (QUEUED, STARTING, RUNNING, STOPPING, SUCCEEDED, FAILED, STOPPED,
+UNKNOWN) beside its own, and records it. Without a run, every run deployed from this directory: a run whose
+lookup failed is shown with the reason, and the command exits 3 when any lookup failed. Unreachable providers
+are retried for at most RLPIPE_RETRY_BUDGET_MS (default 20000), with a line on stderr per retry. The endpoint
+in MODELARTS_ENDPOINT, TIONE_ENDPOINT or RAY_ADDRESS, when set, wins over the one in the run record.`,
+    options: { json, help },
+  },
+  logs: {
+    usage: "logs <run> [-f] [--json]",
+    summary: "a run's log, or follow it to the end",
+    description: `Prints the run's log. With -f it follows the log until the job ends, with a heartbeat (phase and elapsed
+time) on stderr and the final phase after the last lines; the exit code then follows the job (0 SUCCEEDED, 1
+FAILED or STOPPED). Ctrl-C stops following, not the job (exit 130).`,
+    options: {
+      follow: { type: "boolean", short: "f", default: false, description: "follow the log until the job ends" },
+      json: { ...json, description: "each log line as {\"log\": …} on stdout; with -f a last {\"name\", \"phase\"…} line" },
+      help,
+    },
+  },
+  stop: {
+    usage: "stop <run> [--json]",
+    summary: "stop a run (idempotent)",
+    description: "Asks the provider to stop the run and prints the phase it is in now. Stopping a finished or already\nstopping run succeeds.",
+    options: { json, help },
+  },
+  list: {
+    usage: "list [--json]",
+    summary: "runs deployed from this directory",
+    description: "Lists the run records in .rlpipe/runs/ (newest first) with the last phase seen. A damaged record is\nreported and the command exits 2.",
+    options: { json, help },
+  },
+  validate: {
+    usage: "validate <recipe.yaml>... [--provider P] [--json]",
+    summary: "check recipes (for CI)",
+    description: "Plans every recipe given (nothing is written). Exit 0 when all plan cleanly, 2 when one does not.",
+    options: {
+      provider: { type: "string", short: "p", value: "NAME", description: `check for this provider: ${PROVIDERS.join(", ")}` },
+      json: { ...json, description: "one {file, ok, errors, warnings} object per recipe on stdout" },
+      help,
+    },
+  },
+  schema: {
+    usage: "schema [--out FILE]",
+    summary: "print the recipe JSON Schema (editor completion)",
+    description: "Prints the JSON Schema of the recipe format (for yaml-language-server), or writes it to FILE.",
+    options: {
+      out: { type: "string", short: "o", value: "FILE", description: "write the schema to FILE instead of stdout" },
+      help,
+    },
+  },
+  serve: {
+    usage: "serve --sandbox local|scalebox|e2b|none [--host 127.0.0.1] [--port 8080] [--token-env NAME] [options]",
+    summary: "the reward/tool function as an HTTP server (local, ScaleBox or E2B sandbox)",
+    description: `Serves POST /run_code, POST /common_evaluate_batch (SandboxFusion/ScaleBox API), POST /v1/rewards and
+GET /v1/ping until SIGINT or SIGTERM. Clients send the token in the Authorization header (bearer scheme) or
+as a /t/<token>/ path prefix. --sandbox e2b reads E2B_API_KEY and E2B_DOMAIN (Tencent AGS:
+E2B_DOMAIN=<region>.tencentags.com).`,
+    options: {
+      sandbox: { type: "string", default: "local", value: "KIND", description: "where programs run: local (bubblewrap), scalebox, e2b, or none (only the runs function)" },
+      host: { type: "string", default: "127.0.0.1", value: "HOST", description: "address to listen on; beyond loopback a token is required" },
+      port: { type: "string", default: "8080", value: "PORT", description: "port to listen on (0: any free port)" },
+      "token-env": { type: "string", value: "NAME", description: "environment variable holding the bearer token (at least 16 characters)" },
+      "scalebox-url": { type: "string", multiple: true, value: "URL", description: "a ScaleBox/SandboxFusion endpoint (default $SCALEBOX_URL, comma-separated)" },
+      "e2b-template": { type: "string", value: "NAME", description: "the E2B/AGS sandbox template" },
+      "runs-store": { type: "string", value: "URI", description: "serve the runs function: presigned uploads into this s3://, obs:// or cos:// store" },
+      "runs-secret-env": { type: "string", value: "NAME", description: "environment variable holding the secret per-run tokens derive from (with --runs-store)" },
+      concurrency: { type: "string", value: "N", description: "programs run at once (for e2b: the sandbox pool size)" },
+      quiet: { type: "boolean", default: false, description: "do not log requests on stderr" },
+      help,
+    },
+  },
+  eval: {
+    usage: "eval <data.jsonl> [--reward-url URL | --sandbox local] [--min-pass-rate X] [--out FILE] [--store URI --run NAME] [options]",
+    summary: "score responses against their test cases (reference solutions: a preflight)",
+    description: `Each line is a JSON object with ground_truth (test cases: {inputs, outputs[, fn_name]} or SandboxFusion's
+test_cases) and the response in --response-field. Responses are scored by the rlpipe function at --reward-url
+(default $RLPIPE_REWARD_URL), else by the local sandbox in this process. Exit 1 when a sandbox failed or the
+pass rate is below --min-pass-rate; 3 when the reward function cannot be reached.`,
+    options: {
+      "response-field": { type: "string", default: "solution", value: "FIELD", description: "the field holding the response to score" },
+      "reward-url": { type: "string", value: "URL", description: "the rlpipe function (rlpipe serve) to score with (default $RLPIPE_REWARD_URL)" },
+      sandbox: { type: "string", value: "local", description: "score in this process with the local sandbox instead of a reward URL" },
+      "token-env": { type: "string", value: "NAME", description: "environment variable holding the reward function's bearer token" },
+      batch: { type: "string", default: "64", value: "N", description: "rows per request (1–4096)" },
+      "min-pass-rate": { type: "string", value: "X", description: "exit 1 when the pass rate is below X (0–1)" },
+      out: { type: "string", value: "FILE", description: "write per-row results (JSON) to FILE" },
+      "metrics-file": { type: "string", value: "FILE", description: "append one verl-style metrics line to FILE" },
+      store,
+      run: { type: "string", value: "NAME", description: "run to store results under (default $RLPIPE_RUN.<stage>)" },
+      stage: { type: "string", value: "ID", description: "stage name for the stored result (default eval)" },
+      json: { ...json, description: "the summary as JSON on stdout" },
+      help,
+    },
+  },
+  sync: {
+    usage: "sync <run> --watch DIR [--metrics FILE] [--store URI] [--interval-s 30] [--once] [--keep-last K] [--keep-every M]",
+    summary: "upload finished checkpoints (durable commits) and metrics to object storage",
+    description: `Uploads every finished verl checkpoint step under DIR (global_step_N) with a manifest, and commits it only
+when every file is stored; repeats every --interval-s until SIGINT/SIGTERM (then one last pass). Credentials come
+from the environment (AWS_*, HUAWEICLOUD_SDK_AK/SK or OBS_*, TENCENTCLOUD_SECRET_ID/KEY or COS_*), never flags.`,
+    options: {
+      store,
+      json: { ...json, description: "one JSON line per pass on stdout" },
+      help,
+      watch: { type: "string", value: "DIR", description: "the checkpoint directory verl writes (trainer.default_local_dir)" },
+      metrics: { type: "string", value: "FILE", description: "also upload this metrics JSONL file" },
+      "interval-s": { type: "string", default: "30", value: "S", description: "seconds between passes" },
+      once: { type: "boolean", default: false, description: "one pass, then exit" },
+      "keep-last": { type: "string", value: "K", description: "keep only the newest K committed steps in the store" },
+      "keep-every": { type: "string", value: "M", description: "also keep every step divisible by M" },
+      "recipe-hash": { type: "string", value: "H", description: "record the recipe hash in each manifest" },
+    },
+  },
+  checkpoints: {
+    usage: "checkpoints <run> [--store URI] [--json]",
+    summary: "list a run's committed checkpoint steps",
+    description: "Lists the committed steps of a run in the store, with file counts, sizes and commit times.",
+    options: { store, json, help },
+  },
+  restore: {
+    usage: "restore <run> DIR [--step N] [--store URI]",
+    summary: "download and verify a step into the layout verl resumes from",
+    description: "Downloads a committed step (the newest, or --step N) into DIR/global_step_N, checking every file's SHA-256\nagainst the manifest, and writes latest_checkpointed_iteration.txt. Exit 1 when a file does not verify.",
+    options: {
+      store,
+      json: { ...json, description: "the restored step as JSON on stdout" },
+      help,
+      step: { type: "string", value: "N", description: "the step to restore (default the newest committed)" },
+    },
+  },
+  metrics: {
+    usage: "metrics <run> [--store URI] [--plot FILE.svg] [--series a,b,...] [--json]",
+    summary: "latest values of the main training series, and a plot",
+    description: "Prints the latest value of the main training series of a run from the store; --plot draws them.",
+    options: {
+      store,
+      json: { ...json, description: "the latest values as JSON on stdout" },
+      help,
+      plot: { type: "string", value: "FILE", description: "write a plot of the series to FILE" },
+      series: { type: "string", value: "a,b,...", description: "the series to plot (default the main ones)" },
+    },
+  },
+  "run-token": {
+    usage: "run-token <run> --secret-env NAME --out FILE",
+    summary: "write the per-run token a job presents to the runs function",
+    description: "Derives the run's token from the secret in --secret-env and writes it to FILE (mode 600); it is a\ncredential, so it is never printed.",
+    options: {
+      "secret-env": { type: "string", value: "NAME", description: "environment variable holding the runs function's secret (≥ 16 characters)" },
+      out: { type: "string", value: "FILE", description: "where to write the token" },
+      help,
+    },
+  },
+  tione: {
+    usage: "tione inspect <task-id> [--region REGION] [--endpoint URL] [--recipe FILE] [--json]",
+    summary: "read a TI-ONE task (e.g. a console-made Ray task) as a targets.tione snippet",
+    description: `Reads a TI-ONE training task (for example one created once in the console in Ray mode) and prints the exact
+fields to paste under targets.tione of a recipe. Credentials: TENCENTCLOUD_SECRET_ID / TENCENTCLOUD_SECRET_KEY
+(+ TENCENTCLOUD_SESSION_TOKEN) or ~/.tencentcloud/credentials.`,
+    options: {
+      region: { type: "string", value: "REGION", description: "the task's region (default the recipe's targets.tione.region, else $TENCENTCLOUD_REGION)" },
+      endpoint: { type: "string", value: "URL", description: "API endpoint (TIONE_ENDPOINT wins; default tione.tencentcloudapi.com)" },
+      recipe: { type: "string", value: "FILE", description: "read region and endpoint from this recipe's targets.tione" },
+      json: { ...json, description: "the task, frameworks and snippet as JSON" },
+      help,
+    },
+  },
+} as const satisfies Record<string, CommandSpec>;
+
+export type CommandName = keyof typeof COMMANDS;
+export const COMMAND_NAMES = Object.keys(COMMANDS) as CommandName[];
+
+export function isCommand(name: string): name is CommandName {
+  return Object.prototype.hasOwnProperty.call(COMMANDS, name);
+}
+
+/** `  -p, --provider NAME   description` lines, aligned. */
+function optionLines(options: Readonly<Record<string, OptionSpec>>): string[] {
+  const heads = Object.entries(options).map(([name, o]) => {
+    const value = o.type === "string" ? ` ${o.value ?? "VALUE"}` : "";
+    return [`${o.short === undefined ? "    " : `-${o.short}, `}--${name}${value}`, o] as const;
+  });
+  const width = Math.min(28, Math.max(...heads.map(([h]) => h.length)));
+  return heads.map(([h, o]) => {
+    const dflt = o.default === undefined || o.default === false || o.type === "boolean" ? "" : ` (default ${String(o.default)})`;
+    const more = o.multiple === true ? " (repeatable)" : "";
+    const pad = h.length > width ? `\n  ${" ".repeat(width)}  ` : " ".repeat(width - h.length + 2);
+    return `  ${h}${pad}${o.description}${dflt}${more}`;
+  });
+}
+
+export function formatHelp(name: CommandName): string {
+  const spec: CommandSpec = COMMANDS[name];
+  return [
+    `usage: rlpipe ${spec.usage}`,
+    "",
+    spec.description,
+    "",
+    "options:",
+    ...optionLines(spec.options),
+    "",
+    "exit codes: 0 ok, 1 failed, 2 invalid input, 3 provider/network/auth, 4 internal, 130 cancelled (rlpipe --help)",
+  ].join("\n");
+}
+
+export function exitCodeTable(): string {
+  return EXIT_CODE_MEANINGS.map(([code, meaning]) => `  ${String(code).padEnd(4)} ${meaning}`).join("\n");
+}
+
+export function formatMainHelp(): string {
+  const width = Math.max(...COMMAND_NAMES.map((n) => n.length));
+  return `rlpipe ${VERSION}: one verl recipe → jobs on ModelArts, TI-ONE, Ray, Slurm or a local machine
+
+usage: rlpipe <command> [options]
+
+commands:
+${COMMAND_NAMES.map((n) => `  ${n.padEnd(width)}  ${COMMANDS[n].summary}`).join("\n")}
+
+  rlpipe <command> --help (or rlpipe help <command>) describes a command and every option.
+  rlpipe --version (-V) prints the version.
+
+exit codes:
+${exitCodeTable()}
+
+With --json, an error is also printed on stdout as {"error": {"code", "message", "hint", "exitCode", ...}}.`;
+}
