@@ -28,7 +28,7 @@ export interface CommandSpec {
 
 const help = { type: "boolean", short: "h", default: false, description: "show this help" } as const;
 const json = { type: "boolean", default: false, description: "machine-readable output on stdout (errors too, as {\"error\": …})" } as const;
-const store = { type: "string", value: "URI", description: "the object store: s3://bucket/prefix, obs://…, cos://…, file:///dir or /dir (default $RLPIPE_STORE)" } as const;
+const store = { type: "string", value: "URI", description: "the object store: s3://bucket/prefix, obs://…, cos://…, file:///dir or /dir (default $RLPIPE_STORE, else the store in the run record of a run deployed from here: <job>.<stage>)" } as const;
 const deployable = PROVIDERS.filter((p) => p !== "docker").join("|");
 
 export const COMMANDS = {
@@ -193,26 +193,28 @@ from the environment (AWS_*, HUAWEICLOUD_SDK_AK/SK or OBS_*, TENCENTCLOUD_SECRET
     options: { store, json, help },
   },
   restore: {
-    usage: "restore <run> DIR [--step N] [--store URI]",
+    usage: "restore <run> DIR [--step N] [--store URI] [--force] [--json]",
     summary: "download and verify a step into the layout verl resumes from",
-    description: "Downloads a committed step (the newest, or --step N) into DIR/global_step_N, checking every file's SHA-256\nagainst the manifest, and writes latest_checkpointed_iteration.txt. Exit 1 when a file does not verify.",
+    description: "Downloads a committed step (the newest, or --step N) into DIR/global_step_N, checking every file's SHA-256\nagainst the manifest, and writes latest_checkpointed_iteration.txt. Nothing lands in DIR until the whole step\nis verified; exit 1 when a file does not verify (DIR is left as it was). DIR must be empty or new unless --force.\nShows bytes, rate and ETA on stderr (a line every RLPIPE_PROGRESS_S seconds when stderr is not a terminal).",
     options: {
       store,
+      force: { type: "boolean", default: false, description: "restore into a directory that is not empty: replace global_step_N there as a whole and point\nlatest_checkpointed_iteration.txt at it (said when that moves it back)" },
       json: { ...json, description: "the restored step as JSON on stdout" },
       help,
       step: { type: "string", value: "N", description: "the step to restore (default the newest committed)" },
     },
   },
   metrics: {
-    usage: "metrics <run> [--store URI] [--plot FILE.svg] [--series a,b,...] [--json]",
+    usage: "metrics <run> [<run> ...] [--store URI] [--plot FILE.png|FILE.svg] [--smooth W] [--series a,b,...] [--json]",
     summary: "latest values of the main training series, and a plot",
-    description: "Prints the latest value of the main training series of a run from the store; --plot draws them.",
+    description: "Prints the latest value of the main training series of each run from the store; --plot draws one panel per\nseries on a shared step axis (several runs overlaid, with a legend), as PNG or SVG by the file's extension.",
     options: {
       store,
       json: { ...json, description: "the latest values as JSON on stdout" },
       help,
       plot: { type: "string", value: "FILE", description: "write a plot of the series to FILE" },
       series: { type: "string", value: "a,b,...", description: "the series to plot (default the main ones)" },
+      smooth: { type: "string", value: "W", description: "TensorBoard-style EMA weight in [0, 1) drawn over the faint raw values" },
     },
   },
   "run-token": {

@@ -81,6 +81,14 @@ describe("provider local: the demo through the CLI", () => {
     assert.equal(m.code, 0, m.err);
     const latest = JSON.parse(m.out) as { latest: { label: string; value: number }[] };
     assert.equal(latest.latest.find((x) => x.label === "pass rate")?.value, 1);
+    // Without --store the run record names the store: a deployed run's outputs are found from where it was deployed.
+    const found = await rlpipe(["metrics", `${res.name}.check`, "--json"], { cwd: dir, env: { ...env, RLPIPE_STORE: "" } });
+    assert.equal(found.code, 0, found.err);
+    assert.deepEqual(JSON.parse(found.out), latest);
+    assert.match(found.err, new RegExp(`store ${store.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")} \\(from the run record of ${res.name}`));
+    const elsewhere = await rlpipe(["checkpoints", "other-run.rl"], { cwd: dir, env: { ...env, RLPIPE_STORE: "" } });
+    assert.equal(elsewhere.code, 2);
+    assert.match(elsewhere.err, new RegExp(`no store given[\\s\\S]*runs deployed from here find their store themselves: ${res.name}\\.<stage>`));
 
     // status, logs, list read the run record; a second deploy finds the job instead of making another.
     const st = await rlpipe(["status", res.name, "--json"], { cwd: dir });

@@ -32,6 +32,9 @@ export const RunRecord = z.object({
   lastStatus: z.object({ phase: Phase, rawPhase: z.string(), at: z.string(), message: z.string().optional() }).readonly().optional(),
   /** The rates assumed for this run at deploy (core/prices.ts): the recipe's prices, else public reference figures. */
   prices: z.array(PriceAssumption).readonly().default([]),
+  /** Where the job keeps checkpoints, metrics and results (the plan's store, interpolated): its stages are the runs
+   *  `<name>.<stage>` there, so `rlpipe checkpoints|restore|metrics <name>.<stage>` need no --store. */
+  store: z.string().optional(),
 }).readonly();
 export type RunRecord = z.infer<typeof RunRecord>;
 

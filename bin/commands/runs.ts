@@ -109,6 +109,7 @@ export async function runDeploy(argv: readonly string[], io: Io): Promise<number
       createdAt: existing?.createdAt ?? now, updatedAt: now,
       // The rates assumed when the job was made; a later deploy that finds it keeps them.
       prices: existing !== undefined && existing.prices.length > 0 ? existing.prices : prices.assumed,
+      ...(p.storage === undefined ? {} : { store: p.storage.uri }),
       ...(existing?.lastStatus === undefined ? {} : { lastStatus: existing.lastStatus }),
     };
     await writeRunRecord(dir, record);

@@ -9,6 +9,7 @@ import { Redactor } from "../../core/redact.js";
 import { sleep } from "../../core/util/retry.js";
 import { CheckpointSync, type TransferEvent, unknownRun } from "../../adapters/storage/checkpoint-sync.js";
 import { MetricsSync, readMetricChunks } from "../../adapters/storage/metrics-sync.js";
+import { listRunRecords, runsDir } from "../../adapters/providers/run-records.js";
 import { type ObjectStore, openStore, retryLines } from "../../adapters/storage/store.js";
 import { runToken } from "../../functions/runs.js";
 import type { Io } from "../io.js";
@@ -41,11 +42,30 @@ function runName(v: string | undefined): string {
   return v;
 }
 
-/** The store, saying on stderr (through `line`) when it retries a request. */
-async function store(flag: string | undefined, line: (text: string) => void = stderrLine): Promise<ObjectStore> {
-  const uri = flag ?? process.env["RLPIPE_STORE"];
-  if (uri === undefined || uri === "") throw new RlpipeError("store_missing", "no store given", { exitCode: 2, hint: "pass --store s3://bucket/prefix (or set RLPIPE_STORE)" });
+/**
+ * The store, saying on stderr (through `line`) when it retries a request: --store, else $RLPIPE_STORE, else — for
+ * runs deployed from this directory — the store their run record names (a deployed job's stage S is the run
+ * `<job>.S` there).
+ */
+async function store(flag: string | undefined, line: (text: string) => void = stderrLine, runs: readonly string[] = []): Promise<ObjectStore> {
+  const given = flag ?? process.env["RLPIPE_STORE"];
+  const uri = given === undefined || given === "" ? await recordedStore(runs, line) : given;
   return openStore(uri.includes("://") ? uri : resolve(uri), process.env, { onRetry: retryLines(line) });
+}
+
+async function recordedStore(runs: readonly string[], line: (text: string) => void): Promise<string> {
+  const { records } = await listRunRecords(runsDir(process.cwd()));
+  const found = runs.map((run) => records.find((r) => r.store !== undefined && (run === r.name || run.startsWith(`${r.name}.`))));
+  const stores = [...new Set(found.map((r) => r?.store))];
+  if (runs.length > 0 && stores.length === 1 && stores[0] !== undefined) {
+    line(`rlpipe: store ${stores[0]} (from the run record of ${found[0]!.name}; --store chooses another)`);
+    return stores[0];
+  }
+  const deployed = records.filter((r) => r.store !== undefined).map((r) => r.name).sort();
+  throw new RlpipeError("store_missing", stores.length > 1 ? `the runs ${runs.join(", ")} are kept in different stores: name one with --store` : "no store given", {
+    exitCode: 2,
+    hint: `pass --store s3://bucket/prefix (or set RLPIPE_STORE)${deployed.length === 0 ? "" : `; runs deployed from here find their store themselves: ${deployed.slice(0, 3).map((n) => `${n}.<stage>`).join(", ")}`}`,
+  });
 }
 
 /** A line on stderr, redacted like everything printed. */
@@ -148,7 +168,7 @@ export async function runCheckpoints(argv: readonly string[], io: Io): Promise<n
   const { values, positionals } = parseArgs({ args: [...argv], allowPositionals: true, strict: true, options: common });
   if (values.help) { io.out(STORAGE_USAGE); return 0; }
   const run = runName(positionals[0]);
-  const s = await store(values.store, (l) => io.err(l));
+  const s = await store(values.store, (l) => io.err(l), [run]);
   try {
     const sync = new CheckpointSync({ run, store: s });
     const manifests = await Promise.all((await sync.committedSteps()).map((step) => sync.manifest(step)));
@@ -172,7 +192,7 @@ export async function runRestore(argv: readonly string[], io: Io): Promise<numbe
   const step = posInt("step", values.step);
   const dir = resolve(positionals[1]);
   const out = transferOutput(io, values.json);
-  const s = await store(values.store, out.line);
+  const s = await store(values.store, out.line, [run]);
   // Ctrl-C or SIGTERM: stop the downloads, remove what they wrote, exit 130 with DIR as it was.
   const abort = new AbortController();
   const stop = () => abort.abort(new RlpipeError("interrupted", `restore interrupted; ${dir} is as it was`, { exitCode: 130 }));
@@ -216,7 +236,7 @@ export async function runMetrics(argv: readonly string[], io: Io): Promise<numbe
   }
   const smoothing = smoothWeight(values.smooth);
   if ((smoothing !== undefined || values.series !== undefined) && values.plot === undefined) throw usage(`--${smoothing !== undefined ? "smooth" : "series"} applies to a plot; add --plot FILE.svg or FILE.png`);
-  const s = await store(values.store);
+  const s = await store(values.store, (l) => io.err(l), runs);
   try {
     const loaded: RunSeries[] = [];
     for (const run of runs) {

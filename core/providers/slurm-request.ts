@@ -131,7 +131,8 @@ function renderScript(input: RequestInput, options: readonly string[], bundleDir
   if (input.secretEnvs.length > 0) {
     L.push(`# Secrets (${input.secretEnvs.join(", ")}) come from the submitting environment, which sbatch exports by default; never from this file.`);
   }
-  L.push("set -eo pipefail", `RLPIPE_BUNDLE=${shellQuote(bundleDir)}`, `export RLPIPE_NNODES=${nodes}`);
+  // RLPIPE_RUN names the run's outputs in the store (launch.sh syncs stage S as $RLPIPE_RUN.S), as on every provider.
+  L.push("set -eo pipefail", `RLPIPE_BUNDLE=${shellQuote(bundleDir)}`, `export RLPIPE_RUN=${shellQuote(input.jobName)}`, `export RLPIPE_NNODES=${nodes}`);
   if (nodes === 1) {
     L.push("export RLPIPE_NODE_RANK=0", 'exec bash "$RLPIPE_BUNDLE/launch.sh"', "");
     return L.join("\n");
