@@ -83,6 +83,20 @@ describe("validate, plan and deploy --dry-run agree on every shipped recipe", ()
     }
   }
 
+  it("validate without --provider checks every target a recipe declares: it finds what each target's plan finds", async () => {
+    const issuesOf = (json: unknown) => (json as { issues: (JsonIssue & { severity: string })[] }[])[0]!.issues.map((i) => ({ severity: i.severity, issue: i }));
+    for (const name of shipped) {
+      const file = join(RECIPES, name);
+      const declared = Object.keys(loadRecipeFile(file).recipe.targets ?? {}) as Provider[];
+      const all = await verdictOf((io) => runValidate([file, "--json"], io), issuesOf);
+      const each = await Promise.all((declared.length > 0 ? declared : ["local" as Provider]).map((p) => verdictOf((io) => runValidate([file, "--provider", p, "--json"], io), issuesOf)));
+      assert.deepEqual(all, { exitCode: 0, issues: [...new Set(each.flatMap((v) => v.issues))].sort() }, name);
+    }
+    // The TI-ONE seed's template values are found by a plain `rlpipe validate`, as CI runs it.
+    const tione = await verdictOf((io) => runValidate([join(RECIPES, "retool-qwen3-4b-tione-ags.yaml"), "--json"], io), issuesOf);
+    assert.ok(tione.issues.some((i) => i.startsWith("warning placeholder_value targets.tione.resourceGroupId")), tione.issues.join("; "));
+  });
+
   it("a broken recipe is refused by all three with the same located errors", async () => {
     // The demo recipe's shipped file is looked up next to the recipe: a copy elsewhere without it fails in all three.
     const { writeFileSync, readFileSync } = await import("node:fs");

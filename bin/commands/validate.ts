@@ -1,8 +1,13 @@
 // rlpipe validate <recipe…> [--provider P] [--json]: for CI. Exit 0 when every recipe plans cleanly, 2 otherwise.
+// Without --provider a recipe is planned for every target it declares (local when it declares none), so a CI check
+// sees what any later `plan` or `deploy` of it would.
 import { parseArgs } from "node:util";
 import { type LocatedIssue, RecipeError, RlpipeError, formatIssue } from "../../core/errors.js";
 import type { Io } from "../io.js";
-import { parseProvider, planRecipeFile, usage } from "./plan.js";
+import { plan } from "../../core/plan.js";
+import { loadRecipeFile } from "../../core/recipe/load.js";
+import { PROVIDERS, type Provider } from "../../core/recipe/schema.js";
+import { parseProvider, planOptionsFor, usage } from "./plan.js";
 
 interface IssueJson {
   readonly severity: "error" | "warning";
@@ -34,8 +39,16 @@ export function runValidate(argv: readonly string[], io: Io): number {
   const results: { file: string; ok: boolean; errors: string[]; warnings: string[]; issues: IssueJson[] }[] = [];
   for (const file of positionals) {
     try {
-      const { plan: p } = planRecipeFile(file, provider === undefined ? {} : { provider });
-      results.push({ file, ok: true, errors: [], warnings: p.warnings.map(formatIssue), issues: p.warnings.map(issueJson) });
+      const loaded = loadRecipeFile(file);
+      const declared = PROVIDERS.filter((t) => loaded.recipe.targets?.[t] !== undefined);
+      const targets: readonly (Provider | undefined)[] = provider !== undefined ? [provider] : declared.length > 0 ? declared : [undefined];
+      // The same finding through several targets (a recipe-level warning) is reported once.
+      const warnings = new Map<string, LocatedIssue>();
+      for (const target of targets) {
+        for (const w of plan(loaded, planOptionsFor(file, loaded, target === undefined ? {} : { provider: target })).warnings) warnings.set(formatIssue(w), w);
+      }
+      const found = [...warnings.values()];
+      results.push({ file, ok: true, errors: [], warnings: found.map(formatIssue), issues: found.map(issueJson) });
     } catch (e) {
       if (e instanceof RecipeError) results.push({ file, ok: false, errors: e.issues.map(formatIssue), warnings: [], issues: e.issues.map(issueJson) });
       else if (e instanceof RlpipeError && e.exitCode === 2) results.push({ file, ok: false, errors: [e.message], warnings: [], issues: [{ severity: "error", code: e.code, path: [], message: e.message, ...(e.hint === undefined ? {} : { hint: e.hint }) }] });
