@@ -107,10 +107,10 @@ FAILED or STOPPED). Ctrl-C stops following, not the job (exit 130).`,
   validate: {
     usage: "validate <recipe.yaml>... [--provider P] [--json]",
     summary: "check recipes (for CI)",
-    description: "Plans every recipe given (nothing is written). Exit 0 when all plan cleanly, 2 when one does not.",
+    description: "Plans every recipe given for each target it declares (local when none; nothing is written), warning about\nplaceholders a deploy would refuse. Exit 0 when all plan cleanly, 2 when one does not.",
     options: {
-      provider: { type: "string", short: "p", value: "NAME", description: `check for this provider: ${PROVIDERS.join(", ")}` },
-      json: { ...json, description: "one {file, ok, errors, warnings} object per recipe on stdout" },
+      provider: { type: "string", short: "p", value: "NAME", description: `check for this provider only: ${PROVIDERS.join(", ")}` },
+      json: { ...json, description: "one {file, ok, errors, warnings, issues} object per recipe on stdout (issues: code, path, line, col)" },
       help,
     },
   },
