@@ -383,6 +383,82 @@ describe("checkpoints and metrics in object storage", () => {
       assert.deepEqual(gw.log.slice(from).filter((x) => x.method === "PUT" || x.method === "POST"), []);
     });
 
+    it("--keep-last with verl keeping every step on disk: several passes upload each step at most once (the function remembers retired steps)", async () => {
+      const dir = join(work, "side-passes");
+      makeCheckpoints(dir, [1, 2, 3], 3, 9 * MiB);
+      const from = gw.log.length;
+      const pass = async () => {
+        const r = await sidecar("run-side-passes", dir, ["--keep-last", "2"]);
+        assert.equal(r.status, 0, r.stderr);
+      };
+      await pass();
+      makeCheckpoints(dir, [4], 4, 9 * MiB); // verl saves a step and keeps the old ones
+      await pass();
+      makeCheckpoints(dir, [5], 5, 9 * MiB);
+      await pass();
+      const before4 = gw.log.length;
+      await pass();
+      const uploads = new Map<number, number>();
+      for (const r of gw.log.slice(from)) {
+        const m = /\/run-side-passes\/checkpoints\/global_step_(\d+)\/data\.pt$/.exec(r.path);
+        if (r.method === "PUT" && m !== null) uploads.set(Number(m[1]), (uploads.get(Number(m[1])) ?? 0) + 1);
+      }
+      assert.deepEqual([...uploads.entries()].sort((a, b) => a[0] - b[0]), [[2, 1], [3, 1], [4, 1], [5, 1]], "each step's files went up once at most (step 1 never)");
+      assert.deepEqual(gw.log.slice(before4).filter((r) => r.method !== "GET" && r.method !== "HEAD"), [], "a pass with nothing new writes nothing");
+      const state = await (await fetch(`${fn.url}/v1/runs/run-side-passes/state`, { headers: { authorization: `Bearer ${runToken(SECRET, "run-side-passes")}` } })).json() as { committed: number[]; retired: number[] };
+      assert.deepEqual([state.committed, state.retired], [[4, 5], [1, 2, 3]]);
+      assert.deepEqual(await new CheckpointSync({ run: "run-side-passes", store }).retiredSteps(), [1, 2, 3]);
+      assert.deepEqual(await assertCommittedIntact(store, "run-side-passes", dir), [4, 5]);
+    });
+
+    it("a step rlpipe sync retired is not uploaded by the sidecar (the function's state lists it)", async () => {
+      const dir = join(work, "side-node-retired");
+      makeCheckpoints(dir, [1, 2], 2, 1024);
+      const node = await new CheckpointSync({ run: "run-side-nr", store, retention: { keepLast: 1 } }).syncDir(dir);
+      assert.deepEqual([node.committed, node.retired], [[2], [1]]);
+      const from = gw.log.length;
+      const r = await sidecar("run-side-nr", dir); // no retention of its own: only the marker keeps step 1 out
+      assert.equal(r.status, 0, r.stderr);
+      assert.deepEqual(gw.log.slice(from).filter((x) => x.method !== "GET" && x.method !== "HEAD"), [], "nothing written");
+      assert.deepEqual(await assertCommittedIntact(store, "run-side-nr", dir), [2]);
+    });
+
+    it("killed (SIGKILL) in the middle of an uncommitted step, restarted: the files already stored are not sent again", async () => {
+      const dir = join(work, "side-resume");
+      const d = join(dir, "global_step_1", "actor");
+      mkdirSync(d, { recursive: true });
+      for (let i = 0; i < 3; i++) writeFileSync(join(d, `model_world_size_3_rank_${i}.pt`), randomBytes(20 * MiB));
+      writeFileSync(join(d, "extra_state.pt"), randomBytes(4096));
+      writeFileSync(join(dir, "latest_checkpointed_iteration.txt"), "1");
+      // The third shard's parts never get an answer: the sidecar is killed while they are in flight.
+      const third = (r: IncomingMessage) => isUploadPart(r) && (r.url ?? "").includes("rank_2.pt");
+      for (let i = 0; i < 3; i++) gw.faults.push({ kind: "hold", match: third });
+      const from = gw.log.length;
+      const completed = (rank: number) => gw.log.slice(from).some((r) => r.method === "POST" && r.path.endsWith(`rank_${rank}.pt`) && /uploadId=/.test(r.query));
+      const child = spawn("/usr/bin/python3", [SIDECAR, "--url", fn.url, "--run", "run-side-resume", "--dir", dir, "--once", "--part-size-mb", "8"], {
+        env: { PATH: "/usr/bin:/bin", RLPIPE_RUN_TOKEN: runToken(SECRET, "run-side-resume") }, stdio: "ignore",
+      });
+      const exited = new Promise((r) => child.once("exit", r));
+      const heldBefore = gw.stats.held;
+      for (let waited = 0; !(completed(0) && completed(1) && gw.stats.held > heldBefore); waited += 50) {
+        assert.ok(waited < 60_000, "the first two shards complete and the third is in flight");
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      child.kill("SIGKILL");
+      await exited;
+      gw.faults.splice(0, gw.faults.length);
+      assert.deepEqual(await new CheckpointSync({ run: "run-side-resume", store }).committedSteps(), [], "nothing committed: the step is invisible");
+      const restartFrom = gw.log.length;
+      const again = await sidecar("run-side-resume", dir);
+      assert.equal(again.status, 0, again.stderr);
+      const puts = gw.log.slice(restartFrom).filter((r) => r.method === "PUT");
+      assert.deepEqual(puts.filter((r) => /rank_[01]\.pt$/.test(r.path) || r.path.endsWith("extra_state.pt")), [], "the files stored before the kill were not sent again");
+      const sent = puts.reduce((n, r) => n + r.bytes, 0);
+      assert.ok(sent <= 20 * MiB + 64 * 1024, `the restart sent ${sent} bytes: the shard in flight and the manifest, no more`);
+      assert.match(again.stderr, /3 files already stored/);
+      assert.deepEqual(await assertCommittedIntact(store, "run-side-resume", dir), [1]);
+    });
+
     it("renews presigned URLs that expire mid-upload", async () => {
       const short = await startHttpServer({ runs: { store, secret: SECRET, urlTtlS: 1 }, cache: new ResultCache() }, { host: "127.0.0.1", port: 0 });
       try {
@@ -444,12 +520,10 @@ describe("checkpoints and metrics in object storage", () => {
       const again = await run(args[0], [...args[1]], { env });
       assert.equal(again.status, 0, `trial ${trial}: ${again.stderr}`);
       assert.deepEqual(await assertCommittedIntact(store, name, dir), [1, 2, 3], `trial ${trial} (${python ? "python" : "node"}, killed at ${killAt} ms)`);
-      if (!python) {
-        // Across the kill, every file went up once, plus at most the parts that were in flight (8 × 8 MiB).
-        const sent = gw.log.slice(logFrom).filter((r) => r.method === "PUT" && r.path.includes(`/${name}/`)).reduce((n, r) => n + r.bytes, 0);
-        const stepBytes = 3 * (17 * MiB + 4096 + 100) + 64 * 1024;
-        assert.ok(sent <= stepBytes + 8 * 8 * MiB, `trial ${trial}: ${(sent / MiB).toFixed(1)} MiB sent for ${(stepBytes / MiB).toFixed(1)} MiB of checkpoints`);
-      }
+      // Across the kill, every file went up once, plus at most the parts that were in flight (8 × 8 MiB).
+      const sent = gw.log.slice(logFrom).filter((r) => r.method === "PUT" && r.path.includes(`/${name}/`)).reduce((n, r) => n + r.bytes, 0);
+      const stepBytes = 3 * (17 * MiB + 4096 + 100) + 64 * 1024;
+      assert.ok(sent <= stepBytes + 8 * 8 * MiB, `trial ${trial} (${python ? "python" : "node"}): ${(sent / MiB).toFixed(1)} MiB sent for ${(stepBytes / MiB).toFixed(1)} MiB of checkpoints`);
       const partsAfterRestart = gw.stats.uploadParts - before;
       if (partsAfterRestart < 3 * 3 - visible.length * 3) reused++;
     }
