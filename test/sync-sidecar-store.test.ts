@@ -11,7 +11,7 @@ import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { CreateBucketCommand } from "@aws-sdk/client-s3";
-import { CheckpointSync } from "../adapters/storage/checkpoint-sync.js";
+import { CheckpointSync, listFiles } from "../adapters/storage/checkpoint-sync.js";
 import { FsStore } from "../adapters/storage/fs.js";
 import { readMetricChunks } from "../adapters/storage/metrics-sync.js";
 import { S3Store } from "../adapters/storage/s3.js";
@@ -158,7 +158,8 @@ describe("rlpipe_sync.py --store: the sidecar managed targets run", () => {
     assert.deepEqual(puts.filter((r) => /rank_[01]\.pt$/.test(r.path) || r.path.endsWith("extra_state.pt")), [], "the files stored before the kill were not sent again");
     const sent = puts.reduce((n, r) => n + r.bytes, 0);
     assert.ok(sent <= 12 * MiB + 64 * 1024, `the restart sent ${sent} bytes: the third shard's parts not yet stored (8 + 4 MiB) and the manifest, no more`);
-    assert.match(again.stderr, /already stored/);
+    assert.match(again.stderr, /3 files already stored/);
+    assert.match(again.stderr, /rank_2.pt: resuming an interrupted upload \(\d of 3 parts stored\)/);
     assert.deepEqual(await assertCommittedIntact(store, "job-resume.rl", dir), [1]);
   });
 
@@ -183,6 +184,35 @@ describe("rlpipe_sync.py --store: the sidecar managed targets run", () => {
     const again = await sync.syncDir(dir); // no retention: only the markers keep it from uploading 1, 2 and 3
     assert.deepEqual([again.committed, again.retired], [[], [1, 2, 3]]);
     assert.deepEqual(gw.log.slice(from2).filter((r) => r.method === "PUT" || r.method === "POST"), []);
+  });
+
+  it("an uncommitted step one uploader left is finished by the other without re-sending its files (either part size's ETag, or the stored SHA-256)", async () => {
+    const stepFiles = (dir: string) => listFiles(join(dir, "global_step_1"));
+    const stepPuts = (from: number, runName: string) => gw.log.slice(from).filter((r) => r.method === "PUT" && r.path.includes(`/${runName}/checkpoints/global_step_1/`));
+    // rlpipe sync stored every file of step 1 (8 MiB parts: the 20 MiB shard has a 3-part ETag) and was killed
+    // before the manifest; the sidecar, with its default 16 MiB parts, commits the step without sending them again.
+    const a = join(work, "cross-a");
+    makeCheckpoints(a, [1], 1, 20 * MiB);
+    for (const rel of await stepFiles(a)) await store.putFile(layout.file("job-cross-a.rl", 1, rel), join(a, "global_step_1", ...rel.split("/")));
+    const fromA = gw.log.length;
+    const py = await sidecar(["--store", "cos://ckpt-1251234567/runs", "--region", "ap-shanghai", "--run", "job-cross-a.rl", "--dir", a, "--once"]);
+    assert.equal(py.status, 0, py.stderr);
+    assert.deepEqual(stepPuts(fromA, "job-cross-a.rl"), [], "nothing of step 1 sent again");
+    assert.match(py.stderr, /step 1: 4 files already stored/);
+    assert.deepEqual(await assertCommittedIntact(store, "job-cross-a.rl", a), [1]);
+    // The other way: the sidecar's 2-part upload matches no ETag rlpipe sync would produce, but the SHA-256 it
+    // stored with the object does.
+    const b = join(work, "cross-b");
+    makeCheckpoints(b, [1], 1, 20 * MiB);
+    const first = await sidecar(["--store", "cos://ckpt-1251234567/runs", "--region", "ap-shanghai", "--run", "job-cross-b.rl", "--dir", b, "--once"]);
+    assert.equal(first.status, 0, first.stderr);
+    await store.delete([layout.manifest("job-cross-b.rl", 1)]); // as if killed before the manifest
+    const fromB = gw.log.length;
+    const node = await new CheckpointSync({ run: "job-cross-b.rl", store }).syncDir(b);
+    assert.deepEqual(node.committed, [1]);
+    assert.deepEqual(stepPuts(fromB, "job-cross-b.rl"), [], "nothing of step 1 sent again");
+    assert.equal(node.bytesUploaded, 0);
+    assert.deepEqual(await assertCommittedIntact(store, "job-cross-b.rl", b), [1]);
   });
 
   it("without credentials it says which variables it needs, and uploads nothing", async () => {
