@@ -2,7 +2,7 @@
 // (`rlpipe sync`), the runs function with its presigned URLs, and the standard-library Python sidecar.
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import { randomBytes } from "node:crypto";
+import { createHash, randomBytes } from "node:crypto";
 import { appendFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import type { IncomingMessage } from "node:http";
 import { tmpdir } from "node:os";
@@ -12,7 +12,7 @@ import { CreateBucketCommand, PutObjectCommand } from "@aws-sdk/client-s3";
 import { CheckpointSync, listFiles } from "../adapters/storage/checkpoint-sync.js";
 import { MetricsSync, readMetricChunks } from "../adapters/storage/metrics-sync.js";
 import { S3Store } from "../adapters/storage/s3.js";
-import { layout } from "../core/checkpoints.js";
+import { layout, retiredRecord } from "../core/checkpoints.js";
 import { latestValues, mergeMetrics, renderSvg, toSeries } from "../core/metrics.js";
 import { type RunningServer, startHttpServer } from "../functions/platforms/http.js";
 import { ResultCache } from "../functions/reward.js";
@@ -457,6 +457,43 @@ describe("checkpoints and metrics in object storage", () => {
       assert.ok(sent <= 20 * MiB + 64 * 1024, `the restart sent ${sent} bytes: the shard in flight and the manifest, no more`);
       assert.match(again.stderr, /3 files already stored/);
       assert.deepEqual(await assertCommittedIntact(store, "run-side-resume", dir), [1]);
+    });
+
+    it("the runs function's protocol: state lists the stored files of uncommitted steps (this run's only), retire checks retention's decision, a retired step is never committed again", async () => {
+      const headers = (run: string, token = runToken(SECRET, run)) => ({ "content-type": "application/json", authorization: `Bearer ${token}` });
+      const post = (run: string, op: string, body: unknown, token?: string) => fetch(`${fn.url}/v1/runs/${run}/${op}`, { method: "POST", headers: headers(run, token), body: JSON.stringify(body) });
+      type State = { committed: number[]; retired: number[]; uncommitted: { step: number; files: { path: string; size: number; etag: string }[] }[] };
+      const state = async (run: string) => await (await fetch(`${fn.url}/v1/runs/${run}/state`, { headers: headers(run) })).json() as State;
+      const dir = join(work, "proto");
+      makeCheckpoints(dir, [5, 7], 7, 1024);
+      await new CheckpointSync({ run: "run-proto", store }).commitStep(join(dir, "global_step_5"), 5);
+      const data7 = join(dir, "global_step_7", "data.pt");
+      await store.putFile(layout.file("run-proto", 7, "data.pt"), data7); // step 7: one file stored, no manifest
+      await store.putFile(layout.file("run-proto2", 7, "other.pt"), data7); // another run whose name extends this one
+      const md5 = createHash("md5").update(readFileSync(data7)).digest("hex");
+      assert.deepEqual(await state("run-proto"), { run: "run-proto", committed: [5], retired: [], uncommitted: [{ step: 7, files: [{ path: "data.pt", size: 100, etag: md5 }] }], metrics: {} });
+
+      assert.equal((await post("run-proto", "retire", { step: 3, keep: { last: 1 } }, runToken(SECRET, "run-proto2"))).status, 401, "a token opens only its own run");
+      assert.equal((await post("run-proto", "retire", { step: 3, keep: {} })).status, 422, "a policy is needed");
+      const committed = await post("run-proto", "retire", { step: 5, keep: { last: 1 } });
+      assert.equal(committed.status, 409);
+      assert.match(((await committed.json()) as { detail: string }).detail, /step 5 is committed/);
+      const kept = await post("run-proto", "retire", { step: 9, keep: { last: 1 } });
+      assert.equal(kept.status, 409, "keep-last 1 keeps a step newer than the committed one");
+      assert.match(((await kept.json()) as { detail: string }).detail, /keeps step 9; upload it instead/);
+      const retired = await post("run-proto", "retire", { step: 3, keep: { last: 1 } });
+      assert.equal(retired.status, 200);
+      const marker = (await store.get(layout.retired("run-proto", 3))).toString("utf8");
+      assert.equal(marker, retiredRecord(3, { keepLast: 1 }, new Date((JSON.parse(marker) as { retiredAt: string }).retiredAt), false), "the marker rlpipe sync writes");
+      assert.equal((await post("run-proto", "retire", { step: 3, keep: { last: 1 } })).status, 200, "retiring again is no error");
+
+      await store.putFile(layout.file("run-proto", 3, "data.pt"), data7);
+      const again = await post("run-proto", "commit", { step: 3, files: [{ path: "data.pt", size: 100, sha256: createHash("sha256").update(readFileSync(data7)).digest("hex") }] });
+      assert.equal(again.status, 409);
+      assert.equal(((await again.json()) as { retired?: boolean }).retired, true);
+      assert.equal(await store.head(layout.manifest("run-proto", 3)), undefined, "no manifest for the retired step");
+      const after = await state("run-proto");
+      assert.deepEqual([after.committed, after.retired, after.uncommitted.map((u) => u.step)], [[5], [3], [7]], "a retired step's leftovers are not offered for resuming");
     });
 
     it("renews presigned URLs that expire mid-upload", async () => {

@@ -15,7 +15,7 @@ import { CheckpointSync, listFiles } from "../adapters/storage/checkpoint-sync.j
 import { FsStore } from "../adapters/storage/fs.js";
 import { readMetricChunks } from "../adapters/storage/metrics-sync.js";
 import { S3Store } from "../adapters/storage/s3.js";
-import { layout, retiredRecord } from "../core/checkpoints.js";
+import { layout, retiredRecord, stepsToDelete } from "../core/checkpoints.js";
 import { mergeMetrics } from "../core/metrics.js";
 import { assertCommittedIntact, makeCheckpoints, run } from "./checkpoint-helpers.js";
 import { type Gateway, type GatewayRequest, isUploadPart, startGateway } from "./fakes/s3-gateway.js";
@@ -213,6 +213,32 @@ describe("rlpipe_sync.py --store: the sidecar managed targets run", () => {
     assert.deepEqual(stepPuts(fromB, "job-cross-b.rl"), [], "nothing of step 1 sent again");
     assert.equal(node.bytesUploaded, 0);
     assert.deepEqual(await assertCommittedIntact(store, "job-cross-b.rl", b), [1]);
+  });
+
+  it("decides retention as rlpipe does (random policies and step sets) and parses as Python 3.8", async () => {
+    const rnd = (() => { let a = 7; return () => { a = (a * 1103515245 + 12345) % 2 ** 31; return a / 2 ** 31; }; })();
+    const cases = Array.from({ length: 300 }, () => {
+      const committed = Array.from({ length: Math.floor(rnd() * 12) }, () => Math.floor(rnd() * 40));
+      const last = rnd() < 0.7 ? 1 + Math.floor(rnd() * 5) : undefined;
+      const every = rnd() < 0.4 ? 1 + Math.floor(rnd() * 10) : undefined;
+      return { committed, keep: { ...(last === undefined ? {} : { last }), ...(every === undefined ? {} : { every }) } };
+    });
+    const script = [
+      "import ast, json, sys",
+      `sys.path.insert(0, ${JSON.stringify(join(ROOT, "recipes", "python"))})`,
+      `ast.parse(open(${JSON.stringify(SIDECAR)}).read(), feature_version=(3, 8))`,
+      "import rlpipe_sync",
+      "print(json.dumps([rlpipe_sync.steps_to_delete(c['committed'], c['keep']) for c in json.load(sys.stdin)]))",
+    ].join("\n");
+    const child = spawn("python3", ["-c", script], { stdio: ["pipe", "pipe", "pipe"] });
+    let out = "";
+    let err = "";
+    child.stdout.on("data", (d: Buffer) => { out += d.toString(); });
+    child.stderr.on("data", (d: Buffer) => { err += d.toString(); });
+    child.stdin.end(JSON.stringify(cases));
+    assert.equal(await new Promise((r) => child.once("close", r)), 0, err);
+    const python = JSON.parse(out) as number[][];
+    cases.forEach((c, i) => assert.deepEqual(python[i], stepsToDelete(c.committed, { ...(c.keep.last === undefined ? {} : { keepLast: c.keep.last }), ...(c.keep.every === undefined ? {} : { keepEvery: c.keep.every }) }), JSON.stringify(c)));
   });
 
   it("without credentials it says which variables it needs, and uploads nothing", async () => {
