@@ -433,9 +433,10 @@ class FunctionSync:
                     log("step %d: not uploaded, retention (%s) keeps newer steps" % (step, describe_keep(self.keep)))
                     continue
                 except HttpFailure as e:
-                    if e.status != 409:
+                    if e.status not in (404, 409):
                         raise
-                    log("step %d: the function keeps it (%s); uploading" % (step, e.detail.get("detail", "")))
+                    # 409: the function's view of the committed steps keeps it; 404: a function older than `retire`.
+                    log("step %d: not retired by the function (HTTP %d %s); uploading" % (step, e.status, e.detail.get("detail", "")))
             step_dir = os.path.join(ckpt_dir, "global_step_%d" % step)
             files, reused, reused_bytes = [], 0, 0
             try:
