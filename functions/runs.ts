@@ -35,11 +35,16 @@ const UploadRequest = z.strictObject({
   partMd5s: z.array(md5Hex).min(1).max(10_000),
 });
 const CompleteRequest = z.strictObject({ path: z.string(), uploadId: z.string().min(1), partMd5s: z.array(md5Hex).min(1).max(10_000) });
+const Keep = z.strictObject({ last: z.number().int().positive().optional(), every: z.number().int().positive().optional() });
 const CommitRequest = z.strictObject({
   step: z.number().int().nonnegative(),
   files: z.array(ManifestFile).min(1),
   recipeHash: z.string().max(128).optional(),
-  keep: z.strictObject({ last: z.number().int().positive().optional(), every: z.number().int().positive().optional() }).optional(),
+  keep: Keep.optional(),
+});
+const RetireRequest = z.strictObject({
+  step: z.number().int().nonnegative(),
+  keep: Keep.refine((k) => k.last !== undefined || k.every !== undefined, { error: "a retention policy needs last and/or every" }),
 });
 const MetricsRequest = z.strictObject({
   generation: z.string().regex(/^[0-9a-f]{16}$/),
@@ -65,7 +70,7 @@ function authorized(req: FnRequest, run: string, secret: string): boolean {
 
 /** Routes under /v1/runs/<run>/…; undefined when the path is not a runs route. */
 export async function routeRuns(req: FnRequest, deps: RunsDeps): Promise<FnResponse | undefined> {
-  const m = /^\/v1\/runs\/([^/]+)\/(uploads|uploads\/complete|commit|metrics|state)$/.exec(req.path);
+  const m = /^\/v1\/runs\/([^/]+)\/(uploads|uploads\/complete|commit|retire|metrics|state)$/.exec(req.path);
   if (m === null) return undefined;
   const run = decodeURIComponent(m[1]!);
   const op = m[2]!;
@@ -77,6 +82,7 @@ export async function routeRuns(req: FnRequest, deps: RunsDeps): Promise<FnRespo
     case "uploads": return startUpload(run, req.body, deps);
     case "uploads/complete": return completeUpload(run, req.body, deps);
     case "commit": return commit(run, req.body, deps);
+    case "retire": return retire(run, req.body, deps);
     case "metrics": return metricsUrl(run, req.body, deps);
     default: return state(run, deps);
   }
@@ -127,6 +133,8 @@ async function commit(run: string, body: unknown, deps: RunsDeps): Promise<FnRes
   const p = CommitRequest.safeParse(body);
   if (!p.success) return unprocessable(p.error.issues);
   const { step, files, recipeHash, keep } = p.data;
+  // A retired step stays retired (what rlpipe sync honours too), whoever asks to commit it again.
+  if (await deps.store.head(layout.retired(run, step)) !== undefined) return json(409, { detail: `step ${step} was retired by retention; it is not committed again`, retired: true });
   const problems: string[] = [];
   await Promise.all(files.map(async (f) => {
     if (!safeRelativePath(f.path)) { problems.push(`${f.path}: not a relative path`); return; }
@@ -138,8 +146,30 @@ async function commit(run: string, body: unknown, deps: RunsDeps): Promise<FnRes
   if (problems.length > 0) return json(409, { detail: `step ${step} cannot be committed`, problems: problems.sort() });
   const manifest = buildManifest(run, step, files, { ...(recipeHash === undefined ? {} : { recipeHash }), now: (deps.now ?? (() => new Date()))() });
   await deps.store.putBytes(layout.manifest(run, step), `${JSON.stringify(manifest, null, 2)}\n`, { contentType: "application/json" });
-  const deleted = await retention(run, keep === undefined ? undefined : { ...(keep.last === undefined ? {} : { keepLast: keep.last }), ...(keep.every === undefined ? {} : { keepEvery: keep.every }) }, deps);
+  const deleted = await retention(run, keep === undefined ? undefined : policyOf(keep), deps);
   return json(200, { manifest, deleted });
+}
+
+function policyOf(keep: z.infer<typeof Keep>): RetentionPolicy {
+  return { ...(keep.last === undefined ? {} : { keepLast: keep.last }), ...(keep.every === undefined ? {} : { keepEvery: keep.every }) };
+}
+
+/**
+ * Retire a finished step without uploading it, as rlpipe sync does for a step retention would delete at once
+ * (older than the newest steps it keeps). The function checks that decision against the committed steps.
+ */
+async function retire(run: string, body: unknown, deps: RunsDeps): Promise<FnResponse> {
+  const p = RetireRequest.safeParse(body);
+  if (!p.success) return unprocessable(p.error.issues);
+  const { step } = p.data;
+  const policy = policyOf(p.data.keep);
+  const listed = await deps.store.list(layout.manifestsPrefix(run));
+  const committed = listed.map((o) => stepOfManifestKey(o.key)).filter((s): s is number => s !== undefined);
+  if (listed.some((o) => stepOfRetiredKey(o.key) === step)) return json(200, { retired: step });
+  if (committed.includes(step)) return json(409, { detail: `step ${step} is committed; retention retires it when a commit applies the policy` });
+  if (!stepsToDelete([...committed, step], policy).includes(step)) return json(409, { detail: `retention (${JSON.stringify(policy)}) keeps step ${step}; upload it instead` });
+  await deps.store.putBytes(layout.retired(run, step), retiredRecord(step, policy, (deps.now ?? (() => new Date()))(), false), { contentType: "application/json" });
+  return json(200, { retired: step });
 }
 
 async function retention(run: string, policy: RetentionPolicy | undefined, deps: RunsDeps): Promise<number[]> {
@@ -165,15 +195,37 @@ async function metricsUrl(run: string, body: unknown, deps: RunsDeps): Promise<F
   return json(200, { url, headers: { "Content-MD5": Buffer.from(md5, "hex").toString("base64") }, expiresInS: ttl });
 }
 
-/** What a restarted sidecar needs: committed and retired steps (neither is uploaded) and how far each metrics generation got. */
+/**
+ * What a restarted sidecar needs: committed and retired steps (neither is uploaded), the files already stored for
+ * the other steps (an interrupted upload; the sidecar does not send again a file whose size and ETag match) and
+ * how far each metrics generation got.
+ */
 async function state(run: string, deps: RunsDeps): Promise<FnResponse> {
   const checkpoints = await deps.store.list(layout.manifestsPrefix(run));
   const committed = checkpoints.map((o) => stepOfManifestKey(o.key)).filter((s): s is number => s !== undefined).sort((a, b) => a - b);
   const retired = checkpoints.map((o) => stepOfRetiredKey(o.key)).filter((s): s is number => s !== undefined).sort((a, b) => a - b);
+  const settled = new Set([...committed, ...retired]);
+  const files = new Map<number, { path: string; size: number; etag: string }[]>();
+  for (const o of checkpoints) {
+    const f = storedFile(run, o.key);
+    if (f === undefined || settled.has(f.step) || o.etag === undefined) continue;
+    files.set(f.step, [...(files.get(f.step) ?? []), { path: f.path, size: o.size, etag: o.etag }]);
+  }
+  const uncommitted = [...files.entries()].sort((a, b) => a[0] - b[0])
+    .map(([step, fs]) => ({ step, files: fs.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0)) }));
   const metrics: Record<string, number> = {};
   for (const o of await deps.store.list(layout.metricsPrefix(run))) {
     const c = parseChunkKey(o.key);
     if (c !== undefined) metrics[c.generation] = Math.max(metrics[c.generation] ?? 0, c.end);
   }
-  return json(200, { run, committed, retired, metrics });
+  return json(200, { run, committed, retired, uncommitted, metrics });
+}
+
+/** A file of a step, from its key under the run: `<run>/checkpoints/global_step_N/<path>`. */
+function storedFile(run: string, key: string): { step: number; path: string } | undefined {
+  const prefix = layout.manifestsPrefix(run);
+  if (!key.startsWith(prefix)) return undefined;
+  const m = CKPT_PATH.exec(`checkpoints/${key.slice(prefix.length)}`);
+  if (m === null || !safeRelativePath(m[2]!)) return undefined;
+  return { step: Number(m[1]), path: m[2]! };
 }

@@ -2,7 +2,7 @@
 // (`rlpipe sync`), the runs function with its presigned URLs, and the standard-library Python sidecar.
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import { randomBytes } from "node:crypto";
+import { createHash, randomBytes } from "node:crypto";
 import { appendFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import type { IncomingMessage } from "node:http";
 import { tmpdir } from "node:os";
@@ -12,7 +12,7 @@ import { CreateBucketCommand, PutObjectCommand } from "@aws-sdk/client-s3";
 import { CheckpointSync, listFiles } from "../adapters/storage/checkpoint-sync.js";
 import { MetricsSync, readMetricChunks } from "../adapters/storage/metrics-sync.js";
 import { S3Store } from "../adapters/storage/s3.js";
-import { layout } from "../core/checkpoints.js";
+import { layout, retiredRecord } from "../core/checkpoints.js";
 import { latestValues, mergeMetrics, renderSvg, toSeries } from "../core/metrics.js";
 import { type RunningServer, startHttpServer } from "../functions/platforms/http.js";
 import { ResultCache } from "../functions/reward.js";
@@ -383,6 +383,119 @@ describe("checkpoints and metrics in object storage", () => {
       assert.deepEqual(gw.log.slice(from).filter((x) => x.method === "PUT" || x.method === "POST"), []);
     });
 
+    it("--keep-last with verl keeping every step on disk: several passes upload each step at most once (the function remembers retired steps)", async () => {
+      const dir = join(work, "side-passes");
+      makeCheckpoints(dir, [1, 2, 3], 3, 9 * MiB);
+      const from = gw.log.length;
+      const pass = async () => {
+        const r = await sidecar("run-side-passes", dir, ["--keep-last", "2"]);
+        assert.equal(r.status, 0, r.stderr);
+      };
+      await pass();
+      makeCheckpoints(dir, [4], 4, 9 * MiB); // verl saves a step and keeps the old ones
+      await pass();
+      makeCheckpoints(dir, [5], 5, 9 * MiB);
+      await pass();
+      const before4 = gw.log.length;
+      await pass();
+      const uploads = new Map<number, number>();
+      for (const r of gw.log.slice(from)) {
+        const m = /\/run-side-passes\/checkpoints\/global_step_(\d+)\/data\.pt$/.exec(r.path);
+        if (r.method === "PUT" && m !== null) uploads.set(Number(m[1]), (uploads.get(Number(m[1])) ?? 0) + 1);
+      }
+      assert.deepEqual([...uploads.entries()].sort((a, b) => a[0] - b[0]), [[2, 1], [3, 1], [4, 1], [5, 1]], "each step's files went up once at most (step 1 never)");
+      assert.deepEqual(gw.log.slice(before4).filter((r) => r.method !== "GET" && r.method !== "HEAD"), [], "a pass with nothing new writes nothing");
+      const state = await (await fetch(`${fn.url}/v1/runs/run-side-passes/state`, { headers: { authorization: `Bearer ${runToken(SECRET, "run-side-passes")}` } })).json() as { committed: number[]; retired: number[] };
+      assert.deepEqual([state.committed, state.retired], [[4, 5], [1, 2, 3]]);
+      assert.deepEqual(await new CheckpointSync({ run: "run-side-passes", store }).retiredSteps(), [1, 2, 3]);
+      assert.deepEqual(await assertCommittedIntact(store, "run-side-passes", dir), [4, 5]);
+    });
+
+    it("a step rlpipe sync retired is not uploaded by the sidecar (the function's state lists it)", async () => {
+      const dir = join(work, "side-node-retired");
+      makeCheckpoints(dir, [1, 2], 2, 1024);
+      const node = await new CheckpointSync({ run: "run-side-nr", store, retention: { keepLast: 1 } }).syncDir(dir);
+      assert.deepEqual([node.committed, node.retired], [[2], [1]]);
+      const from = gw.log.length;
+      const r = await sidecar("run-side-nr", dir); // no retention of its own: only the marker keeps step 1 out
+      assert.equal(r.status, 0, r.stderr);
+      assert.deepEqual(gw.log.slice(from).filter((x) => x.method !== "GET" && x.method !== "HEAD"), [], "nothing written");
+      assert.deepEqual(await assertCommittedIntact(store, "run-side-nr", dir), [2]);
+    });
+
+    it("killed (SIGKILL) in the middle of an uncommitted step, restarted: the files already stored are not sent again", async () => {
+      const dir = join(work, "side-resume");
+      const d = join(dir, "global_step_1", "actor");
+      mkdirSync(d, { recursive: true });
+      for (let i = 0; i < 3; i++) writeFileSync(join(d, `model_world_size_3_rank_${i}.pt`), randomBytes(20 * MiB));
+      writeFileSync(join(d, "extra_state.pt"), randomBytes(4096));
+      writeFileSync(join(dir, "latest_checkpointed_iteration.txt"), "1");
+      // The third shard's parts never get an answer: the sidecar is killed while they are in flight.
+      const third = (r: IncomingMessage) => isUploadPart(r) && (r.url ?? "").includes("rank_2.pt");
+      for (let i = 0; i < 3; i++) gw.faults.push({ kind: "hold", match: third });
+      const from = gw.log.length;
+      const completed = (rank: number) => gw.log.slice(from).some((r) => r.method === "POST" && r.path.endsWith(`rank_${rank}.pt`) && /uploadId=/.test(r.query));
+      const child = spawn("/usr/bin/python3", [SIDECAR, "--url", fn.url, "--run", "run-side-resume", "--dir", dir, "--once", "--part-size-mb", "8"], {
+        env: { PATH: "/usr/bin:/bin", RLPIPE_RUN_TOKEN: runToken(SECRET, "run-side-resume") }, stdio: "ignore",
+      });
+      const exited = new Promise((r) => child.once("exit", r));
+      const heldBefore = gw.stats.held;
+      for (let waited = 0; !(completed(0) && completed(1) && gw.stats.held > heldBefore); waited += 50) {
+        assert.ok(waited < 60_000, "the first two shards complete and the third is in flight");
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      child.kill("SIGKILL");
+      await exited;
+      gw.faults.splice(0, gw.faults.length);
+      assert.deepEqual(await new CheckpointSync({ run: "run-side-resume", store }).committedSteps(), [], "nothing committed: the step is invisible");
+      const restartFrom = gw.log.length;
+      const again = await sidecar("run-side-resume", dir);
+      assert.equal(again.status, 0, again.stderr);
+      const puts = gw.log.slice(restartFrom).filter((r) => r.method === "PUT");
+      assert.deepEqual(puts.filter((r) => /rank_[01]\.pt$/.test(r.path) || r.path.endsWith("extra_state.pt")), [], "the files stored before the kill were not sent again");
+      const sent = puts.reduce((n, r) => n + r.bytes, 0);
+      assert.ok(sent <= 20 * MiB + 64 * 1024, `the restart sent ${sent} bytes: the shard in flight and the manifest, no more`);
+      assert.match(again.stderr, /3 files already stored/);
+      assert.deepEqual(await assertCommittedIntact(store, "run-side-resume", dir), [1]);
+    });
+
+    it("the runs function's protocol: state lists the stored files of uncommitted steps (this run's only), retire checks retention's decision, a retired step is never committed again", async () => {
+      const headers = (run: string, token = runToken(SECRET, run)) => ({ "content-type": "application/json", authorization: `Bearer ${token}` });
+      const post = (run: string, op: string, body: unknown, token?: string) => fetch(`${fn.url}/v1/runs/${run}/${op}`, { method: "POST", headers: headers(run, token), body: JSON.stringify(body) });
+      type State = { committed: number[]; retired: number[]; uncommitted: { step: number; files: { path: string; size: number; etag: string }[] }[] };
+      const state = async (run: string) => await (await fetch(`${fn.url}/v1/runs/${run}/state`, { headers: headers(run) })).json() as State;
+      const dir = join(work, "proto");
+      makeCheckpoints(dir, [5, 7], 7, 1024);
+      await new CheckpointSync({ run: "run-proto", store }).commitStep(join(dir, "global_step_5"), 5);
+      const data7 = join(dir, "global_step_7", "data.pt");
+      await store.putFile(layout.file("run-proto", 7, "data.pt"), data7); // step 7: one file stored, no manifest
+      await store.putFile(layout.file("run-proto2", 7, "other.pt"), data7); // another run whose name extends this one
+      const md5 = createHash("md5").update(readFileSync(data7)).digest("hex");
+      assert.deepEqual(await state("run-proto"), { run: "run-proto", committed: [5], retired: [], uncommitted: [{ step: 7, files: [{ path: "data.pt", size: 100, etag: md5 }] }], metrics: {} });
+
+      assert.equal((await post("run-proto", "retire", { step: 3, keep: { last: 1 } }, runToken(SECRET, "run-proto2"))).status, 401, "a token opens only its own run");
+      assert.equal((await post("run-proto", "retire", { step: 3, keep: {} })).status, 422, "a policy is needed");
+      const committed = await post("run-proto", "retire", { step: 5, keep: { last: 1 } });
+      assert.equal(committed.status, 409);
+      assert.match(((await committed.json()) as { detail: string }).detail, /step 5 is committed/);
+      const kept = await post("run-proto", "retire", { step: 9, keep: { last: 1 } });
+      assert.equal(kept.status, 409, "keep-last 1 keeps a step newer than the committed one");
+      assert.match(((await kept.json()) as { detail: string }).detail, /keeps step 9; upload it instead/);
+      const retired = await post("run-proto", "retire", { step: 3, keep: { last: 1 } });
+      assert.equal(retired.status, 200);
+      const marker = (await store.get(layout.retired("run-proto", 3))).toString("utf8");
+      assert.equal(marker, retiredRecord(3, { keepLast: 1 }, new Date((JSON.parse(marker) as { retiredAt: string }).retiredAt), false), "the marker rlpipe sync writes");
+      assert.equal((await post("run-proto", "retire", { step: 3, keep: { last: 1 } })).status, 200, "retiring again is no error");
+
+      await store.putFile(layout.file("run-proto", 3, "data.pt"), data7);
+      const again = await post("run-proto", "commit", { step: 3, files: [{ path: "data.pt", size: 100, sha256: createHash("sha256").update(readFileSync(data7)).digest("hex") }] });
+      assert.equal(again.status, 409);
+      assert.equal(((await again.json()) as { retired?: boolean }).retired, true);
+      assert.equal(await store.head(layout.manifest("run-proto", 3)), undefined, "no manifest for the retired step");
+      const after = await state("run-proto");
+      assert.deepEqual([after.committed, after.retired, after.uncommitted.map((u) => u.step)], [[5], [3], [7]], "a retired step's leftovers are not offered for resuming");
+    });
+
     it("renews presigned URLs that expire mid-upload", async () => {
       const short = await startHttpServer({ runs: { store, secret: SECRET, urlTtlS: 1 }, cache: new ResultCache() }, { host: "127.0.0.1", port: 0 });
       try {
@@ -444,12 +557,11 @@ describe("checkpoints and metrics in object storage", () => {
       const again = await run(args[0], [...args[1]], { env });
       assert.equal(again.status, 0, `trial ${trial}: ${again.stderr}`);
       assert.deepEqual(await assertCommittedIntact(store, name, dir), [1, 2, 3], `trial ${trial} (${python ? "python" : "node"}, killed at ${killAt} ms)`);
-      if (!python) {
-        // Across the kill, every file went up once, plus at most the parts that were in flight (8 × 8 MiB).
-        const sent = gw.log.slice(logFrom).filter((r) => r.method === "PUT" && r.path.includes(`/${name}/`)).reduce((n, r) => n + r.bytes, 0);
-        const stepBytes = 3 * (17 * MiB + 4096 + 100) + 64 * 1024;
-        assert.ok(sent <= stepBytes + 8 * 8 * MiB, `trial ${trial}: ${(sent / MiB).toFixed(1)} MiB sent for ${(stepBytes / MiB).toFixed(1)} MiB of checkpoints`);
-      }
+      // Across the kill, every file went up once, plus at most the parts that were in flight: rlpipe sync's 8 × 8 MiB;
+      // for the sidecar, a part the server received whole is kept (the function resumes from it), so one at most.
+      const sent = gw.log.slice(logFrom).filter((r) => r.method === "PUT" && r.path.includes(`/${name}/`)).reduce((n, r) => n + r.bytes, 0);
+      const stepBytes = 3 * (17 * MiB + 4096 + 100) + 64 * 1024;
+      assert.ok(sent <= stepBytes + (python ? 8 : 8 * 8) * MiB, `trial ${trial} (${python ? "python" : "node"}): ${(sent / MiB).toFixed(1)} MiB sent for ${(stepBytes / MiB).toFixed(1)} MiB of checkpoints`);
       const partsAfterRestart = gw.stats.uploadParts - before;
       if (partsAfterRestart < 3 * 3 - visible.length * 3) reused++;
     }

@@ -3,19 +3,22 @@
 // uploads. The result must be what `rlpipe checkpoints` / `restore` / `metrics` read: the same layout and manifests
 // as the Node sync, each manifest written after its files, retention applied, a retired step never uploaded again.
 import assert from "node:assert/strict";
-import { appendFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
+import { spawn } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { type Dirent, appendFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
+import type { IncomingMessage } from "node:http";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { join, relative } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { CreateBucketCommand } from "@aws-sdk/client-s3";
-import { CheckpointSync } from "../adapters/storage/checkpoint-sync.js";
+import { CheckpointSync, listFiles } from "../adapters/storage/checkpoint-sync.js";
 import { FsStore } from "../adapters/storage/fs.js";
 import { readMetricChunks } from "../adapters/storage/metrics-sync.js";
 import { S3Store } from "../adapters/storage/s3.js";
-import { layout } from "../core/checkpoints.js";
+import { layout, retiredRecord, stepsToDelete } from "../core/checkpoints.js";
 import { mergeMetrics } from "../core/metrics.js";
 import { assertCommittedIntact, makeCheckpoints, run } from "./checkpoint-helpers.js";
-import { type Gateway, isUploadPart, startGateway } from "./fakes/s3-gateway.js";
+import { type Gateway, type GatewayRequest, isUploadPart, startGateway } from "./fakes/s3-gateway.js";
 import { ROOT } from "./helpers.js";
 import { type Moto, TEST_CREDENTIALS, startMoto } from "./servers/moto.js";
 
@@ -94,6 +97,150 @@ describe("rlpipe_sync.py --store: the sidecar managed targets run", () => {
     assert.ok(gw.stats.requests - puts < 40);
   });
 
+  it("--keep-last with verl keeping every step on disk: several passes upload each step at most once, newest first, retired steps remembered in the store", async () => {
+    const dir = join(work, "keep");
+    makeCheckpoints(dir, [1, 2, 3], 3, 9 * MiB);
+    const from = gw.log.length;
+    const pass = async () => {
+      const r = await sidecar(["--store", "cos://ckpt-1251234567/runs", "--region", "ap-shanghai", "--run", "job-keep.rl", "--dir", dir, "--once", "--keep-last", "2", "--part-size-mb", "8"]);
+      assert.equal(r.status, 0, r.stderr);
+      return r.stderr;
+    };
+    await pass();
+    makeCheckpoints(dir, [4], 4, 9 * MiB); // verl saves a step and keeps the old ones
+    await pass();
+    makeCheckpoints(dir, [5], 5, 9 * MiB);
+    await pass();
+    const before4 = gw.log.length;
+    await pass();
+    assert.deepEqual(uploadsPerStep(gw.log.slice(from), "job-keep.rl"), [[2, 1], [3, 1], [4, 1], [5, 1]], "each step's files went up once at most (step 1 never: retention would have deleted it at once)");
+    assert.deepEqual(gw.log.slice(before4).filter((r) => r.method === "PUT" || r.method === "POST" || r.method === "DELETE"), [], "a pass with nothing new writes nothing");
+    const sync = new CheckpointSync({ run: "job-keep.rl", store });
+    assert.deepEqual(await sync.retiredSteps(), [1, 2, 3], "rlpipe's reader sees the sidecar's retirement markers");
+    assert.deepEqual(await assertCommittedIntact(store, "job-keep.rl", dir), [4, 5]);
+    // The markers are byte for byte what rlpipe sync writes.
+    for (const [step, committed] of [[1, false], [2, true], [3, true]] as const) {
+      const text = (await store.get(layout.retired("job-keep.rl", step))).toString("utf8");
+      const m = JSON.parse(text) as { retiredAt: string };
+      assert.equal(text, retiredRecord(step, { keepLast: 2 }, new Date(m.retiredAt), committed), `step ${step}'s marker`);
+    }
+  });
+
+  it("killed (SIGKILL) in the middle of an uncommitted step, restarted: the files already stored are not sent again, the one in flight resumes from its parts", async () => {
+    const dir = join(work, "resume");
+    const d = join(dir, "global_step_1", "actor");
+    mkdirSync(d, { recursive: true });
+    for (let i = 0; i < 3; i++) writeFileSync(join(d, `model_world_size_3_rank_${i}.pt`), randomBytes(20 * MiB));
+    writeFileSync(join(d, "extra_state.pt"), randomBytes(4096));
+    writeFileSync(join(dir, "latest_checkpointed_iteration.txt"), "1");
+    const args = ["--store", "cos://ckpt-1251234567/runs", "--region", "ap-shanghai", "--run", "job-resume.rl", "--dir", dir, "--once", "--part-size-mb", "8"];
+    // The third shard's second part never gets an answer: the sidecar is killed while it is in flight.
+    let thirdParts = 0;
+    const heldPart = (r: IncomingMessage) => isUploadPart(r) && (r.url ?? "").includes("rank_2.pt") && ++thirdParts === 2;
+    gw.faults.push({ kind: "hold", match: heldPart });
+    const from = gw.log.length;
+    const completed = (rank: number) => gw.log.slice(from).some((r) => r.method === "POST" && r.path.endsWith(`rank_${rank}.pt`) && /uploadId=/.test(r.query));
+    const child = spawn("python3", [SIDECAR, ...args], { env: jobEnv(), stdio: "ignore" });
+    const exited = new Promise((r) => child.once("exit", r));
+    const heldBefore = gw.stats.held;
+    for (let waited = 0; !(completed(0) && completed(1) && gw.stats.held > heldBefore); waited += 50) {
+      assert.ok(waited < 60_000, "the first two shards complete and the third is in flight");
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    child.kill("SIGKILL");
+    await exited;
+    gw.faults.splice(0, gw.faults.length);
+    assert.deepEqual(await new CheckpointSync({ run: "job-resume.rl", store }).committedSteps(), [], "nothing committed: the step is invisible");
+    const restartFrom = gw.log.length;
+    const again = await sidecar(args);
+    assert.equal(again.status, 0, again.stderr);
+    const puts = gw.log.slice(restartFrom).filter((r) => r.method === "PUT");
+    assert.deepEqual(puts.filter((r) => /rank_[01]\.pt$/.test(r.path) || r.path.endsWith("extra_state.pt")), [], "the files stored before the kill were not sent again");
+    const sent = puts.reduce((n, r) => n + r.bytes, 0);
+    assert.ok(sent <= 12 * MiB + 64 * 1024, `the restart sent ${sent} bytes: the third shard's parts not yet stored (8 + 4 MiB) and the manifest, no more`);
+    assert.match(again.stderr, /3 files already stored/);
+    assert.match(again.stderr, /rank_2.pt: resuming an interrupted upload \(\d of 3 parts stored\)/);
+    assert.deepEqual(await assertCommittedIntact(store, "job-resume.rl", dir), [1]);
+  });
+
+  it("retirement markers are shared: one the Node uploader wrote stops the sidecar from uploading that step, and one the sidecar wrote stops rlpipe sync", async () => {
+    // rlpipe sync retires step 1 (keep-last 1: it would delete it at once) and commits step 2.
+    const dir = join(work, "shared");
+    makeCheckpoints(dir, [1, 2], 2, 1024);
+    const node = await new CheckpointSync({ run: "job-shared.rl", store, retention: { keepLast: 1 } }).syncDir(dir);
+    assert.deepEqual([node.committed, node.retired], [[2], [1]]);
+    // The sidecar, without any retention of its own, on the same directory: nothing to upload.
+    const from = gw.log.length;
+    const py = await sidecar(["--store", "cos://ckpt-1251234567/runs", "--region", "ap-shanghai", "--run", "job-shared.rl", "--dir", dir, "--once"]);
+    assert.equal(py.status, 0, py.stderr);
+    assert.deepEqual(gw.log.slice(from).filter((r) => r.method !== "GET" && r.method !== "HEAD"), [], "step 1 is retired and step 2 committed: nothing written");
+    // The sidecar retires steps 2 and 3 (keep-last 1, steps 3 and 4 new); rlpipe sync then uploads nothing of them.
+    makeCheckpoints(dir, [3, 4], 4, 1024);
+    const py2 = await sidecar(["--store", "cos://ckpt-1251234567/runs", "--region", "ap-shanghai", "--run", "job-shared.rl", "--dir", dir, "--once", "--keep-last", "1"]);
+    assert.equal(py2.status, 0, py2.stderr);
+    const sync = new CheckpointSync({ run: "job-shared.rl", store });
+    assert.deepEqual([await sync.committedSteps(), await sync.retiredSteps()], [[4], [1, 2, 3]]);
+    const from2 = gw.log.length;
+    const again = await sync.syncDir(dir); // no retention: only the markers keep it from uploading 1, 2 and 3
+    assert.deepEqual([again.committed, again.retired], [[], [1, 2, 3]]);
+    assert.deepEqual(gw.log.slice(from2).filter((r) => r.method === "PUT" || r.method === "POST"), []);
+  });
+
+  it("an uncommitted step one uploader left is finished by the other without re-sending its files (either part size's ETag, or the stored SHA-256)", async () => {
+    const stepFiles = (dir: string) => listFiles(join(dir, "global_step_1"));
+    const stepPuts = (from: number, runName: string) => gw.log.slice(from).filter((r) => r.method === "PUT" && r.path.includes(`/${runName}/checkpoints/global_step_1/`));
+    // rlpipe sync stored every file of step 1 (8 MiB parts: the 20 MiB shard has a 3-part ETag) and was killed
+    // before the manifest; the sidecar, with its default 16 MiB parts, commits the step without sending them again.
+    const a = join(work, "cross-a");
+    makeCheckpoints(a, [1], 1, 20 * MiB);
+    for (const rel of await stepFiles(a)) await store.putFile(layout.file("job-cross-a.rl", 1, rel), join(a, "global_step_1", ...rel.split("/")));
+    const fromA = gw.log.length;
+    const py = await sidecar(["--store", "cos://ckpt-1251234567/runs", "--region", "ap-shanghai", "--run", "job-cross-a.rl", "--dir", a, "--once"]);
+    assert.equal(py.status, 0, py.stderr);
+    assert.deepEqual(stepPuts(fromA, "job-cross-a.rl"), [], "nothing of step 1 sent again");
+    assert.match(py.stderr, /step 1: 4 files already stored/);
+    assert.deepEqual(await assertCommittedIntact(store, "job-cross-a.rl", a), [1]);
+    // The other way: the sidecar's 2-part upload matches no ETag rlpipe sync would produce, but the SHA-256 it
+    // stored with the object does.
+    const b = join(work, "cross-b");
+    makeCheckpoints(b, [1], 1, 20 * MiB);
+    const first = await sidecar(["--store", "cos://ckpt-1251234567/runs", "--region", "ap-shanghai", "--run", "job-cross-b.rl", "--dir", b, "--once"]);
+    assert.equal(first.status, 0, first.stderr);
+    await store.delete([layout.manifest("job-cross-b.rl", 1)]); // as if killed before the manifest
+    const fromB = gw.log.length;
+    const node = await new CheckpointSync({ run: "job-cross-b.rl", store }).syncDir(b);
+    assert.deepEqual(node.committed, [1]);
+    assert.deepEqual(stepPuts(fromB, "job-cross-b.rl"), [], "nothing of step 1 sent again");
+    assert.equal(node.bytesUploaded, 0);
+    assert.deepEqual(await assertCommittedIntact(store, "job-cross-b.rl", b), [1]);
+  });
+
+  it("decides retention as rlpipe does (random policies and step sets) and parses as Python 3.8", async () => {
+    const rnd = (() => { let a = 7; return () => { a = (a * 1103515245 + 12345) % 2 ** 31; return a / 2 ** 31; }; })();
+    const cases = Array.from({ length: 300 }, () => {
+      const committed = Array.from({ length: Math.floor(rnd() * 12) }, () => Math.floor(rnd() * 40));
+      const last = rnd() < 0.7 ? 1 + Math.floor(rnd() * 5) : undefined;
+      const every = rnd() < 0.4 ? 1 + Math.floor(rnd() * 10) : undefined;
+      return { committed, keep: { ...(last === undefined ? {} : { last }), ...(every === undefined ? {} : { every }) } };
+    });
+    const script = [
+      "import ast, json, sys",
+      `sys.path.insert(0, ${JSON.stringify(join(ROOT, "recipes", "python"))})`,
+      `ast.parse(open(${JSON.stringify(SIDECAR)}).read(), feature_version=(3, 8))`,
+      "import rlpipe_sync",
+      "print(json.dumps([rlpipe_sync.steps_to_delete(c['committed'], c['keep']) for c in json.load(sys.stdin)]))",
+    ].join("\n");
+    const child = spawn("python3", ["-c", script], { stdio: ["pipe", "pipe", "pipe"] });
+    let out = "";
+    let err = "";
+    child.stdout.on("data", (d: Buffer) => { out += d.toString(); });
+    child.stderr.on("data", (d: Buffer) => { err += d.toString(); });
+    child.stdin.end(JSON.stringify(cases));
+    assert.equal(await new Promise((r) => child.once("close", r)), 0, err);
+    const python = JSON.parse(out) as number[][];
+    cases.forEach((c, i) => assert.deepEqual(python[i], stepsToDelete(c.committed, { ...(c.keep.last === undefined ? {} : { keepLast: c.keep.last }), ...(c.keep.every === undefined ? {} : { keepEvery: c.keep.every }) }), JSON.stringify(c)));
+  });
+
   it("without credentials it says which variables it needs, and uploads nothing", async () => {
     const dir = join(work, "d");
     makeCheckpoints(dir, [1], 1, 10);
@@ -134,7 +281,56 @@ describe("rlpipe_sync.py --store: the sidecar managed targets run", () => {
       await fs.close();
     }
   });
+
+  it("into a directory, killed before the manifest: on restart the hard links already in place count as stored (not linked again)", async () => {
+    const dir = join(work, "relink");
+    const staging = join(work, "staging-relink");
+    makeCheckpoints(dir, [7], 7, 2 * MiB);
+    const args = ["--store", `file://${staging}`, "--settle-s", "3600", "--run", "job-relink.rl", "--dir", dir, "--interval", "0.2"];
+    const child = spawn("python3", [SIDECAR, ...args], { env: { PATH: process.env["PATH"] ?? "/usr/bin:/bin" }, stdio: ["ignore", "ignore", "pipe"] });
+    let stderr = "";
+    child.stderr.on("data", (d: Buffer) => { stderr += d.toString(); });
+    const exited = new Promise((r) => child.once("exit", r));
+    for (let waited = 0; !/committing after/.test(stderr); waited += 50) {
+      assert.ok(waited < 60_000, stderr);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    child.kill("SIGKILL"); // the held-back manifest is lost with the process
+    await exited;
+    const stepDir = join(staging, "job-relink.rl", "checkpoints", "global_step_7");
+    const staged = listTree(stepDir).map((rel) => ({ rel, st: statSync(join(stepDir, rel), { bigint: true }) }));
+    assert.equal(staged.length, 4);
+    assert.ok(!existsSync(join(staging, "job-relink.rl", "checkpoints", "global_step_7.manifest.json")));
+    const r = await run("python3", [SIDECAR, ...args, "--once"], { env: { PATH: process.env["PATH"] ?? "/usr/bin:/bin" } });
+    assert.equal(r.status, 0, r.stderr);
+    for (const { rel, st } of staged) {
+      const now = statSync(join(stepDir, rel), { bigint: true });
+      assert.equal(now.ino, statSync(join(dir, "global_step_7", rel), { bigint: true }).ino, `${rel}: still the training file's inode`);
+      assert.equal(now.ctimeNs, st.ctimeNs, `${rel}: not linked again (a new link changes the inode's ctime)`);
+    }
+    assert.match(r.stderr, /4 files already stored/);
+    const fs = new FsStore(staging);
+    try {
+      assert.deepEqual(await new CheckpointSync({ run: "job-relink.rl", store: fs }).committedSteps(), [7]);
+    } finally {
+      await fs.close();
+    }
+  });
 });
+
+/** PUTs of each step's data.pt (every step has one), by step. */
+function uploadsPerStep(log: readonly GatewayRequest[], runName: string): [number, number][] {
+  const uploads = new Map<number, number>();
+  for (const r of log) {
+    const m = new RegExp(`/${runName.replace(/\./g, "\\.")}/checkpoints/global_step_(\\d+)/data\\.pt$`).exec(r.path);
+    if (r.method === "PUT" && m !== null) uploads.set(Number(m[1]), (uploads.get(Number(m[1])) ?? 0) + 1);
+  }
+  return [...uploads.entries()].sort((a, b) => a[0] - b[0]);
+}
+
+function listTree(dir: string): string[] {
+  return (readdirSync(dir, { recursive: true, withFileTypes: true }) as Dirent[]).filter((e) => e.isFile()).map((e) => relative(dir, join(e.parentPath, e.name))).sort();
+}
 
 function writeMetrics(file: string, from: number, to: number): void {
   mkdirSync(join(file, ".."), { recursive: true });

@@ -1,12 +1,21 @@
-"""rlpipe checkpoint and metrics sidecar for training jobs (standard library only).
+"""rlpipe checkpoint and metrics sidecar for training jobs (standard library only, Python 3.8+).
 
 Watches verl's checkpoint directory and metrics file. A step is uploaded only after verl has finished it
 (latest_checkpointed_iteration.txt), file by file; then the step's manifest is written, last, which commits it.
+It follows the protocol of `rlpipe sync` (adapters/storage/checkpoint-sync.ts) in every mode:
+
+- steps go up newest first; a step that is committed, or that retention retired (a marker
+  <run>/checkpoints/global_step_N.retired.json, written by either uploader), is never uploaded again, and a
+  finished step retention would delete at once is retired (marker) without being uploaded;
+- retention writes the marker before it deletes a step's manifest, then the step's files;
+- an interrupted step resumes: a file the store already holds with the same size and checksum (its MD5 ETag,
+  its multipart ETag, or its stored SHA-256; in a staging directory, the same hard link) is not sent again, and
+  the file that was in flight continues from the parts already stored.
+
 Three ways to the store:
 
 - through rlpipe's runs function (--url), which hands out short-lived presigned URLs: no cloud credentials enter
-  the training container. Each part is checked against the MD5 the server reports; interrupted uploads resume
-  without re-sending completed parts; expired URLs are renewed.
+  the training container. Each part is checked against the MD5 the server reports; expired URLs are renewed.
       python3 rlpipe_sync.py --url http://FUNCTION --run RUN --dir CKPT_DIR [--metrics FILE] [--once]
   The run token is read from $RLPIPE_RUN_TOKEN (or --token-env NAME).
 - straight to S3, OBS or COS through the S3 API (--store s3://|obs://|cos://bucket/prefix), signed with AWS SigV4
@@ -38,10 +47,24 @@ TRACKER = "latest_checkpointed_iteration.txt"
 STEP_DIR = re.compile(r"^global_step_(\d+)$")
 MIB = 1024 * 1024
 RETRYABLE = (429, 500, 502, 503, 504)
+# Part sizes as rlpipe's Node store plans them (adapters/storage/s3.ts planParts): at least 8 MiB, and large
+# enough for 10,000 parts. NODE_PART is `rlpipe sync`'s default, so a file it stored is recognised by its ETag.
+MIN_PART = 8 * MIB
+MAX_PARTS = 10000
+NODE_PART = 8 * MIB
 
 
 class SyncError(RuntimeError):
     pass
+
+
+class HttpFailure(SyncError):
+    """The runs function answered with an error status (not retried); `detail` is its JSON reply when it sent one."""
+
+    def __init__(self, message, status, detail):
+        SyncError.__init__(self, message)
+        self.status = status
+        self.detail = detail
 
 
 class UrlExpired(Exception):
@@ -51,6 +74,225 @@ class UrlExpired(Exception):
 def log(msg):
     sys.stderr.write("[rlpipe_sync %s] %s\n" % (time.strftime("%H:%M:%S"), msg))
     sys.stderr.flush()
+
+
+def iso_now():
+    """UTC time as JavaScript's Date.toISOString() writes it (milliseconds, Z)."""
+    now = datetime.datetime.now(datetime.timezone.utc)
+    return now.strftime("%Y-%m-%dT%H:%M:%S.") + "%03dZ" % (now.microsecond // 1000)
+
+
+# ------------------------------------------------------------------------------------ the shared protocol
+# The store's layout, as rlpipe reads it (core/checkpoints.ts): <run>/checkpoints/global_step_N/<file>, the
+# manifest <run>/checkpoints/global_step_N.manifest.json (written last: it commits the step), the retirement
+# marker <run>/checkpoints/global_step_N.retired.json, and metrics chunks
+# <run>/metrics/<generation>/<start:016d>-<end:016d>.jsonl named by byte range (S3 has no append).
+
+MANIFEST_KEY = re.compile(r"(?:^|/)checkpoints/global_step_(\d+)\.manifest\.json$")
+RETIRED_KEY = re.compile(r"(?:^|/)checkpoints/global_step_(\d+)\.retired\.json$")
+STEP_FILE_KEY = re.compile(r"(?:^|/)checkpoints/global_step_(\d+)/(.+)$")
+CHUNK_KEY = re.compile(r"metrics/([0-9a-f]{16})/(\d{16})-(\d{16})\.jsonl$")
+RUN_NAME = re.compile(r"^[a-z0-9][a-z0-9._-]{0,127}$")
+
+
+def manifest_key(run, step):
+    return "%s/checkpoints/global_step_%d.manifest.json" % (run, step)
+
+
+def retired_key(run, step):
+    return "%s/checkpoints/global_step_%d.retired.json" % (run, step)
+
+
+def step_prefix(run, step):
+    return "%s/checkpoints/global_step_%d/" % (run, step)
+
+
+def steps_to_delete(committed, keep):
+    """core/checkpoints.ts stepsToDelete: all but the newest keep["last"] and the multiples of keep["every"]."""
+    last, every = keep.get("last"), keep.get("every")
+    if not last and not every:
+        return []
+    steps = sorted(set(committed))
+    newest = set(steps[max(0, len(steps) - last):]) if last else set(steps)
+    return [s for s in steps if s not in newest and not (every and s % every == 0)]
+
+
+def retired_record(step, keep, committed):
+    """The marker's bytes, exactly as core/checkpoints.ts retiredRecord writes them (only its existence counts)."""
+    policy = {}
+    if keep.get("last"):
+        policy["keepLast"] = keep["last"]
+    if keep.get("every"):
+        policy["keepEvery"] = keep["every"]
+    record = {"format": "rlpipe-retired/v1", "step": step, "retiredAt": iso_now(), "committed": committed, "policy": policy}
+    return (json.dumps(record, separators=(",", ":")) + "\n").encode()
+
+
+def describe_keep(keep):
+    return ", ".join(w for w in (("keep-last %d" % keep["last"]) if keep.get("last") else "", ("keep-every %d" % keep["every"]) if keep.get("every") else "") if w)
+
+
+def finished_steps(ckpt_dir):
+    """global_step_N directories verl has finished (N <= the tracker), ascending; [] before the first save."""
+    try:
+        with open(os.path.join(ckpt_dir, TRACKER)) as f:
+            latest = int(f.read().strip())
+    except (FileNotFoundError, ValueError):
+        return []
+    found = (STEP_DIR.match(d) for d in os.listdir(ckpt_dir))
+    return sorted(int(m.group(1)) for m in found if m and int(m.group(1)) <= latest and os.path.isdir(os.path.join(ckpt_dir, m.group(0))))
+
+
+def list_files(step_dir):
+    out = []
+    for root, _dirs, files in os.walk(step_dir):
+        for name in files:
+            full = os.path.join(root, name)
+            if os.path.isfile(full) and not os.path.islink(full):
+                out.append(os.path.relpath(full, step_dir).replace(os.sep, "/"))
+    return sorted(out)
+
+
+def ledger(listing, run):
+    """Committed and retired steps, and the files stored for each step, from one listing of <run>/checkpoints/."""
+    committed, retired, stored = set(), set(), {}
+    for key, size, etag in listing:
+        m = MANIFEST_KEY.search(key)
+        if m:
+            committed.add(int(m.group(1)))
+            continue
+        m = RETIRED_KEY.search(key)
+        if m:
+            retired.add(int(m.group(1)))
+            continue
+        m = STEP_FILE_KEY.search(key)
+        if m and key.startswith(run + "/checkpoints/"):
+            stored.setdefault(int(m.group(1)), {})[m.group(2)] = (size, etag)
+    return committed, retired, stored
+
+
+def plan_part_size(size, requested):
+    return max(MIN_PART, requested, -(-size // MAX_PARTS))
+
+
+def multipart_etag(md5s):
+    return "%s-%d" % (hashlib.md5(b"".join(bytes.fromhex(m) for m in md5s)).hexdigest(), len(md5s))
+
+
+class _PartMd5s:
+    def __init__(self, part_size):
+        self.part_size, self.md5s, self.cur, self.filled = part_size, [], hashlib.md5(), 0
+
+    def update(self, view):
+        while len(view):
+            take = min(len(view), self.part_size - self.filled)
+            self.cur.update(view[:take])
+            self.filled += take
+            view = view[take:]
+            if self.filled == self.part_size:
+                self.md5s.append(self.cur.hexdigest())
+                self.cur, self.filled = hashlib.md5(), 0
+
+    def finish(self):
+        if self.filled or not self.md5s:
+            self.md5s.append(self.cur.hexdigest())
+        return self.md5s
+
+
+class Digests:
+    """One read of a file: its SHA-256, its whole MD5 (when asked) and its parts' MD5s for each part size asked."""
+
+    def __init__(self, path, part_sizes=(), whole_md5=False):
+        sha, whole = hashlib.sha256(), hashlib.md5() if whole_md5 else None
+        parts = {ps: _PartMd5s(ps) for ps in set(part_sizes)}
+        size = 0
+        with open(path, "rb") as f:
+            while True:
+                block = f.read(4 * MIB)
+                if not block:
+                    break
+                size += len(block)
+                sha.update(block)
+                if whole is not None:
+                    whole.update(block)
+                view = memoryview(block)
+                for p in parts.values():
+                    p.update(view)
+        self.size = size
+        self.sha256 = sha.hexdigest()
+        self.md5 = whole.hexdigest() if whole is not None else None
+        self.parts = {ps: p.finish() for ps, p in parts.items()}
+
+    def matches(self, etag):
+        """Whether an ETag is the one an upload of these bytes gets: their MD5, or a multipart ETag of their parts."""
+        etag = (etag or "").strip('"')
+        if not etag:
+            return False
+        if "-" not in etag:
+            return self.md5 is not None and etag == self.md5
+        return any(multipart_etag(md5s) == etag for md5s in self.parts.values())
+
+
+def etag_candidates(size, part_size, listed):
+    """What to hash to recognise a stored object: (part sizes, whole MD5?) for the ETag it was listed with."""
+    if listed is None or listed[0] != size or not listed[1]:
+        return (), False
+    if "-" not in listed[1]:
+        return (), True
+    # Multipart: our part size, or `rlpipe sync`'s, whichever yields the ETag's part count.
+    count = int(listed[1].rsplit("-", 1)[1]) if listed[1].rsplit("-", 1)[1].isdigit() else 0
+    sizes = [ps for ps in (plan_part_size(size, part_size), plan_part_size(size, NODE_PART)) if max(1, -(-size // ps)) == count]
+    return tuple(sizes), False
+
+
+def metric_chunks(path, offsets):
+    """(generation, start, end, bytes) of the complete lines of the metrics file not yet stored, ≤ 4 MiB each."""
+    try:
+        f = open(path, "rb")
+    except FileNotFoundError:
+        return
+    with f:
+        first = f.readline()
+        if not first.endswith(b"\n"):
+            return
+        gen = hashlib.sha256(first[:-1]).hexdigest()[:16]
+        start = offsets.get(gen, 0)
+        f.seek(start)
+        data = f.read()
+    end_nl = data.rfind(b"\n")
+    if end_nl < 0:
+        return
+    data = data[: end_nl + 1]
+    sent = 0
+    while sent < len(data):
+        cut = min(len(data), sent + 4 * MIB)
+        if cut < len(data):
+            nl = data.rfind(b"\n", sent, cut)
+            cut = nl + 1 if nl >= sent else cut
+        yield gen, start + sent, start + cut, data[sent:cut]
+        sent = cut
+        offsets[gen] = start + sent
+
+
+def run_pool(jobs, parallel):
+    """Run callables `parallel` at a time; the first failure propagates once the ones running have ended."""
+    pool = ThreadPoolExecutor(max_workers=max(1, parallel))
+    futures = [pool.submit(j) for j in jobs]
+    try:
+        for fut in futures:
+            fut.result()
+    finally:
+        for fut in futures:
+            fut.cancel()  # (cancel_futures= needs Python 3.9)
+        pool.shutdown(wait=True)
+
+
+def reuse_note(step, count, size):
+    if count:
+        log("step %d: %d files already stored (%.1f MiB), not sent again" % (step, count, size / MIB))
+
+
+# ---------------------------------------------------------------------------------------- function mode
 
 
 class Client:
@@ -88,7 +330,12 @@ class Client:
             except urllib.error.HTTPError as e:
                 if e.code in RETRYABLE:
                     raise
-                raise SyncError("%s %s: HTTP %d %s" % (method, op, e.code, e.read()[:300].decode("utf-8", "replace"))) from None
+                text = e.read()[:2000].decode("utf-8", "replace")
+                try:
+                    detail = json.loads(text)
+                except ValueError:
+                    detail = {}
+                raise HttpFailure("%s %s: HTTP %d %s" % (method, op, e.code, text[:300]), e.code, detail if isinstance(detail, dict) else {}) from None
 
         return self._retry(go)
 
@@ -114,19 +361,13 @@ class Client:
         return self._retry(go)
 
 
-def hash_file(path, part_size):
-    sha = hashlib.sha256()
-    md5s = []
+def read_part(path, offset, length, md5hex):
     with open(path, "rb") as f:
-        while True:
-            part = f.read(part_size)
-            if not part and md5s:
-                break
-            sha.update(part)
-            md5s.append(hashlib.md5(part).hexdigest())
-            if len(part) < part_size:
-                break
-    return sha.hexdigest(), md5s
+        f.seek(offset)
+        body = f.read(length)
+    if len(body) != length or hashlib.md5(body).hexdigest() != md5hex:
+        raise SyncError("%s changed while it was uploaded" % path)
+    return body
 
 
 def upload_parts(client, path, part_size, md5s, parts, parallel):
@@ -134,122 +375,117 @@ def upload_parts(client, path, part_size, md5s, parts, parallel):
 
     def one(p):
         n = p["partNumber"]
-        with open(path, "rb") as f:
-            f.seek((n - 1) * part_size)
-            body = f.read(part_size)
-        client.put(p["url"], body, p["headers"], md5s[n - 1])
+        size = os.path.getsize(path)
+        client.put(p["url"], read_part(path, (n - 1) * part_size, min(part_size, size - (n - 1) * part_size), md5s[n - 1]), p["headers"], md5s[n - 1])
 
-    pool = ThreadPoolExecutor(max_workers=max(1, parallel))
-    try:
-        for fut in [pool.submit(one, p) for p in parts]:
-            fut.result()  # the first failure (e.g. UrlExpired) propagates; parts already stored are kept
-    finally:
-        pool.shutdown(wait=True, cancel_futures=True)
+    run_pool([(lambda p=p: one(p)) for p in parts], parallel)
 
 
-def upload_file(client, step, rel, path, part_size, parallel=4):
+def upload_file(client, step, rel, path, part_size, stored, parallel=4):
+    """Upload one file through presigned URLs, unless the store already holds it; returns (manifest entry, reused)."""
     size = os.path.getsize(path)
-    sha, md5s = hash_file(path, part_size)
+    ps = plan_part_size(size, part_size)
+    listed = stored.get(rel)
+    extra, whole = etag_candidates(size, part_size, listed)
+    d = Digests(path, (ps,) + extra, whole)
+    if d.size != size:
+        raise SyncError("%s changed while it was read" % path)
+    entry = {"path": rel, "size": size, "sha256": d.sha256}
+    if listed is not None and listed[0] == size and d.matches(listed[1]):
+        return entry, True
+    md5s = d.parts[ps]
     remote = "checkpoints/global_step_%d/%s" % (step, rel)
     for _renewal in range(20):
-        plan = client.call("POST", "uploads", {"path": remote, "size": size, "sha256": sha, "partSize": part_size, "partMd5s": md5s})
+        plan = client.call("POST", "uploads", {"path": remote, "size": size, "sha256": d.sha256, "partSize": ps, "partMd5s": md5s})
         try:
             if plan["mode"] == "single":
-                with open(path, "rb") as f:
-                    client.put(plan["url"], f.read(), plan["headers"], md5s[0])
+                client.put(plan["url"], read_part(path, 0, size, md5s[0]), plan["headers"], md5s[0])
             else:
-                upload_parts(client, path, part_size, md5s, [p for p in plan["parts"] if not p["done"]], parallel)
+                upload_parts(client, path, ps, md5s, [p for p in plan["parts"] if not p["done"]], parallel)
                 client.call("POST", "uploads/complete", {"path": remote, "uploadId": plan["uploadId"], "partMd5s": md5s})
-            return {"path": rel, "size": size, "sha256": sha}
+            return entry, False
         except UrlExpired:
             log("%s: presigned URL expired; asking for fresh ones (done parts are kept)" % remote)
     raise SyncError("%s: URLs kept expiring; is the clock right?" % remote)
 
 
-def list_files(step_dir):
-    out = []
-    for root, _dirs, files in os.walk(step_dir):
-        for name in files:
-            full = os.path.join(root, name)
-            if os.path.isfile(full) and not os.path.islink(full):
-                out.append(os.path.relpath(full, step_dir).replace(os.sep, "/"))
-    return sorted(out)
+class FunctionSync:
+    """The protocol through the runs function: its `state` is the ledger, `retire` records a retirement."""
 
+    def __init__(self, client, part_size, keep, recipe_hash, parallel=4):
+        self.client, self.part_size, self.keep, self.recipe_hash, self.parallel = client, part_size, keep, recipe_hash, parallel
+        self.offsets = {}
 
-def sync_checkpoints(client, ckpt_dir, part_size, keep, recipe_hash, committed, parallel=4):
-    try:
-        with open(os.path.join(ckpt_dir, TRACKER)) as f:
-            latest = int(f.read().strip())
-    except (FileNotFoundError, ValueError):
-        return []
-    steps = sorted(int(m.group(1)) for m in (STEP_DIR.match(d) for d in os.listdir(ckpt_dir)) if m and os.path.isdir(os.path.join(ckpt_dir, m.group(0))))
-    done = []
-    for step in steps:
-        if step > latest or step in committed:
-            continue
-        step_dir = os.path.join(ckpt_dir, "global_step_%d" % step)
-        try:
-            files = [upload_file(client, step, rel, os.path.join(step_dir, rel), part_size, parallel) for rel in list_files(step_dir)]
-        except FileNotFoundError:
-            log("step %d: removed locally during upload; not committed" % step)
-            continue
-        body = {"step": step, "files": files}
-        if keep:
-            body["keep"] = keep
-        if recipe_hash:
-            body["recipeHash"] = recipe_hash
-        r = client.call("POST", "commit", body)
-        committed.add(step)
-        done.append(step)
-        log("step %d: committed %d files%s" % (step, len(files), (", deleted steps %s" % r["deleted"]) if r.get("deleted") else ""))
-    return done
-
-
-def sync_metrics(client, path, offsets):
-    try:
-        f = open(path, "rb")
-    except FileNotFoundError:
-        return 0
-    with f:
-        first = f.readline()
-        if not first.endswith(b"\n"):
-            return 0
-        gen = hashlib.sha256(first[:-1]).hexdigest()[:16]
-        start = offsets.get(gen, 0)
-        f.seek(start)
-        data = f.read()
-    end_nl = data.rfind(b"\n")
-    if end_nl < 0:
-        return 0
-    data = data[: end_nl + 1]
-    sent = 0
-    while sent < len(data):
-        cut = min(len(data), sent + 4 * MIB)
-        if cut < len(data):
-            nl = data.rfind(b"\n", sent, cut)
-            cut = nl + 1 if nl >= sent else cut
-        chunk = data[sent:cut]
-        md5 = hashlib.md5(chunk).hexdigest()
-        for _renewal in range(20):
-            r = client.call("POST", "metrics", {"generation": gen, "start": start + sent, "end": start + cut, "md5": md5})
+    def sync_checkpoints(self, ckpt_dir):
+        state = self.client.call("GET", "state")
+        committed, retired = set(state.get("committed", [])), set(state.get("retired", []))
+        stored = {u["step"]: {f["path"]: (f["size"], f.get("etag")) for f in u.get("files", [])} for u in state.get("uncommitted", [])}
+        for gen, end in state.get("metrics", {}).items():
+            self.offsets[gen] = max(self.offsets.get(gen, 0), end)
+        done = []
+        # Newest first: the latest checkpoint is safe soonest, and an older step is judged against the steps that
+        # really were committed.
+        for step in reversed([s for s in finished_steps(ckpt_dir) if s not in committed and s not in retired]):
+            if self.keep and step in steps_to_delete(list(committed) + [step], self.keep):
+                try:
+                    self.client.call("POST", "retire", {"step": step, "keep": self.keep})
+                    retired.add(step)
+                    log("step %d: not uploaded, retention (%s) keeps newer steps" % (step, describe_keep(self.keep)))
+                    continue
+                except HttpFailure as e:
+                    if e.status not in (404, 409):
+                        raise
+                    # 409: the function's view of the committed steps keeps it; 404: a function older than `retire`.
+                    log("step %d: not retired by the function (HTTP %d %s); uploading" % (step, e.status, e.detail.get("detail", "")))
+            step_dir = os.path.join(ckpt_dir, "global_step_%d" % step)
+            files, reused, reused_bytes = [], 0, 0
             try:
-                client.put(r["url"], chunk, r["headers"], md5)
-                break
-            except UrlExpired:
+                for rel in list_files(step_dir):
+                    entry, was_stored = upload_file(self.client, step, rel, os.path.join(step_dir, rel), self.part_size, stored.get(step, {}), self.parallel)
+                    files.append(entry)
+                    if was_stored:
+                        reused, reused_bytes = reused + 1, reused_bytes + entry["size"]
+            except FileNotFoundError:
+                log("step %d: removed locally during upload; not committed" % step)
                 continue
-        sent = cut
-    offsets[gen] = start + len(data)
-    return sent
+            reuse_note(step, reused, reused_bytes)
+            body = {"step": step, "files": files}
+            if self.keep:
+                body["keep"] = self.keep
+            if self.recipe_hash:
+                body["recipeHash"] = self.recipe_hash
+            try:
+                r = self.client.call("POST", "commit", body)
+            except HttpFailure as e:
+                if e.status == 409 and e.detail.get("retired"):
+                    retired.add(step)
+                    log("step %d: retired meanwhile (by another uploader's retention); not committed" % step)
+                    continue
+                raise
+            committed.add(step)
+            for gone in r.get("deleted", []):
+                committed.discard(gone)
+                retired.add(gone)
+            done.append(step)
+            log("step %d: committed %d files%s" % (step, len(files), (", deleted steps %s" % r["deleted"]) if r.get("deleted") else ""))
+        return done
+
+    def sync_metrics(self, path):
+        sent = 0
+        for gen, start, end, chunk in metric_chunks(path, self.offsets):
+            md5 = hashlib.md5(chunk).hexdigest()
+            for _renewal in range(20):
+                r = self.client.call("POST", "metrics", {"generation": gen, "start": start, "end": end, "md5": md5})
+                try:
+                    self.client.put(r["url"], chunk, r["headers"], md5)
+                    break
+                except UrlExpired:
+                    continue
+            sent += len(chunk)
+        return sent
 
 
-# ---------------------------------------------------------------------------------------------- store mode
-# The store's layout, as rlpipe reads it (core/checkpoints.ts): <run>/checkpoints/global_step_N/<file>, the
-# manifest <run>/checkpoints/global_step_N.manifest.json (written last: it commits the step), and metrics chunks
-# <run>/metrics/<generation>/<start:016d>-<end:016d>.jsonl named by byte range (S3 has no append).
-
-MANIFEST_KEY = re.compile(r"checkpoints/global_step_(\d+)\.manifest\.json$")
-CHUNK_KEY = re.compile(r"metrics/([0-9a-f]{16})/(\d{16})-(\d{16})\.jsonl$")
-RUN_NAME = re.compile(r"^[a-z0-9][a-z0-9._-]{0,127}$")
+# ------------------------------------------------------------------------------------------- store mode
 
 
 def sha256_file(path):
@@ -272,6 +508,7 @@ class DirStore:
         return os.path.join(self.root, *key.split("/"))
 
     def list(self, prefix):
+        """(key, size, etag) under `prefix`; a directory has no ETags."""
         base = self._path(prefix.rstrip("/")) if prefix.rstrip("/") else self.root
         out = []
         for root, _dirs, files in os.walk(base):
@@ -279,7 +516,10 @@ class DirStore:
                 if ".rlpipe-tmp." in name:
                     continue
                 full = os.path.join(root, name)
-                out.append((os.path.relpath(full, self.root).replace(os.sep, "/"), os.path.getsize(full)))
+                try:
+                    out.append((os.path.relpath(full, self.root).replace(os.sep, "/"), os.path.getsize(full), None))
+                except FileNotFoundError:
+                    continue
         return sorted(k for k in out if k[0].startswith(prefix))
 
     def _place(self, key, write):
@@ -293,7 +533,7 @@ class DirStore:
             if os.path.exists(tmp):
                 os.unlink(tmp)
 
-    def put_bytes(self, key, data):
+    def put_bytes(self, key, data, content_type=None):
         def write(tmp):
             with open(tmp, "wb") as f:
                 f.write(data)
@@ -301,8 +541,18 @@ class DirStore:
                 os.fsync(f.fileno())
         self._place(key, write)
 
-    def put_file(self, key, path, part_size):
+    def put_file(self, key, path, part_size, listed=None, parallel=4):
+        """Link the file in; returns (size, sha256, already stored?). The same hard link already in place counts as
+        stored (it is the same file), and so does a copy with the same size and SHA-256 (across file systems)."""
+        src = os.stat(path)
         sha = sha256_file(path)
+        try:
+            dst = os.stat(self._path(key))
+        except FileNotFoundError:
+            dst = None
+        if dst is not None and dst.st_size == src.st_size:
+            if (dst.st_dev, dst.st_ino) == (src.st_dev, src.st_ino) or sha256_file(self._path(key)) == sha:
+                return src.st_size, sha, True
 
         def write(tmp):
             try:
@@ -310,7 +560,7 @@ class DirStore:
             except OSError:
                 shutil.copyfile(path, tmp)
         self._place(key, write)
-        return os.path.getsize(path), sha
+        return src.st_size, sha, False
 
     def delete(self, keys):
         for key in keys:
@@ -325,6 +575,15 @@ class DirStore:
                 except OSError:
                     break
                 d = os.path.dirname(d)
+
+
+def _xml(body):
+    """Parse an S3 reply, dropping the namespace from every tag (S3 uses one, some S3-compatible servers none)."""
+    root = ET.fromstring(body)
+    for el in root.iter():
+        if isinstance(el.tag, str) and el.tag.startswith("{"):
+            el.tag = el.tag.split("}", 1)[1]
+    return root
 
 
 class S3Store:
@@ -350,6 +609,7 @@ class S3Store:
         scheme, self.bucket, prefix = m.group(1), m.group(2), m.group(3).strip("/")
         self.prefix = prefix + "/" if prefix else ""
         self.url = uri.rstrip("/")
+        self.scheme = scheme
         conf = self.SCHEMES[scheme]
         pick = lambda names: next((env[n] for n in names if env.get(n)), None)  # noqa: E731
         self.access_key, self.secret_key, self.token = pick(conf["id"]), pick(conf["key"]), pick(conf["token"])
@@ -397,7 +657,8 @@ class S3Store:
         return headers, canonical_query
 
     def _call(self, method, key, query=None, body=None, headers=None, ok=(200,)):
-        """One request with bounded, jittered retries on 5xx, 429 and connection failures; returns (headers, body)."""
+        """One request with bounded, jittered retries on 5xx, 429 and connection failures; returns (status, headers,
+        body). A status in `ok` other than 200 is returned with an empty body."""
         query = query or {}
         path = ("/" + self.bucket if self.path_style else "") + "/" + key
         for attempt in range(self.attempts):
@@ -412,87 +673,134 @@ class S3Store:
             req = urllib.request.Request(url, data=body, method=method, headers=signed)
             try:
                 with urllib.request.urlopen(req, timeout=self.timeout_s) as r:
-                    return r.headers, r.read()
+                    return r.status, r.headers, r.read()
             except urllib.error.HTTPError as e:
                 text = e.read()[:400].decode("utf-8", "replace")
                 if e.code in ok:
-                    return e.headers, b""
+                    return e.code, e.headers, b""
                 # BadDigest: the bytes were damaged on the way (Content-MD5 did not match): send them again.
                 retry = e.code in RETRYABLE or (e.code == 400 and "BadDigest" in text)
                 if not retry or attempt + 1 == self.attempts:
-                    raise SyncError("%s %s://%s/%s: HTTP %d %s" % (method, self.url.split(":", 1)[0], self.bucket, key, e.code, text)) from None
+                    raise SyncError("%s %s://%s/%s: HTTP %d %s" % (method, self.scheme, self.bucket, key, e.code, text)) from None
             except (urllib.error.URLError, ConnectionError, TimeoutError, OSError) as e:
                 if attempt + 1 == self.attempts:
-                    raise SyncError("%s %s://%s/%s: %s" % (method, self.url.split(":", 1)[0], self.bucket, key, e)) from None
+                    raise SyncError("%s %s://%s/%s: %s" % (method, self.scheme, self.bucket, key, e)) from None
             time.sleep(random.uniform(0, min(30.0, 0.5 * 2 ** attempt)))
 
     # -- operations
 
     def list(self, prefix):
+        """(key, size, etag) under `prefix`, keys relative to the store's root."""
         out, token = [], None
         while True:
             q = {"list-type": "2", "prefix": self.prefix + prefix}
             if token:
                 q["continuation-token"] = token
-            _h, body = self._call("GET", "", q)
-            root = ET.fromstring(body)
-            ns = {"s": root.tag[1:root.tag.index("}")]} if root.tag.startswith("{") else {}
-            f = (lambda n: "s:" + n) if ns else (lambda n: n)  # noqa: E731
-            for c in root.findall(f("Contents"), ns):
-                out.append((c.find(f("Key"), ns).text[len(self.prefix):], int(c.find(f("Size"), ns).text)))
-            token = root.findtext(f("NextContinuationToken"), None, ns)
-            if root.findtext(f("IsTruncated"), "false", ns) != "true" or not token:
+            _s, _h, body = self._call("GET", "", q)
+            root = _xml(body)
+            for c in root.findall("Contents"):
+                out.append((c.findtext("Key")[len(self.prefix):], int(c.findtext("Size")), (c.findtext("ETag") or "").strip('"') or None))
+            token = root.findtext("NextContinuationToken")
+            if root.findtext("IsTruncated", "false") != "true" or not token:
                 return sorted(out)
 
-    def put_bytes(self, key, data):
-        h, _ = self._call("PUT", self.prefix + key, body=data, headers={"Content-Type": "application/octet-stream"})
+    def _stored_sha256(self, full):
+        status, h, _ = self._call("HEAD", full, ok=(200, 404))
+        return h.get("x-amz-meta-sha256") if status == 200 else None
+
+    def put_bytes(self, key, data, content_type="application/octet-stream"):
+        sha = hashlib.sha256(data).hexdigest()
+        _s, h, _ = self._call("PUT", self.prefix + key, body=data, headers={"Content-Type": content_type, "x-amz-meta-sha256": sha})
         etag = (h.get("ETag") or "").strip('"')
         if etag and etag != hashlib.md5(data).hexdigest():
             raise SyncError("%s: the stored bytes differ from the bytes sent (ETag %s)" % (key, etag))
 
-    def put_file(self, key, path, part_size):
+    def put_file(self, key, path, part_size, listed=None, parallel=4):
+        """Upload a file unless the object already holds it (same size, and its ETag or stored SHA-256 matches);
+        returns (size, sha256, already stored?). Multipart files carry their SHA-256 and resume from stored parts."""
         size = os.path.getsize(path)
-        sha = hashlib.sha256()
-        if size < 2 * part_size:
-            with open(path, "rb") as f:
-                data = f.read()
-            sha.update(data)
-            self.put_bytes(key, data)
-            return len(data), sha.hexdigest()
+        ps = plan_part_size(size, part_size)
+        multipart = size > ps
+        extra, whole = etag_candidates(size, part_size, listed)
+        d = Digests(path, ((ps,) if multipart else ()) + extra, whole or not multipart)
+        if d.size != size:
+            raise SyncError("%s changed while it was read" % path)
         full = self.prefix + key
-        _h, body = self._call("POST", full, {"uploads": ""})
-        upload_id = re.search(rb"<UploadId>([^<]+)</UploadId>", body).group(1).decode()
-        parts = []
-        try:
-            with open(path, "rb") as f:
-                n = 0
-                while True:
-                    data = f.read(part_size)
-                    if not data and n > 0:
-                        break
-                    n += 1
-                    sha.update(data)
-                    h, _ = self._call("PUT", full, {"partNumber": str(n), "uploadId": upload_id}, body=data)
-                    etag = (h.get("ETag") or "").strip('"')
-                    if etag and etag != hashlib.md5(data).hexdigest():
-                        raise SyncError("%s part %d: the stored bytes differ from the bytes sent" % (key, n))
-                    parts.append((n, etag))
-                    if len(data) < part_size:
-                        break
-            xml = "<CompleteMultipartUpload>%s</CompleteMultipartUpload>" % "".join(
-                "<Part><PartNumber>%d</PartNumber><ETag>\"%s\"</ETag></Part>" % p for p in parts)
-            _h, done = self._call("POST", full, {"uploadId": upload_id}, body=xml.encode(), headers={"Content-Type": "application/xml"})
-            if b"<Error>" in done:
-                raise SyncError("%s: completing the upload failed: %s" % (key, done[:300].decode("utf-8", "replace")))
-        except BaseException:
-            try:
-                self._call("DELETE", full, {"uploadId": upload_id}, ok=(200, 204, 404))
-            except SyncError:
-                pass
-            raise
+        if listed is not None and listed[0] == size and (d.matches(listed[1]) or self._stored_sha256(full) == d.sha256):
+            return size, d.sha256, True
+        if not multipart:
+            self.put_bytes(key, read_part(path, 0, size, d.md5))
+            return size, d.sha256, False
+        md5s = d.parts[ps]
+        upload_id, done = self._session(full, size, ps, md5s, d.sha256)
+
+        def one(n):
+            body = read_part(path, (n - 1) * ps, min(ps, size - (n - 1) * ps), md5s[n - 1])
+            for _attempt in range(self.attempts):
+                _s, h, _ = self._call("PUT", full, {"partNumber": str(n), "uploadId": upload_id}, body=body)
+                etag = (h.get("ETag") or "").strip('"')
+                if not etag or etag == md5s[n - 1]:
+                    return
+                log("%s part %d: the stored bytes differ from the bytes sent (ETag %s); sending again" % (key, n, etag))
+            raise SyncError("%s part %d: the stored bytes kept differing from the bytes sent" % (key, n))
+
+        run_pool([(lambda n=n: one(n)) for n in range(1, len(md5s) + 1) if n not in done], parallel)
+        xml = "<CompleteMultipartUpload>%s</CompleteMultipartUpload>" % "".join(
+            "<Part><PartNumber>%d</PartNumber><ETag>\"%s\"</ETag></Part>" % (i + 1, m) for i, m in enumerate(md5s))
+        status, _h, reply = self._call("POST", full, {"uploadId": upload_id}, body=xml.encode(), headers={"Content-Type": "application/xml"}, ok=(200, 404))
+        if b"<Error>" in reply:
+            raise SyncError("%s: completing the upload failed: %s" % (key, reply[:300].decode("utf-8", "replace")))
+        expected = multipart_etag(md5s)
+        if status == 404:
+            # A completion whose reply was lost (then retried) may have happened: the object is there, or it is not.
+            found = [e for k, s, e in self.list(key) if k == key and s == size]
+            if not found or (found[0] and found[0] != expected):
+                raise SyncError("%s: the upload was lost before it completed" % key)
+        else:
+            etag = (_xml(reply).findtext("ETag") or "").strip('"') if reply.strip() else ""
+            if re.search(r"-\d+$", etag) and etag != expected:
+                raise SyncError("%s: multipart ETag %s, expected %s" % (key, etag, expected))
         if os.path.getsize(path) != size:
             raise SyncError("%s changed size while it was uploaded" % path)
-        return size, sha.hexdigest()
+        return size, d.sha256, False
+
+    def _session(self, full, size, ps, md5s, sha):
+        """Resume the newest unfinished upload of the key whose stored parts all match, or start one (with the
+        file's SHA-256 as metadata); uploads that cannot be resumed are aborted (unfinished uploads are billed)."""
+        _s, _h, body = self._call("GET", "", {"uploads": "", "prefix": full})
+        uploads = [(u.findtext("Initiated") or "", u.findtext("UploadId"), u.findtext("ChecksumAlgorithm"))
+                   for u in _xml(body).findall("Upload") if u.findtext("Key") == full and u.findtext("UploadId")]
+        reuse = None
+        for _initiated, upload_id, algorithm in sorted(uploads, reverse=True):
+            if reuse is None and not algorithm:  # parts with a checksum algorithm need it on every part: not ours
+                parts = self._parts(full, upload_id)
+                if parts is not None and all(1 <= n <= len(md5s) and s == min(ps, size - (n - 1) * ps) and e == md5s[n - 1] for n, s, e in parts):
+                    reuse = (upload_id, set(n for n, _s, _e in parts))
+                    continue
+            self._call("DELETE", full, {"uploadId": upload_id}, ok=(200, 204, 404))
+        if reuse is not None:
+            if reuse[1]:
+                log("%s: resuming an interrupted upload (%d of %d parts stored)" % (full, len(reuse[1]), len(md5s)))
+            return reuse
+        _s, _h, body = self._call("POST", full, {"uploads": ""}, headers={"x-amz-meta-sha256": sha})
+        return _xml(body).findtext("UploadId"), set()
+
+    def _parts(self, full, upload_id):
+        """(number, size, etag) of an unfinished upload's parts; None when the upload is gone."""
+        out, marker = [], None
+        while True:
+            q = {"uploadId": upload_id}
+            if marker:
+                q["part-number-marker"] = marker
+            status, _h, body = self._call("GET", full, q, ok=(200, 404))
+            if status == 404:
+                return None
+            root = _xml(body)
+            for p in root.findall("Part"):
+                out.append((int(p.findtext("PartNumber")), int(p.findtext("Size")), (p.findtext("ETag") or "").strip('"')))
+            marker = root.findtext("NextPartNumberMarker")
+            if root.findtext("IsTruncated", "false") != "true" or not marker:
+                return out
 
     def delete(self, keys):
         for key in keys:
@@ -506,112 +814,89 @@ def open_store(uri, region=None):
 
 
 class StoreSync:
-    """The commit protocol of rlpipe sync, against a store: files first, the manifest last; retention deletes the
-    manifest first. `settle_s` holds a manifest back for a directory that a platform uploads in its own order."""
+    """The commit protocol of rlpipe sync, against a store: files first, the manifest last; retention records the
+    retirement, then deletes the manifest, then the files. `settle_s` holds a manifest back for a directory that a
+    platform uploads in its own order."""
 
-    def __init__(self, store, run, part_size, keep, recipe_hash, settle_s=0.0):
+    def __init__(self, store, run, part_size, keep, recipe_hash, settle_s=0.0, parallel=4):
         if not RUN_NAME.match(run):
             raise SyncError("invalid run name %r (lower-case letters, digits, '.', '_', '-')" % run)
         self.store, self.run, self.part_size, self.keep, self.recipe_hash, self.settle_s = store, run, part_size, keep, recipe_hash, settle_s
+        self.parallel = parallel
         self.committed = set()
         self.offsets = {}
         self.pending = {}  # step -> (manifest bytes, staged at): files in place, manifest held back
-        for key, _size in store.list(run + "/checkpoints/"):
-            m = MANIFEST_KEY.search(key)
-            if m:
-                self.committed.add(int(m.group(1)))
-        self.high = max(self.committed, default=-1)
-        for key, _size in store.list(run + "/metrics/"):
+        for key, _size, _etag in store.list(run + "/metrics/"):
             m = CHUNK_KEY.search(key)
             if m:
                 self.offsets[m.group(1)] = max(self.offsets.get(m.group(1), 0), int(m.group(3)))
 
     def _commit(self, step, manifest):
-        self.store.put_bytes("%s/checkpoints/global_step_%d.manifest.json" % (self.run, step), manifest)
+        self.store.put_bytes(manifest_key(self.run, step), manifest, "application/json")
         self.committed.add(step)
-        self.high = max(self.high, step)
         self.pending.pop(step, None)
         log("step %d: committed" % step)
+
+    def _retire(self, step, committed):
+        self.store.put_bytes(retired_key(self.run, step), retired_record(step, self.keep, committed), "application/json")
 
     def sync_checkpoints(self, ckpt_dir, final=False):
         now = time.time()
         for step, (manifest, staged_at) in sorted(self.pending.items()):
             if final or now - staged_at >= self.settle_s:
                 self._commit(step, manifest)
-        try:
-            with open(os.path.join(ckpt_dir, TRACKER)) as f:
-                latest = int(f.read().strip())
-        except (FileNotFoundError, ValueError):
-            latest = None
-        if latest is not None:
-            steps = sorted(int(m.group(1)) for m in (STEP_DIR.match(d) for d in os.listdir(ckpt_dir)) if m and os.path.isdir(os.path.join(ckpt_dir, m.group(0))))
-            for step in steps:
-                # Steps commit in ascending order, so one below a committed step was retired by retention (or lost
-                # during its upload): never upload it again.
-                if step > latest or step in self.committed or step in self.pending or step < self.high:
-                    continue
-                step_dir = os.path.join(ckpt_dir, "global_step_%d" % step)
-                files = []
-                try:
-                    for rel in list_files(step_dir):
-                        size, sha = self.store.put_file("%s/checkpoints/global_step_%d/%s" % (self.run, step, rel), os.path.join(step_dir, rel), self.part_size)
-                        files.append({"path": rel, "size": size, "sha256": sha})
-                except FileNotFoundError:
-                    log("step %d: removed locally during upload; not committed" % step)
-                    continue
-                manifest = {"format": "rlpipe-checkpoint/v1", "run": self.run, "step": step}
-                if self.recipe_hash:
-                    manifest["recipeHash"] = self.recipe_hash
-                manifest.update({"committedAt": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.") + "%03dZ" % (int(time.time() * 1000) % 1000),
-                                 "totalBytes": sum(f["size"] for f in files), "files": sorted(files, key=lambda f: f["path"])})
-                body = (json.dumps(manifest, indent=2) + "\n").encode()
-                if final or self.settle_s <= 0:
-                    self._commit(step, body)
-                else:
-                    self.pending[step] = (body, time.time())
-                    log("step %d: %d files in place; committing after %.0f s" % (step, len(files), self.settle_s))
+        # One listing per pass: what is committed, what retention retired (by either uploader), what is stored.
+        self.committed, retired, stored = ledger(self.store.list(self.run + "/checkpoints/"), self.run)
+        todo = [s for s in finished_steps(ckpt_dir) if s not in self.committed and s not in retired and s not in self.pending]
+        # Newest first: the latest checkpoint is safe soonest, and an older step is judged against the steps that
+        # really were committed — one that retention would delete right away is retired without being uploaded.
+        for step in reversed(todo):
+            if self.keep and step in steps_to_delete(list(self.committed | set(self.pending)) + [step], self.keep):
+                self._retire(step, False)
+                log("step %d: not uploaded, retention (%s) keeps newer steps" % (step, describe_keep(self.keep)))
+                continue
+            step_dir = os.path.join(ckpt_dir, "global_step_%d" % step)
+            files, reused, reused_bytes = [], 0, 0
+            try:
+                for rel in list_files(step_dir):
+                    size, sha, was_stored = self.store.put_file("%s/checkpoints/global_step_%d/%s" % (self.run, step, rel), os.path.join(step_dir, rel),
+                                                                self.part_size, stored.get(step, {}).get(rel), self.parallel)
+                    files.append({"path": rel, "size": size, "sha256": sha})
+                    if was_stored:
+                        reused, reused_bytes = reused + 1, reused_bytes + size
+            except FileNotFoundError:
+                log("step %d: removed locally during upload; not committed" % step)
+                continue
+            reuse_note(step, reused, reused_bytes)
+            manifest = {"format": "rlpipe-checkpoint/v1", "run": self.run, "step": step}
+            if self.recipe_hash:
+                manifest["recipeHash"] = self.recipe_hash
+            manifest.update({"committedAt": iso_now(), "totalBytes": sum(f["size"] for f in files), "files": sorted(files, key=lambda f: f["path"])})
+            body = (json.dumps(manifest, indent=2) + "\n").encode()
+            if final or self.settle_s <= 0:
+                self._commit(step, body)
+            else:
+                self.pending[step] = (body, time.time())
+                log("step %d: %d files in place; committing after %.0f s" % (step, len(files), self.settle_s))
         self.apply_retention()
 
     def apply_retention(self):
-        last, every = self.keep.get("last"), self.keep.get("every")
-        if not last and not every:
-            return
-        steps = sorted(self.committed)
-        newest = set(steps[-last:]) if last else set(steps)
-        for step in steps:
-            if step in newest or (every and step % every == 0):
-                continue
-            self.store.delete(["%s/checkpoints/global_step_%d.manifest.json" % (self.run, step)])
-            self.store.delete([k for k, _s in self.store.list("%s/checkpoints/global_step_%d/" % (self.run, step))])
+        """Retire what the policy drops: the marker first (the decision is remembered), then the manifest (the step
+        disappears for readers), then its files."""
+        doomed = steps_to_delete(self.committed, self.keep) if self.keep else []
+        for step in doomed:
+            self._retire(step, True)
+            self.store.delete([manifest_key(self.run, step)])
+            self.store.delete([k for k, _s, _e in self.store.list(step_prefix(self.run, step))])
             self.committed.discard(step)
             log("step %d: deleted by retention" % step)
+        return doomed
 
     def sync_metrics(self, path):
-        try:
-            f = open(path, "rb")
-        except FileNotFoundError:
-            return 0
-        with f:
-            first = f.readline()
-            if not first.endswith(b"\n"):
-                return 0
-            gen = hashlib.sha256(first[:-1]).hexdigest()[:16]
-            start = self.offsets.get(gen, 0)
-            f.seek(start)
-            data = f.read()
-        end_nl = data.rfind(b"\n")
-        if end_nl < 0:
-            return 0
-        data = data[: end_nl + 1]
         sent = 0
-        while sent < len(data):
-            cut = min(len(data), sent + 4 * MIB)
-            if cut < len(data):
-                nl = data.rfind(b"\n", sent, cut)
-                cut = nl + 1 if nl >= sent else cut
-            self.store.put_bytes("%s/metrics/%s/%016d-%016d.jsonl" % (self.run, gen, start + sent, start + cut), data[sent:cut])
-            sent = cut
-        self.offsets[gen] = start + len(data)
+        for gen, start, end, chunk in metric_chunks(path, self.offsets):
+            self.store.put_bytes("%s/metrics/%s/%016d-%016d.jsonl" % (self.run, gen, start, end), chunk)
+            sent += len(chunk)
         return sent
 
 
@@ -641,7 +926,7 @@ def main(argv=None):
     stopping = {"now": False}
     signal.signal(signal.SIGTERM, lambda *_: stopping.update(now=True))
     if args.store is not None:
-        sync = StoreSync(open_store(args.store, args.region), args.run, part_size, keep, args.recipe_hash, args.settle_s)
+        sync = StoreSync(open_store(args.store, args.region), args.run, part_size, keep, args.recipe_hash, args.settle_s, args.parallel)
         while True:
             final = args.once or stopping["now"]
             sync.sync_checkpoints(args.dir, final=final)
@@ -656,14 +941,11 @@ def main(argv=None):
     if not token:
         log("environment variable %s (the run token) is not set" % args.token_env)
         return 2
-    client = Client(args.url, args.run, token)
-    state = client.call("GET", "state")
-    committed = set(state.get("committed", []))
-    offsets = dict(state.get("metrics", {}))
+    sync = FunctionSync(Client(args.url, args.run, token), part_size, keep, args.recipe_hash, args.parallel)
     while True:
-        sync_checkpoints(client, args.dir, part_size, keep, args.recipe_hash, committed, args.parallel)
+        sync.sync_checkpoints(args.dir)
         if args.metrics:
-            sync_metrics(client, args.metrics, offsets)
+            sync.sync_metrics(args.metrics)
         if args.once or stopping["now"]:
             return 0
         deadline = time.time() + args.interval
