@@ -134,7 +134,7 @@ describe("rlpipe_sync.py --store: the sidecar managed targets run", () => {
     writeFileSync(join(d, "extra_state.pt"), randomBytes(4096));
     writeFileSync(join(dir, "latest_checkpointed_iteration.txt"), "1");
     const args = ["--store", "cos://ckpt-1251234567/runs", "--region", "ap-shanghai", "--run", "job-resume.rl", "--dir", dir, "--once", "--part-size-mb", "8"];
-    // The third shard's second part never gets an answer: the sidecar is killed while it is in flight.
+    // The second part of the third shard to arrive (parts go in parallel) never gets an answer: the sidecar is killed while it is in flight.
     let thirdParts = 0;
     const heldPart = (r: IncomingMessage) => isUploadPart(r) && (r.url ?? "").includes("rank_2.pt") && ++thirdParts === 2;
     gw.faults.push({ kind: "hold", match: heldPart });
@@ -156,8 +156,9 @@ describe("rlpipe_sync.py --store: the sidecar managed targets run", () => {
     const partOfThird = gw.log.slice(from).find((r) => r.method === "PUT" && r.path.endsWith("rank_2.pt") && /uploadId=/.test(r.query))!;
     const thirdKey = partOfThird.path.slice(partOfThird.path.indexOf("/runs/") + "/runs/".length);
     const uploadId = new URLSearchParams(partOfThird.query).get("uploadId")!;
+    await gw.settled();
     const storedOfThird = (await store.listParts(thirdKey, uploadId)).reduce((n, part) => n + part.size, 0);
-    assert.ok(storedOfThird <= 12 * MiB, "the held part was not stored");
+    assert.ok(storedOfThird < 20 * MiB, "the held part was not stored");
     const restartFrom = gw.log.length;
     const again = await sidecar(args);
     assert.equal(again.status, 0, again.stderr);

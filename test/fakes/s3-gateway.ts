@@ -29,9 +29,11 @@ export interface Gateway {
   readonly endpoint: string;
   /** Faults consumed in order by matching requests. */
   readonly faults: GatewayFault[];
-  readonly stats: { requests: number; rejectedSignature: number; expired: number; badDigest: number; corrupted: number; resets: number; cuts: number; uploadParts: number; partsWithCrc32Only: number; bytesIn: number; held: number };
+  readonly stats: { requests: number; rejectedSignature: number; expired: number; badDigest: number; corrupted: number; resets: number; cuts: number; uploadParts: number; partsWithCrc32Only: number; bytesIn: number; held: number; forwarding: number };
   /** Every request with a valid signature, in arrival order. */
   readonly log: GatewayRequest[];
+  /** Resolves once no request is being forwarded upstream (a client killed mid-request does not stop its forward). */
+  settled(): Promise<void>;
   /** Throttle (ms per request) applied to every forwarded request. */
   delayEveryMs: number;
   checkContentMd5: boolean;
@@ -51,8 +53,9 @@ function s3Error(status: number, code: string, message: string): [number, string
 export async function startGateway(upstream: string, secretAccessKey: string, opts: { preserveHost?: boolean } = {}): Promise<Gateway> {
   const up = new URL(upstream);
   const gw: Omit<Gateway, "endpoint" | "close"> = {
-    faults: [], stats: { requests: 0, rejectedSignature: 0, expired: 0, badDigest: 0, corrupted: 0, resets: 0, cuts: 0, uploadParts: 0, partsWithCrc32Only: 0, bytesIn: 0, held: 0 }, log: [],
+    faults: [], stats: { requests: 0, rejectedSignature: 0, expired: 0, badDigest: 0, corrupted: 0, resets: 0, cuts: 0, uploadParts: 0, partsWithCrc32Only: 0, bytesIn: 0, held: 0, forwarding: 0 }, log: [],
     delayEveryMs: 0, checkContentMd5: true,
+    settled: async () => { while (gw.stats.forwarding > 0) await new Promise((r) => setTimeout(r, 10)); },
   };
   const server: Server = createServer(async (req, res) => {
     gw.stats.requests++;
@@ -102,7 +105,12 @@ export async function startGateway(upstream: string, secretAccessKey: string, op
     }
     const headers = { ...req.headers, host: opts.preserveHost === true ? req.headers.host : up.host, "content-length": String(body.length) };
     delete headers["transfer-encoding"];
+    gw.stats.forwarding++;
+    let forwarded = false;
+    const done = () => { if (!forwarded) { forwarded = true; gw.stats.forwarding--; } };
     const fwd = httpRequest({ host: up.hostname, port: up.port, method: req.method, path: req.url, headers }, (r) => {
+      r.once("end", done);
+      r.once("close", done);
       res.writeHead(r.statusCode ?? 502, r.headers);
       if (fault?.kind !== "cut") { r.pipe(res); return; }
       const half = Math.floor(Number(r.headers["content-length"] ?? 0) / 2);
@@ -118,7 +126,7 @@ export async function startGateway(upstream: string, secretAccessKey: string, op
         res.socket?.destroy();
       });
     });
-    fwd.on("error", () => { if (!res.headersSent) send(s3Error(502, "BadGateway", "upstream")); });
+    fwd.on("error", () => { done(); if (!res.headersSent) send(s3Error(502, "BadGateway", "upstream")); });
     fwd.end(body);
   });
   await new Promise<void>((r) => server.listen(0, "127.0.0.1", () => r()));
