@@ -17,10 +17,15 @@ import { type RunRecord, runsDir, writeRunRecord } from "../adapters/providers/r
 import { S3Store } from "../adapters/storage/s3.js";
 import { type Plan, bundleDigestOf } from "../core/plan.js";
 import type { Provider } from "../core/recipe/schema.js";
-import { fakeHuaweiAk } from "./fakes/credentials.js";
+import { fakeHuaweiAk, fakeHuaweiSk, fakeTencentSecretId, fakeTencentSecretKey } from "./fakes/credentials.js";
 import { FakeModelArts } from "./fakes/modelarts-fake.js";
 import { ROOT, loadSeed, planSeed, recipePath } from "./helpers.js";
 import { type Moto, TEST_CREDENTIALS, startMoto } from "./servers/moto.js";
+
+/** script(1) (util-linux, in every Debian install) gives the CLI a terminal. */
+function assertScriptAvailable(): void {
+  assert.equal(spawnSync("script", ["--version"]).status, 0, "script(1) from util-linux is needed to run the CLI on a terminal");
+}
 
 const CLI = join(ROOT, "dist", "bin", "rlpipe.js");
 
@@ -118,7 +123,8 @@ describe("following a run (provider local): the job's outcome is the exit code, 
     assert.equal(plain.code, 0, "reading a log (without -f) worked, whatever the job did");
   });
 
-  it("on a terminal the heartbeat is one line refreshed in place, cleared before other output", { skip: spawnSync("script", ["--version"]).status !== 0 && "needs script(1) for a terminal" }, async () => {
+  it("on a terminal the heartbeat is one line refreshed in place, cleared before other output", async () => {
+    assertScriptAvailable();
     await job("tty-00000001", "echo first; sleep 3; echo last");
     const r = spawnSync("script", ["-qec", `${process.execPath} ${CLI} logs tty-00000001 -f`, "/dev/null"], {
       cwd: dir, encoding: "utf8", timeout: 60_000, env: { PATH: process.env["PATH"] ?? "/usr/bin:/bin", HOME: dir, RLPIPE_POLL_MS: "150" },
@@ -180,7 +186,8 @@ describe("following a run (provider local): the job's outcome is the exit code, 
     assert.match((JSON.parse(j.out) as { name: string; error?: string }[]).find((x) => x.name === "gone-00000001")!.error!, /no local job/);
   });
 
-  it("a declined confirmation exits 130 and creates nothing", { skip: spawnSync("script", ["--version"]).status !== 0 && "needs script(1) for a terminal" }, () => {
+  it("a declined confirmation exits 130 and creates nothing", () => {
+    assertScriptAvailable();
     const fresh = mkdtempSync(join(tmpdir(), "rlpipe-decline-"));
     try {
       const r = spawnSync("script", ["-qec", `${process.execPath} ${CLI} deploy ${recipePath("local-demo")} --provider local`, "/dev/null"], {
@@ -251,7 +258,7 @@ describe("re-running an unchanged recipe (provider local)", () => {
 
 describe("provider calls through the CLI against the ModelArts fake", () => {
   const AK = fakeHuaweiAk();
-  const SK = "fake-sk/0123456789+abcdefghijklmnopqrstuvwxyz";
+  const SK = fakeHuaweiSk();
   const PID = "0a1b2c3d4e5f60718293a4b5c6d7e8f9";
   const SEED = "qwen3-1.7b-code-toolcall";
   let fake: FakeModelArts;
@@ -325,7 +332,7 @@ describe("provider calls through the CLI against the ModelArts fake", () => {
   });
 
   it("refused credentials exit 3 with a hint; missing ones exit 2; with --json the error is on stdout", async () => {
-    const wrong = await cli(["status", ref.name, "--json"], { HUAWEICLOUD_SDK_SK: "not-the-secret-key-0123456789abcdef" });
+    const wrong = await cli(["status", ref.name, "--json"], { HUAWEICLOUD_SDK_SK: fakeHuaweiSk() });
     assert.equal(wrong.code, 3, wrong.err);
     const e = JSON.parse(wrong.out).error;
     assert.equal(e.code, "modelarts_auth_failed");
@@ -390,7 +397,7 @@ describe("endpoint variables set now win over a run record's (Ray, TI-ONE)", () 
 
     await recordRun(dir, "tione", { provider: "tione", name: "tione-run-00000001", id: "train-000000000000000001", region: "ap-shanghai", endpoint: `http://127.0.0.1:${recorded}` }, loadSeed("retool-qwen3-4b-tione-ags").recipe);
     const tione = await rlpipe(["status", "tione-run-00000001"], {
-      cwd: dir, env: { TIONE_ENDPOINT: `127.0.0.1:${current}`, TENCENTCLOUD_SECRET_ID: "AKIDtest0000000000000000000000000000", TENCENTCLOUD_SECRET_KEY: "test-key-0000000000000000000000", RLPIPE_RETRY_BUDGET_MS: "800" },
+      cwd: dir, env: { TIONE_ENDPOINT: `127.0.0.1:${current}`, TENCENTCLOUD_SECRET_ID: fakeTencentSecretId(), TENCENTCLOUD_SECRET_KEY: fakeTencentSecretKey(), RLPIPE_RETRY_BUDGET_MS: "800" },
     });
     assert.equal(tione.code, 3, tione.err);
     assert.match(tione.err, RETRY_LINE("tione", "status"));

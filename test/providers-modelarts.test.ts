@@ -19,7 +19,7 @@ import { RecipeError, RlpipeError } from "../core/errors.js";
 import { type Plan, plan } from "../core/plan.js";
 import type { ModelArtsJobBody } from "../core/providers/modelarts-request.js";
 import { parseRecipe } from "../core/recipe/load.js";
-import { fakeHuaweiAk } from "./fakes/credentials.js";
+import { fakeHuaweiAk, fakeHuaweiSk, fakeSecurityToken } from "./fakes/credentials.js";
 import { JobRunner, writeVerlStub } from "./fakes/job-runner.js";
 import { CREATE_FAULTS, type CreateFault, FakeModelArts } from "./fakes/modelarts-fake.js";
 import { assertRunInStore, runnableSeed } from "./run-outputs.js";
@@ -28,7 +28,8 @@ import { type Moto, TEST_CREDENTIALS, startMoto } from "./servers/moto.js";
 
 const SEED = "qwen3-1.7b-code-toolcall";
 const AK = fakeHuaweiAk();
-const SK = "fake-sk/0123456789+abcdefghijklmnopqrstuvwxyz";
+const SK = fakeHuaweiSk();
+const STS_TOKEN = fakeSecurityToken();
 const PID = "0a1b2c3d4e5f60718293a4b5c6d7e8f9";
 const BUCKET = "rlpipe-runs";
 
@@ -559,9 +560,9 @@ describe("ModelArts provider against the loopback fake", () => {
         assert.match(e.message, /request expired/);
       });
       assert.equal(fake.stats.authFailures, 3);
-      const tokenFake = await new FakeModelArts({ ak: AK, sk: SK, projectId: PID, securityToken: "sts-token-abcdef" }).start();
+      const tokenFake = await new FakeModelArts({ ak: AK, sk: SK, projectId: PID, securityToken: STS_TOKEN }).start();
       try {
-        const withToken = createModelArtsAdapter({ ...ctx({ MODELARTS_ENDPOINT: tokenFake.endpoint, HUAWEICLOUD_SDK_SECURITY_TOKEN: "sts-token-abcdef" }) });
+        const withToken = createModelArtsAdapter({ ...ctx({ MODELARTS_ENDPOINT: tokenFake.endpoint, HUAWEICLOUD_SDK_SECURITY_TOKEN: STS_TOKEN }) });
         assert.equal((await run(withToken)).outcome, "created");
         const without = createModelArtsAdapter({ ...ctx({ MODELARTS_ENDPOINT: tokenFake.endpoint }) });
         await assert.rejects(run(without), (e: unknown) => e instanceof ProviderError && e.providerCode === "APIGW.0301");

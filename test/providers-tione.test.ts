@@ -27,7 +27,7 @@ import {
 } from "../core/providers/tione-request.js";
 import { parseRecipe } from "../core/recipe/load.js";
 import { overrideWord } from "../core/render/hydra.js";
-import { fakeE2bKey, fakeTencentSecretId } from "./fakes/credentials.js";
+import { fakeE2bKey, fakeSecurityToken, fakeTencentSecretId, fakeTencentSecretKey } from "./fakes/credentials.js";
 import { JobRunner, writeVerlStub } from "./fakes/job-runner.js";
 import { type Fault, type FakeTask, TioneFake } from "./fakes/tione-fake.js";
 import { assertRunInStore, runnableSeed } from "./run-outputs.js";
@@ -36,14 +36,14 @@ import { type Moto, TEST_CREDENTIALS, freePort, startMoto } from "./servers/moto
 
 const SEED = "retool-qwen3-4b-tione-ags";
 const SECRET_ID = fakeTencentSecretId();
-const SECRET_KEY = "rlpipe-test-tc3-secret-key/0123456789abcdef";
+const SECRET_KEY = fakeTencentSecretKey();
 const TOKEN_ID = fakeTencentSecretId();
-const TOKEN_KEY = "rlpipe-test-tc3-temporary-key-abcdef";
-const TOKEN = "rlpipe-test-session-token-0123456789";
+const TOKEN_KEY = fakeTencentSecretKey();
+const TOKEN = fakeSecurityToken();
 const E2B_KEY = fakeE2bKey();
 // The COS key the task's checkpoint sidecar uses (passed as task variables, like every secret on TI-ONE).
-const COS_ID = "rlpipe-test-cos-secret-id";
-const COS_KEY = "rlpipe-test-cos-secret-key/0123456789";
+const COS_ID = fakeTencentSecretId();
+const COS_KEY = fakeTencentSecretKey();
 const BUCKET = "rlpipe-bundles-1250000000";
 const FILLED_BUCKET = "rlpipe-bundles-1251234567";
 const PYTHON = join(ROOT, ".venv-test", "bin", "python");
@@ -589,7 +589,7 @@ describe("TI-ONE adapter: deploy, status, logs, stop against the strict fake, bu
       const a = adapter({ env: { ...env, ...over } });
       try { await a.findExisting(p); return undefined; } catch (e) { return e as ProviderError; } finally { await a.close(); }
     };
-    const wrong = await attempt({ TENCENTCLOUD_SECRET_KEY: "not-the-right-key-0123456789" });
+    const wrong = await attempt({ TENCENTCLOUD_SECRET_KEY: fakeTencentSecretKey() });
     assert.equal(wrong?.providerCode, "AuthFailure.SignatureFailure");
     assert.equal(wrong?.kind, "fatal");
     noSecrets(errorText(wrong), "auth error");
@@ -676,7 +676,7 @@ describe("TI-ONE adapter: deploy, status, logs, stop against the strict fake, bu
     assert.equal(await runTione(["inspect", consoleTask.id], io, { ...env, TENCENTCLOUD_REGION: "" }), 2, "no region is a usage error");
     assert.equal(await runTione(["list"], io, env), 2);
     err.length = 0;
-    assert.equal(await runTione(["inspect", consoleTask.id, "--region", "ap-shanghai"], io, { ...env, TENCENTCLOUD_SECRET_KEY: "wrong-key-0123456789" }), 3, "an auth failure is external");
+    assert.equal(await runTione(["inspect", consoleTask.id, "--region", "ap-shanghai"], io, { ...env, TENCENTCLOUD_SECRET_KEY: fakeTencentSecretKey() }), 3, "an auth failure is external");
     assert.match(err.join("\n"), /AuthFailure\.SignatureFailure/);
     noSecrets(err.join("\n"), "inspect errors");
   });

@@ -20,6 +20,7 @@ import { classifyStoreError } from "../adapters/storage/store-errors.js";
 import { storeEndpoint } from "../adapters/storage/store-endpoint.js";
 import { retryDelayMs, withStoreRetry } from "../adapters/storage/store-retry.js";
 import { run } from "./checkpoint-helpers.js";
+import { fakeHuaweiAk, fakeHuaweiSk } from "./fakes/credentials.js";
 import { type Gateway, startGateway } from "./fakes/s3-gateway.js";
 import { ROOT } from "./helpers.js";
 import { type Moto, TEST_CREDENTIALS, freePort, startMoto } from "./servers/moto.js";
@@ -345,7 +346,7 @@ describe("storage errors: against real servers", () => {
     it("deploy: the launch-bundle upload to an unreachable OBS retries with a line on stderr, then exits 3 with a hint", async () => {
       const r = await run(process.execPath, [CLI, "deploy", join(ROOT, "recipes", "qwen3-1.7b-code-toolcall.yaml"), "--provider", "modelarts", "--yes"], {
         env: env({
-          HUAWEICLOUD_SDK_AK: "AKFAKEFAKEFAKEFAKE12", HUAWEICLOUD_SDK_SK: "fake-secret-key-0123456789", HUAWEICLOUD_SDK_PROJECT_ID: "0a1b2c3d4e5f60718293a4b5c6d7e8f9",
+          HUAWEICLOUD_SDK_AK: fakeHuaweiAk(), HUAWEICLOUD_SDK_SK: fakeHuaweiSk(), HUAWEICLOUD_SDK_PROJECT_ID: "0a1b2c3d4e5f60718293a4b5c6d7e8f9",
           MODELARTS_ENDPOINT: `http://127.0.0.1:${closedPort}`, OBS_ENDPOINT: `http://127.0.0.1:${closedPort}`, OBS_REGION: "cn-southwest-2",
         }),
         timeoutMs: 60_000,

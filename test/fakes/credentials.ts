@@ -15,3 +15,5 @@ export const fakeSecurityToken = () => `${randomBytes(48).toString("base64")}+/=
 export const fakeTencentSecretId = () => `AKID${pick(alnum, 32)}`;
 /** E2B API key: "e2b_" and 40 hex digits. */
 export const fakeE2bKey = () => `e2b_${randomBytes(20).toString("hex")}`;
+/** Tencent Cloud SecretKey: 32 letters and digits. */
+export const fakeTencentSecretKey = () => pick(alnum, 32);
