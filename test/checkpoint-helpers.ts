@@ -1,13 +1,15 @@
 // Shared by the checkpoint tests: verl-like checkpoint dirs, running a program without blocking the test process,
 // and the durability invariant (every committed step matches its manifest byte for byte).
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
+import { type ChildProcess, spawn } from "node:child_process";
 import { createHash, randomBytes } from "node:crypto";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import type { IncomingMessage } from "node:http";
 import { join } from "node:path";
 import { CheckpointSync, listFiles } from "../adapters/storage/checkpoint-sync.js";
 import type { S3Store } from "../adapters/storage/s3.js";
 import { layout } from "../core/checkpoints.js";
+import { type Gateway, isUploadPart } from "./fakes/s3-gateway.js";
 
 const MiB = 1024 * 1024;
 const sha256 = (b: Buffer) => createHash("sha256").update(b).digest("hex");
@@ -53,3 +55,37 @@ async function assertCommittedIntact(store: S3Store, run: string, localDir: stri
   }
   return steps;
 }
+
+export /** Step 1 of three 20 MiB shards and a small file, finished (the tracker says 1): the resume tests' checkpoint. */
+function makeThreeShardStep(dir: string): void {
+  const d = join(dir, "global_step_1", "actor");
+  mkdirSync(d, { recursive: true });
+  for (let i = 0; i < 3; i++) writeFileSync(join(d, `model_world_size_3_rank_${i}.pt`), randomBytes(20 * MiB));
+  writeFileSync(join(d, "extra_state.pt"), randomBytes(4096));
+  writeFileSync(join(dir, "latest_checkpointed_iteration.txt"), "1");
+}
+
+export /**
+ * Start an uploader on makeThreeShardStep's directory while the third shard's parts chosen by `hold` get no answer,
+ * wait until the first two shards are complete and a held part is in flight, and SIGKILL it. Returns where in the
+ * gateway's log the upload began.
+ */
+async function killWhileThirdShardHeld(gw: Gateway, start: () => ChildProcess, hold: { readonly match: (r: IncomingMessage) => boolean; readonly count: number }): Promise<number> {
+  for (let i = 0; i < hold.count; i++) gw.faults.push({ kind: "hold", match: hold.match });
+  const from = gw.log.length;
+  const completed = (rank: number) => gw.log.slice(from).some((r) => r.method === "POST" && r.path.endsWith(`rank_${rank}.pt`) && /uploadId=/.test(r.query));
+  const heldBefore = gw.stats.held;
+  const child = start();
+  const exited = new Promise((r) => child.once("exit", r));
+  for (let waited = 0; !(completed(0) && completed(1) && gw.stats.held > heldBefore); waited += 50) {
+    assert.ok(waited < 60_000, "the first two shards complete and the third is in flight");
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  child.kill("SIGKILL");
+  await exited;
+  gw.faults.splice(0, gw.faults.length);
+  return from;
+}
+
+/** A part of the third shard (rank 2). */
+export const isThirdShardPart = (r: IncomingMessage): boolean => isUploadPart(r) && (r.url ?? "").includes("rank_2.pt");

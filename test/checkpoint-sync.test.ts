@@ -18,7 +18,7 @@ import { type RunningServer, startHttpServer } from "../functions/platforms/http
 import { ResultCache } from "../functions/reward.js";
 import { runToken } from "../functions/runs.js";
 import { type Gateway, isUploadPart, startGateway } from "./fakes/s3-gateway.js";
-import { assertCommittedIntact, makeCheckpoints, run } from "./checkpoint-helpers.js";
+import { assertCommittedIntact, isThirdShardPart, killWhileThirdShardHeld, makeCheckpoints, makeThreeShardStep, run } from "./checkpoint-helpers.js";
 import { ROOT } from "./helpers.js";
 import { type Moto, TEST_CREDENTIALS, startMoto } from "./servers/moto.js";
 
@@ -283,25 +283,9 @@ describe("checkpoints and metrics in object storage", () => {
 
   it("an interrupted step resumes without re-sending the files already stored (only the one in flight, from its stored parts)", async () => {
     const dir = join(work, "resume");
-    const d = join(dir, "global_step_1", "actor");
-    mkdirSync(d, { recursive: true });
-    for (let i = 0; i < 3; i++) writeFileSync(join(d, `model_world_size_3_rank_${i}.pt`), randomBytes(20 * MiB));
-    writeFileSync(join(d, "extra_state.pt"), randomBytes(4096));
-    writeFileSync(join(dir, "latest_checkpointed_iteration.txt"), "1");
+    makeThreeShardStep(dir);
     // The third shard's parts never get an answer: the uploader is killed while they are in flight.
-    const third = (r: IncomingMessage) => isUploadPart(r) && (r.url ?? "").includes("rank_2.pt");
-    for (let i = 0; i < 6; i++) gw.faults.push({ kind: "hold", match: third });
-    const from = gw.log.length;
-    const completed = (rank: number) => gw.log.slice(from).some((r) => r.method === "POST" && r.path.endsWith(`rank_${rank}.pt`) && /uploadId=/.test(r.query));
-    const child = spawn(process.execPath, [CLI, "sync", "run-resume", "--watch", dir, "--once"], { env: storeEnv(), stdio: "ignore" });
-    const exited = new Promise((r) => child.once("exit", r));
-    for (let waited = 0; !(completed(0) && completed(1) && gw.stats.held > 0); waited += 50) {
-      assert.ok(waited < 60_000, "the first two shards complete and the third is in flight");
-      await new Promise((r) => setTimeout(r, 50));
-    }
-    child.kill("SIGKILL");
-    await exited;
-    gw.faults.splice(0, gw.faults.length);
+    await killWhileThirdShardHeld(gw, () => spawn(process.execPath, [CLI, "sync", "run-resume", "--watch", dir, "--once"], { env: storeEnv(), stdio: "ignore" }), { match: isThirdShardPart, count: 6 });
     assert.deepEqual(await new CheckpointSync({ run: "run-resume", store }).committedSteps(), [], "nothing committed: the step is invisible");
     const restartFrom = gw.log.length;
     const bytesBefore = gw.stats.bytesIn;
@@ -425,28 +409,11 @@ describe("checkpoints and metrics in object storage", () => {
 
     it("killed (SIGKILL) in the middle of an uncommitted step, restarted: the files already stored are not sent again", async () => {
       const dir = join(work, "side-resume");
-      const d = join(dir, "global_step_1", "actor");
-      mkdirSync(d, { recursive: true });
-      for (let i = 0; i < 3; i++) writeFileSync(join(d, `model_world_size_3_rank_${i}.pt`), randomBytes(20 * MiB));
-      writeFileSync(join(d, "extra_state.pt"), randomBytes(4096));
-      writeFileSync(join(dir, "latest_checkpointed_iteration.txt"), "1");
+      makeThreeShardStep(dir);
       // The third shard's parts never get an answer: the sidecar is killed while they are in flight.
-      const third = (r: IncomingMessage) => isUploadPart(r) && (r.url ?? "").includes("rank_2.pt");
-      for (let i = 0; i < 3; i++) gw.faults.push({ kind: "hold", match: third });
-      const from = gw.log.length;
-      const completed = (rank: number) => gw.log.slice(from).some((r) => r.method === "POST" && r.path.endsWith(`rank_${rank}.pt`) && /uploadId=/.test(r.query));
-      const child = spawn("/usr/bin/python3", [SIDECAR, "--url", fn.url, "--run", "run-side-resume", "--dir", dir, "--once", "--part-size-mb", "8"], {
+      await killWhileThirdShardHeld(gw, () => spawn("/usr/bin/python3", [SIDECAR, "--url", fn.url, "--run", "run-side-resume", "--dir", dir, "--once", "--part-size-mb", "8"], {
         env: { PATH: "/usr/bin:/bin", RLPIPE_RUN_TOKEN: runToken(SECRET, "run-side-resume") }, stdio: "ignore",
-      });
-      const exited = new Promise((r) => child.once("exit", r));
-      const heldBefore = gw.stats.held;
-      for (let waited = 0; !(completed(0) && completed(1) && gw.stats.held > heldBefore); waited += 50) {
-        assert.ok(waited < 60_000, "the first two shards complete and the third is in flight");
-        await new Promise((r) => setTimeout(r, 50));
-      }
-      child.kill("SIGKILL");
-      await exited;
-      gw.faults.splice(0, gw.faults.length);
+      }), { match: isThirdShardPart, count: 3 });
       assert.deepEqual(await new CheckpointSync({ run: "run-side-resume", store }).committedSteps(), [], "nothing committed: the step is invisible");
       const restartFrom = gw.log.length;
       const again = await sidecar("run-side-resume", dir);

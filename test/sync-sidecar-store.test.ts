@@ -4,9 +4,7 @@
 // as the Node sync, each manifest written after its files, retention applied, a retired step never uploaded again.
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import { randomBytes } from "node:crypto";
-import { type Dirent, appendFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
-import type { IncomingMessage } from "node:http";
+import { type Dirent, appendFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
 import { after, before, describe, it } from "node:test";
@@ -17,7 +15,7 @@ import { readMetricChunks } from "../adapters/storage/metrics-sync.js";
 import { S3Store } from "../adapters/storage/s3.js";
 import { layout, retiredRecord, stepsToDelete } from "../core/checkpoints.js";
 import { mergeMetrics } from "../core/metrics.js";
-import { assertCommittedIntact, makeCheckpoints, run } from "./checkpoint-helpers.js";
+import { assertCommittedIntact, isThirdShardPart, killWhileThirdShardHeld, makeCheckpoints, makeThreeShardStep, run } from "./checkpoint-helpers.js";
 import { type Gateway, type GatewayRequest, isUploadPart, startGateway } from "./fakes/s3-gateway.js";
 import { ROOT } from "./helpers.js";
 import { type Moto, TEST_CREDENTIALS, startMoto } from "./servers/moto.js";
@@ -128,28 +126,11 @@ describe("rlpipe_sync.py --store: the sidecar managed targets run", () => {
 
   it("killed (SIGKILL) in the middle of an uncommitted step, restarted: the files already stored are not sent again, the one in flight resumes from its parts", async () => {
     const dir = join(work, "resume");
-    const d = join(dir, "global_step_1", "actor");
-    mkdirSync(d, { recursive: true });
-    for (let i = 0; i < 3; i++) writeFileSync(join(d, `model_world_size_3_rank_${i}.pt`), randomBytes(20 * MiB));
-    writeFileSync(join(d, "extra_state.pt"), randomBytes(4096));
-    writeFileSync(join(dir, "latest_checkpointed_iteration.txt"), "1");
+    makeThreeShardStep(dir);
     const args = ["--store", "cos://ckpt-1251234567/runs", "--region", "ap-shanghai", "--run", "job-resume.rl", "--dir", dir, "--once", "--part-size-mb", "8"];
     // The second part of the third shard to arrive (parts go in parallel) never gets an answer: the sidecar is killed while it is in flight.
     let thirdParts = 0;
-    const heldPart = (r: IncomingMessage) => isUploadPart(r) && (r.url ?? "").includes("rank_2.pt") && ++thirdParts === 2;
-    gw.faults.push({ kind: "hold", match: heldPart });
-    const from = gw.log.length;
-    const completed = (rank: number) => gw.log.slice(from).some((r) => r.method === "POST" && r.path.endsWith(`rank_${rank}.pt`) && /uploadId=/.test(r.query));
-    const child = spawn("python3", [SIDECAR, ...args], { env: jobEnv(), stdio: "ignore" });
-    const exited = new Promise((r) => child.once("exit", r));
-    const heldBefore = gw.stats.held;
-    for (let waited = 0; !(completed(0) && completed(1) && gw.stats.held > heldBefore); waited += 50) {
-      assert.ok(waited < 60_000, "the first two shards complete and the third is in flight");
-      await new Promise((r) => setTimeout(r, 50));
-    }
-    child.kill("SIGKILL");
-    await exited;
-    gw.faults.splice(0, gw.faults.length);
+    const from = await killWhileThirdShardHeld(gw, () => spawn("python3", [SIDECAR, ...args], { env: jobEnv(), stdio: "ignore" }), { match: (r) => isThirdShardPart(r) && ++thirdParts === 2, count: 1 });
     assert.deepEqual(await new CheckpointSync({ run: "job-resume.rl", store }).committedSteps(), [], "nothing committed: the step is invisible");
     // What the server holds of the third shard when the sidecar died (its other parts go in parallel with the held
     // one, so one may or may not have landed): the restart must send exactly the rest.
