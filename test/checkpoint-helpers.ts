@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { CheckpointSync, listFiles } from "../adapters/storage/checkpoint-sync.js";
 import type { S3Store } from "../adapters/storage/s3.js";
 import { layout } from "../core/checkpoints.js";
-import { type Gateway, isUploadPart } from "./fakes/s3-gateway.js";
+import { type Gateway, type GatewayRequest, isUploadPart } from "./fakes/s3-gateway.js";
 
 const MiB = 1024 * 1024;
 const sha256 = (b: Buffer) => createHash("sha256").update(b).digest("hex");
@@ -89,3 +89,29 @@ async function killWhileThirdShardHeld(gw: Gateway, start: () => ChildProcess, h
 
 /** A part of the third shard (rank 2). */
 export const isThirdShardPart = (r: IncomingMessage): boolean => isUploadPart(r) && (r.url ?? "").includes("rank_2.pt");
+
+export /**
+ * verl keeping every step on disk while an uploader with keep-last 2 makes four passes: steps 1–3, then 4, then 5,
+ * then nothing new. Returns each pass's result and where in the gateway's log the first and the last pass began.
+ */
+async function passesKeepingEveryStep<T>(gw: Gateway, dir: string, pass: () => Promise<T>): Promise<{ results: [T, T, T, T]; from: number; lastFrom: number }> {
+  makeCheckpoints(dir, [1, 2, 3], 3, 9 * MiB);
+  const from = gw.log.length;
+  const first = await pass();
+  makeCheckpoints(dir, [4], 4, 9 * MiB); // verl saves a step and keeps the old ones
+  const second = await pass();
+  makeCheckpoints(dir, [5], 5, 9 * MiB);
+  const third = await pass();
+  const lastFrom = gw.log.length;
+  return { results: [first, second, third, await pass()], from, lastFrom };
+}
+
+export /** PUTs of each step's data.pt (every step has one), by step. */
+function uploadsPerStep(log: readonly GatewayRequest[], runName: string): [number, number][] {
+  const uploads = new Map<number, number>();
+  for (const r of log) {
+    const m = new RegExp(`/${runName.replace(/\./g, "\\.")}/checkpoints/global_step_(\\d+)/data\\.pt$`).exec(r.path);
+    if (r.method === "PUT" && m !== null) uploads.set(Number(m[1]), (uploads.get(Number(m[1])) ?? 0) + 1);
+  }
+  return [...uploads.entries()].sort((a, b) => a[0] - b[0]);
+}

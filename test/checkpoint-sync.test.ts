@@ -18,7 +18,7 @@ import { type RunningServer, startHttpServer } from "../functions/platforms/http
 import { ResultCache } from "../functions/reward.js";
 import { runToken } from "../functions/runs.js";
 import { type Gateway, isUploadPart, startGateway } from "./fakes/s3-gateway.js";
-import { assertCommittedIntact, isThirdShardPart, killWhileThirdShardHeld, makeCheckpoints, makeThreeShardStep, run } from "./checkpoint-helpers.js";
+import { assertCommittedIntact, isThirdShardPart, killWhileThirdShardHeld, makeCheckpoints, makeThreeShardStep, passesKeepingEveryStep, run, uploadsPerStep } from "./checkpoint-helpers.js";
 import { ROOT } from "./helpers.js";
 import { type Moto, TEST_CREDENTIALS, startMoto } from "./servers/moto.js";
 
@@ -253,30 +253,15 @@ describe("checkpoints and metrics in object storage", () => {
 
   it("--keep-last with verl keeping every step on disk: several passes upload each step at most once (retired steps are remembered in the store)", async () => {
     const dir = join(work, "keep");
-    makeCheckpoints(dir, [1, 2, 3], 3, 9 * MiB);
-    const from = gw.log.length;
-    const pass = async () => {
+    const { results: [p1, p2, p3, p4], from, lastFrom: before4 } = await passesKeepingEveryStep(gw, dir, async () => {
       const r = await run(process.execPath, [CLI, "sync", "run-keep", "--watch", dir, "--once", "--keep-last", "2", "--json"], { env: storeEnv() });
       assert.equal(r.status, 0, r.stderr);
       return JSON.parse(r.stdout) as { committed: number[]; deleted: number[]; retired: number[] };
-    };
-    const p1 = await pass();
-    makeCheckpoints(dir, [4], 4, 9 * MiB); // verl saves a step and keeps the old ones
-    const p2 = await pass();
-    makeCheckpoints(dir, [5], 5, 9 * MiB);
-    const p3 = await pass();
-    const before4 = gw.log.length;
-    const p4 = await pass();
+    });
     assert.deepEqual([p1.committed, p2.committed, p3.committed, p4.committed], [[2, 3], [4], [5], []]);
     assert.deepEqual([p1.deleted, p2.deleted, p3.deleted, p4.deleted], [[], [2], [3], []]);
     assert.deepEqual(p4.retired, [1, 2, 3]);
-    // Every upload of a step's files, by step: each step's files went up once at most (step 1 never).
-    const uploads = new Map<number, number>();
-    for (const r of gw.log.slice(from)) {
-      const m = /\/run-keep\/checkpoints\/global_step_(\d+)\/data\.pt$/.exec(r.path);
-      if (r.method === "PUT" && m !== null) uploads.set(Number(m[1]), (uploads.get(Number(m[1])) ?? 0) + 1);
-    }
-    assert.deepEqual([...uploads.entries()].sort((a, b) => a[0] - b[0]), [[2, 1], [3, 1], [4, 1], [5, 1]]);
+    assert.deepEqual(uploadsPerStep(gw.log.slice(from), "run-keep"), [[2, 1], [3, 1], [4, 1], [5, 1]], "each step's files went up once at most (step 1 never)");
     assert.deepEqual(gw.log.slice(before4).filter((r) => r.method === "PUT" || r.method === "POST"), [], "a pass with nothing new writes nothing");
     assert.deepEqual(await assertCommittedIntact(store, "run-keep", dir), [4, 5]);
   });
@@ -369,25 +354,11 @@ describe("checkpoints and metrics in object storage", () => {
 
     it("--keep-last with verl keeping every step on disk: several passes upload each step at most once (the function remembers retired steps)", async () => {
       const dir = join(work, "side-passes");
-      makeCheckpoints(dir, [1, 2, 3], 3, 9 * MiB);
-      const from = gw.log.length;
-      const pass = async () => {
+      const { from, lastFrom: before4 } = await passesKeepingEveryStep(gw, dir, async () => {
         const r = await sidecar("run-side-passes", dir, ["--keep-last", "2"]);
         assert.equal(r.status, 0, r.stderr);
-      };
-      await pass();
-      makeCheckpoints(dir, [4], 4, 9 * MiB); // verl saves a step and keeps the old ones
-      await pass();
-      makeCheckpoints(dir, [5], 5, 9 * MiB);
-      await pass();
-      const before4 = gw.log.length;
-      await pass();
-      const uploads = new Map<number, number>();
-      for (const r of gw.log.slice(from)) {
-        const m = /\/run-side-passes\/checkpoints\/global_step_(\d+)\/data\.pt$/.exec(r.path);
-        if (r.method === "PUT" && m !== null) uploads.set(Number(m[1]), (uploads.get(Number(m[1])) ?? 0) + 1);
-      }
-      assert.deepEqual([...uploads.entries()].sort((a, b) => a[0] - b[0]), [[2, 1], [3, 1], [4, 1], [5, 1]], "each step's files went up once at most (step 1 never)");
+      });
+      assert.deepEqual(uploadsPerStep(gw.log.slice(from), "run-side-passes"), [[2, 1], [3, 1], [4, 1], [5, 1]], "each step's files went up once at most (step 1 never)");
       assert.deepEqual(gw.log.slice(before4).filter((r) => r.method !== "GET" && r.method !== "HEAD"), [], "a pass with nothing new writes nothing");
       const state = await (await fetch(`${fn.url}/v1/runs/run-side-passes/state`, { headers: { authorization: `Bearer ${runToken(SECRET, "run-side-passes")}` } })).json() as { committed: number[]; retired: number[] };
       assert.deepEqual([state.committed, state.retired], [[4, 5], [1, 2, 3]]);

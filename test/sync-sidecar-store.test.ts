@@ -15,8 +15,8 @@ import { readMetricChunks } from "../adapters/storage/metrics-sync.js";
 import { S3Store } from "../adapters/storage/s3.js";
 import { layout, retiredRecord, stepsToDelete } from "../core/checkpoints.js";
 import { mergeMetrics } from "../core/metrics.js";
-import { assertCommittedIntact, isThirdShardPart, killWhileThirdShardHeld, makeCheckpoints, makeThreeShardStep, run } from "./checkpoint-helpers.js";
-import { type Gateway, type GatewayRequest, isUploadPart, startGateway } from "./fakes/s3-gateway.js";
+import { assertCommittedIntact, isThirdShardPart, killWhileThirdShardHeld, makeCheckpoints, makeThreeShardStep, passesKeepingEveryStep, run, uploadsPerStep } from "./checkpoint-helpers.js";
+import { type Gateway, isUploadPart, startGateway } from "./fakes/s3-gateway.js";
 import { ROOT } from "./helpers.js";
 import { type Moto, TEST_CREDENTIALS, startMoto } from "./servers/moto.js";
 
@@ -97,20 +97,10 @@ describe("rlpipe_sync.py --store: the sidecar managed targets run", () => {
 
   it("--keep-last with verl keeping every step on disk: several passes upload each step at most once, newest first, retired steps remembered in the store", async () => {
     const dir = join(work, "keep");
-    makeCheckpoints(dir, [1, 2, 3], 3, 9 * MiB);
-    const from = gw.log.length;
-    const pass = async () => {
+    const { from, lastFrom: before4 } = await passesKeepingEveryStep(gw, dir, async () => {
       const r = await sidecar(["--store", "cos://ckpt-1251234567/runs", "--region", "ap-shanghai", "--run", "job-keep.rl", "--dir", dir, "--once", "--keep-last", "2", "--part-size-mb", "8"]);
       assert.equal(r.status, 0, r.stderr);
-      return r.stderr;
-    };
-    await pass();
-    makeCheckpoints(dir, [4], 4, 9 * MiB); // verl saves a step and keeps the old ones
-    await pass();
-    makeCheckpoints(dir, [5], 5, 9 * MiB);
-    await pass();
-    const before4 = gw.log.length;
-    await pass();
+    });
     assert.deepEqual(uploadsPerStep(gw.log.slice(from), "job-keep.rl"), [[2, 1], [3, 1], [4, 1], [5, 1]], "each step's files went up once at most (step 1 never: retention would have deleted it at once)");
     assert.deepEqual(gw.log.slice(before4).filter((r) => r.method === "PUT" || r.method === "POST" || r.method === "DELETE"), [], "a pass with nothing new writes nothing");
     const sync = new CheckpointSync({ run: "job-keep.rl", store });
@@ -307,16 +297,6 @@ describe("rlpipe_sync.py --store: the sidecar managed targets run", () => {
     }
   });
 });
-
-/** PUTs of each step's data.pt (every step has one), by step. */
-function uploadsPerStep(log: readonly GatewayRequest[], runName: string): [number, number][] {
-  const uploads = new Map<number, number>();
-  for (const r of log) {
-    const m = new RegExp(`/${runName.replace(/\./g, "\\.")}/checkpoints/global_step_(\\d+)/data\\.pt$`).exec(r.path);
-    if (r.method === "PUT" && m !== null) uploads.set(Number(m[1]), (uploads.get(Number(m[1])) ?? 0) + 1);
-  }
-  return [...uploads.entries()].sort((a, b) => a[0] - b[0]);
-}
 
 function listTree(dir: string): string[] {
   return (readdirSync(dir, { recursive: true, withFileTypes: true }) as Dirent[]).filter((e) => e.isFile()).map((e) => relative(dir, join(e.parentPath, e.name))).sort();
