@@ -2,39 +2,40 @@
 // --json also to stdout as {"error": {...}} so a script reading stdout sees why a command failed.
 import { ExitCode, RecipeError, RlpipeError, formatIssue, formatPath } from "../core/errors.js";
 import { Redactor } from "../core/redact.js";
+import { TerminalLine } from "./terminal-line.js";
 
 export interface Io {
   out(text: string): void;
   err(text: string): void;
   /**
-   * A transient status line (a heartbeat) on a terminal: replaced by the next one and cleared before any other
-   * output. Absent when stderr is not a terminal; callers then print plain lines now and then instead.
+   * A transient status line (a heartbeat, progress) on a terminal: replaced by the next one, kept under the lines
+   * printed meanwhile, "" takes it away. Absent when stderr is not a terminal; callers print plain lines now and then.
    */
   status?(text: string): void;
 }
 
 export function processIo(extraSecretEnvNames: readonly string[] = []): Io {
   const r = new Redactor(process.env, extraSecretEnvNames);
-  let statusShown = false;
-  const clear = () => {
-    if (!statusShown) return;
-    process.stderr.write("\r\x1b[2K");
-    statusShown = false;
-  };
-  const io: Io = {
-    out: (t) => { clear(); process.stdout.write(`${r.redact(t)}\n`); },
-    err: (t) => { clear(); process.stderr.write(`${r.redact(t)}\n`); },
-  };
-  if (process.stderr.isTTY === true) {
+  return streamIo((raw) => process.stdout.write(raw), (raw) => process.stderr.write(raw), {
     // A terminal that reports no width (0) gets 80 columns.
-    const width = () => Math.max(20, (process.stderr.columns || 80) - 1);
-    io.status = (t) => {
-      if (t === "") { clear(); return; }
-      process.stderr.write(`\r\x1b[2K${r.redact(t).slice(0, width())}`);
-      statusShown = true;
-    };
-  }
-  return io;
+    terminal: process.stderr.isTTY === true ? { columns: () => process.stderr.columns || 80 } : undefined,
+    redact: (t) => r.redact(t),
+  });
+}
+
+/** An Io writing raw text to `out` and `err`; with `terminal`, err is a terminal that gets a live status line. */
+export function streamIo(out: (raw: string) => void, err: (raw: string) => void, opts: { terminal: { columns: () => number } | undefined; redact: (t: string) => string }): Io {
+  const term = opts.terminal === undefined ? undefined : new TerminalLine(err, opts.terminal.columns);
+  const print = (write: (raw: string) => void, t: string) => {
+    const line = `${opts.redact(t)}\n`;
+    if (term === undefined) write(line);
+    else term.above(() => write(line));
+  };
+  return {
+    out: (t) => print(out, t),
+    err: (t) => print(err, t),
+    ...(term === undefined ? {} : { status: (t: string) => term.show(opts.redact(t)) }),
+  };
 }
 
 /** An error as JSON: what `--json` prints on stdout. */

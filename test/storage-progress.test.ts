@@ -7,6 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { StatusLine, TransferMeter, formatBytes, formatDuration } from "../bin/commands/transfer-meter.js";
+import { streamIo } from "../bin/io.js";
 import { run } from "./checkpoint-helpers.js";
 import { ROOT } from "./helpers.js";
 
@@ -17,11 +18,11 @@ describe("transfer meter", () => {
   it("says bytes of total, percent, the rate over the last seconds and the ETA", () => {
     let t = 0;
     const out: string[] = [];
-    const status = new StatusLine({ tty: false, write: (x) => out.push(x), now: () => t, plainIntervalMs: 10_000 });
+    const status = new StatusLine({ io: { err: (x) => out.push(x) }, now: () => t, plainIntervalMs: 10_000 });
     const m = new TransferMeter("upload step 20", 54 * MiB, status, () => t);
     for (let i = 1; i <= 12; i++) { t = i * 1000; m.add(3 * MiB); } // 3 MiB/s
     assert.equal(m.text(), "upload step 20: 36.0 MiB of 54.0 MiB (66%), 3.0 MiB/s, ETA 6 s");
-    assert.deepEqual(out, ["upload step 20: 30.0 MiB of 54.0 MiB (55%), 3.0 MiB/s, ETA 8 s\n"], "not a terminal: a plain line per interval");
+    assert.deepEqual(out, ["upload step 20: 30.0 MiB of 54.0 MiB (55%), 3.0 MiB/s, ETA 8 s"], "not a terminal: a plain line per interval");
     m.add(-3 * MiB); // a range fetched again from its start
     assert.match(m.text(), /^upload step 20: 33\.0 MiB of 54\.0 MiB \(61%\)/);
     m.finish();
@@ -31,18 +32,28 @@ describe("transfer meter", () => {
   it("on a terminal: one line redrawn in place at most every 200 ms; log lines go above it; finish clears it", () => {
     let t = 0;
     const out: string[] = [];
-    const status = new StatusLine({ tty: true, write: (x) => out.push(x), now: () => t });
+    // The CLI's own Io on a terminal (what processIo builds), writing into `out`.
+    const io = streamIo((x) => out.push(x), (x) => out.push(x), { terminal: { columns: () => 120 }, redact: (x) => x });
+    const status = new StatusLine({ io, now: () => t });
     const m = new TransferMeter("download step 7", 10 * MiB, status, () => t);
     t = 250; m.add(MiB);
     t = 300; m.add(MiB); // too soon: not drawn
     t = 500; m.add(MiB);
     assert.deepEqual(out.map((x) => x.startsWith("\r\x1b[2Kdownload step 7: ")), [true, true]);
     status.line("[rlpipe sync] step 6: deleted by retention");
-    assert.match(out[2]!, /^\r\x1b\[2K\[rlpipe sync\] step 6: deleted by retention\ndownload step 7: 3\.0 MiB of 10\.0 MiB \(30%\)/);
+    assert.match(out.slice(2).join(""), /^\r\x1b\[2K\[rlpipe sync\] step 6: deleted by retention\ndownload step 7: 3\.0 MiB of 10\.0 MiB \(30%\)/);
     m.finish();
-    assert.equal(out[3], "\r\x1b[2K");
+    assert.equal(out.at(-1), "\r\x1b[2K");
+    const before = out.length;
     status.line("done");
-    assert.equal(out[4], "done\n", "no live line left to redraw");
+    assert.deepEqual(out.slice(before), ["done\n"], "no live line left to redraw");
+  });
+
+  it("the terminal's live line is cut to its width and never wraps", () => {
+    const out: string[] = [];
+    const io = streamIo((x) => out.push(x), (x) => out.push(x), { terminal: { columns: () => 30 }, redact: (x) => x });
+    io.status!("x".repeat(100));
+    assert.equal(out[0], `\r\x1b[2K${"x".repeat(29)}`);
   });
 
   it("formats sizes and durations for people", () => {

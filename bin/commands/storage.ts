@@ -5,7 +5,6 @@ import { parseArgs } from "node:util";
 import { RUN_NAME } from "../../core/checkpoints.js";
 import { RlpipeError } from "../../core/errors.js";
 import { type RunSeries, latestValues, mergeMetrics, metricsPanels, plotFormat, renderPlot, toSeries } from "../../core/metrics.js";
-import { Redactor } from "../../core/redact.js";
 import { sleep } from "../../core/util/retry.js";
 import { CheckpointSync, type TransferEvent, unknownRun } from "../../adapters/storage/checkpoint-sync.js";
 import { MetricsSync, readMetricChunks } from "../../adapters/storage/metrics-sync.js";
@@ -47,7 +46,7 @@ function runName(v: string | undefined): string {
  * runs deployed from this directory — the store their run record names (a deployed job's stage S is the run
  * `<job>.S` there).
  */
-async function store(flag: string | undefined, line: (text: string) => void = stderrLine, runs: readonly string[] = []): Promise<ObjectStore> {
+async function store(flag: string | undefined, line: (text: string) => void, runs: readonly string[] = []): Promise<ObjectStore> {
   const given = flag ?? process.env["RLPIPE_STORE"];
   const uri = given === undefined || given === "" ? await recordedStore(runs, line) : given;
   return openStore(uri.includes("://") ? uri : resolve(uri), process.env, { onRetry: retryLines(line) });
@@ -68,11 +67,6 @@ async function recordedStore(runs: readonly string[], line: (text: string) => vo
   });
 }
 
-/** A line on stderr, redacted like everything printed. */
-function stderrLine(text: string): void {
-  process.stderr.write(`${new Redactor(process.env).redact(text)}\n`);
-}
-
 /** A run the store holds nothing for is an error (exit 2: `no run named X in <store>`), not an empty listing. */
 export async function requireRun(s: ObjectStore, run: string): Promise<void> {
   if (!(await new CheckpointSync({ run, store: s }).runExists())) throw unknownRun(run, s.url);
@@ -83,15 +77,9 @@ export async function requireRun(s: ObjectStore, run: string): Promise<void> {
  * periodic otherwise). Raw terminal writes are redacted like everything else printed.
  */
 function transferOutput(io: Io, json: boolean): { line: (text: string) => void; onTransfer?: (e: TransferEvent) => void } {
-  const tty = process.stderr.isTTY === true;
-  const redactor = new Redactor(process.env);
   const plainSeconds = Number(process.env["RLPIPE_PROGRESS_S"] ?? "10");
-  const status = new StatusLine({
-    tty,
-    write: tty ? (t) => { process.stderr.write(redactor.redact(t)); } : (t) => io.err(t.replace(/\n$/, "")),
-    plainIntervalMs: Number.isFinite(plainSeconds) && plainSeconds >= 0 ? plainSeconds * 1000 : 10_000,
-  });
-  if (json || (!tty && plainSeconds === 0)) return { line: (t) => io.err(t) };
+  const status = new StatusLine({ io, plainIntervalMs: Number.isFinite(plainSeconds) && plainSeconds >= 0 ? plainSeconds * 1000 : 10_000 });
+  if (json || (io.status === undefined && plainSeconds === 0)) return { line: (t) => io.err(t) };
   const meters = new Map<number, TransferMeter>();
   return {
     line: (t) => status.line(t),

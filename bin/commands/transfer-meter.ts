@@ -1,12 +1,11 @@
 // Progress of `rlpipe sync` and `rlpipe restore` on stderr: bytes, rate and ETA. On a terminal one line redrawn in
 // place (other lines — logs, retry notices — are printed above it); elsewhere (CI, a job's log) a plain line every
 // `plainIntervalMs`. Commands run with --json get none of it.
+import type { Io } from "../io.js";
 
 export interface StatusLineOptions {
-  /** stderr is a terminal: redraw one line in place. */
-  readonly tty: boolean;
-  /** Raw text to stderr (already redacted; no newline added). */
-  readonly write: (text: string) => void;
+  /** Where it goes: a terminal's live line through `status` when there is one, else plain lines through `err`. */
+  readonly io: Pick<Io, "err" | "status">;
   readonly now?: () => number;
   /** A plain progress line at most this often when not on a terminal (default 10 s). */
   readonly plainIntervalMs?: number;
@@ -14,9 +13,8 @@ export interface StatusLineOptions {
   readonly ttyIntervalMs?: number;
 }
 
-/** stderr shared by log lines and one live progress line. */
+/** Progress lines at a readable pace: the live line of a terminal (bin/terminal-line.ts), or periodic plain lines. */
 export class StatusLine {
-  private live = "";
   private lastDraw = -Infinity;
   private readonly now: () => number;
 
@@ -26,29 +24,24 @@ export class StatusLine {
 
   /** A line that stays (a log line, a retry notice). */
   line(text: string): void {
-    if (this.opts.tty && this.live !== "") this.opts.write(`\r\x1b[2K${text}\n${this.live}`);
-    else this.opts.write(`${text}\n`);
+    this.opts.io.err(text);
   }
 
   /** The live line; `force` draws it now (else at most every interval). Returns whether it was drawn. */
   progress(text: string, force = false): boolean {
     const t = this.now();
-    const interval = this.opts.tty ? (this.opts.ttyIntervalMs ?? 200) : (this.opts.plainIntervalMs ?? 10_000);
+    const status = this.opts.io.status;
+    const interval = status !== undefined ? (this.opts.ttyIntervalMs ?? 200) : (this.opts.plainIntervalMs ?? 10_000);
     if (!force && t - this.lastDraw < interval) return false;
     this.lastDraw = t;
-    if (this.opts.tty) {
-      this.live = text;
-      this.opts.write(`\r\x1b[2K${text}`);
-    } else {
-      this.opts.write(`${text}\n`);
-    }
+    if (status !== undefined) status(text);
+    else this.opts.io.err(text);
     return true;
   }
 
-  /** Remove the live line (a terminal) and let the next plain line come only after a full interval. */
+  /** Remove the live line (a terminal). */
   clear(): void {
-    if (this.opts.tty && this.live !== "") this.opts.write("\r\x1b[2K");
-    this.live = "";
+    this.opts.io.status?.("");
   }
 
   /** Start the plain-line interval anew (a new transfer's first line comes after one interval, not at once). */
