@@ -162,10 +162,11 @@ describe("storage errors: the one retry layer", () => {
 });
 
 describe("storage errors: endpoints", () => {
-  it("an endpoint without a scheme means https://; a variable names its problem", () => {
+  it("an endpoint without a scheme means https:// (http:// on loopback, as for providers); a variable names its problem", () => {
     assert.equal(storeEndpoint("obs.cn-north-4.myhuaweicloud.com", "OBS_ENDPOINT"), "https://obs.cn-north-4.myhuaweicloud.com");
     assert.equal(storeEndpoint(" https://cos.ap-shanghai.myqcloud.com/ ", "COS_ENDPOINT"), "https://cos.ap-shanghai.myqcloud.com");
     assert.equal(storeEndpoint("http://127.0.0.1:9000", "S3_ENDPOINT"), "http://127.0.0.1:9000");
+    assert.equal(storeEndpoint("127.0.0.1:9000", "S3_ENDPOINT"), "http://127.0.0.1:9000", "on loopback, as for provider endpoints");
     assert.throws(() => storeEndpoint("http://10.0.0.1:9000", "S3_ENDPOINT"), (e: StorageError) => e.exitCode === 2 && /^S3_ENDPOINT: plain http is allowed only for loopback/.test(e.message));
     assert.throws(() => storeEndpoint("https://s3.example/bucket", "AWS_ENDPOINT_URL_S3"), (e: StorageError) => e.exitCode === 2 && /AWS_ENDPOINT_URL_S3/.test(e.message));
     assert.throws(() => storeEndpoint("ftp://x", "S3_ENDPOINT"), /S3_ENDPOINT: unsupported scheme/);

@@ -1,14 +1,12 @@
-// Store endpoints from S3_ENDPOINT / AWS_ENDPOINT_URL_S3 / AWS_ENDPOINT_URL, OBS_ENDPOINT or COS_ENDPOINT. An
-// endpoint without a scheme (obs.cn-north-4.myhuaweicloud.com, as consoles print them) means https://; plain
-// http is accepted only for loopback servers (tests), so credentials never cross a network unencrypted.
+// Store endpoints from S3_ENDPOINT / AWS_ENDPOINT_URL_S3 / AWS_ENDPOINT_URL, OBS_ENDPOINT or COS_ENDPOINT, read by
+// the same rules as every endpoint (core/util/endpoint.ts): without a scheme (obs.cn-north-4.myhuaweicloud.com, as
+// consoles print them) https://, or http:// on a loopback address; plain http only for loopback servers.
 import { parseEndpoint } from "../../core/util/endpoint.js";
 import { StorageError } from "./object-store.js";
 
-/** The endpoint as a URL string (https:// added when it has no scheme), or a configuration error naming `variable`. */
+/** The endpoint as a URL string (its scheme added when it has none), or a configuration error naming `variable`. */
 export function storeEndpoint(raw: string, variable: string): string {
-  const text = raw.trim();
-  const withScheme = /^[a-z][a-z0-9+.-]*:\/\//i.test(text) ? text : `https://${text}`;
-  const r = parseEndpoint(withScheme);
+  const r = parseEndpoint(raw);
   if ("problem" in r) {
     throw new StorageError(r.problem.code, `${variable}: ${r.problem.message}`, { exitCode: 2, hint: r.problem.hint ?? `set ${variable} to https://host[:port] (a host alone means https://host)` });
   }
