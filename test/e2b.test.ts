@@ -1,6 +1,6 @@
 // The E2B / AGS backend with the REAL e2b@2.50.0 SDK against loopback fakes of the control plane and envd
 // (test/fakes/e2b-fake.ts): the fake envd really runs the runner, so grading is end to end. Nothing leaves
-// 127.0.0.1. An opt-in live test runs when E2B_API_KEY is set.
+// 127.0.0.1. The live service is checked by hand with scripts/check-e2b-live.mjs (tests never leave this machine).
 import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
 import { after, before, beforeEach, describe, it } from "node:test";
@@ -384,25 +384,4 @@ describe("E2B backend (real SDK, loopback fakes)", () => {
       }
     }
   }
-});
-
-describe("E2B backend (live)", () => {
-  const live = process.env.E2B_API_KEY !== undefined && process.env.E2B_API_KEY !== "";
-  it("runs a job and a tool call on the configured E2B / AGS service", {
-    timeout: 300_000, ...(live ? {} : { skip: "set E2B_API_KEY (and E2B_DOMAIN for Tencent AGS) to run against the live service" }),
-  }, async () => {
-    const b = await E2BSandbox.create({ poolSize: 1 });
-    try {
-      const [r] = await b.evaluate([{
-        id: "live", language: "python", code: "print(int(input()) * 2)", limits: { runTimeoutMs: 10_000 },
-        tests: [{ kind: "stdio", stdin: "21\n", expectedStdout: "42\n" }, { kind: "stdio", stdin: "1\n", expectedStdout: "3\n" }],
-      }]);
-      assert.equal(r!.status, "ok", r!.error);
-      assert.deepEqual(r!.cases.map((c) => c.status), ["passed", "wrong_answer"]);
-      const run = await b.run({ language: "cpp", code: "#include <cstdio>\nint main(){puts(\"hi\");}", limits: { runTimeoutMs: 10_000 } });
-      assert.deepEqual([run.status, run.stdout], ["ok", "hi\n"]);
-    } finally {
-      await b.close();
-    }
-  });
 });
