@@ -4,7 +4,7 @@
 import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { closeSync, openSync } from "node:fs";
-import { mkdir, open, readFile, rename, rm, stat, writeFile } from "node:fs/promises";
+import { mkdir, open, readFile, readdir, rename, rm, stat, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { z } from "zod";
 import type { Plan } from "../../core/plan.js";
@@ -33,6 +33,20 @@ async function procStart(pid: number): Promise<string | undefined> {
   } catch {
     return undefined;
   }
+}
+
+/** Processes of process group `pgid` that have not exited (zombies excluded), read from /proc. */
+async function liveGroupMembers(pgid: number): Promise<number[]> {
+  const members: number[] = [];
+  for (const name of await readdir("/proc")) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      const s = await readFile(`/proc/${name}/stat`, "utf8");
+      const fields = s.slice(s.lastIndexOf(")") + 2).split(" ");
+      if (fields[0] !== "Z" && Number(fields[2]) === pgid) members.push(Number(name));
+    } catch { /* exited while listed */ }
+  }
+  return members;
 }
 
 async function readText(path: string): Promise<string | undefined> {
@@ -187,13 +201,17 @@ export class LocalAdapter implements ProviderAdapter {
     if (!(await this.alive(state)) || (await readText(join(dir, "exit_code"))) !== undefined) return; // already over
     await writeAtomic(join(dir, "stop_requested"), `${new Date().toISOString()}\n`);
     const signal = (sig: NodeJS.Signals) => { try { process.kill(-state.pid, sig); } catch { /* already gone */ } };
+    // Stopped means the whole group is gone, not only its leader: a child that got the same signal may still be
+    // exiting when the runner has already ended.
+    const gone = async () => !(await this.alive(state)) && (await liveGroupMembers(state.pid)).length === 0;
     signal("SIGTERM");
     const deadline = Date.now() + (this.opts.stopGraceMs ?? 15_000);
     while (Date.now() < deadline) {
-      if (!(await this.alive(state))) return;
+      if (await gone()) return;
       await sleep(100);
     }
     signal("SIGKILL");
+    for (let i = 0; i < 50 && !(await gone()); i++) await sleep(20); // SIGKILL is delivered, not waited for
   }
 
   private async alive(state: State): Promise<boolean> {
