@@ -1,0 +1,91 @@
+// The console-triggered handlers on Lambda — deploy, status, score, cost — as one function dispatching on the
+// event, invoked with a JSON test event from the Lambda console (or `aws lambda invoke`), and by a recipe uploaded
+// under the recipe prefix of the bucket (an EventBridge rule on the bucket's "Object Created" events; the handler
+// deploys each object version once). It keeps run records under the state prefix and reads recipes under the
+// recipe prefix; nothing else of the bucket.
+import { Duration } from "aws-cdk-lib";
+import { Rule } from "aws-cdk-lib/aws-events";
+import { LambdaFunction } from "aws-cdk-lib/aws-events-targets";
+import type { IBucket } from "aws-cdk-lib/aws-s3";
+import type { ISecret } from "aws-cdk-lib/aws-secretsmanager";
+import type { Construct } from "constructs";
+import { RlpipeError } from "../../core/errors.js";
+import { checkPrefix, grantPrefix, storeUri } from "./bucket-prefix.js";
+import { FUNCTION_ENV, RlpipeFunction, type RlpipeFunctionOptions } from "./function.js";
+
+export interface ConsoleFunctionsProps extends RlpipeFunctionOptions {
+  /** The secret with the keys the handlers use (the sandbox key for `score`). */
+  readonly secret: ISecret;
+  /** The bucket with the run records and the uploaded recipes. */
+  readonly bucket: IBucket;
+  /**
+   * Key prefix of the run records (the state a deploy keeps so that `status` and a repeated deploy find the run),
+   * ending in "/".
+   * @default "state/"
+   */
+  readonly statePrefix?: string;
+  /**
+   * Key prefix under which an uploaded recipe triggers a deploy, ending in "/"; the function may read it.
+   * @default "recipes/"
+   */
+  readonly recipePrefix?: string;
+  /**
+   * Whether a recipe uploaded under `recipePrefix` triggers a deploy. Needs the bucket's EventBridge notifications
+   * (CheckpointBucket turns them on).
+   * @default true
+   */
+  readonly recipeTrigger?: boolean;
+  /**
+   * An HTTPS endpoint (Function URL with AWS_IAM auth only: the console handlers start jobs, so no token-only access).
+   * @default false: invoke the function directly (console test event, `aws lambda invoke`), which IAM already guards
+   */
+  readonly httpEndpoint?: boolean;
+}
+
+/** The console handlers (deploy, status, score, cost): one Lambda function, and the recipe-upload trigger. */
+export class ConsoleFunctions extends RlpipeFunction {
+  /** Prefix of the run records, ending in "/". */
+  readonly statePrefix: string;
+  /** Prefix of the recipes that trigger a deploy, ending in "/". */
+  readonly recipePrefix: string;
+  /** The EventBridge rule of recipe uploads, when `recipeTrigger` is on. */
+  readonly recipeRule: Rule | undefined;
+
+  constructor(scope: Construct, id: string, props: ConsoleFunctionsProps) {
+    const statePrefix = checkPrefix("statePrefix", props.statePrefix ?? "state/");
+    const recipePrefix = checkPrefix("recipePrefix", props.recipePrefix ?? "recipes/");
+    if (statePrefix.startsWith(recipePrefix) || recipePrefix.startsWith(statePrefix)) {
+      throw new RlpipeError("cdk_invalid_prop", `statePrefix ${JSON.stringify(statePrefix)} and recipePrefix ${JSON.stringify(recipePrefix)} overlap`, {
+        exitCode: 2, hint: "a run record written under the recipe prefix would trigger a deploy: keep them apart",
+      });
+    }
+    super(scope, id, {
+      name: "console",
+      description: "rlpipe console handlers (deploy, status, score, cost)",
+      secret: props.secret,
+      memoryMiB: 512,
+      timeout: Duration.minutes(5),
+      reservedConcurrentExecutions: 2,
+      environment: { [FUNCTION_ENV.stateStore]: storeUri(props.bucket, statePrefix) },
+      endpoint: props.httpEndpoint === true ? "aws-iam" : undefined,
+    }, props);
+    this.statePrefix = statePrefix;
+    this.recipePrefix = recipePrefix;
+    grantPrefix(props.bucket, this.role, statePrefix, "read-write", "a run record is keyed by the name of the run a deploy creates, known only at run time");
+    grantPrefix(props.bucket, this.role, recipePrefix, "read", "recipes are uploaded by users under any name; the handler reads the one whose upload triggered it");
+
+    if (props.recipeTrigger ?? true) {
+      this.recipeRule = new Rule(this, "RecipeUploaded", {
+        description: `deploy a recipe uploaded under ${recipePrefix} (rlpipe console handler)`,
+        eventPattern: {
+          source: ["aws.s3"],
+          detailType: ["Object Created"],
+          detail: { bucket: { name: [props.bucket.bucketName] }, object: { key: [{ prefix: recipePrefix }] } },
+        },
+        targets: [new LambdaFunction(this.function, { retryAttempts: 4, maxEventAge: Duration.hours(1) })],
+      });
+    } else {
+      this.recipeRule = undefined;
+    }
+  }
+}

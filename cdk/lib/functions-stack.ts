@@ -1,0 +1,59 @@
+// The stateless half: the reward/tool, runs and console functions, their endpoints, logs and alarms, wired to the
+// bucket and secret of the stateful stack.
+import { CfnOutput, CrossStackReferences, ReferenceStrength, Stack, type StackProps } from "aws-cdk-lib";
+import type { IBucket } from "aws-cdk-lib/aws-s3";
+import type { ISecret } from "aws-cdk-lib/aws-secretsmanager";
+import type { ITopic } from "aws-cdk-lib/aws-sns";
+import type { Construct } from "constructs";
+import { ConsoleFunctions, type ConsoleFunctionsProps } from "./console-functions.js";
+import { RewardFunction, type RewardFunctionProps } from "./reward-function.js";
+import { RunsFunction, type RunsFunctionProps } from "./runs-function.js";
+
+/** Per-function settings, without what the stack wires itself. */
+type Settings<P> = Omit<P, "secret" | "bucket" | "alarmTopic">;
+
+export interface RlpipeFunctionsStackProps extends StackProps {
+  /** The checkpoint bucket (RlpipeStatefulStack.checkpoints.bucket, or one of your own). */
+  readonly bucket: IBucket;
+  /** The functions' secret (RlpipeStatefulStack.secret.secret, or one of your own with the same JSON keys). */
+  readonly secret: ISecret;
+  /**
+   * SNS topic every function's error and throttle alarms notify.
+   * @default no alarm actions
+   */
+  readonly alarmTopic?: ITopic;
+  /**
+   * Settings of the reward/tool function.
+   * @default RewardFunction's defaults (sandbox e2b, token auth, 1024 MiB, 5 min, 20 concurrent)
+   */
+  readonly reward?: Settings<RewardFunctionProps>;
+  /**
+   * Settings of the runs function.
+   * @default RunsFunction's defaults (prefix runs/, token auth, 512 MiB, 1 min, 10 concurrent)
+   */
+  readonly runs?: Settings<RunsFunctionProps>;
+  /**
+   * Settings of the console handlers.
+   * @default ConsoleFunctions' defaults (state/ and recipes/ prefixes, recipe trigger on, no URL, 512 MiB, 5 min, 2 concurrent)
+   */
+  readonly console?: Settings<ConsoleFunctionsProps>;
+}
+
+export class RlpipeFunctionsStack extends Stack {
+  readonly reward: RewardFunction;
+  readonly runs: RunsFunction;
+  readonly console: ConsoleFunctions;
+
+  constructor(scope: Construct, id: string, props: RlpipeFunctionsStackProps) {
+    super(scope, id, { description: "rlpipe: reward/tool, runs and console functions", ...props });
+    // Strong references (exports): the stateful stack cannot be deleted, nor its bucket or secret replaced, while
+    // these functions use them — whatever the app's default strength.
+    CrossStackReferences.of(this).consume(ReferenceStrength.STRONG);
+    const shared = { secret: props.secret, ...(props.alarmTopic === undefined ? {} : { alarmTopic: props.alarmTopic }) };
+    this.reward = new RewardFunction(this, "Reward", { ...props.reward, ...shared });
+    this.runs = new RunsFunction(this, "Runs", { ...props.runs, ...shared, bucket: props.bucket });
+    this.console = new ConsoleFunctions(this, "Console", { ...props.console, ...shared, bucket: props.bucket });
+    new CfnOutput(this, "SecretArn", { value: props.secret.secretArn, description: "put E2B_API_KEY and RLPIPE_RUNS_SECRET into this secret's JSON" });
+    new CfnOutput(this, "ConsoleFunctionName", { value: this.console.function.functionName, description: "invoke with a JSON event: aws lambda invoke --function-name <this> --payload '{\"action\":\"status\",…}'" });
+  }
+}

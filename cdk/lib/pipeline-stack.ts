@@ -1,0 +1,90 @@
+// A CDK Pipelines stack that deploys the app from a repository on every push to a branch. Its synth step runs the
+// same commands as this project's CI (.ci/run: `npm test`, which installs, builds and runs every test, cdk synth
+// included), then `cdk synth` for the deploy; then the pipeline updates itself, publishes the Lambda bundles and
+// deploys the stage (stateful stack first, then functions), after a manual approval unless turned off.
+import { Duration, Stack, type StackProps, Validations } from "aws-cdk-lib";
+import { BuildSpec, ComputeType, LinuxBuildImage } from "aws-cdk-lib/aws-codebuild";
+import { PipelineType } from "aws-cdk-lib/aws-codepipeline";
+import { Key } from "aws-cdk-lib/aws-kms";
+import { CodePipeline, CodePipelineSource, ManualApprovalStep, ShellStep } from "aws-cdk-lib/pipelines";
+import type { Construct } from "constructs";
+import { RlpipeError } from "../../core/errors.js";
+import { HardenedBucket } from "./checkpoint-bucket.js";
+import { RlpipeStage, type RlpipeStacksProps } from "./stacks.js";
+
+/** The commands CI runs (.ci/run runs `npm test`), then the synth the deploy uses. */
+export const PIPELINE_SYNTH_COMMANDS: readonly string[] = ["npm test", "node_modules/.bin/cdk synth"];
+
+export interface RlpipePipelineStackProps extends StackProps {
+  /** The repository, "owner/name", as the connection's provider (GitHub, GitHub Enterprise, GitLab, Bitbucket) names it. */
+  readonly repository: string;
+  /**
+   * The branch whose pushes start the pipeline.
+   * @default "main"
+   */
+  readonly branch?: string;
+  /** ARN of the AWS CodeConnections connection to the repository's provider (created and authorized once in the console). */
+  readonly connectionArn: string;
+  /**
+   * Id of the deployed stage (prefixes its stack names: "<id>-RlpipeStateful").
+   * @default "Prod"
+   */
+  readonly stageId?: string;
+  /**
+   * Settings of the deployed stacks.
+   * @default the stacks' defaults
+   */
+  readonly stacks?: RlpipeStacksProps;
+  /**
+   * Wait for a manual approval before each deploy.
+   * @default true
+   */
+  readonly manualApproval?: boolean;
+}
+
+/** The pipeline: source → synth (CI's commands) → self-update → assets → [approval] → deploy. */
+export class RlpipePipelineStack extends Stack {
+  readonly pipeline: CodePipeline;
+  readonly stage: RlpipeStage;
+
+  constructor(scope: Construct, id: string, props: RlpipePipelineStackProps) {
+    super(scope, id, { description: "rlpipe: CDK pipeline deploying the rlpipe stacks", ...props });
+    if (!/^[\w.-]+\/[\w.-]+$/.test(props.repository)) {
+      throw new RlpipeError("cdk_invalid_prop", `repository must be "owner/name", got ${JSON.stringify(props.repository)}`, { exitCode: 2 });
+    }
+    if (!/^arn:aws[\w-]*:(codeconnections|codestar-connections):[\w-]+:\d{12}:connection\/[\w-]+$/.test(props.connectionArn)) {
+      throw new RlpipeError("cdk_invalid_prop", `connectionArn must be a CodeConnections connection ARN (arn:aws:codeconnections:<region>:<account>:connection/<id>), got ${JSON.stringify(props.connectionArn)}`, { exitCode: 2 });
+    }
+
+    // Artifacts in a hardened, access-logged bucket under a rotating KMS key; CodeBuild encrypts its artifacts with
+    // the same key (CDK passes the artifact bucket's key to every CodeBuild action).
+    const artifactsKey = new Key(this, "ArtifactsKey", { enableKeyRotation: true, description: "rlpipe pipeline artifacts" });
+    const artifacts = new HardenedBucket(this, "Artifacts", { encryptionKey: artifactsKey, noncurrentVersionExpiration: Duration.days(7) });
+
+    const synth = new ShellStep("Synth", {
+      input: CodePipelineSource.connection(props.repository, props.branch ?? "main", { connectionArn: props.connectionArn, triggerOnPush: true }),
+      commands: [...PIPELINE_SYNTH_COMMANDS],
+      primaryOutputDirectory: "cdk.out",
+    });
+    this.pipeline = new CodePipeline(this, "Pipeline", {
+      synth,
+      pipelineType: PipelineType.V2,
+      artifactBucket: artifacts.bucket,
+      crossAccountKeys: false,
+      selfMutation: true,
+      publishAssetsInParallel: false,
+      dockerEnabledForSynth: false,
+      codeBuildDefaults: {
+        buildEnvironment: { buildImage: LinuxBuildImage.STANDARD_7_0, computeType: ComputeType.MEDIUM },
+        partialBuildSpec: BuildSpec.fromObject({ phases: { install: { "runtime-versions": { nodejs: "20" } } } }),
+      },
+      // The test suite runs programs in bubblewrap sandboxes, which need the namespaces a privileged build
+      // container allows; no Docker daemon is used (dockerEnabledForSynth stays off).
+      synthCodeBuildDefaults: { buildEnvironment: { privileged: true }, timeout: Duration.minutes(60) },
+    });
+    this.stage = new RlpipeStage(this, props.stageId ?? "Prod", props.stacks);
+    this.pipeline.addStage(this.stage, { pre: (props.manualApproval ?? true) ? [new ManualApprovalStep("Approve")] : [] });
+    // Build now, so that the acknowledgements below find the constructs (aws/aws-cdk#18440).
+    this.pipeline.buildPipeline();
+  }
+}
