@@ -10,8 +10,8 @@ export function apigHttpEvent(event: unknown, platform: string, queryKeys: reado
   if (!isObj(event) || !("httpMethod" in event) || !isObj(event["requestContext"])) return undefined;
   const method = event["httpMethod"];
   const path = event["path"];
-  if (typeof method !== "string" || method === "") throw new BadHttpEvent(`a ${platform} API gateway event needs httpMethod`);
-  if (typeof path !== "string") throw new BadHttpEvent(`a ${platform} API gateway event needs path`);
+  if (typeof method !== "string" || method === "") throw new BadHttpEvent(`a ${platform} event needs httpMethod`);
+  if (typeof path !== "string") throw new BadHttpEvent(`a ${platform} event needs path`);
   const body = event["body"];
   if (body !== undefined && body !== null && typeof body !== "string") throw new BadHttpEvent("body must be a string");
   const queryKey = queryKeys.find((k) => isObj(event[k]));

@@ -2,9 +2,10 @@
 // pathParameters, body base64-encoded with isBase64Encoded, requestContext) and the response
 // {statusCode, headers, body, isBase64Encoded}; handler `async (event, context)`. Any other event (a console
 // test event, an OBS notification) goes to app.event.
-// Secrets: context.getUserData(NAME) (encrypted environment variables are decrypted there), then process.env.
-// With an agency, the context's temporary credentials become OBS_ACCESS_KEY_ID/OBS_SECRET_ACCESS_KEY/
-// OBS_SECURITY_TOKEN in the app's env (the runs function's obs:// store signs with them).
+// Configuration and secrets: FunctionGraph's Node.js runtime gives a function's environment variables through
+// context.getUserData(NAME) (encrypted ones decrypted), so the app's env falls back to it. With an agency, the
+// context's temporary credentials (valid 24 h) become OBS_ACCESS_KEY_ID/OBS_SECRET_ACCESS_KEY/OBS_SECURITY_TOKEN
+// (the runs function's obs:// store signs with them) and the app is built again when they change.
 import type { FunctionAppFactory } from "../app.js";
 import { apigHttpEvent } from "./apig-event.js";
 import { type HandlerOptions, type PlatformHandler, platformHandler } from "./handler.js";
@@ -35,30 +36,54 @@ function call(ctx: FunctionGraphContext | undefined, m: "getSecurityAccessKey" |
   return typeof v === "string" && v !== "" ? v : undefined;
 }
 
-/** The app's env: the process's, plus the agency's temporary credentials as the OBS variables (unless set). */
-export function functionGraphEnv(env: NodeJS.ProcessEnv, ctx: FunctionGraphContext | undefined): NodeJS.ProcessEnv {
+function userData(ctx: FunctionGraphContext | undefined, key: string): string | undefined {
+  if (typeof ctx?.getUserData !== "function") return undefined;
+  const v = ctx.getUserData(key);
+  return typeof v === "string" && v !== "" ? v : undefined;
+}
+
+/** Names whose values are secrets wherever they come from (never logged). */
+const SECRET_NAME = /(TOKEN|SECRET|PASSWORD|PASSWD|(^|_)(SK|AK|API_?KEY|ACCESS_KEY(_ID)?))$/i;
+
+/**
+ * The app's env: process.env, then the function's environment variables through context.getUserData (where
+ * FunctionGraph's Node.js runtime gives them, encrypted ones decrypted), plus the agency's temporary
+ * credentials as the OBS variables unless OBS credentials are configured. `onSecret` sees every secret value read.
+ */
+export function functionGraphEnv(env: NodeJS.ProcessEnv, ctx: FunctionGraphContext | undefined, onSecret: (value: string) => void = () => {}): NodeJS.ProcessEnv {
   const ak = call(ctx, "getSecurityAccessKey");
   const sk = call(ctx, "getSecuritySecretKey");
   const token = call(ctx, "getSecurityToken");
-  if (ak === undefined || sk === undefined || env["OBS_ACCESS_KEY_ID"] !== undefined || env["HUAWEICLOUD_SDK_AK"] !== undefined) return env;
-  return { ...env, OBS_ACCESS_KEY_ID: ak, OBS_SECRET_ACCESS_KEY: sk, ...(token === undefined ? {} : { OBS_SECURITY_TOKEN: token }) };
+  const configured = (k: string) => env[k] !== undefined || userData(ctx, k) !== undefined;
+  const agency: Record<string, string> = ak === undefined || sk === undefined || configured("OBS_ACCESS_KEY_ID") || configured("HUAWEICLOUD_SDK_AK") ? {}
+    : { OBS_ACCESS_KEY_ID: ak, OBS_SECRET_ACCESS_KEY: sk, ...(token === undefined ? {} : { OBS_SECURITY_TOKEN: token }) };
+  for (const v of Object.values(agency)) onSecret(v);
+  return new Proxy(env, {
+    get(target, key, receiver) {
+      if (typeof key !== "string") return Reflect.get(target, key, receiver);
+      const own = target[key];
+      if (own !== undefined) return own;
+      const v = agency[key] ?? userData(ctx, key);
+      if (v !== undefined && SECRET_NAME.test(key)) onSecret(v);
+      return v;
+    },
+  });
+}
+
+/** Changes when the agency's temporary credentials change: the app is then built again with the new ones. */
+export function functionGraphCredentialStamp(ctx: FunctionGraphContext | undefined): string | undefined {
+  return call(ctx, "getSecurityAccessKey");
 }
 
 export function functionGraphHandler(factory: FunctionAppFactory, opts: HandlerOptions = {}): PlatformHandler<FunctionGraphContext> {
   return platformHandler<FunctionGraphContext>({
     limits: FUNCTIONGRAPH_LIMITS,
     httpEvent: functionGraphHttpEvent,
+    credentialStamp: functionGraphCredentialStamp,
     coldStart: (ctx, { env, log }) => {
-      const appEnv = functionGraphEnv(env, ctx);
-      for (const k of ["OBS_ACCESS_KEY_ID", "OBS_SECRET_ACCESS_KEY", "OBS_SECURITY_TOKEN"]) if (appEnv[k] !== undefined && appEnv !== env) log.remember(appEnv[k]!);
-      return {
-        env: appEnv,
-        secrets: cachedSecrets(async (name) => {
-          const fromContext = typeof ctx?.getUserData === "function" ? ctx.getUserData(name) : undefined;
-          return typeof fromContext === "string" && fromContext !== "" ? fromContext : appEnv[name];
-        }, log),
-        log: log.line,
-      };
+      const appEnv = functionGraphEnv(env, ctx, (v) => log.remember(v));
+      // Secrets: the context's user data (encrypted environment variables, decrypted) first, then process.env.
+      return { env: appEnv, secrets: cachedSecrets(async (name) => userData(ctx, name) ?? env[name], log), log: log.line };
     },
   }, factory, opts);
 }

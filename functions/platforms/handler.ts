@@ -9,6 +9,11 @@ export interface PlatformSpec<Ctx> {
   readonly limits: HttpLimits;
   /** The event in the common HTTP shape; undefined when it is not an HTTP trigger event; BadHttpEvent for a broken one. */
   httpEvent(event: unknown): HttpEvent | undefined;
+  /**
+   * Identifies the platform's temporary credentials in this invocation (an agency or role key id); when it
+   * changes, the app is built again so that it signs with the new ones. Undefined: nothing to follow.
+   */
+  credentialStamp?(ctx: Ctx): string | undefined;
   /** Environment and secrets for the cold start, from the first invocation's context. */
   coldStart(ctx: Ctx, base: { readonly env: NodeJS.ProcessEnv; readonly log: RedactingLog; readonly fetch: typeof fetch }): ColdStart;
 }
@@ -39,14 +44,24 @@ function keysOf(event: unknown): string {
 export function platformHandler<Ctx>(spec: PlatformSpec<Ctx>, factory: FunctionAppFactory, opts: HandlerOptions = {}): PlatformHandler<Ctx> {
   const env = opts.env ?? process.env;
   const log = new RedactingLog(env, opts.log ?? ((line) => console.log(line)));
-  const lazy = new Lazy<Ctx, Built>(async (ctx) => {
+  const build = async (ctx: Ctx): Promise<Built> => {
     const cold = spec.coldStart(ctx, { env, log, fetch: opts.fetch ?? globalThis.fetch });
     const basePath = parseBasePath(cold.env["RLPIPE_BASE_PATH"]);
     const started = performance.now();
     const app = await factory(cold);
     log.line(`cold start ${(performance.now() - started).toFixed(0)}ms`);
     return { app, basePath };
-  });
+  };
+  let current: { stamp: string | undefined; lazy: Lazy<Ctx, Built> } | undefined;
+  /** The app for this invocation: built once, and again only when the platform's temporary credentials changed. */
+  const appFor = (ctx: Ctx): Promise<Built> => {
+    const stamp = spec.credentialStamp?.(ctx);
+    if (current === undefined || (stamp !== undefined && stamp !== current.stamp)) {
+      if (current !== undefined) log.line("temporary credentials changed: building the app again");
+      current = { stamp, lazy: new Lazy<Ctx, Built>(build) };
+    }
+    return current.lazy.get(ctx);
+  };
   const { limits } = spec;
 
   return async (event: unknown, context: Ctx): Promise<unknown> => {
@@ -60,7 +75,7 @@ export function platformHandler<Ctx>(spec: PlatformSpec<Ctx>, factory: FunctionA
     }
     let built: Built;
     try {
-      built = await lazy.get(context);
+      built = await appFor(context);
     } catch (e) {
       log.line(`cold start failed: ${describeError(e)}`);
       // A configuration error names the variable to fix (never a value); anything else stays in the log.

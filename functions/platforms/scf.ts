@@ -3,7 +3,9 @@
 // integration response {isBase64Encoded, statusCode, headers, body}; handler `main_handler(event, context)`.
 // Any other event (a console test event, a COS notification) goes to app.event.
 // Secrets: environment variables (SCF encrypts them at rest). With an execution role, SCF puts the role's
-// temporary credentials in TENCENTCLOUD_SECRETID/SECRETKEY/SESSIONTOKEN: they become the COS variables.
+// temporary credentials in TENCENTCLOUD_SECRETID/SECRETKEY/SESSIONTOKEN (SCF "Environment Variables", built-in
+// variables: https://www.tencentcloud.com/document/product/583/32748): they become the COS variables, and the app
+// is built again when they change.
 import type { FunctionAppFactory } from "../app.js";
 import { apigHttpEvent } from "./apig-event.js";
 import { type HandlerOptions, type PlatformHandler, platformHandler } from "./handler.js";
@@ -36,8 +38,10 @@ export function scfHandler(factory: FunctionAppFactory, opts: HandlerOptions = {
   return platformHandler<ScfContext>({
     limits: SCF_LIMITS,
     httpEvent: scfHttpEvent,
+    credentialStamp: () => (opts.env ?? process.env)["TENCENTCLOUD_SECRETID"],
     coldStart: (_ctx, { env, log }) => {
       const appEnv = scfEnv(env);
+      for (const k of ["COS_SECRET_KEY", "COS_SESSION_TOKEN"]) if (appEnv !== env && appEnv[k] !== undefined) log.remember(appEnv[k]!);
       return { env: appEnv, secrets: cachedSecrets(async (name) => appEnv[name], log), log: log.line };
     },
   }, factory, opts);
