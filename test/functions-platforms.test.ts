@@ -188,6 +188,22 @@ describe("cloud-function adapters: the reward function on the E2B backend (stric
     assert.match(noMethod.body.detail, /needs requestContext\.http\.method/);
   });
 
+  it("a backend that refuses the key at cold start answers 503 with its error code; the next invocation tries again", T, async () => {
+    const lines: string[] = [];
+    const wrongKey = `ark_${randomBytes(16).toString("hex")}`;
+    const env = { RLPIPE_SANDBOX: "e2b", E2B_API_URL: fake.apiUrl, E2B_SANDBOX_URL: fake.sandboxUrl, E2B_DOMAIN: "localhost", RLPIPE_SANDBOX_TOKEN: TOKEN, E2B_API_KEY: wrongKey };
+    const h = lambdaHandler(rewardApp, { env, log: (l) => lines.push(l) });
+    const failures = fake.stats.authFailures;
+    const r = parseResult(await h(lambdaEvent({ method: "GET", path: "/v1/ping" }), {}));
+    assert.deepEqual([r.status, r.body], [503, { detail: "the function could not start (e2b_auth_failed); see its log" }]);
+    assert.ok(fake.stats.authFailures > failures, "the fake refused the key");
+    const after1 = fake.stats.authFailures;
+    assert.equal(parseResult(await h(lambdaEvent({ method: "GET", path: "/v1/ping" }), {})).status, 503);
+    assert.ok(fake.stats.authFailures > after1, "the second invocation tried the key again (the failure was not cached)");
+    assert.ok(lines.some((l) => /^cold start failed: SandboxError e2b_auth_failed: .*\(check E2B_API_KEY/.test(l)), lines.join("\n"));
+    assert.ok(lines.every((l) => !l.includes(wrongKey)));
+  });
+
   it("never logs the token or the E2B key; a /t/<token>/ path is logged as /t/***", () => {
     assert.ok(logs.length > 20, `a request log was written (${logs.length} lines)`);
     assert.ok(logs.some((l) => l.includes("/t/***/run_code")), "the prefixed request is in the log, masked");
