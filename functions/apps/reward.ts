@@ -11,6 +11,7 @@ import { configError, optionalPositiveInt, optionalSecret, requireEnv, requireSe
 export const REWARD_ENV = {
   sandbox: "RLPIPE_SANDBOX",
   scaleboxUrl: "RLPIPE_SCALEBOX_URL",
+  scaleboxUrlFallback: "SCALEBOX_URL",
   scaleboxToken: "RLPIPE_SCALEBOX_TOKEN",
   token: "RLPIPE_SANDBOX_TOKEN",
   e2bKey: "E2B_API_KEY",
@@ -18,9 +19,11 @@ export const REWARD_ENV = {
   concurrency: "RLPIPE_SANDBOX_CONCURRENCY",
 } as const;
 
-/** Splits RLPIPE_SCALEBOX_URL and checks each entry is an http(s) URL. */
+/** Splits RLPIPE_SCALEBOX_URL (or SCALEBOX_URL, the name `rlpipe serve` reads) and checks each entry is an http(s) URL. */
 function scaleboxUrls(cold: ColdStart): string[] {
-  const raw = requireEnv(cold, REWARD_ENV.scaleboxUrl, "the ScaleBox/SandboxFusion base URL(s), comma-separated");
+  const fallback = cold.env[REWARD_ENV.scaleboxUrlFallback]?.trim();
+  const raw = fallback !== undefined && fallback !== "" && (cold.env[REWARD_ENV.scaleboxUrl]?.trim() ?? "") === ""
+    ? fallback : requireEnv(cold, REWARD_ENV.scaleboxUrl, "the ScaleBox/SandboxFusion base URL(s), comma-separated");
   const urls = raw.split(",").map((u) => u.trim()).filter((u) => u !== "");
   urls.forEach((u, i) => {
     let ok = false;
