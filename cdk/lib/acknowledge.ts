@@ -5,6 +5,7 @@
 // the app resolves its cross-stack references. So the acknowledgement is made then, in a validation hook (these
 // run after the references are resolved and before the validation plugins such as cdk-nag read the tree).
 import { Stack, Validations } from "aws-cdk-lib";
+import { CfnPolicy } from "aws-cdk-lib/aws-iam";
 import type { IConstruct } from "constructs";
 
 /** A resolved CloudFormation value as cdk-nag names it in a finding. */
@@ -34,15 +35,53 @@ export function findingName(value: unknown): string {
   return JSON.stringify(value);
 }
 
+/** The IAM5 finding of a wildcard resource, as `scope`'s stack spells it (call once references are resolved). */
+export function wildcardResource(scope: IConstruct, resource: string): string {
+  return `Resource::${findingName(Stack.of(scope).resolve(resource))}`;
+}
+
+/** One kind of wildcard the policies under a scope may hold, and why it is acceptable there. */
+export interface WildcardRule {
+  /** Matches the construct path of the policy (any policy when absent). */
+  readonly policyPath?: RegExp;
+  /**
+   * Matches the finding, e.g. /^Action::kms:GenerateDataKey\*$/ or /^Resource::\*$/; or gives its exact name, once
+   * the references are resolved (see wildcardResource).
+   */
+  readonly finding: RegExp | (() => string);
+  readonly reason: string;
+}
+
+/** The IAM5 findings of a resolved policy document: its allowed wildcard actions and resources, as cdk-nag names them. */
+export function wildcardFindings(document: unknown): string[] {
+  const found = new Set<string>();
+  const list = (v: unknown): unknown[] => (Array.isArray(v) ? v : [v]);
+  for (const statement of list((document as { Statement?: unknown } | undefined)?.Statement ?? [])) {
+    const s = statement as { Effect?: string; Action?: unknown; Resource?: unknown };
+    if (s.Effect !== "Allow") continue;
+    for (const action of list(s.Action)) if (typeof action === "string" && action.includes("*")) found.add(`Action::${action}`);
+    for (const resource of list(s.Resource)) {
+      const name = findingName(resource);
+      if (name.includes("*")) found.add(`Resource::${name}`);
+    }
+  }
+  return [...found];
+}
+
 /**
- * Acknowledges, on `scope` (a role or anything above its policy), the cdk-nag IAM5 finding of each wildcard resource
- * `resources()` returns, with `reason`.
+ * Acknowledges, on each IAM policy under `scope`, the IAM5 findings that one of `rules` matches, with that rule's
+ * reason; a finding no rule matches stays an error. For policies a library construct writes (CDK Pipelines), whose
+ * wildcards are known by their shape rather than by a reference we hold.
  */
-export function acknowledgeWildcardResources(scope: IConstruct, resources: () => readonly string[], reason: string): void {
+export function acknowledgeWildcards(scope: IConstruct, rules: readonly WildcardRule[]): void {
   scope.node.addValidation({
     validate: () => {
-      for (const resource of resources()) {
-        Validations.of(scope).acknowledge({ id: `AwsSolutions-IAM5[Resource::${findingName(Stack.of(scope).resolve(resource))}]`, reason });
+      const matches = rules.map((r) => (r.finding instanceof RegExp ? (f: string) => (r.finding as RegExp).test(f) : ((name) => (f: string) => f === name)(r.finding())));
+      for (const policy of scope.node.findAll().filter((c): c is CfnPolicy => c instanceof CfnPolicy)) {
+        for (const finding of wildcardFindings(Stack.of(policy).resolve(policy.policyDocument))) {
+          const rule = rules.find((r, i) => matches[i]!(finding) && (r.policyPath === undefined || r.policyPath.test(policy.node.path)));
+          if (rule !== undefined) Validations.of(policy).acknowledge({ id: `AwsSolutions-IAM5[${finding}]`, reason: rule.reason });
+        }
       }
       return [];
     },

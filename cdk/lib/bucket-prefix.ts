@@ -4,7 +4,7 @@
 import { Effect, type IRole, PolicyStatement } from "aws-cdk-lib/aws-iam";
 import type { IBucket } from "aws-cdk-lib/aws-s3";
 import { RlpipeError } from "../../core/errors.js";
-import { acknowledgeWildcardResources } from "./acknowledge.js";
+import { acknowledgeWildcards, wildcardResource } from "./acknowledge.js";
 
 /** What a function may do under its prefix. */
 export type PrefixAccess =
@@ -37,7 +37,7 @@ export function grantPrefix(bucket: IBucket, role: IRole, prefix: string, access
   role.addToPrincipalPolicy(new PolicyStatement({
     effect: Effect.ALLOW, actions: objectActions, resources: [bucket.arnForObjects(`${prefix}*`)],
   }));
-  acknowledgeWildcardResources(role, () => [bucket.arnForObjects(`${prefix}*`)], `objects under ${prefix} only: ${why}`);
+  acknowledgeWildcards(role, [{ finding: () => wildcardResource(role, bucket.arnForObjects(`${prefix}*`)), reason: `objects under ${prefix} only: ${why}` }]);
   // Listing is granted on the bucket without an s3:prefix condition, on purpose: S3 answers a HEAD or GET of a
   // missing key with 404 only to a caller allowed s3:ListBucket — evaluated without the prefix key, so a
   // prefix-conditioned grant turns "not there yet" (a manifest not yet written) into 403 Access Denied. The same

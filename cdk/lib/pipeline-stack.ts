@@ -2,13 +2,14 @@
 // same commands as this project's CI (.ci/run: `npm test`, which installs, builds and runs every test, cdk synth
 // included), then `cdk synth` for the deploy; then the pipeline updates itself, publishes the Lambda bundles and
 // deploys the stage (stateful stack first, then functions), after a manual approval unless turned off.
-import { Duration, Stack, type StackProps, Validations } from "aws-cdk-lib";
+import { Duration, Stack, type StackProps } from "aws-cdk-lib";
 import { BuildSpec, ComputeType, LinuxBuildImage } from "aws-cdk-lib/aws-codebuild";
 import { PipelineType } from "aws-cdk-lib/aws-codepipeline";
 import { Key } from "aws-cdk-lib/aws-kms";
 import { CodePipeline, CodePipelineSource, ManualApprovalStep, ShellStep } from "aws-cdk-lib/pipelines";
 import type { Construct } from "constructs";
 import { RlpipeError } from "../../core/errors.js";
+import { acknowledgeWildcards, wildcardResource } from "./acknowledge.js";
 import { HardenedBucket } from "./checkpoint-bucket.js";
 import { RlpipeStage, type RlpipeStacksProps } from "./stacks.js";
 
@@ -86,5 +87,45 @@ export class RlpipePipelineStack extends Stack {
     this.pipeline.addStage(this.stage, { pre: (props.manualApproval ?? true) ? [new ManualApprovalStep("Approve")] : [] });
     // Build now, so that the acknowledgements below find the constructs (aws/aws-cdk#18440).
     this.pipeline.buildPipeline();
+
+    // The wildcards of the roles CDK Pipelines defines, each kind with why it stays; any other wildcard fails the synth.
+    const codebuildLogs = /^Resource::arn:<AWS::Partition>:logs:<AWS::Region>:<AWS::AccountId>:log-group:\/aws\/codebuild\/<\w+>:\*$/;
+    const codebuildReports = /^Resource::arn:<AWS::Partition>:codebuild:<AWS::Region>:<AWS::AccountId>:report-group\/<\w+>-\*$/;
+    acknowledgeWildcards(this.pipeline, [
+      {
+        finding: /^Action::s3:(GetObject|GetBucket|List|Abort|DeleteObject)\*$/,
+        reason: "CDK Pipelines grants its roles the artifact bucket through Bucket.grantRead/grantReadWrite, whose action groups end in '*'; every such statement names only this pipeline's artifact bucket and its objects",
+      },
+      {
+        finding: () => wildcardResource(this, artifacts.bucket.arnForObjects("*")),
+        reason: "the pipeline's own artifact bucket: CodePipeline names each artifact object per execution",
+      },
+      {
+        finding: /^Action::kms:(GenerateDataKey|ReEncrypt)\*$/,
+        reason: "granted on the pipeline's artifact key only (the statement's resource is that key); the '*' covers the GenerateDataKey and ReEncrypt variants S3 uses with SSE-KMS",
+      },
+      { finding: codebuildLogs, reason: "the log streams of this CodeBuild project's own log group, which CodeBuild names per build" },
+      { finding: codebuildReports, reason: "the test-report groups CodeBuild creates for this project, named after the project" },
+      {
+        policyPath: /\/Assets\/FileRole\//,
+        finding: /^Resource::arn:<AWS::Partition>:(logs:<AWS::Region>:<AWS::AccountId>:log-group:\/aws\/codebuild\/|codebuild:<AWS::Region>:<AWS::AccountId>:report-group\/)\*$/,
+        reason: "the asset-publishing role CDK Pipelines shares among its asset CodeBuild projects, whose names are generated after the role: their log groups and report groups in this account and region",
+      },
+      {
+        policyPath: /\/Assets\/FileRole\//,
+        finding: /^Resource::\*$/,
+        reason: "codebuild:StartBuild/BatchGetBuilds/StopBuild for the asset-publishing projects CDK Pipelines generates (the role is shared by all of them)",
+      },
+      {
+        policyPath: /\/UpdatePipeline\/SelfMutation\//,
+        finding: /^Resource::\*$/,
+        reason: "self-mutation reads stack status (cloudformation:DescribeStacks) and lists the bootstrap bucket (s3:ListBucket) of stacks it cannot name in advance; read-only",
+      },
+      {
+        policyPath: /\/UpdatePipeline\/SelfMutation\//,
+        finding: /^Resource::arn:\*:iam::<AWS::AccountId>:role\/\*$/,
+        reason: "self-mutation assumes this account's CDK bootstrap roles (deploy, file and image publishing), chosen by their aws-cdk:bootstrap-role tag in the statement's condition; their names carry the bootstrap qualifier and region",
+      },
+    ]);
   }
 }
