@@ -21,6 +21,11 @@ const loadSdk = () => import("e2b");
 type Sdk = Awaited<ReturnType<typeof loadSdk>>;
 
 const RUNNER_PATH = resolve(dirname(fileURLToPath(import.meta.url)), "../../../adapters/sandboxes/harness/e2b_runner.py");
+/**
+ * The runner's text when a bundler embedded it — esbuild `--define:__RLPIPE_E2B_RUNNER__=<JSON string>`, as the CDK
+ * app's NodejsFunction does: beside a bundle there is no harness directory to read. Undefined otherwise.
+ */
+declare const __RLPIPE_E2B_RUNNER__: string | undefined;
 const LANGUAGES = ["python", "cpp", "nodejs"] as const;
 const SOURCE_FILE: Readonly<Record<string, string>> = { python: "main.py", cpp: "main.cpp", nodejs: "main.js" };
 /** Every job gets a fresh directory under this root; the runner deletes it. */
@@ -141,7 +146,7 @@ export class E2BSandbox implements SandboxBackend {
 
   private constructor(private readonly sdk: Sdk, private readonly cfg: Settings) {
     this.slots = new Semaphore(cfg.poolSize);
-    this.runner = readFileSync(RUNNER_PATH, "utf8");
+    this.runner = typeof __RLPIPE_E2B_RUNNER__ === "string" ? __RLPIPE_E2B_RUNNER__ : readFileSync(RUNNER_PATH, "utf8");
   }
 
   /** Checks the configuration and loads the SDK; sandboxes are created lazily, on first use. */

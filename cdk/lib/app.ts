@@ -5,7 +5,7 @@ import { AwsSolutionsChecks } from "cdk-nag";
 import { RlpipeError } from "../../core/errors.js";
 import type { EndpointAuth } from "./function.js";
 import { RlpipePipelineStack } from "./pipeline-stack.js";
-import type { FunctionSandbox } from "./reward-function.js";
+import type { FunctionSandbox } from "./sandbox-settings.js";
 import type { RlpipeFunctionsStack } from "./functions-stack.js";
 import { defineRlpipeStacks } from "./stacks.js";
 import type { RlpipeStatefulStack } from "./stateful-stack.js";
@@ -16,7 +16,6 @@ export const CONTEXT_KEYS = {
   scaleboxUrls: "rlpipe:scaleboxUrls",
   e2bDomain: "rlpipe:e2bDomain",
   rewardAuth: "rlpipe:rewardAuth",
-  runsAuth: "rlpipe:runsAuth",
   pipelineRepository: "rlpipe:pipelineRepository",
   pipelineBranch: "rlpipe:pipelineBranch",
   pipelineConnectionArn: "rlpipe:pipelineConnectionArn",
@@ -54,7 +53,6 @@ export function defineRlpipeApp(app: App): RlpipeApp {
   const scaleboxUrls = text(app, CONTEXT_KEYS.scaleboxUrls)?.split(",").filter((u) => u !== "");
   const e2bDomain = text(app, CONTEXT_KEYS.e2bDomain);
   const rewardAuth = oneOf<EndpointAuth>(app, CONTEXT_KEYS.rewardAuth, ["token", "aws-iam"]);
-  const runsAuth = oneOf<EndpointAuth>(app, CONTEXT_KEYS.runsAuth, ["token", "aws-iam"]);
   const stacks = {
     functions: {
       reward: {
@@ -63,7 +61,6 @@ export function defineRlpipeApp(app: App): RlpipeApp {
         ...(e2bDomain === undefined ? {} : { e2bDomain }),
         ...(rewardAuth === undefined ? {} : { auth: rewardAuth }),
       },
-      runs: runsAuth === undefined ? {} : { auth: runsAuth },
     },
   };
   const { stateful, functions } = defineRlpipeStacks(app, stacks);

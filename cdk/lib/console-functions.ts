@@ -1,26 +1,28 @@
 // The console-triggered handlers on Lambda — deploy, status, score, cost — as one function dispatching on the
-// event, invoked with a JSON test event from the Lambda console (or `aws lambda invoke`), and by a recipe uploaded
-// under the recipe prefix of the bucket (an EventBridge rule on the bucket's "Object Created" events; the handler
-// deploys each object version once). It keeps run records under the state prefix and reads recipes under the
-// recipe prefix; nothing else of the bucket.
+// event: invoked with a JSON test event from the Lambda console (or `aws lambda invoke`), and by a recipe uploaded
+// under the recipe prefix of the bucket (an EventBridge rule on the bucket's "Object Created" events, handed to the
+// function as the S3 notification record it parses; the handler deploys each object version once). It keeps run
+// records under the state prefix and reads recipes under the recipe prefix; nothing else of the bucket.
 import { Duration } from "aws-cdk-lib";
-import { Rule } from "aws-cdk-lib/aws-events";
+import { EventField, Rule, RuleTargetInput } from "aws-cdk-lib/aws-events";
 import { LambdaFunction } from "aws-cdk-lib/aws-events-targets";
 import type { IBucket } from "aws-cdk-lib/aws-s3";
 import type { ISecret } from "aws-cdk-lib/aws-secretsmanager";
 import type { Construct } from "constructs";
 import { RlpipeError } from "../../core/errors.js";
+import { PROVIDERS, type Provider } from "../../core/recipe/schema.js";
 import { checkPrefix, grantPrefix, storeUri } from "./bucket-prefix.js";
 import { FUNCTION_ENV, RlpipeFunction, type RlpipeFunctionOptions } from "./function.js";
+import { type SandboxSettings, sandboxEnvironment } from "./sandbox-settings.js";
 
 export interface ConsoleFunctionsProps extends RlpipeFunctionOptions {
-  /** The secret with the keys the handlers use (the sandbox key for `score`). */
+  /** The secret with the keys the handlers use (RLPIPE_CONSOLE_TOKEN for HTTPS, the sandbox key for `score`). */
   readonly secret: ISecret;
   /** The bucket with the run records and the uploaded recipes. */
   readonly bucket: IBucket;
   /**
-   * Key prefix of the run records (the state a deploy keeps so that `status` and a repeated deploy find the run),
-   * ending in "/".
+   * Key prefix of the run records and upload markers (what a deploy keeps so that `status` and a repeated deploy
+   * find the run), ending in "/".
    * @default "state/"
    */
   readonly statePrefix?: string;
@@ -36,8 +38,20 @@ export interface ConsoleFunctionsProps extends RlpipeFunctionOptions {
    */
   readonly recipeTrigger?: boolean;
   /**
-   * An HTTPS endpoint (Function URL with AWS_IAM auth only: the console handlers start jobs, so no token-only access).
-   * @default false: invoke the function directly (console test event, `aws lambda invoke`), which IAM already guards
+   * Provider of an uploaded recipe whose key does not say it (`<name>.<provider>.yaml`) and that has more than one
+   * target.
+   * @default none: such an upload is refused with a message saying how to name it
+   */
+  readonly uploadProvider?: Provider;
+  /**
+   * The sandbox the `score` action uses (the same settings as the reward function's).
+   * @default none: `score` answers that no sandbox is configured
+   */
+  readonly sandbox?: SandboxSettings;
+  /**
+   * An HTTPS endpoint (Function URL) for console events over HTTP. The function checks RLPIPE_CONSOLE_TOKEN from
+   * the secret as a bearer token and answers 403 while it is empty.
+   * @default false: invoke the function directly (console test event, `aws lambda invoke`), which IAM guards
    */
   readonly httpEndpoint?: boolean;
 }
@@ -56,9 +70,13 @@ export class ConsoleFunctions extends RlpipeFunction {
     const recipePrefix = checkPrefix("recipePrefix", props.recipePrefix ?? "recipes/");
     if (statePrefix.startsWith(recipePrefix) || recipePrefix.startsWith(statePrefix)) {
       throw new RlpipeError("cdk_invalid_prop", `statePrefix ${JSON.stringify(statePrefix)} and recipePrefix ${JSON.stringify(recipePrefix)} overlap`, {
-        exitCode: 2, hint: "a run record written under the recipe prefix would trigger a deploy: keep them apart",
+        exitCode: 2, hint: "a run record written under the recipe prefix would look like an upload: keep them apart",
       });
     }
+    if (props.uploadProvider !== undefined && !(PROVIDERS as readonly string[]).includes(props.uploadProvider)) {
+      throw new RlpipeError("cdk_invalid_prop", `uploadProvider must be one of ${PROVIDERS.join(", ")}, got ${JSON.stringify(props.uploadProvider)}`, { exitCode: 2 });
+    }
+    const trigger = props.recipeTrigger ?? true;
     super(scope, id, {
       name: "console",
       description: "rlpipe console handlers (deploy, status, score, cost)",
@@ -66,15 +84,21 @@ export class ConsoleFunctions extends RlpipeFunction {
       memoryMiB: 512,
       timeout: Duration.minutes(5),
       reservedConcurrentExecutions: 2,
-      environment: { [FUNCTION_ENV.stateStore]: storeUri(props.bucket, statePrefix) },
-      endpoint: props.httpEndpoint === true ? "aws-iam" : undefined,
+      environment: {
+        [FUNCTION_ENV.stateStore]: storeUri(props.bucket, statePrefix),
+        ...(trigger ? { [FUNCTION_ENV.consoleRecipePrefix]: storeUri(props.bucket, recipePrefix) } : {}),
+        ...(props.uploadProvider === undefined ? {} : { [FUNCTION_ENV.consoleProvider]: props.uploadProvider }),
+        ...(props.sandbox === undefined ? {} : sandboxEnvironment(props.sandbox)),
+      },
+      endpoint: props.httpEndpoint === true ? "token" : undefined,
     }, props);
     this.statePrefix = statePrefix;
     this.recipePrefix = recipePrefix;
-    grantPrefix(props.bucket, this.role, statePrefix, "read-write", "a run record is keyed by the name of the run a deploy creates, known only at run time");
+    grantPrefix(props.bucket, this.role, statePrefix, "read-write", "run records and upload markers are keyed by run name and object version, known only at run time");
     grantPrefix(props.bucket, this.role, recipePrefix, "read", "recipes are uploaded by users under any name; the handler reads the one whose upload triggered it");
 
-    if (props.recipeTrigger ?? true) {
+    if (trigger) {
+      const object = (field: string) => EventField.fromPath(`$.detail.object.${field}`);
       this.recipeRule = new Rule(this, "RecipeUploaded", {
         description: `deploy a recipe uploaded under ${recipePrefix} (rlpipe console handler)`,
         eventPattern: {
@@ -82,7 +106,23 @@ export class ConsoleFunctions extends RlpipeFunction {
           detailType: ["Object Created"],
           detail: { bucket: { name: [props.bucket.bucketName] }, object: { key: [{ prefix: recipePrefix }] } },
         },
-        targets: [new LambdaFunction(this.function, { retryAttempts: 4, maxEventAge: Duration.hours(1) })],
+        targets: [new LambdaFunction(this.function, {
+          // The S3 notification record the console handler parses (as S3 → Lambda would deliver it): bucket, key,
+          // version id, sequencer, ETag. EventBridge delivers at least once; the handler deploys once per version.
+          event: RuleTargetInput.fromObject({
+            Records: [{
+              eventSource: "aws:s3",
+              eventName: `ObjectCreated:${EventField.fromPath("$.detail.reason")}`,
+              eventTime: EventField.time,
+              s3: {
+                bucket: { name: EventField.fromPath("$.detail.bucket.name") },
+                object: { key: object("key"), versionId: object("version-id"), sequencer: object("sequencer"), eTag: object("etag") },
+              },
+            }],
+          }),
+          retryAttempts: 4,
+          maxEventAge: Duration.hours(1),
+        })],
       });
     } else {
       this.recipeRule = undefined;

@@ -2,16 +2,20 @@
 // package alike. The compiled constructs live in dist/cdk/lib/ and the compiled entries in dist/functions/entries/
 // lambda/, so "two directories up, then functions/…" finds the entries in both layouts; run from the TypeScript
 // sources (tsx), the same two steps reach the repository root and its .ts entries.
-import { existsSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { RlpipeError } from "../../core/errors.js";
+import { pythonAssetsDefine } from "../../functions/python-assets.js";
 
 /** The functions rlpipe deploys to Lambda, one entry file each (functions/entries/lambda/<name>.ts). */
 export type LambdaFunctionName = "reward" | "runs" | "console";
 
 /** dist/ when running compiled (repository or installed package), the repository root when running from sources. */
 const CODE_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..", "..");
+
+/** The package root (package.json, adapters/, recipes/): CODE_ROOT when running from sources, its parent from dist/. */
+const PACKAGE_ROOT = existsSync(join(CODE_ROOT, "package.json")) ? CODE_ROOT : dirname(CODE_ROOT);
 
 /** The lock files NodejsFunction accepts, in its own order of preference. */
 const LOCK_FILES = ["pnpm-lock.yaml", "yarn.lock", "bun.lockb", "bun.lock", "package-lock.json"] as const;
@@ -44,4 +48,18 @@ export function findLockFile(from: string): string {
       });
     }
   }
+}
+
+/**
+ * esbuild defines that embed the files the function code reads at run time beside itself — a single-file bundle
+ * has nothing beside it: the E2B runner (adapters/sandboxes/harness/e2b_runner.py, sent into every E2B sandbox)
+ * and the Python shims a deploy ships into the launch bundle (recipes/python, functions/python-assets.ts). Each
+ * reading module prefers the defined text (see its `declare const`).
+ */
+export function runtimeFileDefines(packageRoot: string = PACKAGE_ROOT): Record<string, string> {
+  const runner = join(packageRoot, "adapters", "sandboxes", "harness", "e2b_runner.py");
+  if (!existsSync(runner)) {
+    throw new RlpipeError("cdk_runtime_file_missing", `${runner} is missing: the functions send it into every E2B sandbox`, { exitCode: 2, hint: "reinstall rlpipe (the package ships adapters/sandboxes/harness/)" });
+  }
+  return { __RLPIPE_E2B_RUNNER__: JSON.stringify(readFileSync(runner, "utf8")), ...pythonAssetsDefine(join(packageRoot, "recipes", "python")) };
 }

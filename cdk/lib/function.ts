@@ -21,31 +21,47 @@ import type { ISecret } from "aws-cdk-lib/aws-secretsmanager";
 import type { ITopic } from "aws-cdk-lib/aws-sns";
 import { Construct } from "constructs";
 import { RlpipeError } from "../../core/errors.js";
-import { type LambdaFunctionName, findLockFile, lambdaEntry } from "./entries.js";
+import { type LambdaFunctionName, findLockFile, lambdaEntry, runtimeFileDefines } from "./entries.js";
 
-/** Environment variables the function apps read (functions/apps/*.ts). */
+/**
+ * Environment variables the function apps read (functions/apps/*.ts, docs/ARCHITECTURE.md "Configuration of the
+ * functions"); test/cdk.test.ts checks each name is one the apps read.
+ */
 export const FUNCTION_ENV = {
   /** ARN of the Secrets Manager secret whose JSON holds the keys of SECRET_KEYS. */
   secretArn: "RLPIPE_SECRET_ARN",
   /** Sandbox backend of the reward/tool function: e2b | scalebox. */
   sandbox: "RLPIPE_SANDBOX",
   /** ScaleBox/SandboxFusion endpoints, comma-separated (sandbox scalebox). */
-  scaleboxUrls: "SCALEBOX_URL",
+  scaleboxUrls: "RLPIPE_SCALEBOX_URL",
   /** E2B-protocol domain: unset for E2B, `<region>.tencentags.com` for Tencent AGS. */
   e2bDomain: "E2B_DOMAIN",
+  /** E2B sandbox template (AGS: the sandbox tool's name). */
+  e2bTemplate: "RLPIPE_E2B_TEMPLATE",
+  /** Sandbox jobs at once per function instance (E2B: sandboxes in the pool). */
+  sandboxConcurrency: "RLPIPE_SANDBOX_CONCURRENCY",
   /** Store URI of the run outputs the runs function hands out presigned URLs for (s3://bucket/prefix). */
   runsStore: "RLPIPE_RUNS_STORE",
-  /** Store URI of the run records the console handlers keep (s3://bucket/prefix). */
+  /** Store URI of the run records and upload markers the console handlers keep (s3://bucket/prefix). */
   stateStore: "RLPIPE_STATE_STORE",
-  /** How the Function URL authenticates: NONE (the function checks its token) or AWS_IAM (SigV4, checked by Lambda). */
-  urlAuth: "RLPIPE_URL_AUTH",
+  /** Store URI under which an uploaded recipe is deployed by the console handler (s3://bucket/prefix). */
+  consoleRecipePrefix: "RLPIPE_CONSOLE_RECIPE_PREFIX",
+  /** Provider of an uploaded recipe whose key does not name one. */
+  consoleProvider: "RLPIPE_CONSOLE_PROVIDER",
 } as const;
 
 /** How callers of a function's HTTPS endpoint authenticate. */
 export type EndpointAuth =
-  /** Function URL without IAM auth; the function checks its own bearer or path token on every request. */
+  /**
+   * A Function URL without IAM auth: every request carries the function's own token, which the function checks
+   * (a bearer header, or the token in the path for callers that can only be given a URL).
+   */
   | "token"
-  /** Function URL with AWS_IAM auth: callers sign with SigV4 and need lambda:InvokeFunctionUrl (grantInvokeUrl). */
+  /**
+   * A Function URL with AWS_IAM auth: Lambda checks a SigV4 signature and lambda:InvokeFunctionUrl
+   * (grantInvokeUrl) before the function runs, and the function still checks its token — which then travels in the
+   * path, since the Authorization header carries the signature.
+   */
   | "aws-iam";
 
 /** Options every rlpipe function construct takes. */
@@ -164,7 +180,6 @@ export abstract class RlpipeFunction extends Construct {
         ...spec.environment,
         ...options.environment,
         [FUNCTION_ENV.secretArn]: spec.secret.secretArn,
-        ...(spec.endpoint === undefined ? {} : { [FUNCTION_ENV.urlAuth]: spec.endpoint === "aws-iam" ? "AWS_IAM" : "NONE" }),
       },
       bundling: {
         // The local esbuild (a dependency of rlpipe), never a Docker image: CI has no Docker.
@@ -179,6 +194,7 @@ export abstract class RlpipeFunction extends Construct {
         // CommonJS dependencies bundled into an ES module still call require() for Node built-ins.
         banner: "import{createRequire as __rlpipeCreateRequire}from'node:module';const require=__rlpipeCreateRequire(import.meta.url);",
         mainFields: ["module", "main"],
+        define: runtimeFileDefines(),
         logLevel: LogLevel.WARNING,
       },
     });

@@ -34,7 +34,8 @@ export interface RlpipeFunctionsStackProps extends StackProps {
   readonly runs?: Settings<RunsFunctionProps>;
   /**
    * Settings of the console handlers.
-   * @default ConsoleFunctions' defaults (state/ and recipes/ prefixes, recipe trigger on, no URL, 512 MiB, 5 min, 2 concurrent)
+   * @default ConsoleFunctions' defaults (state/ and recipes/ prefixes, recipe trigger on, no URL, 512 MiB, 5 min, 2
+   * concurrent), with the reward function's sandbox for `score`
    */
   readonly console?: Settings<ConsoleFunctionsProps>;
 }
@@ -52,8 +53,10 @@ export class RlpipeFunctionsStack extends Stack {
     const shared = { secret: props.secret, ...(props.alarmTopic === undefined ? {} : { alarmTopic: props.alarmTopic }) };
     this.reward = new RewardFunction(this, "Reward", { ...props.reward, ...shared });
     this.runs = new RunsFunction(this, "Runs", { ...props.runs, ...shared, bucket: props.bucket });
-    this.console = new ConsoleFunctions(this, "Console", { ...props.console, ...shared, bucket: props.bucket });
-    new CfnOutput(this, "SecretArn", { value: props.secret.secretArn, description: "put E2B_API_KEY and RLPIPE_RUNS_SECRET into this secret's JSON" });
-    new CfnOutput(this, "ConsoleFunctionName", { value: this.console.function.functionName, description: "invoke with a JSON event: aws lambda invoke --function-name <this> --payload '{\"action\":\"status\",…}'" });
+    // The console's `score` checks the reward function's sandbox wiring, so it gets the same sandbox by default.
+    const { sandbox, scaleboxUrls, e2bDomain, e2bTemplate, sandboxConcurrency } = props.reward ?? {};
+    const rewardSandbox = Object.fromEntries(Object.entries({ sandbox, scaleboxUrls, e2bDomain, e2bTemplate, sandboxConcurrency }).filter(([, v]) => v !== undefined));
+    this.console = new ConsoleFunctions(this, "Console", { sandbox: rewardSandbox, ...props.console, ...shared, bucket: props.bucket });
+    new CfnOutput(this, "ConsoleFunctionName", { value: this.console.function.functionName, description: "invoke with a console event: aws lambda invoke --function-name <this> --cli-binary-format raw-in-base64-out --payload '{\"action\":\"status\",\"run\":\"<run>\"}' out.json" });
   }
 }

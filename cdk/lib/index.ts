@@ -2,7 +2,8 @@
 export { CheckpointBucket, type CheckpointBucketProps, HardenedBucket, type HardenedBucketProps } from "./checkpoint-bucket.js";
 export { RlpipeSecret, type RlpipeSecretProps, SECRET_KEYS } from "./secret.js";
 export { type EndpointAuth, FUNCTION_ENV, RlpipeFunction, type RlpipeFunctionOptions } from "./function.js";
-export { type FunctionSandbox, RewardFunction, type RewardFunctionProps } from "./reward-function.js";
+export { RewardFunction, type RewardFunctionProps } from "./reward-function.js";
+export { type FunctionSandbox, type SandboxSettings, sandboxEnvironment } from "./sandbox-settings.js";
 export { RunsFunction, type RunsFunctionProps } from "./runs-function.js";
 export { ConsoleFunctions, type ConsoleFunctionsProps } from "./console-functions.js";
 export { type PrefixAccess, grantPrefix } from "./bucket-prefix.js";

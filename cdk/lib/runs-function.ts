@@ -6,7 +6,7 @@ import type { IBucket } from "aws-cdk-lib/aws-s3";
 import type { ISecret } from "aws-cdk-lib/aws-secretsmanager";
 import type { Construct } from "constructs";
 import { checkPrefix, grantPrefix, storeUri } from "./bucket-prefix.js";
-import { type EndpointAuth, FUNCTION_ENV, RlpipeFunction, type RlpipeFunctionOptions } from "./function.js";
+import { FUNCTION_ENV, RlpipeFunction, type RlpipeFunctionOptions } from "./function.js";
 
 export interface RunsFunctionProps extends RlpipeFunctionOptions {
   /** The secret with RLPIPE_RUNS_SECRET (per-run tokens are HMACs under it). */
@@ -18,14 +18,9 @@ export interface RunsFunctionProps extends RlpipeFunctionOptions {
    * @default "runs/"
    */
   readonly prefix?: string;
-  /**
-   * How callers authenticate: "token" (a per-run bearer token, which the stdlib sync shim sends) or "aws-iam".
-   * @default "token"
-   */
-  readonly auth?: EndpointAuth;
 }
 
-/** The runs function with an HTTPS endpoint and read/write access to one prefix of the bucket. */
+/** The runs function with an HTTPS endpoint (per-run token auth) and read/write access to one prefix of the bucket. */
 export class RunsFunction extends RlpipeFunction {
   /** The prefix the function reads and writes, ending in "/". */
   readonly prefix: string;
@@ -40,7 +35,9 @@ export class RunsFunction extends RlpipeFunction {
       timeout: Duration.minutes(1),
       reservedConcurrentExecutions: 10,
       environment: { [FUNCTION_ENV.runsStore]: storeUri(props.bucket, prefix) },
-      endpoint: props.auth ?? "token",
+      // Token auth only: each run's routes check that run's token in the Authorization header (which a SigV4
+      // signature would take), and the job's stdlib sync shim cannot sign anyway.
+      endpoint: "token",
     }, props);
     this.prefix = prefix;
     grantPrefix(props.bucket, this.role, prefix, "read-write", "checkpoint parts, manifests and metrics chunks are keyed by run, step and file, all known only at run time; the per-run token then confines each training job to its own run's keys");

@@ -13,6 +13,8 @@ export const SECRET_KEYS = {
   sandboxToken: "RLPIPE_SANDBOX_TOKEN",
   /** Secret the runs function derives per-run tokens from (HMAC); set it after the first deploy. */
   runsSecret: "RLPIPE_RUNS_SECRET",
+  /** Bearer token of the console handlers over HTTPS (only with their endpoint); empty: direct invocations only. */
+  consoleToken: "RLPIPE_CONSOLE_TOKEN",
 } as const;
 
 export interface RlpipeSecretProps {
@@ -30,8 +32,9 @@ export interface RlpipeSecretProps {
 
 /**
  * A Secrets Manager secret whose JSON value holds `E2B_API_KEY`, `RLPIPE_SANDBOX_TOKEN` (generated: 48 letters and
- * digits) and `RLPIPE_RUNS_SECRET`. The API key and the runs secret start empty — put them with
- * `aws secretsmanager put-secret-value` after the first deploy; a function that finds one empty refuses to start.
+ * digits), `RLPIPE_RUNS_SECRET` and `RLPIPE_CONSOLE_TOKEN`. The others start empty — put them with
+ * `aws secretsmanager put-secret-value` after the first deploy; a function that needs one and finds it empty
+ * answers 503 naming it (the console's token is optional: empty keeps its HTTPS endpoint closed).
  */
 export class RlpipeSecret extends Construct {
   readonly secret: Secret;
@@ -42,7 +45,7 @@ export class RlpipeSecret extends Construct {
       description: props.description ?? `rlpipe functions: JSON with ${Object.values(SECRET_KEYS).join(", ")}`,
       ...(props.encryptionKey === undefined ? {} : { encryptionKey: props.encryptionKey }),
       generateSecretString: {
-        secretStringTemplate: JSON.stringify({ [SECRET_KEYS.e2bApiKey]: "", [SECRET_KEYS.runsSecret]: "" }),
+        secretStringTemplate: JSON.stringify({ [SECRET_KEYS.e2bApiKey]: "", [SECRET_KEYS.runsSecret]: "", [SECRET_KEYS.consoleToken]: "" }),
         generateStringKey: SECRET_KEYS.sandboxToken,
         passwordLength: 48,
         excludePunctuation: true,
