@@ -31,7 +31,7 @@ import { PYTHON_ASSET_FILES, pythonAssetsDefine } from "../functions/python-asse
 import { fakeE2bKey, fakeHuaweiAk, fakeHuaweiSk, fakeSecurityToken, fakeTencentSecretId, fakeTencentSecretKey } from "./fakes/credentials.js";
 import { FakeE2B } from "./fakes/e2b-fake.js";
 import { FakeModelArts, SUCCESS_PHASES } from "./fakes/modelarts-fake.js";
-import { loadEventFixture } from "./fakes/platform-events.js";
+import { lambdaEvent, loadEventFixture, parseResult } from "./fakes/platform-events.js";
 import { TioneFake } from "./fakes/tione-fake.js";
 import { ROOT, editYaml, planSeed, recipeText } from "./helpers.js";
 import { type Moto, TEST_CREDENTIALS, startMoto } from "./servers/moto.js";
@@ -377,6 +377,22 @@ describe("console function: deploy, status and uploads against the ModelArts and
     }
   });
 
+  it("over HTTPS (a function URL) the console needs its bearer token; without RLPIPE_CONSOLE_TOKEN it is closed", T, async () => {
+    const token = randomBytes(20).toString("hex");
+    const post = (body: unknown, auth?: string) => lambdaEvent({ method: "POST", path: "/", body, headers: { "content-type": "application/json", ...(auth === undefined ? {} : { authorization: auth }) } });
+    const event = { action: "deploy", recipe: recipeText(MA_SEED), provider: "modelarts", dryRun: true };
+    const closed = lambdaHandler(app(), { env: maEnv(), log: () => {} });
+    assert.equal(parseResult(await closed(post(event, `Bearer ${token}`), {})).status, 403);
+    const open = lambdaHandler(app(), { env: maEnv({ RLPIPE_CONSOLE_TOKEN: token }), log: (l) => logs.push(l) });
+    assert.equal(parseResult(await open(post(event), {})).status, 401);
+    assert.equal(parseResult(await open(post(event, `Bearer ${token.slice(1)}x`), {})).status, 401);
+    const ok = parseResult(await open(post(event, `Bearer ${token}`), {}));
+    assert.deepEqual([ok.status, ok.body.ok, ok.body.dryRun], [200, true, true]);
+    const bad = parseResult(await open(post({ action: "status" }, `Bearer ${token}`), {}));
+    assert.deepEqual([bad.status, bad.body.error.code], [400, "bad_event"]);
+    assert.ok(!JSON.stringify(logs).includes(token), "the token is never logged");
+  });
+
   it("cost answers the prices summary of each target (until the cost estimate lands)", T, async () => {
     const r = await lambda(maEnv())({ action: "cost", recipe: tioneRecipe() });
     assert.equal(r["ok"], true, JSON.stringify(r));
@@ -465,6 +481,12 @@ describe("storage under the console function", () => {
     assert.deepEqual([e["TENCENTCLOUD_SECRET_ID"], e["TENCENTCLOUD_SECRET_KEY"], e["TENCENTCLOUD_SESSION_TOKEN"]], ["rid", "rkey", "rtok"]);
     const own = consoleEnv({ HUAWEICLOUD_SDK_AK: "mine", HUAWEICLOUD_SDK_SK: "mine-sk", OBS_ACCESS_KEY_ID: "ak", OBS_SECRET_ACCESS_KEY: "sk", OBS_SECURITY_TOKEN: "tok" });
     assert.deepEqual([own["HUAWEICLOUD_SDK_AK"], own["HUAWEICLOUD_SDK_SECURITY_TOKEN"]], ["mine", undefined], "configured keys win and get no foreign token");
+    // A platform env that answers some names only when asked (FunctionGraph's user data): still asked, and the
+    // credentials read from it survive a copy (the bundle sink copies the env).
+    const asked = new Proxy({} as NodeJS.ProcessEnv, { get: (_t, k) => (k === "WANDB_API_KEY" ? "wandb-secret" : k === "OBS_ACCESS_KEY_ID" ? "ak" : k === "OBS_SECRET_ACCESS_KEY" ? "sk" : undefined) });
+    const layered = consoleEnv(asked);
+    assert.equal(layered["WANDB_API_KEY"], "wandb-secret");
+    assert.deepEqual((({ OBS_ACCESS_KEY_ID, HUAWEICLOUD_SDK_AK, HUAWEICLOUD_SDK_SK }) => [OBS_ACCESS_KEY_ID, HUAWEICLOUD_SDK_AK, HUAWEICLOUD_SDK_SK])({ ...layered }), ["ak", "ak", "sk"]);
   });
 });
 
