@@ -2,7 +2,7 @@
 // cloud function. Bubblewrap cannot run inside Lambda/FunctionGraph/SCF, so the sandbox is remote, chosen by
 // RLPIPE_SANDBOX: e2b (E2B, or Tencent AGS with E2B_DOMAIN) or scalebox (RLPIPE_SCALEBOX_URL). Every call but
 // /v1/ping needs RLPIPE_SANDBOX_TOKEN (bearer or /t/<token>/ prefix): a function has no loopback to trust.
-import { createBackend } from "../backends.js";
+import { createRemoteBackend } from "../remote-backends.js";
 import type { ColdStart, FunctionApp, FunctionAppFactory } from "../app.js";
 import { ResultCache } from "../reward.js";
 import { route } from "../router.js";
@@ -48,7 +48,7 @@ export const rewardApp: FunctionAppFactory = async (cold: ColdStart): Promise<Fu
   let backend;
   if (kind === "e2b") {
     const apiKey = await requireSecret(cold, REWARD_ENV.e2bKey, 8, "the E2B or Tencent AGS API key");
-    backend = await createBackend("e2b", {
+    backend = await createRemoteBackend("e2b", {
       e2bApiKey: apiKey, env: cold.env,
       ...(template === undefined ? {} : { template }),
       ...(concurrency === undefined ? {} : { concurrency }),
@@ -56,7 +56,7 @@ export const rewardApp: FunctionAppFactory = async (cold: ColdStart): Promise<Fu
   } else {
     const urls = scaleboxUrls(cold);
     const scaleboxToken = await optionalSecret(cold, REWARD_ENV.scaleboxToken);
-    backend = await createBackend("scalebox", {
+    backend = await createRemoteBackend("scalebox", {
       scaleboxUrls: urls, scaleboxUrlSource: REWARD_ENV.scaleboxUrl,
       ...(scaleboxToken === undefined ? {} : { scaleboxToken }),
       ...(concurrency === undefined ? {} : { concurrency }),
