@@ -21,7 +21,7 @@ import { parseStoreUri } from "../adapters/storage/store.js";
 import type { FunctionAppFactory } from "../functions/app.js";
 import { consoleEnv, makeConsoleApp } from "../functions/apps/console.js";
 import type { ConsoleDeps } from "../functions/console.js";
-import { parseNotification } from "../functions/console-events.js";
+import { parseEventBridgeS3, parseNotification } from "../functions/console-events.js";
 import { markerKey } from "../functions/event-claims.js";
 import { functionGraphHandler } from "../functions/platforms/functiongraph.js";
 import type { PlatformHandler } from "../functions/platforms/handler.js";
@@ -287,6 +287,23 @@ describe("console function: deploy, status and uploads against the ModelArts and
     noSecrets([first, again, both, third, logs], "upload answers and logs");
   });
 
+  it("an S3 upload through EventBridge (Object Created, key not encoded) deploys once per version", T, async () => {
+    const invoke = lambda(maEnv());
+    const key = "recipes/eb a+b.modelarts.yaml";
+    const v = await putRecipe(key, editYaml(recipeText(MA_SEED), [[["stages", 2, "rollout", "n"], 10]]));
+    const event = loadEventFixture("eventbridge-s3-object-created");
+    event["detail"].bucket.name = RECIPES;
+    event["detail"].object.key = key;
+    event["detail"].object["version-id"] = v;
+    const creates = ma.stats.creates;
+    const first = await invoke(event);
+    assert.equal(first["ok"], true, JSON.stringify(first));
+    assert.deepEqual([first["results"][0].source, first["results"][0].delivery, first["results"][0].outcome], [`s3://${RECIPES}/${key}`, "first", "created"]);
+    const again = await invoke(structuredClone(event));
+    assert.equal(again["results"][0].delivery, "repeat");
+    assert.equal(ma.stats.creates - creates, 1);
+  });
+
   it("a claim left by a delivery that died is taken over; the job it may have made is found, not made twice", T, async () => {
     const key = "recipes/died.modelarts.yaml";
     const v = await putRecipe(key, recipeText(MA_SEED));
@@ -417,6 +434,10 @@ describe("console function: documented storage notifications", () => {
     }]);
     assert.deepEqual(parseNotification(loadEventFixture("scf-cos-object-created") as { Records: unknown[] }), [{
       scheme: "cos", bucket: "testpic-1253970026", key: "recipes/retool.tione.yaml", version: "MTg0NDUxNzcwMDg5NDg1NjgwOTU", eventName: "cos:ObjectCreated:*", created: true,
+    }]);
+    // EventBridge does not encode keys: '+' stays a plus.
+    assert.deepEqual(parseEventBridgeS3(loadEventFixture("eventbridge-s3-object-created")), [{
+      scheme: "s3", bucket: "amzn-s3-demo-bucket1", key: "recipes/a+b c.modelarts.yaml", version: "IYV3p45BhZA1E1OG3Yi1D6YMGTQn6PSx", eventName: "Object Created (PutObject)", created: true,
     }]);
     const broken = { Records: [{ s3: { bucket: {} } }] };
     assert.throws(() => parseNotification(broken), /event\.Records\[0\]: not an S3, OBS or COS object notification/);
