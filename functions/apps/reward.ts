@@ -3,7 +3,7 @@
 // RLPIPE_SANDBOX: e2b (E2B, or Tencent AGS with E2B_DOMAIN) or scalebox (RLPIPE_SCALEBOX_URL). Every call but
 // /v1/ping needs RLPIPE_SANDBOX_TOKEN (bearer or /t/<token>/ prefix): a function has no loopback to trust.
 import type { SandboxBackend } from "../../adapters/sandboxes/sandbox.js";
-import { createBackend } from "../backends.js";
+import { createRemoteBackend } from "../remote-backends.js";
 import type { ColdStart, FunctionApp, FunctionAppFactory } from "../app.js";
 import { ResultCache } from "../reward.js";
 import { route } from "../router.js";
@@ -62,14 +62,14 @@ export function sandboxConfig(cold: ColdStart): SandboxConfig {
 export async function sandboxBackend(cold: ColdStart, c: SandboxConfig): Promise<SandboxBackend> {
   if (c.kind === "e2b") {
     const apiKey = await requireSecret(cold, REWARD_ENV.e2bKey, 8, "the E2B or Tencent AGS API key");
-    return createBackend("e2b", {
+    return createRemoteBackend("e2b", {
       e2bApiKey: apiKey, env: cold.env,
       ...(c.template === undefined ? {} : { template: c.template }),
       ...(c.concurrency === undefined ? {} : { concurrency: c.concurrency }),
     });
   }
   const scaleboxToken = await optionalSecret(cold, REWARD_ENV.scaleboxToken);
-  return createBackend("scalebox", {
+  return createRemoteBackend("scalebox", {
     scaleboxUrls: c.scaleboxUrls ?? [], scaleboxUrlSource: REWARD_ENV.scaleboxUrl,
     ...(scaleboxToken === undefined ? {} : { scaleboxToken }),
     ...(c.concurrency === undefined ? {} : { concurrency: c.concurrency }),
