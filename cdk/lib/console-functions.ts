@@ -1,10 +1,12 @@
 // The console-triggered handlers on Lambda — deploy, status, score, cost — as one function dispatching on the
 // event: invoked with a JSON test event from the Lambda console (or `aws lambda invoke`), and by a recipe uploaded
-// under the recipe prefix of the bucket (an EventBridge rule on the bucket's "Object Created" events, handed to the
-// function as the S3 notification record it parses; the handler deploys each object version once). It keeps run
-// records under the state prefix and reads recipes under the recipe prefix; nothing else of the bucket.
+// under the recipe prefix of the bucket (an EventBridge rule on the bucket's "Object Created" events, delivered as
+// they come — the handler parses them, and deploys each object version once). EventBridge rather than an S3
+// notification to Lambda: the bucket is in the stateful stack and the function here, and a notification would
+// tie the two stacks both ways. It keeps run records under the state prefix and reads recipes under the recipe
+// prefix; nothing else of the bucket.
 import { Duration } from "aws-cdk-lib";
-import { EventField, Rule, RuleTargetInput } from "aws-cdk-lib/aws-events";
+import { Rule } from "aws-cdk-lib/aws-events";
 import { LambdaFunction } from "aws-cdk-lib/aws-events-targets";
 import type { IBucket } from "aws-cdk-lib/aws-s3";
 import type { ISecret } from "aws-cdk-lib/aws-secretsmanager";
@@ -98,7 +100,6 @@ export class ConsoleFunctions extends RlpipeFunction {
     grantPrefix(props.bucket, this.role, recipePrefix, "read", "recipes are uploaded by users under any name; the handler reads the one whose upload triggered it");
 
     if (trigger) {
-      const object = (field: string) => EventField.fromPath(`$.detail.object.${field}`);
       this.recipeRule = new Rule(this, "RecipeUploaded", {
         description: `deploy a recipe uploaded under ${recipePrefix} (rlpipe console handler)`,
         eventPattern: {
@@ -106,23 +107,8 @@ export class ConsoleFunctions extends RlpipeFunction {
           detailType: ["Object Created"],
           detail: { bucket: { name: [props.bucket.bucketName] }, object: { key: [{ prefix: recipePrefix }] } },
         },
-        targets: [new LambdaFunction(this.function, {
-          // The S3 notification record the console handler parses (as S3 → Lambda would deliver it): bucket, key,
-          // version id, sequencer, ETag. EventBridge delivers at least once; the handler deploys once per version.
-          event: RuleTargetInput.fromObject({
-            Records: [{
-              eventSource: "aws:s3",
-              eventName: `ObjectCreated:${EventField.fromPath("$.detail.reason")}`,
-              eventTime: EventField.time,
-              s3: {
-                bucket: { name: EventField.fromPath("$.detail.bucket.name") },
-                object: { key: object("key"), versionId: object("version-id"), sequencer: object("sequencer"), eTag: object("etag") },
-              },
-            }],
-          }),
-          retryAttempts: 4,
-          maxEventAge: Duration.hours(1),
-        })],
+        // At least once: a repeated delivery finds the upload's marker (one deploy per object version).
+        targets: [new LambdaFunction(this.function, { retryAttempts: 4, maxEventAge: Duration.hours(1) })],
       });
     } else {
       this.recipeRule = undefined;
