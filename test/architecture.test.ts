@@ -55,6 +55,23 @@ describe("architecture", () => {
     assert.deepEqual(problems, []);
   });
 
+  it("cdk/ builds on aws-cdk-lib and constructs: it bundles the functions by path, importing no adapter and no function code but the list of shipped Python files; cdk-nag only in the app", () => {
+    const problems: string[] = [];
+    for (const f of sources("cdk")) {
+      const where = relative(ROOT, f);
+      for (const spec of imports(f)) {
+        if (spec.startsWith(".")) {
+          const target = relative(ROOT, resolveTs(f, spec));
+          if (!/^(cdk|core)\//.test(target) && target !== "functions/python-assets.ts") problems.push(`${where} imports ${target}`);
+        } else if (!spec.startsWith("node:") && !/^(aws-cdk-lib(\/.*)?|constructs)$/.test(spec) && !(spec === "cdk-nag" && where === "cdk/lib/app.ts")) {
+          problems.push(`${where} imports package ${spec}`);
+        }
+      }
+    }
+    assert.ok(sources("cdk").length > 5, "the walk found cdk/");
+    assert.deepEqual(problems, []);
+  });
+
   it("`rlpipe plan` reaches no package but zod and yaml (no cloud SDK on the plan path)", () => {
     const seen = new Set<string>();
     const packages = new Set<string>();

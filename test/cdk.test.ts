@@ -23,7 +23,7 @@ import { Secret } from "aws-cdk-lib/aws-secretsmanager";
 import { AwsSolutionsChecks } from "cdk-nag";
 import { CONTEXT_KEYS, type RlpipeApp, defineRlpipeApp } from "../cdk/lib/app.js";
 import { findingName } from "../cdk/lib/acknowledge.js";
-import { findLockFile, lambdaEntry } from "../cdk/lib/entries.js";
+import { findLockFile, lambdaEntry, requireLocalEsbuild } from "../cdk/lib/entries.js";
 import { FUNCTION_ENV } from "../cdk/lib/function.js";
 import { CheckpointBucket, ConsoleFunctions, RewardFunction, RlpipePipelineStack, RlpipeSecret, RunsFunction, SECRET_KEYS } from "../cdk/lib/index.js";
 import { runToken } from "../functions/runs.js";
@@ -424,7 +424,7 @@ describe("cdk: what the constructs rely on", () => {
     }
   });
 
-  it("Lambda entries and the lock file resolve in this repository and in a project that installed rlpipe under node_modules", () => {
+  it("Lambda entries, the lock file and esbuild resolve in this repository and in a project that installed rlpipe under node_modules", () => {
     assert.equal(lambdaEntry("reward"), join(ROOT, "dist", "functions", "entries", "lambda", "reward.js"));
     assert.equal(findLockFile(dirname(lambdaEntry("runs"))), join(ROOT, "package-lock.json"));
     const project = mkdtempSync(join(tmpdir(), "rlpipe-cdk-install-"));
@@ -436,6 +436,8 @@ describe("cdk: what the constructs rely on", () => {
       const entry = lambdaEntry("console", dist);
       assert.equal(entry, join(dist, "functions", "entries", "lambda", "console.js"));
       assert.equal(findLockFile(dirname(entry)), join(project, "package-lock.json"), "the installing project's lock file");
+      requireLocalEsbuild(ROOT);
+      assert.throws(() => requireLocalEsbuild(project), (e: Error & { code?: string }) => e.code === "cdk_esbuild_missing", "no esbuild there: a clear error, not a silent switch to Docker");
       assert.throws(() => lambdaEntry("reward", dist), (e: Error & { code?: string }) => e.code === "cdk_entry_missing" && /npm run build/.test(String((e as { hint?: string }).hint)));
       writeFileSync(join(project, "yarn.lock"), "\n");
       assert.throws(() => findLockFile(dirname(entry)), (e: Error & { code?: string }) => e.code === "cdk_lock_file_ambiguous");

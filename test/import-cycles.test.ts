@@ -14,7 +14,7 @@ import { ROOT } from "./helpers.js";
  */
 const KNOWN_CYCLES_TO_REMOVE: readonly (readonly string[])[] = [];
 
-const SOURCE_DIRS = ["bin", "core", "adapters", "functions", "test", "bench"];
+const SOURCE_DIRS = ["bin", "core", "adapters", "functions", "cdk", "test", "bench"];
 
 function sources(): string[] {
   const out: string[] = [];

@@ -23,6 +23,8 @@ interface Manifest {
   readonly scripts?: Record<string, string>;
   readonly dependencies: Record<string, string>;
   readonly devDependencies?: Record<string, string>;
+  readonly peerDependencies?: Record<string, string>;
+  readonly exports?: Record<string, string | Record<string, string>>;
 }
 interface PackResult { readonly filename: string; readonly integrity: string; readonly size: number; readonly unpackedSize: number; readonly files: readonly { readonly path: string }[] }
 interface LockEntry { readonly dev?: boolean; readonly [field: string]: unknown }
@@ -146,8 +148,14 @@ describe("packaging: npm pack of a fresh clone, installed offline into a tempora
       "package.json", "README.md", "dist/bin/rlpipe.js", manifest.bin["rlpipe"]!, "schema/recipe.schema.json",
       "recipes/python/rlpipe_reward.py", "recipes/python/rlpipe_sync.py",
       "adapters/sandboxes/harness/local_harness.py", "adapters/sandboxes/harness/e2b_runner.py",
-      "recipes/local-demo.yaml", "recipes/data/demo-problems.jsonl",
+      "recipes/local-demo.yaml", "recipes/data/demo-problems.jsonl", "dist/cdk/lib/index.js", "dist/cdk/lib/index.d.ts",
     ]) assert.ok(shipped.has(path), `${path} is in the tarball`);
+    // The CDK constructs ("rlpipe/cdk"), but not the repository's own CDK app (it needs cdk-nag, a development tool).
+    for (const file of walk(join(ROOT, "cdk", "lib")).filter((f) => f.endsWith(".ts") && !f.endsWith("/app.ts"))) {
+      const js = join("dist", relative(ROOT, file)).replace(/\.ts$/, ".js");
+      assert.ok(shipped.has(js) && shipped.has(js.replace(/\.js$/, ".d.ts")), `${js} and its declarations are in the tarball`);
+    }
+    assert.deepEqual([...shipped].filter((p) => /^dist\/cdk\/(bin\/|lib\/app\.)/.test(p)), [], "the repository's CDK app is not shipped");
     // Every runtime source is compiled and shipped.
     for (const dir of RUNTIME_DIRS) {
       for (const file of walk(join(ROOT, dir)).filter((f) => f.endsWith(".ts") && !f.endsWith(".d.ts"))) {
@@ -176,6 +184,8 @@ describe("packaging: npm pack of a fresh clone, installed offline into a tempora
         if (spec.startsWith("node:")) continue;
         if (spec.startsWith(".")) {
           if (!shipped.has(relative(pkgDir, resolve(dirname(file), spec)))) problems.push(`${rel} imports ${spec}, which is not shipped`);
+        } else if (rel.startsWith("dist/cdk/") && manifest.peerDependencies?.[packageOf(spec)] !== undefined) {
+          // The constructs import aws-cdk-lib and constructs from the user's CDK app (optional peer dependencies).
         } else if (manifest.dependencies[packageOf(spec)] === undefined) {
           problems.push(`${rel} imports ${spec}, which is not a dependency${manifest.devDependencies?.[packageOf(spec)] === undefined ? "" : " (only a devDependency)"}`);
         }
@@ -203,6 +213,33 @@ describe("packaging: npm pack of a fresh clone, installed offline into a tempora
     assert.ok(!existsSync(join(project, "node_modules", "tencentcloud-sdk-nodejs")), "the full SDK is not installed");
     assert.ok(!existsSync(join(project, "node_modules", "typescript")), "no devDependency is installed");
     t.diagnostic(`installed: ${mib(duBytes(join(project, "node_modules")))} in node_modules (rlpipe and its production dependencies, file bytes)`);
+  });
+
+  it("\"rlpipe/cdk\" resolves through the exports map (with declarations); a RewardFunction synthesizes from the installed entry and the project's lock file", { timeout: 120_000 }, async () => {
+    assert.deepEqual(manifest.exports?.["./cdk"], { types: "./dist/cdk/lib/index.d.ts", default: "./dist/cdk/lib/index.js" });
+    // The user's CDK app brings aws-cdk-lib and constructs (optional peers of rlpipe): this repository's copies.
+    for (const peer of ["aws-cdk-lib", "constructs"]) symlinkSync(join(ROOT, "node_modules", peer), join(project, "node_modules", peer), "dir");
+    const script = `
+      import { App, Stack } from "aws-cdk-lib";
+      import { Secret } from "aws-cdk-lib/aws-secretsmanager";
+      import { readFileSync } from "node:fs";
+      const where = import.meta.resolve("rlpipe/cdk");
+      const { RewardFunction } = await import("rlpipe/cdk");
+      const app = new App({ outdir: "cdk.out" });
+      const stack = new Stack(app, "UserStack");
+      new RewardFunction(stack, "Reward", { secret: new Secret(stack, "Secret") });
+      const template = app.synth().getStackByName("UserStack").template;
+      const fn = Object.values(template.Resources).find((r) => r.Type === "AWS::Lambda::Function");
+      const bundle = readFileSync("cdk.out/asset." + fn.Properties.Code.S3Key.replace(/\\.zip$/, "") + "/index.mjs", "utf8");
+      console.log(JSON.stringify({ where, runtime: fn.Properties.Runtime, bytes: bundle.length, rewards: bundle.includes("/v1/rewards") }));`;
+    writeFileSync(join(project, "user-app.mjs"), script);
+    const r = await run(process.execPath, ["user-app.mjs"], { cwd: project, env: npmEnv({ CDK_DOCKER: join(tmp, "no-docker") }), timeoutMs: 100_000 });
+    assert.equal(r.status, 0, show(r));
+    const out = JSON.parse(r.stdout.trim().split("\n").pop()!) as { where: string; runtime: string; bytes: number; rewards: boolean };
+    assert.equal(out.where, `file://${join(pkgDir, "dist", "cdk", "lib", "index.js")}`);
+    assert.ok(existsSync(join(pkgDir, "dist", "cdk", "lib", "index.d.ts")), "declarations for TypeScript apps");
+    assert.equal(out.runtime, "nodejs22.x");
+    assert.ok(out.rewards && out.bytes > 100_000, `the reward function bundled from node_modules/rlpipe/dist/functions/entries/lambda/reward.js (${out.bytes} bytes)`);
   });
 
   it("`npx rlpipe --help` and `--version` print through the symlinked bin and exit 0", async () => {

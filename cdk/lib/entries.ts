@@ -3,6 +3,7 @@
 // lambda/, so "two directories up, then functions/…" finds the entries in both layouts; run from the TypeScript
 // sources (tsx), the same two steps reach the repository root and its .ts entries.
 import { existsSync, readFileSync } from "node:fs";
+import { createRequire } from "node:module";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { RlpipeError } from "../../core/errors.js";
@@ -62,4 +63,18 @@ export function runtimeFileDefines(packageRoot: string = PACKAGE_ROOT): Record<s
     throw new RlpipeError("cdk_runtime_file_missing", `${runner} is missing: the functions send it into every E2B sandbox`, { exitCode: 2, hint: "reinstall rlpipe (the package ships adapters/sandboxes/harness/)" });
   }
   return { __RLPIPE_E2B_RUNNER__: JSON.stringify(readFileSync(runner, "utf8")), ...pythonAssetsDefine(join(packageRoot, "recipes", "python")) };
+}
+
+/**
+ * Checks that esbuild (a dependency of rlpipe) resolves from the bundling project root, where NodejsFunction runs
+ * it; without it CDK would quietly bundle in a Docker container instead, which CI does not have.
+ */
+export function requireLocalEsbuild(projectRoot: string): void {
+  try {
+    createRequire(join(projectRoot, "package.json")).resolve("esbuild");
+  } catch {
+    throw new RlpipeError("cdk_esbuild_missing", `esbuild does not resolve from ${projectRoot}, where the Lambda bundles are built`, {
+      exitCode: 2, hint: "install the project's dependencies (npm ci): esbuild comes with rlpipe; CDK would otherwise need Docker to bundle",
+    });
+  }
 }

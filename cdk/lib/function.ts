@@ -21,7 +21,7 @@ import type { ISecret } from "aws-cdk-lib/aws-secretsmanager";
 import type { ITopic } from "aws-cdk-lib/aws-sns";
 import { Construct } from "constructs";
 import { RlpipeError } from "../../core/errors.js";
-import { type LambdaFunctionName, findLockFile, lambdaEntry, runtimeFileDefines } from "./entries.js";
+import { type LambdaFunctionName, findLockFile, lambdaEntry, requireLocalEsbuild, runtimeFileDefines } from "./entries.js";
 
 /**
  * Environment variables the function apps read (functions/apps/*.ts, docs/ARCHITECTURE.md "Configuration of the
@@ -164,10 +164,12 @@ export abstract class RlpipeFunction extends Construct {
       });
     }
     const memoryMiB = options.memoryMiB ?? spec.memoryMiB;
+    const depsLockFilePath = options.depsLockFilePath ?? findLockFile(dirname(entry));
+    requireLocalEsbuild(dirname(depsLockFilePath));
     this.function = new NodejsFunction(this, "Function", {
       entry,
       handler: "handler",
-      depsLockFilePath: options.depsLockFilePath ?? findLockFile(dirname(entry)),
+      depsLockFilePath,
       description: spec.description,
       runtime: Runtime.NODEJS_22_X,
       architecture: Architecture.ARM_64,

@@ -1,4 +1,5 @@
-// `import { … } from "rlpipe/cdk"`: the constructs and stacks, for composing rlpipe's functions in your own CDK app.
+// `import { … } from "rlpipe/cdk"`: the constructs and stacks, for composing rlpipe's functions in your own CDK app. (The
+// repository's own app, cdk/lib/app.ts with cdk-nag, is not part of it: add the nag pack of your choice to your app.)
 export { CheckpointBucket, type CheckpointBucketProps, HardenedBucket, type HardenedBucketProps } from "./checkpoint-bucket.js";
 export { RlpipeSecret, type RlpipeSecretProps, SECRET_KEYS } from "./secret.js";
 export { type EndpointAuth, FUNCTION_ENV, RlpipeFunction, type RlpipeFunctionOptions } from "./function.js";
@@ -11,4 +12,3 @@ export { RlpipeStatefulStack, type RlpipeStatefulStackProps } from "./stateful-s
 export { RlpipeFunctionsStack, type RlpipeFunctionsStackProps } from "./functions-stack.js";
 export { RlpipeStage, type RlpipeStageProps, type RlpipeStacksProps, defineRlpipeStacks } from "./stacks.js";
 export { PIPELINE_SYNTH_COMMANDS, RlpipePipelineStack, type RlpipePipelineStackProps } from "./pipeline-stack.js";
-export { CONTEXT_KEYS, type RlpipeApp, defineRlpipeApp } from "./app.js";
