@@ -87,6 +87,13 @@ if ! stamp_ok "$VENV/.rlpipe-stamp" "$want"; then
   done
   echo "$want" > "$VENV/.rlpipe-stamp"
 fi
+# cfn-lint lints the synthesized CDK templates (test/cdk.test.ts). moto[server] brings whichever release is newest;
+# pinned here so that a new release's rules cannot change the verdict on unchanged templates.
+CFN_LINT_VERSION=1.58.0
+if [ "$("$VENV/bin/cfn-lint" --version 2>/dev/null)" != "cfn-lint $CFN_LINT_VERSION" ]; then
+  log "pip install cfn-lint==$CFN_LINT_VERSION"
+  "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check "cfn-lint==$CFN_LINT_VERSION"
+fi
 if [ -n "$vgw_pid" ]; then
   wait "$vgw_pid" || { cat "$ROOT/.tools/versitygw-build.log" >&2; echo "setup.sh: building versitygw $VGW_VERSION failed" >&2; exit 1; }
   echo "$VGW_VERSION" > "$ROOT/.tools/versitygw.stamp"
