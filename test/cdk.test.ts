@@ -43,6 +43,7 @@ const SNAPSHOTS = join(FIXTURES, "cdk");
 /** One asset output directory for every in-process app: the bundles are made once (CDK caches them by outdir). */
 const OUTDIR = mkdtempSync(join(tmpdir(), "rlpipe-cdk-"));
 const T = { timeout: 180_000 };
+after(() => rmSync(OUTDIR, { recursive: true, force: true }));
 
 let seq = 0;
 /** A fresh app with cdk.json's context, as `cdk synth` builds it. */
@@ -477,7 +478,7 @@ function synthEnv(): NodeJS.ProcessEnv {
   const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !/^AWS_|^CDK_/.test(k)));
   return {
     ...env,
-    HOME: mkdtempSync(join(tmpdir(), "rlpipe-cdk-home-")), // no ~/.aws, no ~/.cdk cache
+    HOME: mkdtempSync(join(OUTDIR, "home-")), // no ~/.aws, no ~/.cdk cache
     CDK_DOCKER: join(OUTDIR, "no-docker"), // a Docker bundling attempt fails loudly instead of running
     CDK_DISABLE_CLI_TELEMETRY: "1", CDK_DISABLE_VERSION_CHECK: "1", npm_config_offline: "true", npm_config_update_notifier: "false",
   };
