@@ -16,7 +16,7 @@ import { tmpdir } from "node:os";
 import { basename, dirname, join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { App, Duration, Stack, Stage, Validations } from "aws-cdk-lib";
-import { Match, Template } from "aws-cdk-lib/assertions";
+import { Annotations, Match, Template } from "aws-cdk-lib/assertions";
 import { PolicyStatement, Role, ServicePrincipal } from "aws-cdk-lib/aws-iam";
 import { Bucket } from "aws-cdk-lib/aws-s3";
 import { Secret } from "aws-cdk-lib/aws-secretsmanager";
@@ -328,6 +328,10 @@ describe("cdk: the app synthesized in this process (Template.fromStack)", () => 
 
   it("cdk-nag AwsSolutions and the CloudFormation validator report nothing unacknowledged, and every acknowledgement gives a specific reason", (t2) => {
     assert.deepEqual(findings(readReport(app.outdir)), [], "no violation left in validation-report.json");
+    for (const s of [rlpipe.stateful, rlpipe.functions, rlpipe.pipeline!, rlpipe.pipeline!.stage.stateful, rlpipe.pipeline!.stage.functions]) {
+      const notes = Annotations.fromStack(s);
+      assert.deepEqual([...notes.findError("*", Match.anyValue()), ...notes.findWarning("*", Match.anyValue())].map((m) => `${m.id}: ${String(m.entry.data)}`), [], `${s.node.path}: no error or warning annotation`);
+    }
     const acks = acknowledgements(app);
     assert.ok(acks.size > 0);
     for (const [id, reasons] of [...acks].sort(([a], [b]) => a.localeCompare(b))) {

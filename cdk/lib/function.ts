@@ -202,7 +202,7 @@ export abstract class RlpipeFunction extends Construct {
     });
     Validations.of(this.function).acknowledge({
       id: "AwsSolutions-L1",
-      reason: "Node.js 22 is pinned on purpose: the bundle targets node22, the same Node line `rlpipe package` builds for FunctionGraph and SCF; a runtime upgrade is a deliberate, tested change rather than whatever is newest at synth time",
+      reason: "Node.js 22 is pinned on purpose: the bundle is built for node22, as `rlpipe package --platform lambda` builds it, so both ways of deploying run the same code on the same runtime; moving to Node.js 24 is a deliberate, tested change rather than whatever is newest at synth time",
     });
 
     if (spec.endpoint !== undefined) {
