@@ -477,11 +477,16 @@ function run(cmd: string, args: readonly string[], opts: { cwd: string; env: Nod
 }
 const show = (r: Ran) => `exit ${r.status}\n--- stdout\n${r.stdout.slice(-4000)}\n--- stderr\n${r.stderr.slice(-6000)}`;
 
-/** The environment of the CLI synth: no AWS_* variable, no Docker, no telemetry or version check, npm offline. */
+/**
+ * The environment of the CLI synth: no AWS_* credential or profile, no Docker, no telemetry or version check, npm
+ * offline. (Traced with strace here: the synth opens no network connection.) The one AWS_ variable set keeps the
+ * CLI's look-up of a default account from asking an instance-metadata endpoint on a machine that has one.
+ */
 function synthEnv(): NodeJS.ProcessEnv {
   const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !/^AWS_|^CDK_/.test(k)));
   return {
     ...env,
+    AWS_EC2_METADATA_DISABLED: "true",
     HOME: mkdtempSync(join(OUTDIR, "home-")), // no ~/.aws, no ~/.cdk cache
     CDK_DOCKER: join(OUTDIR, "no-docker"), // a Docker bundling attempt fails loudly instead of running
     CDK_DISABLE_CLI_TELEMETRY: "1", CDK_DISABLE_VERSION_CHECK: "1", npm_config_offline: "true", npm_config_update_notifier: "false",
