@@ -6,6 +6,8 @@ export interface FnRequest {
   /** Path without the query string. */
   readonly path: string;
   readonly headers: Readonly<Record<string, string | undefined>>;
+  /** Query parameters (repeated ones joined with ","); absent when the platform gave none. */
+  readonly query?: Readonly<Record<string, string>>;
   /** Parsed JSON body (undefined when there is none). */
   readonly body: unknown;
 }

@@ -3,39 +3,13 @@
 // /v1/rewards, /v1/ping). Binding beyond loopback requires a token.
 import { parseArgs } from "node:util";
 import { RlpipeError } from "../../core/errors.js";
-import type { SandboxBackend } from "../../adapters/sandboxes/sandbox.js";
+import { createBackend } from "../../functions/backends.js";
 import { isLoopback, startHttpServer } from "../../functions/platforms/http.js";
 import { ResultCache } from "../../functions/reward.js";
 import type { RunsDeps } from "../../functions/runs.js";
 import { COMMANDS, formatHelp } from "../help.js";
 import type { Io } from "../io.js";
 import { usage } from "./plan.js";
-
-export async function createBackend(kind: string, opts: { scaleboxUrls: string[]; concurrency?: number; template?: string }): Promise<SandboxBackend> {
-  switch (kind) {
-    case "local": {
-      const { LocalSandbox } = await import("../../adapters/sandboxes/local.js");
-      return LocalSandbox.create(opts.concurrency === undefined ? {} : { concurrency: opts.concurrency });
-    }
-    case "scalebox": {
-      if (opts.scaleboxUrls.length === 0) throw usage("--sandbox scalebox needs at least one --scalebox-url (or SCALEBOX_URL)");
-      const { ScaleBoxSandbox } = await import("../../adapters/sandboxes/scalebox.js");
-      return ScaleBoxSandbox.create({ endpoints: opts.scaleboxUrls, ...(opts.concurrency === undefined ? {} : { concurrency: opts.concurrency }) });
-    }
-    case "e2b": {
-      // E2B or Tencent AGS (E2B_DOMAIN=<region>.tencentags.com); the key comes from E2B_API_KEY only.
-      const { E2BSandbox } = await import("../../adapters/sandboxes/e2b.js");
-      const sb = await E2BSandbox.create({
-        ...(opts.template === undefined ? {} : { template: opts.template }),
-        ...(opts.concurrency === undefined ? {} : { poolSize: opts.concurrency }),
-      });
-      await sb.check(); // fail now on a bad key or domain, not at the first reward
-      return sb;
-    }
-    default:
-      throw usage(`unknown sandbox ${JSON.stringify(kind)}; expected local, scalebox or e2b`);
-  }
-}
 
 /** The runs function: an S3-compatible store (presigned URLs) and the secret run tokens derive from. */
 async function runsDeps(uri: string | undefined, secretEnv: string | undefined): Promise<RunsDeps | undefined> {
