@@ -284,7 +284,7 @@ HUAWEICLOUD_SDK_PROJECT_ID, or ~/.huaweicloud/credentials; scf TENCENTCLOUD_SECR
       "timeout-s": { type: "string", value: "S", description: "execution timeout in seconds (default reward 300, runs 30, console 120)" },
       namespace: { type: "string", value: "NAME", description: "SCF namespace (default default)" },
       app: { type: "string", value: "NAME", description: "FunctionGraph application (package) the functions belong to (default default)" },
-      "dry-run": { type: "boolean", default: false, description: "look the functions up and show what would be sent; change nothing" },
+      "dry-run": { type: "boolean", default: false, description: "show the create and update requests (code and secrets masked); send nothing, need no credentials" },
       json: { ...json, description: "one result per function as JSON on stdout" },
       help,
     },
