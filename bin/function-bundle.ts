@@ -24,8 +24,14 @@ const FS_LAYER = "rlpipe-bundle:fs";
 const ASSET_PREFIX = "rlpipe-bundle-asset:";
 /** Embedded files above this total are a mistake (a path reaching too far), not an asset. */
 const MAX_ASSET_BYTES = 4 * 1024 * 1024;
-/** Packages worth naming in the size report: the cloud SDKs a bundle should carry only when it uses them. */
-const SDK_PACKAGE = /^(@aws-sdk\/|@smithy\/|e2b$|@e2b\/|tencentcloud-sdk-|@huaweicloud\/|undici$)/;
+/** The SDK families the size report names: what a bundle should carry only when it uses them. */
+const SDK_FAMILIES: readonly (readonly [string, RegExp])[] = [
+  ["@aws-sdk/* (with @smithy/*)", /^(@aws-sdk|@smithy)\//],
+  ["e2b", /^(e2b$|@e2b\/)/],
+  ["tencentcloud-sdk-nodejs-common", /^tencentcloud-sdk-/],
+  ["@huaweicloud/*", /^@huaweicloud\//],
+  ["undici", /^undici$/],
+];
 
 /** The rlpipe package root (where dist/ is), from this module's place in dist/bin/. */
 export function packageRoot(): string {
@@ -49,8 +55,8 @@ export interface BundleReport {
   readonly sha256: string;
   /** Bytes each npm package contributes to the handler file, largest first. */
   readonly packages: readonly BundleInput[];
-  /** The cloud SDKs among them. */
-  readonly sdks: readonly string[];
+  /** The cloud SDK families among them, with their bytes (largest first). */
+  readonly sdks: readonly BundleInput[];
   /** The largest single inputs (paths relative to the package root, or node_modules/…). */
   readonly topInputs: readonly BundleInput[];
   /** Files embedded for reading at runtime (package-relative). */
@@ -242,6 +248,15 @@ function summarize(meta: Metafile, root: string, top: number): { packages: Bundl
   return { packages: sorted(byPackage), topInputs: sorted(byInput).slice(0, top) };
 }
 
+function sdkFamilies(packages: readonly BundleInput[]): BundleInput[] {
+  const out: BundleInput[] = [];
+  for (const [family, re] of SDK_FAMILIES) {
+    const bytes = packages.filter((p) => re.test(p.path)).reduce((n, p) => n + p.bytes, 0);
+    if (bytes > 0) out.push({ path: family, bytes });
+  }
+  return out.sort((a, b) => b.bytes - a.bytes);
+}
+
 /** Bundle and zip one function for one platform. Deterministic: the same dist/ and node_modules give the same zip. */
 export async function buildFunctionBundle(opts: BundleOptions): Promise<BuiltBundle> {
   const root = opts.root ?? packageRoot();
@@ -295,7 +310,7 @@ export async function buildFunctionBundle(opts: BundleOptions): Promise<BuiltBun
       platform: opts.platform, function: opts.fn, runtime: target.runtime, handler: target.handler, handlerFile: target.handlerFile,
       format: target.format, nodeTarget: target.nodeTarget,
       rawBytes: code.length, zipBytes: zip.length, sha256: createHash("sha256").update(zip).digest("hex"),
-      packages, sdks: packages.map((p) => p.path).filter((p) => SDK_PACKAGE.test(p)), topInputs,
+      packages, sdks: sdkFamilies(packages), topInputs,
       assets: [...embedded].sort(),
     },
   };

@@ -58,7 +58,7 @@ export function formatSizeReport(outDir: string, platform: FunctionPlatform, rep
   const lines = [`rlpipe package: ${platform} → ${outDir}`];
   for (const r of reports) {
     lines.push(`  ${r.function.padEnd(8)} ${zipFileName(r.platform, r.function)}: ${kib(r.zipBytes)} zipped, ${kib(r.rawBytes)} ${r.handlerFile} (${r.format}, ${r.nodeTarget}); runtime ${r.runtime}, handler ${r.handler}`);
-    lines.push(`           SDKs: ${r.sdks.length === 0 ? "none" : r.sdks.map((s) => `${s} ${kib(r.packages.find((p) => p.path === s)?.bytes ?? 0)}`).join(", ")}`);
+    lines.push(`           SDKs: ${r.sdks.length === 0 ? "none" : r.sdks.map((s) => `${s.path} ${kib(s.bytes)}`).join(", ")}`);
     lines.push(`           largest: ${r.topInputs.slice(0, 5).map((i) => `${i.path} ${kib(i.bytes)}`).join(", ")}`);
     if (r.assets.length > 0) lines.push(`           embedded files: ${r.assets.join(", ")}`);
   }
