@@ -272,7 +272,7 @@ HUAWEICLOUD_SDK_PROJECT_ID, or ~/.huaweicloud/credentials; scf TENCENTCLOUD_SECR
 ~/.tencentcloud/credentials. FUNCTIONGRAPH_ENDPOINT / SCF_ENDPOINT override the endpoints.`,
     options: {
       platform: { type: "string", value: "NAME", description: "functiongraph or scf (Lambda is deployed by the CDK app in cdk/)" },
-      function: { type: "string", multiple: true, value: "NAME", description: `a function to deploy: ${FUNCTION_NAMES.join(", ")} (default all three; comma-separated works too)` },
+      function: { type: "string", multiple: true, value: "NAME", description: `a function to deploy: ${FUNCTION_NAMES.join(", ")} (default: those packaged in --zip; comma-separated works too)` },
       region: { type: "string", value: "REGION", description: "the region (default $HUAWEICLOUD_REGION or $TENCENTCLOUD_REGION)" },
       "name-prefix": { type: "string", default: "rlpipe-", value: "P", description: "function names are <P><function>" },
       zip: { type: "string", value: "DIR", description: "where `rlpipe package` wrote the zips (default .rlpipe/functions/<platform>)" },

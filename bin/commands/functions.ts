@@ -44,6 +44,17 @@ interface Inputs {
   readonly names: ReadonlyMap<FunctionName, string>;
 }
 
+/** The functions the manifest in `dir` lists, in the usual order; undefined without a readable manifest. */
+function packagedFunctions(dir: string): FunctionName[] | undefined {
+  try {
+    const listed = (JSON.parse(readFileSync(join(dir, FUNCTIONS_MANIFEST), "utf8")) as FunctionsManifest).functions.map((f) => f.function);
+    const known = parseFunctions(listed);
+    return known.length > 0 ? known : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /** The zips `rlpipe package` wrote for these functions, checked against its manifest and the platform's limit. */
 function readZips(dir: string, platform: FunctionPlatform, functions: readonly FunctionName[]): Map<FunctionName, Uint8Array> {
   const again = `run rlpipe package --platform ${platform}${dir === defaultFunctionsDir(platform) ? "" : ` --out ${dir}`} first`;
@@ -206,7 +217,9 @@ export async function runFunctions(argv: readonly string[], io: Io, env: Env = p
   if (extra.length > 0) throw usage(`rlpipe functions deploy takes no further arguments (got ${extra.join(" ")})`);
   if (values.platform === "lambda") throw usage("Lambda functions are deployed by the CDK app (cdk/), not by rlpipe functions deploy", "cd cdk && npx cdk deploy; or --platform functiongraph|scf");
   const platform = parsePlatform(values.platform, ["functiongraph", "scf"]) as "functiongraph" | "scf";
-  const functions = parseFunctions(values.function);
+  const zipDir = values.zip ?? defaultFunctionsDir(platform);
+  // Without --function: what `rlpipe package` put there (its manifest), else all three.
+  const functions = values.function === undefined ? packagedFunctions(zipDir) ?? parseFunctions(undefined) : parseFunctions(values.function);
   const target = PLATFORM_TARGETS[platform];
   const memoryMb = positiveInt("--memory-mb", values["memory-mb"]) ?? DEFAULT_MEMORY_MB;
   checkMemory(platform, memoryMb);
@@ -224,7 +237,6 @@ export async function runFunctions(argv: readonly string[], io: Io, env: Env = p
     settings.set(fn, { runtime: values.runtime ?? target.runtime, handler: target.handler, memoryMb, timeoutS, env: fnEnv, secrets });
     names.set(fn, functionNameFor(values["name-prefix"], fn));
   }
-  const zipDir = values.zip ?? defaultFunctionsDir(platform);
   const inputs: Inputs = { platform, functions, zips: readZips(zipDir, platform, functions), settings, names };
 
   if (values["dry-run"]) {
