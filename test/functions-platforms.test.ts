@@ -13,6 +13,9 @@ import { functionGraphHandler } from "../functions/platforms/functiongraph.js";
 import type { HandlerOptions, PlatformHandler } from "../functions/platforms/handler.js";
 import { lambdaHandler } from "../functions/platforms/lambda.js";
 import { scfHandler } from "../functions/platforms/scf.js";
+import { LocalSandbox } from "../adapters/sandboxes/local.js";
+import { startHttpServer } from "../functions/platforms/http.js";
+import { ResultCache } from "../functions/reward.js";
 import { FakeE2B } from "./fakes/e2b-fake.js";
 import { type Platform, type RequestSpec, eventFor, functionGraphEvent, lambdaEvent, loadEventFixture, parseResult, scfEvent } from "./fakes/platform-events.js";
 
@@ -188,6 +191,22 @@ describe("cloud-function adapters: the reward function on the E2B backend (stric
     assert.match(noMethod.body.detail, /needs requestContext\.http\.method/);
   });
 
+  it("a backend that refuses the key at cold start answers 503 with its error code; the next invocation tries again", T, async () => {
+    const lines: string[] = [];
+    const wrongKey = `ark_${randomBytes(16).toString("hex")}`;
+    const env = { RLPIPE_SANDBOX: "e2b", E2B_API_URL: fake.apiUrl, E2B_SANDBOX_URL: fake.sandboxUrl, E2B_DOMAIN: "localhost", RLPIPE_SANDBOX_TOKEN: TOKEN, E2B_API_KEY: wrongKey };
+    const h = lambdaHandler(rewardApp, { env, log: (l) => lines.push(l) });
+    const failures = fake.stats.authFailures;
+    const r = parseResult(await h(lambdaEvent({ method: "GET", path: "/v1/ping" }), {}));
+    assert.deepEqual([r.status, r.body], [503, { detail: "the function could not start (e2b_auth_failed); see its log" }]);
+    assert.ok(fake.stats.authFailures > failures, "the fake refused the key");
+    const after1 = fake.stats.authFailures;
+    assert.equal(parseResult(await h(lambdaEvent({ method: "GET", path: "/v1/ping" }), {})).status, 503);
+    assert.ok(fake.stats.authFailures > after1, "the second invocation tried the key again (the failure was not cached)");
+    assert.ok(lines.some((l) => /^cold start failed: SandboxError e2b_auth_failed: .*\(check E2B_API_KEY/.test(l)), lines.join("\n"));
+    assert.ok(lines.every((l) => !l.includes(wrongKey)));
+  });
+
   it("never logs the token or the E2B key; a /t/<token>/ path is logged as /t/***", () => {
     assert.ok(logs.length > 20, `a request log was written (${logs.length} lines)`);
     assert.ok(logs.some((l) => l.includes("/t/***/run_code")), "the prefixed request is in the log, masked");
@@ -195,6 +214,38 @@ describe("cloud-function adapters: the reward function on the E2B backend (stric
       assert.ok(!l.includes(TOKEN), `token in log line: ${l}`);
       assert.ok(!l.includes(E2B_KEY), `E2B key in log line: ${l}`);
       assert.doesNotMatch(l, /\n\s+at /, "no stack traces");
+    }
+  });
+});
+
+describe("the reward function on a hosted ScaleBox (RLPIPE_SANDBOX=scalebox)", () => {
+  it("scores and runs code through the ScaleBox URLs (comma-separated) with the ScaleBox's own bearer token", T, async () => {
+    // A SandboxFusion-compatible server stands in for the hosted ScaleBox: rlpipe's own, on the local sandbox, with a token.
+    const sbToken = randomBytes(20).toString("hex");
+    const sandbox = await LocalSandbox.create();
+    const servers = [
+      await startHttpServer({ backend: sandbox, cache: new ResultCache(), token: sbToken }, { host: "127.0.0.1", port: 0 }),
+      await startHttpServer({ backend: sandbox, cache: new ResultCache(), token: sbToken }, { host: "127.0.0.1", port: 0 }),
+    ];
+    try {
+      const lines: string[] = [];
+      const env = { RLPIPE_SANDBOX: "scalebox", RLPIPE_SCALEBOX_URL: servers.map((s) => s.url).join(", "), RLPIPE_SANDBOX_TOKEN: TOKEN, RLPIPE_SCALEBOX_TOKEN: sbToken };
+      const h = scfHandler(rewardApp, { env, log: (l) => lines.push(l) });
+      const run = parseResult(await h(scfEvent({ method: "POST", path: "/run_code", headers: auth, body: { code: "print(5)", language: "python" } }), {}));
+      assert.deepEqual([run.status, run.body.run_result.stdout], [200, "5\n"]);
+      const samples = [{ data_source: "code", solution_str: A_PLUS_B, ground_truth: GT }];
+      const rewards = parseResult(await h(scfEvent({ method: "POST", path: "/v1/rewards", headers: auth, body: { samples } }), {}));
+      assert.deepEqual(rewards.body.results.map((x: { score: number }) => x.score), [1]);
+      assert.ok(lines.some((l) => /^reward function: sandbox scalebox/.test(l)), lines.join("\n"));
+      assert.ok(lines.every((l) => !l.includes(sbToken) && !l.includes(TOKEN)));
+      // Without its token the ScaleBox refuses the health check: the cold start fails and says so.
+      const noToken = scfHandler(rewardApp, { env: { ...env, RLPIPE_SCALEBOX_TOKEN: undefined, RLPIPE_SCALEBOX_URL: undefined, SCALEBOX_URL: servers[0]!.url }, log: () => {} });
+      const refused = parseResult(await noToken(scfEvent({ method: "POST", path: "/run_code", headers: auth, body: { code: "print(5)", language: "python" } }), {}));
+      assert.equal(refused.status, 200, "SCALEBOX_URL is read too; /v1/ping is public, so the health check passes");
+      assert.equal(refused.body.status, "SandboxError", "…but the ScaleBox refuses the run without its token, and that is never reported as success");
+    } finally {
+      for (const s of servers) await s.close();
+      await sandbox.close();
     }
   });
 });

@@ -2,7 +2,7 @@
 // cloud function. Bubblewrap cannot run inside Lambda/FunctionGraph/SCF, so the sandbox is remote, chosen by
 // RLPIPE_SANDBOX: e2b (E2B, or Tencent AGS with E2B_DOMAIN) or scalebox (RLPIPE_SCALEBOX_URL). Every call but
 // /v1/ping needs RLPIPE_SANDBOX_TOKEN (bearer or /t/<token>/ prefix): a function has no loopback to trust.
-import { createBackend } from "../backends.js";
+import { createRemoteBackend } from "../remote-backends.js";
 import type { ColdStart, FunctionApp, FunctionAppFactory } from "../app.js";
 import { ResultCache } from "../reward.js";
 import { route } from "../router.js";
@@ -11,6 +11,7 @@ import { configError, optionalPositiveInt, optionalSecret, requireEnv, requireSe
 export const REWARD_ENV = {
   sandbox: "RLPIPE_SANDBOX",
   scaleboxUrl: "RLPIPE_SCALEBOX_URL",
+  scaleboxUrlFallback: "SCALEBOX_URL",
   scaleboxToken: "RLPIPE_SCALEBOX_TOKEN",
   token: "RLPIPE_SANDBOX_TOKEN",
   e2bKey: "E2B_API_KEY",
@@ -18,9 +19,11 @@ export const REWARD_ENV = {
   concurrency: "RLPIPE_SANDBOX_CONCURRENCY",
 } as const;
 
-/** Splits RLPIPE_SCALEBOX_URL and checks each entry is an http(s) URL. */
+/** Splits RLPIPE_SCALEBOX_URL (or SCALEBOX_URL, the name `rlpipe serve` reads) and checks each entry is an http(s) URL. */
 function scaleboxUrls(cold: ColdStart): string[] {
-  const raw = requireEnv(cold, REWARD_ENV.scaleboxUrl, "the ScaleBox/SandboxFusion base URL(s), comma-separated");
+  const fallback = cold.env[REWARD_ENV.scaleboxUrlFallback]?.trim();
+  const raw = fallback !== undefined && fallback !== "" && (cold.env[REWARD_ENV.scaleboxUrl]?.trim() ?? "") === ""
+    ? fallback : requireEnv(cold, REWARD_ENV.scaleboxUrl, "the ScaleBox/SandboxFusion base URL(s), comma-separated");
   const urls = raw.split(",").map((u) => u.trim()).filter((u) => u !== "");
   urls.forEach((u, i) => {
     let ok = false;
@@ -45,7 +48,7 @@ export const rewardApp: FunctionAppFactory = async (cold: ColdStart): Promise<Fu
   let backend;
   if (kind === "e2b") {
     const apiKey = await requireSecret(cold, REWARD_ENV.e2bKey, 8, "the E2B or Tencent AGS API key");
-    backend = await createBackend("e2b", {
+    backend = await createRemoteBackend("e2b", {
       e2bApiKey: apiKey, env: cold.env,
       ...(template === undefined ? {} : { template }),
       ...(concurrency === undefined ? {} : { concurrency }),
@@ -53,7 +56,7 @@ export const rewardApp: FunctionAppFactory = async (cold: ColdStart): Promise<Fu
   } else {
     const urls = scaleboxUrls(cold);
     const scaleboxToken = await optionalSecret(cold, REWARD_ENV.scaleboxToken);
-    backend = await createBackend("scalebox", {
+    backend = await createRemoteBackend("scalebox", {
       scaleboxUrls: urls, scaleboxUrlSource: REWARD_ENV.scaleboxUrl,
       ...(scaleboxToken === undefined ? {} : { scaleboxToken }),
       ...(concurrency === undefined ? {} : { concurrency }),

@@ -12,7 +12,11 @@ import { type HandlerOptions, type PlatformHandler, platformHandler } from "./ha
 import type { HttpEvent, HttpLimits } from "./http-event.js";
 import { cachedSecrets } from "./runtime.js";
 
-/** Synchronous invocation: 6 MB request and 6 MB response (FunctionGraph "Function Execution Resource Limits"). */
+/**
+ * Synchronous invocation: "valid payload size of invocation request body" 6 MB and of the response body 6 MB
+ * (FunctionGraph Notes and Constraints, function running resources:
+ * https://support.huaweicloud.com/intl/en-us/productdesc-functiongraph/functiongraph_01_0150.html).
+ */
 export const FUNCTIONGRAPH_LIMITS: HttpLimits = { platform: "FunctionGraph", maxRequestBytes: 6 * 1024 * 1024, maxResponseBytes: 6 * 1024 * 1024 };
 
 /** The FunctionGraph Node.js context methods rlpipe uses (all optional: a test event may come without them). */

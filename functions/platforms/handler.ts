@@ -1,6 +1,7 @@
 // The handler every platform adapter returns: it builds the app once per process (cold start), sends HTTP
 // trigger events through the app's `http` and every other event to its `event`. An exception never leaves with
 // a stack or a secret: an HTTP caller gets 500 {detail:"internal error"}, the log gets one redacted line.
+import { RlpipeError } from "../../core/errors.js";
 import type { ColdStart, FunctionApp, FunctionAppFactory } from "../app.js";
 import { BadHttpEvent, type HttpEvent, type HttpLimits, errorResult, parseBasePath, serveHttpEvent } from "./http-event.js";
 import { Lazy, RedactingLog, describeError, isConfigError } from "./runtime.js";
@@ -78,9 +79,11 @@ export function platformHandler<Ctx>(spec: PlatformSpec<Ctx>, factory: FunctionA
       built = await appFor(context);
     } catch (e) {
       log.line(`cold start failed: ${describeError(e)}`);
-      // A configuration error names the variable to fix (never a value); anything else stays in the log.
-      const detail = isConfigError(e) ? `the function is not configured: ${log.redact(e.message)}` : "internal error";
-      if (http !== undefined) return errorResult(isConfigError(e) ? 503 : 500, detail, limits);
+      // A configuration error names the variable to fix (never a value); a service that refused or could not be
+      // reached (E2B, Secrets Manager) is named by its stable error code; anything else stays in the log.
+      const [status, detail] = isConfigError(e) ? [503, `the function is not configured: ${log.redact(e.message)}`]
+        : e instanceof RlpipeError ? [503, `the function could not start (${e.code}); see its log`] : [500, "internal error"];
+      if (http !== undefined) return errorResult(status, detail, limits);
       throw new Error(detail);
     }
     if (http !== undefined) return serveHttpEvent(http, built.app, { limits, basePath: built.basePath, log: log.line });

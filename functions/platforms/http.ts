@@ -69,7 +69,8 @@ export async function startHttpServer(deps: FunctionDeps, opts: HttpServerOption
       }
       const headers: Record<string, string | undefined> = {};
       for (const [k, v] of Object.entries(req.headers)) headers[k] = Array.isArray(v) ? v.join(",") : v;
-      const r = await route({ method: req.method ?? "GET", path, headers, body }, deps);
+      const query = Object.fromEntries(new URLSearchParams((req.url ?? "").split("?")[1] ?? ""));
+      const r = await route({ method: req.method ?? "GET", path, headers, query, body }, deps);
       status = r.status;
       send(res, r);
     } catch (e) {

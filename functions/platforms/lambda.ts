@@ -9,7 +9,11 @@ import { type HandlerOptions, type PlatformHandler, platformHandler } from "./ha
 import { BadHttpEvent, type HttpEvent, type HttpLimits, flatQuery, lowerCaseHeaders } from "./http-event.js";
 import { cachedSecrets } from "./runtime.js";
 
-/** Synchronous invocation: 6 MB request and 6 MB response payload (Lambda quotas, "Invocation payload"). */
+/**
+ * Synchronous invocation: 6 MB request and 6 MB response payload (Lambda quotas, "Invocation payload (request and
+ * response)": https://docs.aws.amazon.com/lambda/latest/dg/gettingstarted-limits.html). Function URLs and HTTP APIs
+ * pass the same limit on; the platform refuses larger events before the handler runs, so 413 here guards the rest.
+ */
 export const LAMBDA_LIMITS: HttpLimits = { platform: "Lambda", maxRequestBytes: 6 * 1024 * 1024, maxResponseBytes: 6 * 1024 * 1024 };
 
 /** The Lambda context fields rlpipe uses (none are required). */

@@ -12,7 +12,10 @@ import { type HandlerOptions, type PlatformHandler, platformHandler } from "./ha
 import type { HttpEvent, HttpLimits } from "./http-event.js";
 import { cachedSecrets } from "./runtime.js";
 
-/** Synchronous invocation: 6 MB request and 6 MB response (SCF quota limits). */
+/**
+ * Synchronous invocation: "sync request event size" 6 MB and "sync request response size" 6 MB (SCF Quota Limits,
+ * function runtime environment: https://www.tencentcloud.com/document/product/583/11637).
+ */
 export const SCF_LIMITS: HttpLimits = { platform: "SCF", maxRequestBytes: 6 * 1024 * 1024, maxResponseBytes: 6 * 1024 * 1024 };
 
 /** The SCF context fields rlpipe uses (none are required). */
