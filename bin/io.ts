@@ -1,6 +1,7 @@
 // Terminal output for the CLI: every line passes through redaction; errors go to stderr with their hints, and with
 // --json also to stdout as {"error": {...}} so a script reading stdout sees why a command failed.
-import { ExitCode, RecipeError, RlpipeError, formatIssue, formatPath } from "../core/errors.js";
+import { type ErrorDocument, errorDocument } from "../core/error-document.js";
+import { ExitCode, RecipeError, formatIssue } from "../core/errors.js";
 import { Redactor } from "../core/redact.js";
 import { TerminalLine } from "./terminal-line.js";
 
@@ -39,18 +40,7 @@ export function streamIo(out: (raw: string) => void, err: (raw: string) => void,
 }
 
 /** An error as JSON: what `--json` prints on stdout. */
-export interface ErrorDocument {
-  readonly code: string;
-  readonly message: string;
-  readonly hint?: string;
-  readonly exitCode: number;
-  readonly file?: string;
-  readonly line?: number;
-  readonly col?: number;
-  readonly path?: string;
-  /** Every error-level issue of a recipe, each with where it is. */
-  readonly issues?: readonly { code: string; message: string; path: string; hint?: string; file?: string; line?: number; col?: number }[];
-}
+export type { ErrorDocument } from "../core/error-document.js";
 
 function isParseArgsError(e: unknown): e is TypeError & { code: string } {
   return e instanceof TypeError && typeof (e as NodeJS.ErrnoException).code === "string" && (e as NodeJS.ErrnoException).code!.startsWith("ERR_PARSE_ARGS");
@@ -58,34 +48,10 @@ function isParseArgsError(e: unknown): e is TypeError & { code: string } {
 
 /** What the user is told about `e`, and the exit code it maps to (see ExitCode in core/errors.ts). */
 export function describeError(e: unknown, command?: string): ErrorDocument {
-  if (e instanceof RecipeError) {
-    const errors = e.issues.filter((i) => i.severity === "error");
-    const first = errors[0];
-    const at = (i: (typeof errors)[number]) => ({
-      ...(i.file === undefined ? {} : { file: i.file }), ...(i.line === undefined ? {} : { line: i.line, col: i.col ?? 1 }),
-    });
-    return {
-      code: e.code, message: `${e.file}: ${errors.length} error${errors.length === 1 ? "" : "s"}`, exitCode: ExitCode.invalidInput,
-      file: first?.file ?? e.file, ...(first?.line === undefined ? {} : { line: first.line, col: first.col ?? 1 }),
-      ...(first === undefined ? {} : { path: formatPath(first.path) }),
-      issues: errors.map((i) => ({ code: i.code, message: i.message, path: formatPath(i.path), ...(i.hint === undefined ? {} : { hint: i.hint }), ...at(i) })),
-    };
-  }
-  if (e instanceof RlpipeError) {
-    return { code: e.code, message: e.message, ...(e.hint === undefined ? {} : { hint: e.hint }), exitCode: e.exitCode };
-  }
   if (isParseArgsError(e)) {
     return { code: "usage", message: e.message, hint: `run rlpipe ${command === undefined ? "" : `${command} `}--help`, exitCode: ExitCode.invalidInput };
   }
-  // A deadline that escaped a provider or store call: the world was slow, not rlpipe wrong.
-  if (e instanceof Error && e.name === "TimeoutError") {
-    return { code: "timeout", message: `no answer in time: ${e.message}`, hint: "check the endpoint and your network; the command can be repeated", exitCode: ExitCode.external };
-  }
-  const msg = e instanceof Error ? e.message : String(e);
-  return {
-    code: "internal_error", message: `internal error: ${msg}`, exitCode: ExitCode.internal,
-    hint: "this is a bug in rlpipe; please report it with the command you ran (set RLPIPE_DEBUG=1 for a stack trace)",
-  };
+  return errorDocument(e);
 }
 
 /** Print an error the user can act on (stderr; with `json` also on stdout) and return its exit code. */

@@ -1,5 +1,7 @@
-// Run records: .rlpipe/runs/<name>.json, one per deployed job, written atomically (temp file, fsync, rename) so a
-// crash never leaves a half-written record. They are how `rlpipe status|logs|stop|list` find a job again.
+// Run records: one per deployed job, how `rlpipe status|logs|stop|list` and the console function find a job again.
+// The CLI keeps them in .rlpipe/runs/<name>.json, written atomically (temp file, fsync, rename) so a crash never
+// leaves a half-written record; a function, which has no disk to keep, in its object store (functions/run-record-store.ts).
+// Both sit behind RunRecordStore.
 import { mkdir, open, readFile, readdir, rename, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { z } from "zod";
@@ -40,13 +42,61 @@ export type RunRecord = z.infer<typeof RunRecord>;
 
 export class RunRecordError extends RlpipeError {}
 
+/** Where run records are kept: a directory (the CLI) or an object store (a function). */
+export interface RunRecordStore {
+  /** Where, for messages: "this directory", "s3://bucket/prefix/runs". */
+  readonly label: string;
+  /** The record of run `name`; unknown_run (exit 2) when there is none. */
+  read(name: string): Promise<RunRecord>;
+  /** Replace the record of run `record.name` as a whole (a reader sees the old record or the new one). */
+  write(record: RunRecord): Promise<void>;
+  /** Every record, newest first; unreadable ones are reported, not skipped silently. */
+  list(): Promise<{ records: RunRecord[]; problems: string[] }>;
+  /** See readStartedAttempt. */
+  readStartedAttempt(base: string): Promise<number>;
+  writeStartedAttempt(base: string, n: number): Promise<void>;
+}
+
+/** The CLI's run records: files in `dir` (.rlpipe/runs under the current directory). */
+export function dirRunRecords(dir: string, label = "this directory"): RunRecordStore {
+  return {
+    label,
+    read: (name) => readRunRecord(dir, name),
+    write: (record) => writeRunRecord(dir, record),
+    list: () => listRunRecords(dir),
+    readStartedAttempt: (base) => readStartedAttempt(dir, base),
+    writeStartedAttempt: (base, n) => writeStartedAttempt(dir, base, n),
+  };
+}
+
+/** Check a run name (also a file or object name): `<recipe>-<8 hex digits>[-r<k>]`. */
+export function checkRunName(name: string): string {
+  if (!NAME.test(name)) throw new RunRecordError("bad_run_name", `not a run name: ${JSON.stringify(name)}`, { exitCode: 2, hint: "run names look like <recipe>-<8 hex digits>; see rlpipe list" });
+  return name;
+}
+
+/** A record read back from its bytes, or a bad_run_record error (exit 2) naming `where`. */
+export function parseRunRecord(raw: string, where: string): RunRecord {
+  let json: unknown;
+  // A damaged record is bad local input (exit 2), not a provider failure.
+  const damaged = { exitCode: 2, hint: "restore the file from a backup, or remove it to forget the run (the job itself is not affected)" } as const;
+  try { json = JSON.parse(raw); } catch { throw new RunRecordError("bad_run_record", `${where} is not valid JSON`, damaged); }
+  const parsed = RunRecord.safeParse(json);
+  if (!parsed.success) throw new RunRecordError("bad_run_record", `${where}: ${parsed.error.issues[0]?.path.join(".") ?? ""} ${parsed.error.issues[0]?.message ?? ""}`, damaged);
+  return parsed.data;
+}
+
+/** Newest first, ties by name. */
+export function sortRunRecords(records: RunRecord[]): RunRecord[] {
+  return records.sort((a, b) => (a.createdAt < b.createdAt ? 1 : a.createdAt > b.createdAt ? -1 : a.name.localeCompare(b.name)));
+}
+
 export function runsDir(root: string): string {
   return join(root, ".rlpipe", "runs");
 }
 
 function recordPath(dir: string, name: string): string {
-  if (!NAME.test(name)) throw new RunRecordError("bad_run_name", `not a run name: ${JSON.stringify(name)}`, { exitCode: 2, hint: "run names look like <recipe>-<8 hex digits>; see rlpipe list" });
-  return join(dir, `${name}.json`);
+  return join(dir, `${checkRunName(name)}.json`);
 }
 
 export async function writeRunRecord(dir: string, record: RunRecord): Promise<void> {
@@ -78,13 +128,7 @@ export async function readRunRecord(dir: string, name: string): Promise<RunRecor
     if ((e as NodeJS.ErrnoException).code === "ENOENT") throw new RunRecordError("unknown_run", `no run named ${name} in ${dir}`, { exitCode: 2, hint: "rlpipe list shows the runs deployed from this directory" });
     throw e;
   }
-  let json: unknown;
-  // A damaged record is bad local input (exit 2), not a provider failure.
-  const damaged = { exitCode: 2, hint: "restore the file from a backup, or remove it to forget the run (the job itself is not affected)" } as const;
-  try { json = JSON.parse(raw); } catch { throw new RunRecordError("bad_run_record", `${path} is not valid JSON`, damaged); }
-  const parsed = RunRecord.safeParse(json);
-  if (!parsed.success) throw new RunRecordError("bad_run_record", `${path}: ${parsed.error.issues[0]?.path.join(".") ?? ""} ${parsed.error.issues[0]?.message ?? ""}`, damaged);
-  return parsed.data;
+  return parseRunRecord(raw, path);
 }
 
 /** Every record in `dir`, newest first; unreadable files are reported, not skipped silently. */
@@ -101,15 +145,20 @@ export async function listRunRecords(dir: string): Promise<{ records: RunRecord[
   for (const n of names.sort()) {
     try { records.push(await readRunRecord(dir, n)); } catch (e) { problems.push((e as Error).message); }
   }
-  records.sort((a, b) => (a.createdAt < b.createdAt ? 1 : a.createdAt > b.createdAt ? -1 : a.name.localeCompare(b.name)));
-  return { records, problems };
+  return { records: sortRunRecords(records), problems };
 }
 
 // ------------------------------------------------------------------------------------------ attempts (deploy --new)
 
 function attemptPath(dir: string, base: string): string {
-  if (!NAME.test(base)) throw new RunRecordError("bad_run_name", `not a run name: ${JSON.stringify(base)}`, { exitCode: 2 });
-  return join(dir, `${base}.attempt`);
+  return join(dir, `${checkRunName(base)}.attempt`);
+}
+
+/** An attempt number as stored, or a bad_run_record error naming `where`. */
+export function parseStartedAttempt(raw: string, where: string): number {
+  const n = Number(raw.trim());
+  if (!Number.isSafeInteger(n) || n < 1) throw new RunRecordError("bad_run_record", `${where} does not hold an attempt number`, { exitCode: 2, hint: "remove it; a deploy --new will number the next run after the run records" });
+  return n;
 }
 
 /**
@@ -122,9 +171,7 @@ export async function readStartedAttempt(dir: string, base: string): Promise<num
     if ((e as NodeJS.ErrnoException).code === "ENOENT") return 0;
     throw e;
   }
-  const n = Number(raw.trim());
-  if (!Number.isSafeInteger(n) || n < 1) throw new RunRecordError("bad_run_record", `${attemptPath(dir, base)} does not hold an attempt number`, { exitCode: 2, hint: "remove it; a deploy --new will number the next run after the run records" });
-  return n;
+  return parseStartedAttempt(raw, attemptPath(dir, base));
 }
 
 /** Record (atomically) that attempt `n` of job `base` is about to be created. */

@@ -2,7 +2,7 @@
 // temporary file that is fsynced and renamed into place, so a reader never sees a partial object.
 import { createHash, randomBytes } from "node:crypto";
 import { createReadStream, createWriteStream } from "node:fs";
-import { mkdir, open, readdir, rename, rm, rmdir, stat, unlink } from "node:fs/promises";
+import { link, mkdir, open, readdir, rename, rm, rmdir, stat, unlink } from "node:fs/promises";
 import { dirname, join, relative, sep } from "node:path";
 import type { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
@@ -67,6 +67,24 @@ export class FsStore implements ObjectStore {
     const { size, sha256 } = await this.atomicWrite(key, bytes, opts.signal);
     if (opts.sha256 !== undefined && opts.sha256 !== sha256) throw new StorageError("checksum_mismatch", `bytes for ${key} do not match their sha256`);
     return { key, size };
+  }
+
+  /** Written whole beside the key, then hard-linked into place: link() fails when the key exists (atomically). */
+  private async putBytesIfAbsentImpl(key: string, data: Uint8Array | string): Promise<"created" | "exists"> {
+    const dest = this.path(key);
+    await mkdir(dirname(dest), { recursive: true });
+    const tmp = `${dest}${TMP_MARK}${randomBytes(6).toString("hex")}`;
+    try {
+      const fh = await open(tmp, "wx");
+      try { await fh.writeFile(typeof data === "string" ? Buffer.from(data) : data); await fh.sync(); } finally { await fh.close(); }
+      await link(tmp, dest);
+      return "created";
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === "EEXIST") return "exists";
+      throw e;
+    } finally {
+      await rm(tmp, { force: true });
+    }
   }
 
   private async putStreamImpl(key: string, body: Readable, opts: { signal?: AbortSignal } = {}): Promise<ObjectInfo> {
@@ -180,6 +198,8 @@ export class FsStore implements ObjectStore {
   putFile(key: string, path: string, opts?: PutFileOptions): Promise<PutFileResult> { return this.guard(() => this.putFileImpl(key, path, opts)); }
   putBytes(key: string, data: Uint8Array | string, opts?: { sha256?: string; signal?: AbortSignal }): Promise<ObjectInfo> { return this.guard(() => this.putBytesImpl(key, data, opts)); }
   putStream(key: string, body: Readable, opts?: { signal?: AbortSignal }): Promise<ObjectInfo> { return this.guard(() => this.putStreamImpl(key, body, opts)); }
+  readonly conditionalCreate = "atomic" as const;
+  putBytesIfAbsent(key: string, data: Uint8Array | string): Promise<"created" | "exists"> { return this.guard(() => this.putBytesIfAbsentImpl(key, data)); }
   get(key: string, range?: ByteRange): Promise<Buffer> { return this.guard(() => this.getImpl(key, range)); }
   download(key: string, path: string, opts?: DownloadOptions): Promise<{ size: number; sha256: string }> { return this.guard(() => this.downloadImpl(key, path, opts)); }
   head(key: string): Promise<ObjectInfo | undefined> { return this.guard(() => this.headImpl(key)); }

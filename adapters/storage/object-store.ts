@@ -79,6 +79,14 @@ export interface ObjectStore {
   readonly url: string;
   putFile(key: string, path: string, opts?: PutFileOptions): Promise<PutFileResult>;
   putBytes(key: string, data: Uint8Array | string, opts?: { readonly sha256?: string; readonly contentType?: string; readonly signal?: AbortSignal }): Promise<ObjectInfo>;
+  /**
+   * Create `key` only when no object has it: "created" when this call made it, "exists" when one was there. How
+   * firmly depends on the store (`conditionalCreate`). A write retried after a lost reply may find its own object
+   * and say "exists": callers that must know tell by the content.
+   */
+  putBytesIfAbsent(key: string, data: Uint8Array | string, opts?: { readonly contentType?: string; readonly signal?: AbortSignal }): Promise<"created" | "exists">;
+  /** atomic: the store decides in the write itself; checked: a lookup then a write (two writers at once can both create). */
+  readonly conditionalCreate: "atomic" | "checked";
   /** A stream of unknown length. */
   putStream(key: string, body: Readable, opts?: { readonly contentType?: string; readonly signal?: AbortSignal }): Promise<ObjectInfo>;
   get(key: string, range?: ByteRange, signal?: AbortSignal): Promise<Buffer>;

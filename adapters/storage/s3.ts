@@ -124,20 +124,24 @@ export function resolveS3Options(uri: StoreUri, env: Env): S3StoreOptions {
     id = pick("AWS_ACCESS_KEY_ID");
     secret = pick("AWS_SECRET_ACCESS_KEY");
     token = pick("AWS_SESSION_TOKEN");
-  } else if (scheme === "obs") {
-    region = pick("OBS_REGION", "HUAWEICLOUD_SDK_REGION", "HUAWEICLOUD_REGION");
-    endpointVar = pickNamed("OBS_ENDPOINT");
-    endpoint = region === undefined ? undefined : `https://obs.${region}.myhuaweicloud.com`;
-    id = pick("OBS_ACCESS_KEY_ID", "HUAWEICLOUD_SDK_AK");
-    secret = pick("OBS_SECRET_ACCESS_KEY", "HUAWEICLOUD_SDK_SK");
-    token = pick("OBS_SECURITY_TOKEN", "HUAWEICLOUD_SDK_SECURITY_TOKEN");
   } else {
-    region = pick("COS_REGION", "TENCENTCLOUD_REGION");
-    endpointVar = pickNamed("COS_ENDPOINT");
-    endpoint = region === undefined ? undefined : `https://cos.${region}.myqcloud.com`;
-    id = pick("COS_SECRET_ID", "TENCENTCLOUD_SECRET_ID");
-    secret = pick("COS_SECRET_KEY", "TENCENTCLOUD_SECRET_KEY");
-    token = pick("COS_SESSION_TOKEN", "TENCENTCLOUD_SESSION_TOKEN");
+    if (scheme === "obs") {
+      region = pick("OBS_REGION", "HUAWEICLOUD_SDK_REGION", "HUAWEICLOUD_REGION");
+      endpointVar = pickNamed("OBS_ENDPOINT");
+      endpoint = region === undefined ? undefined : `https://obs.${region}.myhuaweicloud.com`;
+    } else {
+      region = pick("COS_REGION", "TENCENTCLOUD_REGION");
+      endpointVar = pickNamed("COS_ENDPOINT");
+      endpoint = region === undefined ? undefined : `https://cos.${region}.myqcloud.com`;
+    }
+    // The first set of variables holding a key is used, its token with it: a temporary key (a function's role)
+    // works only with its own token, never with one from another set.
+    const source = CREDENTIAL_SOURCES[scheme].find(([i, s]) => pick(i) !== undefined || pick(s) !== undefined);
+    if (source !== undefined) {
+      id = pick(source[0]);
+      secret = pick(source[1]);
+      token = pick(source[2]);
+    }
   }
   // An endpoint without a scheme means https:// (see store-endpoint.ts); a variable wins over the region's default.
   if (endpointVar?.v !== undefined) endpoint = storeEndpoint(endpointVar.v, endpointVar.n);
@@ -174,6 +178,16 @@ export function resolveS3Options(uri: StoreUri, env: Env): S3StoreOptions {
     ...(id === undefined || secret === undefined ? {} : { credentials: { accessKeyId: id, secretAccessKey: secret, ...(token === undefined ? {} : { sessionToken: token }) } }),
   };
 }
+
+/**
+ * Where OBS and COS keys come from, in order: [id, secret, token] variables. The last COS set is what Tencent SCF
+ * sets for a function's execution role (temporary keys); FunctionGraph hands an agency's keys to the code, which
+ * sets HUAWEICLOUD_SDK_AK/SK/SECURITY_TOKEN from them.
+ */
+export const CREDENTIAL_SOURCES: Readonly<Record<"obs" | "cos", readonly (readonly [string, string, string])[]>> = {
+  obs: [["OBS_ACCESS_KEY_ID", "OBS_SECRET_ACCESS_KEY", "OBS_SECURITY_TOKEN"], ["HUAWEICLOUD_SDK_AK", "HUAWEICLOUD_SDK_SK", "HUAWEICLOUD_SDK_SECURITY_TOKEN"]],
+  cos: [["COS_SECRET_ID", "COS_SECRET_KEY", "COS_SESSION_TOKEN"], ["TENCENTCLOUD_SECRET_ID", "TENCENTCLOUD_SECRET_KEY", "TENCENTCLOUD_SESSION_TOKEN"], ["TENCENTCLOUD_SECRETID", "TENCENTCLOUD_SECRETKEY", "TENCENTCLOUD_SESSIONTOKEN"]],
+};
 
 const credentialVars: Record<"s3" | "obs" | "cos", string> = {
   s3: "AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY",
@@ -280,6 +294,51 @@ export class S3Store implements ObjectStore {
       return put;
     }, opts.signal);
     return { key, size: body.length, ...(r.ETag === undefined ? {} : { etag: r.ETag }) };
+  }
+
+  /**
+   * s3: If-None-Match: * (412 when the key exists). cos: x-cos-forbid-overwrite: true (409 FileAlreadyExists; COS
+   * ignores it in a bucket that has ever had versioning). obs: OBS documents no conditional PUT, so a HEAD then a
+   * PUT — two writers at the same moment can both create.
+   */
+  get conditionalCreate(): "atomic" | "checked" {
+    return this.opts.scheme === "obs" ? "checked" : "atomic";
+  }
+
+  async putBytesIfAbsent(key: string, data: Uint8Array | string, opts: { contentType?: string; signal?: AbortSignal } = {}): Promise<"created" | "exists"> {
+    if (this.opts.scheme === "obs") {
+      if (await this.head(key, opts.signal) !== undefined) return "exists";
+      await this.putBytes(key, data, opts);
+      return "created";
+    }
+    const body = typeof data === "string" ? Buffer.from(data) : Buffer.from(data);
+    const md5 = createHash("md5").update(body).digest();
+    const sha256 = createHash("sha256").update(body).digest("hex");
+    return this.request("PUT", this.target(key), async () => {
+      const cmd = new PutObjectCommand({
+        ...this.bucketArgs(key), Body: body, ContentLength: body.length, ContentMD5: md5.toString("base64"), Metadata: { sha256 },
+        ...(this.opts.scheme === "s3" ? { IfNoneMatch: "*" } : {}), ...(opts.contentType === undefined ? {} : { ContentType: opts.contentType }),
+      });
+      if (this.opts.scheme === "cos") {
+        cmd.middlewareStack.add((next) => async (args) => {
+          const req = args.request as { headers?: Record<string, string> };
+          if (req.headers !== undefined) req.headers["x-cos-forbid-overwrite"] = "true";
+          return next(args);
+        }, { step: "build", name: "cosForbidOverwrite" });
+      }
+      try {
+        const put = await this.client.send(cmd, opts.signal === undefined ? {} : { abortSignal: opts.signal });
+        checkEtag(put.ETag, md5.toString("hex"), key);
+        return "created" as const;
+      } catch (e) {
+        const status = httpStatusOf(e);
+        // A retried PUT whose first try landed also sees the key taken: the caller tells by the content.
+        if (status === 412 || (status === 409 && s3CodeOf(e) !== "ConditionalRequestConflict")) return "exists" as const;
+        // S3: another conditional write to the key was in flight; send it again.
+        if (status === 409) throw new StorageError("store_write_conflict", `PUT ${this.target(key)}: HTTP 409 ConditionalRequestConflict`, { retryable: true, cause: e });
+        throw e;
+      }
+    }, opts.signal);
   }
 
   async putStream(key: string, body: Readable, opts: { contentType?: string; signal?: AbortSignal } = {}): Promise<ObjectInfo> {

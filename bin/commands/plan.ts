@@ -1,10 +1,8 @@
 // rlpipe plan <recipe> [--provider P] [--out DIR] [--json] [--verl-profile NAME]
-import { existsSync, readFileSync } from "node:fs";
-import { dirname, join, resolve } from "node:path";
-import { fileURLToPath } from "node:url";
+import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { RlpipeError } from "../../core/errors.js";
-import { type Plan, type PlanOptions, plan } from "../../core/plan.js";
+import { type Plan, plan } from "../../core/plan.js";
 import { type LoadedRecipe, canonicalJson, loadRecipeFile, sha256 } from "../../core/recipe/load.js";
 import { PROVIDERS, type Provider, type Recipe } from "../../core/recipe/schema.js";
 import { didYouMean } from "../../core/recipe/suggest.js";
@@ -13,6 +11,11 @@ import { formatPlanSummary } from "../../core/summary.js";
 import { PLAN_FILE, writeBundle } from "../bundle-writer.js";
 import type { Io } from "../io.js";
 import { VERSION } from "../version.js";
+import { type RecipeFilePlanOptions, planOptionsFor } from "../../functions/recipe-files.js";
+
+// The planning context and the shipped Python files are shared with the console function (functions/).
+export { type RecipeFilePlanOptions, planOptionsFor, readBeside } from "../../functions/recipe-files.js";
+export { bundledAssets } from "../../functions/python-assets.js";
 
 export const PLAN_USAGE = `usage: rlpipe plan <recipe.yaml> [--provider ${PROVIDERS.join("|")}] [--out DIR] [--json] [--verl-profile NAME]
 
@@ -78,28 +81,6 @@ export function parseProvider(v: string | undefined): Provider {
   throw usage(`unknown provider ${JSON.stringify(v)}; expected one of ${PROVIDERS.join(", ")}${(() => { const s = didYouMean(v, PROVIDERS); return s === undefined ? "" : ` (${s})`; })()}`);
 }
 
-export interface RecipeFilePlanOptions {
-  readonly provider?: Provider;
-  /** Force a verl profile (--verl-profile). */
-  readonly profile?: string;
-}
-
-/**
- * The planning context of a recipe file on disk, the same for validate, plan and deploy: the recipe's own directory
- * (for `datasets.*.ship` files and the reward function's signature check), the files rlpipe ships into bundles,
- * and the local working directory (.rlpipe/work/<name> under the current directory).
- */
-export function planOptionsFor(file: string, loaded: LoadedRecipe, opts: RecipeFilePlanOptions = {}): PlanOptions {
-  const recipeDir = dirname(resolve(file));
-  return {
-    ...(opts.provider === undefined ? {} : { provider: opts.provider }),
-    ...(opts.profile === undefined ? {} : { profile: opts.profile }),
-    localWorkDir: resolve(".rlpipe", "work", loaded.recipe.metadata.name),
-    readRecipeFile: (rel) => readBeside(recipeDir, rel),
-    assets: bundledAssets(),
-  };
-}
-
 /** Load and plan a recipe file with planOptionsFor: what validate, plan and deploy all call. */
 export function planRecipeFile(file: string, opts: RecipeFilePlanOptions = {}): { readonly loaded: LoadedRecipe; readonly plan: Plan } {
   const loaded = loadRecipeFile(file);
@@ -115,18 +96,6 @@ export function targetOf(recipe: Recipe, io: Io): Provider {
   }
   io.err("rlpipe plan: the recipe has no targets; planning for provider local (--provider chooses another)");
   return "local";
-}
-
-/** Files rlpipe ships into bundles: the standard-library reward shim and sync sidecar from recipes/python/. */
-export function bundledAssets(): Record<string, string> {
-  const dir = resolve(dirname(fileURLToPath(import.meta.url)), "../../../recipes/python");
-  return Object.fromEntries(["rlpipe_reward.py", "rlpipe_sync.py"].map((f) => [f, readFileSync(join(dir, f), "utf8")]));
-}
-
-export function readBeside(dir: string, rel: string): string | undefined {
-  if (rel.startsWith("/") || rel.includes("${")) return undefined;
-  const p = join(dir, rel);
-  return existsSync(p) ? readFileSync(p, "utf8") : undefined;
 }
 
 export function usage(message: string): RlpipeError {

@@ -6,18 +6,14 @@ import { createInterface } from "node:readline/promises";
 import { parseArgs } from "node:util";
 import { ExitCode, RlpipeError } from "../../core/errors.js";
 import type { Plan } from "../../core/plan.js";
-import { describePrices, estimatePrices } from "../../core/prices.js";
+import { describePrices } from "../../core/prices.js";
 import { type Phase, isTerminal } from "../../core/providers/phases.js";
-import { attemptName } from "../../core/providers/request.js";
 import { loadRecipeFile } from "../../core/recipe/load.js";
-import { refusePlaceholders } from "../../core/recipe/placeholders.js";
-import { type Provider, type Recipe, RecipeSchema } from "../../core/recipe/schema.js";
 import { formatPlanSummary } from "../../core/summary.js";
 import { sleep } from "../../core/util/retry.js";
-import { type JobRef, type JobStatus, type ProviderAdapter, ProviderError, type RetryPolicy, deploy, formatRetryNotice, withRetry } from "../../adapters/providers/provider.js";
-import {
-  type RunRecord, attemptOf, listRunRecords, readRunRecord, readStartedAttempt, runsDir, writeRunRecord, writeStartedAttempt,
-} from "../../adapters/providers/run-records.js";
+import { type JobRef, type JobStatus, type ProviderAdapter, ProviderError, type RetryPolicy, formatRetryNotice, withRetry } from "../../adapters/providers/provider.js";
+import { type RunRecord, type RunRecordStore, dirRunRecords, runsDir } from "../../adapters/providers/run-records.js";
+import { executeDeploy, prepareDeploy, recordStatus, withRecordAdapter } from "../../functions/deploy.js";
 import { formatElapsed, startHeartbeat } from "../heartbeat.js";
 import { COMMANDS, formatHelp } from "../help.js";
 import { type Io, describeError } from "../io.js";
@@ -25,11 +21,12 @@ import { loadAdapter } from "../providers.js";
 import { parseProvider, planDocument, planOptionsFor, usage } from "./plan.js";
 
 const POLL_MS = Number(process.env["RLPIPE_POLL_MS"] ?? 2000);
-/** At most this many attempts are skipped when --new finds the next names taken by runs made elsewhere. */
-const MAX_SKIPPED_ATTEMPTS = 20;
-
 function recordsDir(): string {
   return runsDir(process.cwd());
+}
+
+function recordStore(): RunRecordStore {
+  return dirRunRecords(recordsDir());
 }
 
 /** A whole number of milliseconds from the environment, or the default. */
@@ -53,24 +50,12 @@ export async function runDeploy(argv: readonly string[], io: Io): Promise<number
   const provider = parseProvider(values.provider);
   const file = positionals[0]!;
   const loaded = loadRecipeFile(file);
-  const { plan } = await import("../../core/plan.js");
-  const planAttempt = (attempt: number): Plan => plan(loaded, { ...planOptionsFor(file, loaded, { provider, ...(values["verl-profile"] === undefined ? {} : { profile: values["verl-profile"] }) }), attempt });
-  const first = planAttempt(1);
-  // A template value (rsg-xxxxxxxx, <bucket>) must never reach a provider; --dry-run only shows the warnings.
-  if (!values["dry-run"]) refusePlaceholders(first.recipe.file, first.warnings);
-  if (first.request === undefined) throw new RlpipeError("no_deploy_target", `provider ${provider} has no deploy API: run rlpipe plan --provider ${provider} and start the bundle by hand`, { exitCode: 2 });
-
-  // Which run of this recipe: the latest one started from here, or with --new the next one. A --new whose create
-  // was started but never recorded (its reply lost, the command killed) is that run, not a reason for another.
-  const dir = recordsDir();
-  const base = first.jobName;
-  const started = await readStartedAttempt(dir, base);
-  const recorded = Math.max(0, ...(await listRunRecords(dir)).records.map((r) => attemptOf(base, r.name) ?? 0));
-  let attempt = values.new ? (started > recorded ? started : recorded + 1) : Math.max(1, started, recorded);
-  const fresh = values.new && started <= recorded;
-  let p = attempt === 1 ? first : planAttempt(attempt);
-
-  const prices = estimatePrices(loaded.recipe, provider);
+  const records = recordStore();
+  const prepared = await prepareDeploy({
+    loaded, provider, planOptions: planOptionsFor(file, loaded, { provider, ...(values["verl-profile"] === undefined ? {} : { profile: values["verl-profile"] }) }),
+    newRun: values.new === true, dryRun: values["dry-run"] === true,
+  }, records);
+  const { plan: p, prices, attempt } = prepared;
   if (values.json) {
     if (values["dry-run"]) { io.out(JSON.stringify({ plan: planDocument(p), request: p.request, prices, attempt }, null, 2)); return 0; }
   } else {
@@ -86,49 +71,19 @@ export async function runDeploy(argv: readonly string[], io: Io): Promise<number
 
   const { adapter, close } = await loadAdapter(provider, loaded.recipe, { log: (l) => io.err(l) });
   try {
-    const policy: RetryPolicy = { ...cliRetry(io), onEvent: (l) => io.err(`rlpipe deploy: ${l}`) };
-    let result: Awaited<ReturnType<typeof deploy>>;
-    for (let skipped = 0; ; skipped++) {
-      if (values.new) await writeStartedAttempt(dir, base, attempt);
-      result = await deploy(adapter, p, policy);
-      // A fresh attempt number whose job already exists was made elsewhere (another directory or machine): it
-      // is not this --new run, so take the next number.
-      if (!(fresh && result.outcome === "existing") || skipped >= MAX_SKIPPED_ATTEMPTS) break;
-      io.err(`rlpipe deploy: ${p.jobName} already exists (not deployed from this directory); trying ${attemptName(base, attempt + 1)}`);
-      attempt++;
-      p = planAttempt(attempt);
-    }
-    const { ref, outcome } = result;
-    const now = new Date().toISOString();
-    let existing: RunRecord | undefined;
-    try { existing = await readRunRecord(dir, ref.name); } catch { existing = undefined; }
-    let record: RunRecord = {
-      version: 1, name: ref.name, provider, ref: refFields(ref),
-      recipe: { name: p.recipe.name, file: resolve(p.recipe.file), hash: p.recipe.hash },
-      recipeData: loaded.recipe, request: p.request, outcome,
-      createdAt: existing?.createdAt ?? now, updatedAt: now,
-      // The rates assumed when the job was made; a later deploy that finds it keeps them.
-      prices: existing !== undefined && existing.prices.length > 0 ? existing.prices : prices.assumed,
-      ...(p.storage === undefined ? {} : { store: p.storage.uri }),
-      ...(existing?.lastStatus === undefined ? {} : { lastStatus: existing.lastStatus }),
-    };
-    await writeRunRecord(dir, record);
-
+    const deployed = await executeDeploy(prepared, adapter, {
+      records, recipeFile: resolve(file), log: (l) => io.err(`rlpipe deploy: ${l}`),
+      policy: { ...cliRetry(io), onEvent: (l) => io.err(`rlpipe deploy: ${l}`) }, statusPolicy: cliRetry(io),
+    });
+    const { ref, outcome, found } = deployed;
+    let { record } = deployed;
+    if (deployed.statusError !== undefined) io.err(`rlpipe deploy: could not read the phase of ${ref.name}: ${describeError(deployed.statusError).message}`);
     // A job found rather than made: say what it is doing, and how to start a new run when it has ended.
-    let found: JobStatus | undefined;
-    if (outcome === "existing") {
-      try {
-        found = await withRetry({ provider, op: "status" }, (s) => adapter.status(ref, s), cliRetry(io));
-        record = await updateStatus(record, found);
-      } catch (e) {
-        io.err(`rlpipe deploy: could not read the phase of ${ref.name}: ${describeError(e).message}`);
-      }
-    }
     const ended = found !== undefined && isTerminal(found.phase);
     const newRun = `rlpipe deploy ${file} --provider ${provider} --new`;
     if (values.json && !values.wait) {
       io.out(JSON.stringify({
-        name: ref.name, provider, id: ref.id, outcome, attempt,
+        name: ref.name, provider, id: ref.id, outcome, attempt: deployed.attempt,
         ...(found === undefined ? {} : { phase: found.phase, rawPhase: found.rawPhase }),
         ...(ended ? { hint: `this run has ended; ${newRun} starts a new one` } : {}),
       }));
@@ -141,8 +96,8 @@ export async function runDeploy(argv: readonly string[], io: Io): Promise<number
     }
     if (!values.wait) return 0;
     const final = await followToEnd(adapter, ref, io, values.json);
-    await updateStatus(record, final);
-    if (values.json) io.out(JSON.stringify({ name: ref.name, provider, id: ref.id, outcome, attempt, phase: final.phase, rawPhase: final.rawPhase, ...(final.exitCode === undefined ? {} : { exitCode: final.exitCode }) }));
+    record = await updateStatus(record, final);
+    if (values.json) io.out(JSON.stringify({ name: ref.name, provider, id: ref.id, outcome, attempt: deployed.attempt, phase: final.phase, rawPhase: final.rawPhase, ...(final.exitCode === undefined ? {} : { exitCode: final.exitCode }) }));
     else io.out(`job ${ref.name}: ${final.phase}${final.message === undefined ? "" : ` (${final.message})`}`);
     return exitCodeOf(final);
   } finally {
@@ -155,7 +110,7 @@ export async function runStatus(argv: readonly string[], io: Io): Promise<number
   if (values.help) { io.out(formatHelp("status")); return 0; }
   if (positionals.length > 1) throw usage("rlpipe status takes at most one run name (see rlpipe list)");
   const named = positionals[0];
-  const listed = named === undefined ? await listRunRecords(recordsDir()) : { records: [await readRunRecord(recordsDir(), named)], problems: [] };
+  const listed = named === undefined ? await recordStore().list() : { records: [await recordStore().read(named)], problems: [] };
   for (const p of listed.problems) io.err(`rlpipe status: ${p}`);
   // Every run is asked at once, so the whole command takes one retry budget however many runs are unreachable.
   const rows: { record: RunRecord; status?: JobStatus; error?: string; exitCode?: number }[] = await Promise.all(listed.records.map(async (record) => {
@@ -182,7 +137,7 @@ export async function runLogs(argv: readonly string[], io: Io): Promise<number> 
   const { values, positionals } = parseArgs({ args: [...argv], allowPositionals: true, strict: true, options: COMMANDS.logs.options });
   if (values.help) { io.out(formatHelp("logs")); return 0; }
   if (positionals.length !== 1) throw usage("rlpipe logs takes one run name (see rlpipe list)");
-  const record = await readRunRecord(recordsDir(), positionals[0]!);
+  const record = await recordStore().read(positionals[0]!);
   return withAdapter(record, io, async (adapter, ref) => {
     if (values.follow) {
       const final = await followToEnd(adapter, ref, io, values.json);
@@ -205,7 +160,7 @@ export async function runStop(argv: readonly string[], io: Io): Promise<number> 
   const { values, positionals } = parseArgs({ args: [...argv], allowPositionals: true, strict: true, options: COMMANDS.stop.options });
   if (values.help) { io.out(formatHelp("stop")); return 0; }
   if (positionals.length !== 1) throw usage("rlpipe stop takes one run name (see rlpipe list)");
-  const record = await readRunRecord(recordsDir(), positionals[0]!);
+  const record = await recordStore().read(positionals[0]!);
   const status = await withAdapter(record, io, async (adapter, ref) => {
     await withRetry({ provider: record.provider, op: "stop" }, (s) => adapter.stop(ref, s), cliRetry(io));
     return withRetry({ provider: record.provider, op: "status" }, (s) => adapter.status(ref, s), cliRetry(io));
@@ -220,7 +175,7 @@ export async function runList(argv: readonly string[], io: Io): Promise<number> 
   const { values, positionals } = parseArgs({ args: [...argv], allowPositionals: true, strict: true, options: COMMANDS.list.options });
   if (values.help) { io.out(formatHelp("list")); return 0; }
   if (positionals.length > 0) throw usage("rlpipe list takes no arguments");
-  const { records, problems } = await listRunRecords(recordsDir());
+  const { records, problems } = await recordStore().list();
   for (const p of problems) io.err(`rlpipe list: ${p}`);
   if (values.json) {
     io.out(JSON.stringify(records.map((r) => ({ name: r.name, provider: r.provider, id: r.ref.id, recipe: r.recipe.name, createdAt: r.createdAt, lastStatus: r.lastStatus ?? null })), null, 2));
@@ -240,31 +195,12 @@ function exitCodeOf(s: JobStatus): number {
   return s.phase === "SUCCEEDED" ? ExitCode.ok : ExitCode.failed;
 }
 
-function refFields(ref: JobRef): RunRecord["ref"] {
-  return { id: ref.id, ...(ref.region === undefined ? {} : { region: ref.region }), ...(ref.endpoint === undefined ? {} : { endpoint: ref.endpoint }), ...(ref.extra === undefined ? {} : { extra: ref.extra }) };
+function withAdapter<T>(record: RunRecord, io: Io, fn: (adapter: ProviderAdapter, ref: JobRef) => Promise<T>): Promise<T> {
+  return withRecordAdapter(record, (provider, recipe) => loadAdapter(provider, recipe, { log: (l) => io.err(l) }), fn);
 }
 
-function refOf(record: RunRecord): JobRef {
-  return { provider: record.provider, name: record.name, ...record.ref };
-}
-
-async function withAdapter<T>(record: RunRecord, io: Io, fn: (adapter: ProviderAdapter, ref: JobRef) => Promise<T>): Promise<T> {
-  const parsed = RecipeSchema.safeParse(record.recipeData);
-  if (!parsed.success) {
-    throw new RlpipeError("bad_run_record", `the run record of ${record.name} holds a recipe this rlpipe cannot read (${parsed.error.issues[0]?.path.join(".") ?? ""}: ${parsed.error.issues[0]?.message ?? ""})`, {
-      exitCode: ExitCode.invalidInput, hint: "use the rlpipe version that deployed it, or the provider's console",
-    });
-  }
-  const recipe = parsed.data as Recipe;
-  const { adapter, close } = await loadAdapter(record.provider as Provider, recipe, { log: (l) => io.err(l) });
-  try { return await fn(adapter, refOf(record)); } finally { await close(); }
-}
-
-async function updateStatus(record: RunRecord, s: JobStatus): Promise<RunRecord> {
-  const now = new Date().toISOString();
-  const next: RunRecord = { ...record, updatedAt: now, lastStatus: { phase: s.phase, rawPhase: s.rawPhase, at: now, ...(s.message === undefined ? {} : { message: s.message }) } };
-  await writeRunRecord(recordsDir(), next);
-  return next;
+function updateStatus(record: RunRecord, s: JobStatus): Promise<RunRecord> {
+  return recordStatus(recordStore(), record, s);
 }
 
 function emitLog(io: Io, text: string, json: boolean | undefined): void {

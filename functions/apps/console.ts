@@ -1,0 +1,172 @@
+// The console function as a cloud function: console JSON test events (deploy, status, score, cost) and storage
+// notifications of uploaded recipes (functions/console.ts). Configuration, read at cold start:
+//   RLPIPE_STATE_STORE            s3|obs|cos://bucket/prefix: run records (<prefix>/runs/) and upload markers (<prefix>/events/)
+//   RLPIPE_CONSOLE_RECIPE_PREFIX  s3|obs|cos://bucket/prefix (or a bare key prefix): uploads there are deployed
+//   RLPIPE_CONSOLE_PROVIDER       the provider of an upload whose key does not end .<provider>.yaml
+//   RLPIPE_CONSOLE_CLAIM_WAIT_MS  how long a repeated delivery waits for the first one (default 60000)
+//   RLPIPE_RETRY_BUDGET_MS        time for the retries of one provider call (default 20000)
+//   RLPIPE_CONSOLE_TOKEN          (secret) bearer token that opens the console over HTTPS; without it only direct invocations
+//   RLPIPE_SANDBOX, E2B_API_KEY, RLPIPE_SCALEBOX_URL…  the score action's sandbox, as for the reward function
+// Provider credentials are the CLI's variables (HUAWEICLOUD_SDK_AK/SK/SECURITY_TOKEN + HUAWEICLOUD_SDK_PROJECT_ID for
+// ModelArts, TENCENTCLOUD_SECRET_ID/SECRET_KEY/SESSION_TOKEN for TI-ONE); when unset, the platform's own temporary
+// credentials stand in: a FunctionGraph agency's (handed over as the OBS_* set) and an SCF execution role's.
+import { timingSafeEqual } from "node:crypto";
+import { tmpdir } from "node:os";
+import { RlpipeError } from "../../core/errors.js";
+import { Redactor } from "../../core/redact.js";
+import { PROVIDERS, type Provider } from "../../core/recipe/schema.js";
+import { type ObjectStore, openStore, parseStoreUri, retryLines } from "../../adapters/storage/store.js";
+import type { ColdStart, FnRequest, FnResponse, FunctionApp, FunctionAppFactory } from "../app.js";
+import { type ConsoleDeps, type ConsoleReply, type RecipeTrigger, type StateStore, handleConsoleEvent } from "../console.js";
+import { json } from "../http-types.js";
+import { loadAdapter } from "../providers.js";
+import { bundledAssets } from "../python-assets.js";
+import { ResultCache } from "../reward.js";
+import { storeRunRecords } from "../run-record-store.js";
+import { configError, optionalPositiveInt, optionalSecret } from "./config.js";
+import { sandboxBackend, sandboxConfig } from "./reward.js";
+
+export const CONSOLE_ENV = {
+  stateStore: "RLPIPE_STATE_STORE",
+  recipePrefix: "RLPIPE_CONSOLE_RECIPE_PREFIX",
+  provider: "RLPIPE_CONSOLE_PROVIDER",
+  claimWaitMs: "RLPIPE_CONSOLE_CLAIM_WAIT_MS",
+  retryBudgetMs: "RLPIPE_RETRY_BUDGET_MS",
+  token: "RLPIPE_CONSOLE_TOKEN",
+} as const;
+
+/** Credential variables read through the platform's env (FunctionGraph serves some only on request). */
+const CREDENTIAL_VARS = [
+  "HUAWEICLOUD_SDK_AK", "HUAWEICLOUD_SDK_SK", "HUAWEICLOUD_SDK_SECURITY_TOKEN", "HUAWEICLOUD_SDK_PROJECT_ID", "HUAWEICLOUD_SDK_REGION", "HUAWEICLOUD_REGION",
+  "OBS_ACCESS_KEY_ID", "OBS_SECRET_ACCESS_KEY", "OBS_SECURITY_TOKEN", "OBS_ENDPOINT", "OBS_REGION",
+  "TENCENTCLOUD_SECRET_ID", "TENCENTCLOUD_SECRET_KEY", "TENCENTCLOUD_SESSION_TOKEN", "TENCENTCLOUD_SECRETID", "TENCENTCLOUD_SECRETKEY", "TENCENTCLOUD_SESSIONTOKEN", "TENCENTCLOUD_REGION",
+  "COS_SECRET_ID", "COS_SECRET_KEY", "COS_SESSION_TOKEN", "COS_ENDPOINT", "COS_REGION",
+  "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_REGION", "S3_ENDPOINT",
+  "MODELARTS_ENDPOINT", "TIONE_ENDPOINT", "RAY_ADDRESS", "RAY_AUTH_TOKEN",
+  ...Object.values(CONSOLE_ENV),
+];
+
+/**
+ * The environment the console's providers and stores read: the function's, with the CLI's provider credential
+ * variables filled from the platform's when unset — Huawei keys are account keys whatever service they sign for,
+ * so the OBS set (a FunctionGraph agency's, or configured) signs ModelArts calls too; likewise Tencent's COS set
+ * or an SCF role's keys sign TI-ONE calls. A key is always taken with its own token.
+ */
+export function consoleEnv(env: NodeJS.ProcessEnv): Record<string, string | undefined> {
+  const out: Record<string, string | undefined> = { ...env };
+  for (const k of CREDENTIAL_VARS) if (out[k] === undefined && env[k] !== undefined) out[k] = env[k];
+  const set = (to: readonly [string, string, string], from: readonly [string, string, string]) => {
+    if (out[to[0]] !== undefined || out[to[1]] !== undefined || out[from[0]] === undefined || out[from[1]] === undefined) return;
+    out[to[0]] = out[from[0]];
+    out[to[1]] = out[from[1]];
+    out[to[2]] = out[from[2]];
+  };
+  set(["HUAWEICLOUD_SDK_AK", "HUAWEICLOUD_SDK_SK", "HUAWEICLOUD_SDK_SECURITY_TOKEN"], ["OBS_ACCESS_KEY_ID", "OBS_SECRET_ACCESS_KEY", "OBS_SECURITY_TOKEN"]);
+  set(["TENCENTCLOUD_SECRET_ID", "TENCENTCLOUD_SECRET_KEY", "TENCENTCLOUD_SESSION_TOKEN"], ["TENCENTCLOUD_SECRETID", "TENCENTCLOUD_SECRETKEY", "TENCENTCLOUD_SESSIONTOKEN"]);
+  set(["TENCENTCLOUD_SECRET_ID", "TENCENTCLOUD_SECRET_KEY", "TENCENTCLOUD_SESSION_TOKEN"], ["COS_SECRET_ID", "COS_SECRET_KEY", "COS_SESSION_TOKEN"]);
+  return out;
+}
+
+function parseProviderVar(v: string | undefined): Provider | undefined {
+  const p = v?.trim();
+  if (p === undefined || p === "") return undefined;
+  if (!(PROVIDERS as readonly string[]).includes(p)) throw configError("config_invalid", `${CONSOLE_ENV.provider} must be one of ${PROVIDERS.join(", ")}, got ${JSON.stringify(p)}`);
+  return p as Provider;
+}
+
+/** RLPIPE_CONSOLE_RECIPE_PREFIX: s3|obs|cos://bucket/prefix, or a key prefix for any bucket the trigger watches. */
+export function parseRecipeTrigger(raw: string | undefined, provider: Provider | undefined): RecipeTrigger | undefined {
+  const v = raw?.trim();
+  if (v === undefined || v === "") return undefined;
+  const withProvider = provider === undefined ? {} : { provider };
+  if (!v.includes("://")) return { prefix: v.replace(/^\/+|\/+$/g, ""), ...withProvider };
+  let u;
+  try { u = parseStoreUri(v); } catch (e) { throw configError("config_invalid", `${CONSOLE_ENV.recipePrefix}: ${(e as Error).message}`); }
+  if (u.scheme === "file") throw configError("config_invalid", `${CONSOLE_ENV.recipePrefix} must be s3://, obs:// or cos:// (the buckets that send notifications)`);
+  return { scheme: u.scheme, bucket: u.bucket, prefix: u.prefix, ...withProvider };
+}
+
+function tokenMatches(given: string, want: string): boolean {
+  const a = Buffer.from(given);
+  const b = Buffer.from(want);
+  return a.length === b.length && timingSafeEqual(a, b);
+}
+
+/** The HTTP status of a console answer: 200, or 400 for bad input, 502 when the world failed, 500 for a bug. */
+function statusOf(r: ConsoleReply): number {
+  if (r.ok) return 200;
+  return r.exitCode === 2 ? 400 : r.exitCode === 3 ? 502 : r.exitCode === 130 ? 409 : 500;
+}
+
+export interface ConsoleAppOptions {
+  /** Replace parts of the wiring (tests: claim polling, clocks). */
+  readonly overrides?: Partial<ConsoleDeps>;
+}
+
+export function makeConsoleApp(opts: ConsoleAppOptions = {}): FunctionAppFactory {
+  return async (cold: ColdStart): Promise<FunctionApp> => {
+    const env = consoleEnv(cold.env);
+    const redactor = new Redactor(env, ["TENCENTCLOUD_SECRETKEY", "TENCENTCLOUD_SESSIONTOKEN"]);
+    const log = (line: string) => cold.log(redactor.redact(line));
+    const storeOpts = { onRetry: retryLines(log) };
+    const provider = parseProviderVar(env[CONSOLE_ENV.provider]);
+    const trigger = parseRecipeTrigger(env[CONSOLE_ENV.recipePrefix], provider);
+    const claimWaitMs = optionalPositiveInt(cold, CONSOLE_ENV.claimWaitMs);
+    const retryBudgetMs = optionalPositiveInt(cold, CONSOLE_ENV.retryBudgetMs);
+
+    let state: StateStore | undefined;
+    const stateUri = env[CONSOLE_ENV.stateStore]?.trim();
+    if (stateUri !== undefined && stateUri !== "") {
+      let store: ObjectStore;
+      try {
+        store = await openStore(stateUri, env, storeOpts);
+      } catch (e) {
+        throw configError("config_invalid", `${CONSOLE_ENV.stateStore}: ${(e as Error).message}`, (e as RlpipeError).hint);
+      }
+      state = { store, records: storeRunRecords(store) };
+    }
+    // The score action's sandbox: configured as for the reward function, built on first use (a console that only
+    // deploys needs none).
+    let rewards: Promise<{ backend: Awaited<ReturnType<typeof sandboxBackend>>; cache: ResultCache }> | undefined;
+    const sandboxConfigured = (cold.env["RLPIPE_SANDBOX"] ?? "") !== "";
+    const token = await optionalSecret(cold, CONSOLE_ENV.token);
+    if (token !== undefined && token.length < 16) throw configError("secret_too_short", `${CONSOLE_ENV.token} must be at least 16 characters`);
+
+    const deps: ConsoleDeps = {
+      ...(state === undefined ? {} : { state }),
+      ...(trigger === undefined ? {} : { trigger }),
+      ...(claimWaitMs === undefined ? {} : { claimWaitMs }),
+      ...(retryBudgetMs === undefined ? {} : { retryBudgetMs }),
+      openStore: (uri) => openStore(uri, env, storeOpts),
+      loadAdapter: (p, recipe) => loadAdapter(p, recipe, { env, cwd: tmpdir(), log }),
+      assets: bundledAssets,
+      ...(sandboxConfigured ? {
+        rewards: () => {
+          rewards ??= (async () => ({ backend: await sandboxBackend(cold, sandboxConfig(cold)), cache: new ResultCache() }))();
+          // A failed start is not kept: the next score tries again.
+          rewards.catch(() => { rewards = undefined; });
+          return rewards;
+        },
+      } : {}),
+      log,
+      ...opts.overrides,
+    };
+    log(`console function: state store ${state?.store.url ?? "(none: RLPIPE_STATE_STORE unset)"}; uploads ${trigger === undefined ? "off" : `${trigger.scheme === undefined ? "" : `${trigger.scheme}://${trigger.bucket}/`}${trigger.prefix}`}; https ${token === undefined ? "off" : "bearer token"}`);
+
+    // Every answer passes through redaction: no credential value ever leaves in one.
+    const answer = async (event: unknown): Promise<ConsoleReply> => JSON.parse(redactor.redact(JSON.stringify(await handleConsoleEvent(event, deps)))) as ConsoleReply;
+    return {
+      event: answer,
+      http: async (req: FnRequest): Promise<FnResponse> => {
+        if (token === undefined) return json(403, { detail: `the console answers direct invocations (console test events) only; set ${CONSOLE_ENV.token} to open it over HTTPS` });
+        const bearer = /^Bearer\s+(\S+)$/i.exec(req.headers["authorization"] ?? "");
+        if (bearer === null || !tokenMatches(bearer[1]!, token)) return json(401, { detail: "missing or invalid token" }, { "www-authenticate": "Bearer" });
+        if (req.method !== "POST") return json(405, { detail: "Method Not Allowed: POST a console event" }, { allow: "POST" });
+        const reply = await answer(req.body);
+        return json(statusOf(reply), reply);
+      },
+    };
+  };
+}
+
+export const consoleApp: FunctionAppFactory = makeConsoleApp();
