@@ -44,8 +44,7 @@ function rlpipe(args: readonly string[], cwd = ROOT) {
   return { code: r.status, out: r.stdout, err: r.stderr };
 }
 
-/** The functions whose compiled entries exist (console's comes from another branch until merged). */
-const FUNCTIONS: FunctionName[] = (["reward", "runs", "console"] as const).filter((fn) => existsSync(join(ROOT, entryPath("scf", fn))));
+const FUNCTIONS: FunctionName[] = ["reward", "runs", "console"];
 
 describe("rlpipe package: one self-contained zip per function and platform", () => {
   let tmp = "";
@@ -104,6 +103,8 @@ describe("rlpipe package: one self-contained zip per function and platform", () 
       assert.ok(pkgs("runs").includes("@aws-sdk/client-s3"), `${p} runs bundles the S3 client`);
       assert.ok(pkgs("runs").includes("@aws-sdk/s3-request-presigner"));
       assert.deepEqual(pkgs("runs").filter((x) => x === "e2b" || x.startsWith("tencentcloud-sdk-")), [], `${p} runs: no e2b, no Tencent SDK`);
+      assert.ok(pkgs("console").includes("tencentcloud-sdk-nodejs-common"), `${p} console bundles the TI-ONE client`);
+      assert.ok(by.get("console")!.assets.includes("recipes/python/rlpipe_reward.py"), "the shims a launch bundle ships travel inside the console bundle");
     }
   });
 
@@ -192,6 +193,27 @@ describe("rlpipe package: one self-contained zip per function and platform", () 
         } finally {
           await store.close();
         }
+      });
+    }
+  });
+
+  describe("the console bundle in a fresh node process without node_modules", () => {
+    for (const p of FUNCTION_PLATFORMS) {
+      it(`${p}: a console deploy event with dryRun answers the plan and request; a bad event is a JSON error (exit code 2)`, T, async () => {
+        const dir = dirs.get(`${p}/console`)!;
+        assert.deepEqual(nodeModulesAbove(dir), []);
+        const recipe = readFileSync(join(ROOT, "recipes", "qwen3-1.7b-code-toolcall.yaml"), "utf8");
+        const run = await invokeBundle({
+          platform: p, dir, env: {},
+          events: [{ action: "deploy", recipe, provider: "modelarts", dryRun: true }, { action: "deplyo", provider: "modelarts" }],
+        });
+        const [dry, bad] = run.results as Record<string, any>[];
+        assert.equal(dry!["ok"], true, JSON.stringify(dry));
+        assert.equal(dry!["dryRun"], true);
+        assert.equal(dry!["request"].api, "POST /v2/{project_id}/training-jobs");
+        assert.match(dry!["summary"][0], /qwen3-1\.7b-code-toolcall → modelarts/);
+        assert.deepEqual([bad!["ok"], bad!["exitCode"], bad!["error"].code], [false, 2, "bad_event"]);
+        assert.equal(bad!["error"].hint, 'did you mean "deploy"?');
       });
     }
   });
