@@ -6,14 +6,14 @@
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
 import { createHash, randomBytes } from "node:crypto";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { S3Store } from "../adapters/storage/s3.js";
 import { parseStoreUri } from "../adapters/storage/store.js";
 import { buildFunctionBundle } from "../bin/function-bundle.js";
-import { FUNCTION_PLATFORMS, type FunctionName, type FunctionPlatform, PLATFORM_TARGETS, entryPath, zipFileName } from "../core/packaging/targets.js";
+import { FUNCTION_PLATFORMS, type FunctionName, type FunctionPlatform, PLATFORM_TARGETS, zipFileName } from "../core/packaging/targets.js";
 import { runToken } from "../functions/runs.js";
 import { FakeE2B } from "./fakes/e2b-fake.js";
 import { eventFor, parseResult } from "./fakes/platform-events.js";
