@@ -4,8 +4,8 @@
 // what is bundled; node_modules are found from it the usual way.
 //
 // Files the code reads at runtime next to itself (the e2b runner, the sandbox harness, recipes/python): modules
-// find them through import.meta.url ("../../../adapters/sandboxes/harness/e2b_runner.py"), a path that does not
-// exist beside a bundle. So in each of our modules import.meta.url becomes a fixed URL under BUNDLE_ROOT (the same
+// find them through import.meta.url and a relative path (three levels up, then adapters/sandboxes/harness/…), a
+// path that does not exist beside a bundle. So in each of our modules import.meta.url becomes a fixed URL under BUNDLE_ROOT (the same
 // layout as the package), each file such a module names is embedded as text, registered before the module runs,
 // and our modules' node:fs is a thin layer that answers readFileSync/existsSync for those paths from the embedded
 // text (every other path goes to the real node:fs).
@@ -99,7 +99,7 @@ function packageOf(display: string): string | undefined {
 }
 
 /**
- * The package files a module reaches through a relative string literal ("../../../recipes/python"): files, or the
+ * The package files a module reaches through a relative string literal (up some levels, then e.g. recipes/python): files, or the
  * regular files directly in a directory. Only paths inside the package and outside dist/ and node_modules count.
  */
 export function assetsNamedBy(file: string, source: string, root: string): string[] {
