@@ -3,7 +3,8 @@
 // handler file, building the app (cold start) and answering one documented trigger event (reward and runs: GET
 // /v1/ping through the platform's HTTP event; console: a dryRun deploy event). The reward function's cold start
 // checks its E2B backend once, here against the loopback E2B fake (test/fakes/e2b-fake.ts), so that check is in
-// the figure. Median of RUNS (default 15).
+// the figure. Also the start-up plus loading of the handler file alone ("load"), what the bundle's size costs.
+// Median of RUNS (default 15).
 // Goal: reward bundle under 1 MB zipped, first response under 150 ms here. Prints the machine like bench/plan.mjs;
 // writes bench/results/functions.json. Needs a build (npm run build); no network, no credentials.
 import { spawnSync } from "node:child_process";
@@ -11,7 +12,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "nod
 import os from "node:os";
 import { join } from "node:path";
 import { buildFunctionBundle } from "../bin/function-bundle.js";
-import { FUNCTION_NAMES, FUNCTION_PLATFORMS, type FunctionName, type FunctionPlatform } from "../core/packaging/targets.js";
+import { FUNCTION_NAMES, FUNCTION_PLATFORMS, type FunctionName, type FunctionPlatform, PLATFORM_TARGETS } from "../core/packaging/targets.js";
 import { FakeE2B } from "../test/fakes/e2b-fake.js";
 import { eventFor } from "../test/fakes/platform-events.js";
 import { invokeBundle, unzipIndependently } from "../test/function-invoker.js";
@@ -65,6 +66,16 @@ async function main(): Promise<void> {
         writeFileSync(zipPath, built.zip);
         const dir = unzipIndependently(zipPath, join(tmp, platform, fn));
         const w = workload(platform, fn, e2b);
+        // Start-up and loading the handler file alone (no cold start, no event): what the bundle's size costs.
+        const loadTimes: number[] = [];
+        const file = join(dir, PLATFORM_TARGETS[platform].handlerFile);
+        const loader = file.endsWith(".mjs") ? `await import(${JSON.stringify(`file://${file}`)})` : `(await import("node:module")).createRequire(${JSON.stringify(file)})(${JSON.stringify(file)})`;
+        for (let i = 0; i < runs; i++) {
+          const t = performance.now();
+          const r = spawnSync(process.execPath, ["--input-type=module", "-e", loader], { cwd: dir, env: { PATH: process.env["PATH"] ?? "/usr/bin:/bin" }, stdio: "ignore" });
+          if (r.status !== 0) throw new Error(`loading ${file} failed (${r.status})`);
+          loadTimes.push(performance.now() - t);
+        }
         const times: number[] = [];
         for (let i = 0; i < runs; i++) {
           const r = await invokeBundle({ platform, dir, events: [w.event], env: w.env, userData: w.userData });
@@ -74,12 +85,13 @@ async function main(): Promise<void> {
         }
         const row = {
           platform, function: fn, zipBytes: built.report.zipBytes, rawBytes: built.report.rawBytes,
+          loadMs: { median: median(loadTimes), min: Math.min(...loadTimes) },
           firstResponseMs: { median: median(times), min: Math.min(...times), max: Math.max(...times) }, runs,
         };
         results.push(row);
         const sizeOk = fn !== "reward" || built.report.zipBytes < MB;
         const timeOk = fn !== "reward" || row.firstResponseMs.median < 150;
-        console.log(`${platform.padEnd(13)} ${fn.padEnd(8)} ${(built.report.zipBytes / 1024).toFixed(0).padStart(5)} KiB zipped  first response median ${row.firstResponseMs.median.toFixed(0).padStart(4)} ms  min ${row.firstResponseMs.min.toFixed(0)}  max ${row.firstResponseMs.max.toFixed(0)}  (${runs} runs)${fn === "reward" ? `  ${sizeOk ? "< 1 MB ✓" : "OVER 1 MB"}, ${timeOk ? "< 150 ms ✓" : "OVER 150 ms"}` : ""}`);
+        console.log(`${platform.padEnd(13)} ${fn.padEnd(8)} ${(built.report.zipBytes / 1024).toFixed(0).padStart(5)} KiB zipped  load ${row.loadMs.median.toFixed(0).padStart(3)} ms  first response median ${row.firstResponseMs.median.toFixed(0).padStart(4)} ms  min ${row.firstResponseMs.min.toFixed(0)}  max ${row.firstResponseMs.max.toFixed(0)}  (${runs} runs)${fn === "reward" ? `  ${sizeOk ? "< 1 MB ✓" : "OVER 1 MB"}, ${timeOk ? "< 150 ms ✓" : "OVER 150 ms"}` : ""}`);
       }
     }
   } finally {
