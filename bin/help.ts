@@ -263,8 +263,8 @@ SDKs each bundle holds and its largest inputs. The same build gives the same zip
     usage: "functions deploy --platform functiongraph|scf [--function NAME]... [--region R] [--name-prefix P] [--zip DIR] [--dry-run] [--json]",
     summary: "create or update the packaged functions on FunctionGraph or SCF (idempotent)",
     description: `Deploys the zips \`rlpipe package\` wrote: finds each function by name (<prefix><function>), creates it when
-it is missing, otherwise uploads the code only when the zip changed and the configuration only when it changed,
-so running it again with the same zip changes nothing ("unchanged"). Environment variables for the functions
+it is missing, otherwise uploads the code only when the zip changed and writes the configuration only when the
+zip or a setting changed, so running it again with the same zip and flags changes nothing ("unchanged"). Environment variables for the functions
 come from --env and --env-file; a variable whose name looks like a secret (…_KEY, …_SECRET, …_TOKEN) and every
 --secret NAME (its value read from this shell) goes to FunctionGraph's encrypted_user_data, or to SCF's
 environment, and is never printed. Credentials: functiongraph HUAWEICLOUD_SDK_AK/SK (+ SECURITY_TOKEN) and
