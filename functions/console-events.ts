@@ -1,6 +1,6 @@
 // What the console function accepts: a console JSON test event (deploy, status, score, cost) or an object-storage
-// notification (Amazon S3 on Lambda, Huawei OBS on FunctionGraph, Tencent COS on SCF) of a recipe uploaded under
-// the configured prefix. Validated with zod; anything else is a bad_event naming the field and what was expected.
+// notification (Amazon S3 on Lambda, directly or through EventBridge; Huawei OBS on FunctionGraph; Tencent COS on
+// SCF) of a recipe uploaded under the configured prefix. Validated with zod; anything else is a bad_event naming the field and what was expected.
 import { z } from "zod";
 import { ExitCode, RlpipeError } from "../core/errors.js";
 import { PROVIDERS } from "../core/recipe/schema.js";
@@ -103,6 +103,34 @@ const CosRecord = z.looseObject({
 /** Whether `event` looks like a storage notification (has Records), before checking each record. */
 export function isNotification(event: unknown): event is { Records: unknown[] } {
   return typeof event === "object" && event !== null && Array.isArray((event as { Records?: unknown }).Records);
+}
+
+/** Amazon S3 through EventBridge ("Object Created"): the key is not encoded there. */
+const EventBridgeS3 = z.looseObject({
+  source: z.literal("aws.s3"),
+  "detail-type": z.string(),
+  detail: z.looseObject({
+    bucket: z.looseObject({ name: z.string().min(1) }),
+    object: z.looseObject({ key: z.string().min(1), "version-id": z.string().optional(), sequencer: z.string().optional(), etag: z.string().optional() }),
+    reason: z.string().optional(),
+  }),
+});
+
+/** Whether `event` is an S3 event delivered by EventBridge (source aws.s3). */
+export function isEventBridgeS3(event: unknown): boolean {
+  return typeof event === "object" && event !== null && (event as { source?: unknown }).source === "aws.s3" && "detail" in event;
+}
+
+/** An EventBridge S3 event as the one object it is about, or a bad_event. */
+export function parseEventBridgeS3(event: unknown): ObjectCreated[] {
+  const e = EventBridgeS3.safeParse(event);
+  if (!e.success) throw badEvent("detail", "an aws.s3 EventBridge event without detail.bucket.name and detail.object.key");
+  const { bucket, object, reason } = e.data.detail;
+  return [{
+    scheme: "s3", bucket: bucket.name, key: object.key,
+    version: firstOf(object["version-id"], object.sequencer, object.etag) ?? "unversioned",
+    eventName: `${e.data["detail-type"]}${reason === undefined ? "" : ` (${reason})`}`, created: e.data["detail-type"] === "Object Created",
+  }];
 }
 
 /** S3 and OBS encode keys as in a form (space → '+', others %XX). */

@@ -18,7 +18,7 @@ import type { RunRecordStore } from "../adapters/providers/run-records.js";
 import { type ObjectStore, StorageError, parseStoreUri } from "../adapters/storage/store.js";
 import {
   type ConsoleEvent, type CostEvent, type DeployEvent, INLINE_RECIPE_FILE, type ObjectCreated, type ScoreEvent, type StatusEvent,
-  badEvent, isNotification, parseConsoleEvent, parseNotification,
+  badEvent, isEventBridgeS3, isNotification, parseConsoleEvent, parseEventBridgeS3, parseNotification,
 } from "./console-events.js";
 import { type AdapterLoader, executeDeploy, prepareDeploy, runStatusOf } from "./deploy.js";
 import { type RunSummary, oncePerVersion } from "./event-claims.js";
@@ -81,7 +81,7 @@ export function errorReply(e: unknown): ConsoleReply & { ok: false } {
  * store or provider failed (exit 3) so that the platform delivers it again; its other answers are JSON too.
  */
 export async function handleConsoleEvent(event: unknown, deps: ConsoleDeps): Promise<ConsoleReply> {
-  if (isNotification(event)) return handleNotification(event, deps);
+  if (isNotification(event) || isEventBridgeS3(event)) return handleNotification(event, deps);
   try {
     const ev = parseConsoleEvent(event);
     return await dispatch(ev, deps);
@@ -302,10 +302,10 @@ function notForUs(o: ObjectCreated, t: RecipeTrigger): string | undefined {
   return undefined;
 }
 
-async function handleNotification(event: { Records: unknown[] }, deps: ConsoleDeps): Promise<ConsoleReply> {
+async function handleNotification(event: unknown, deps: ConsoleDeps): Promise<ConsoleReply> {
   let objects: ObjectCreated[];
   try {
-    objects = parseNotification(event);
+    objects = isNotification(event) ? parseNotification(event) : parseEventBridgeS3(event);
   } catch (e) {
     return errorReply(e);
   }

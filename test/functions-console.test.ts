@@ -21,7 +21,7 @@ import { parseStoreUri } from "../adapters/storage/store.js";
 import type { FunctionAppFactory } from "../functions/app.js";
 import { consoleEnv, makeConsoleApp } from "../functions/apps/console.js";
 import type { ConsoleDeps } from "../functions/console.js";
-import { parseNotification } from "../functions/console-events.js";
+import { parseEventBridgeS3, parseNotification } from "../functions/console-events.js";
 import { markerKey } from "../functions/event-claims.js";
 import { functionGraphHandler } from "../functions/platforms/functiongraph.js";
 import type { PlatformHandler } from "../functions/platforms/handler.js";
@@ -31,7 +31,7 @@ import { PYTHON_ASSET_FILES, pythonAssetsDefine } from "../functions/python-asse
 import { fakeE2bKey, fakeHuaweiAk, fakeHuaweiSk, fakeSecurityToken, fakeTencentSecretId, fakeTencentSecretKey } from "./fakes/credentials.js";
 import { FakeE2B } from "./fakes/e2b-fake.js";
 import { FakeModelArts, SUCCESS_PHASES } from "./fakes/modelarts-fake.js";
-import { loadEventFixture } from "./fakes/platform-events.js";
+import { lambdaEvent, loadEventFixture, parseResult } from "./fakes/platform-events.js";
 import { TioneFake } from "./fakes/tione-fake.js";
 import { ROOT, editYaml, planSeed, recipeText } from "./helpers.js";
 import { type Moto, TEST_CREDENTIALS, startMoto } from "./servers/moto.js";
@@ -287,6 +287,23 @@ describe("console function: deploy, status and uploads against the ModelArts and
     noSecrets([first, again, both, third, logs], "upload answers and logs");
   });
 
+  it("an S3 upload through EventBridge (Object Created, key not encoded) deploys once per version", T, async () => {
+    const invoke = lambda(maEnv());
+    const key = "recipes/eb a+b.modelarts.yaml";
+    const v = await putRecipe(key, editYaml(recipeText(MA_SEED), [[["stages", 2, "rollout", "n"], 10]]));
+    const event = loadEventFixture("eventbridge-s3-object-created");
+    event["detail"].bucket.name = RECIPES;
+    event["detail"].object.key = key;
+    event["detail"].object["version-id"] = v;
+    const creates = ma.stats.creates;
+    const first = await invoke(event);
+    assert.equal(first["ok"], true, JSON.stringify(first));
+    assert.deepEqual([first["results"][0].source, first["results"][0].delivery, first["results"][0].outcome], [`s3://${RECIPES}/${key}`, "first", "created"]);
+    const again = await invoke(structuredClone(event));
+    assert.equal(again["results"][0].delivery, "repeat");
+    assert.equal(ma.stats.creates - creates, 1);
+  });
+
   it("a claim left by a delivery that died is taken over; the job it may have made is found, not made twice", T, async () => {
     const key = "recipes/died.modelarts.yaml";
     const v = await putRecipe(key, recipeText(MA_SEED));
@@ -377,6 +394,22 @@ describe("console function: deploy, status and uploads against the ModelArts and
     }
   });
 
+  it("over HTTPS (a function URL) the console needs its bearer token; without RLPIPE_CONSOLE_TOKEN it is closed", T, async () => {
+    const token = randomBytes(20).toString("hex");
+    const post = (body: unknown, auth?: string) => lambdaEvent({ method: "POST", path: "/", body, headers: { "content-type": "application/json", ...(auth === undefined ? {} : { authorization: auth }) } });
+    const event = { action: "deploy", recipe: recipeText(MA_SEED), provider: "modelarts", dryRun: true };
+    const closed = lambdaHandler(app(), { env: maEnv(), log: () => {} });
+    assert.equal(parseResult(await closed(post(event, `Bearer ${token}`), {})).status, 403);
+    const open = lambdaHandler(app(), { env: maEnv({ RLPIPE_CONSOLE_TOKEN: token }), log: (l) => logs.push(l) });
+    assert.equal(parseResult(await open(post(event), {})).status, 401);
+    assert.equal(parseResult(await open(post(event, `Bearer ${token.slice(1)}x`), {})).status, 401);
+    const ok = parseResult(await open(post(event, `Bearer ${token}`), {}));
+    assert.deepEqual([ok.status, ok.body.ok, ok.body.dryRun], [200, true, true]);
+    const bad = parseResult(await open(post({ action: "status" }, `Bearer ${token}`), {}));
+    assert.deepEqual([bad.status, bad.body.error.code], [400, "bad_event"]);
+    assert.ok(!JSON.stringify(logs).includes(token), "the token is never logged");
+  });
+
   it("cost answers the prices summary of each target (until the cost estimate lands)", T, async () => {
     const r = await lambda(maEnv())({ action: "cost", recipe: tioneRecipe() });
     assert.equal(r["ok"], true, JSON.stringify(r));
@@ -401,6 +434,10 @@ describe("console function: documented storage notifications", () => {
     }]);
     assert.deepEqual(parseNotification(loadEventFixture("scf-cos-object-created") as { Records: unknown[] }), [{
       scheme: "cos", bucket: "testpic-1253970026", key: "recipes/retool.tione.yaml", version: "MTg0NDUxNzcwMDg5NDg1NjgwOTU", eventName: "cos:ObjectCreated:*", created: true,
+    }]);
+    // EventBridge does not encode keys: '+' stays a plus.
+    assert.deepEqual(parseEventBridgeS3(loadEventFixture("eventbridge-s3-object-created")), [{
+      scheme: "s3", bucket: "amzn-s3-demo-bucket1", key: "recipes/a+b c.modelarts.yaml", version: "IYV3p45BhZA1E1OG3Yi1D6YMGTQn6PSx", eventName: "Object Created (PutObject)", created: true,
     }]);
     const broken = { Records: [{ s3: { bucket: {} } }] };
     assert.throws(() => parseNotification(broken), /event\.Records\[0\]: not an S3, OBS or COS object notification/);
@@ -465,6 +502,12 @@ describe("storage under the console function", () => {
     assert.deepEqual([e["TENCENTCLOUD_SECRET_ID"], e["TENCENTCLOUD_SECRET_KEY"], e["TENCENTCLOUD_SESSION_TOKEN"]], ["rid", "rkey", "rtok"]);
     const own = consoleEnv({ HUAWEICLOUD_SDK_AK: "mine", HUAWEICLOUD_SDK_SK: "mine-sk", OBS_ACCESS_KEY_ID: "ak", OBS_SECRET_ACCESS_KEY: "sk", OBS_SECURITY_TOKEN: "tok" });
     assert.deepEqual([own["HUAWEICLOUD_SDK_AK"], own["HUAWEICLOUD_SDK_SECURITY_TOKEN"]], ["mine", undefined], "configured keys win and get no foreign token");
+    // A platform env that answers some names only when asked (FunctionGraph's user data): still asked, and the
+    // credentials read from it survive a copy (the bundle sink copies the env).
+    const asked = new Proxy({} as NodeJS.ProcessEnv, { get: (_t, k) => (k === "WANDB_API_KEY" ? "wandb-secret" : k === "OBS_ACCESS_KEY_ID" ? "ak" : k === "OBS_SECRET_ACCESS_KEY" ? "sk" : undefined) });
+    const layered = consoleEnv(asked);
+    assert.equal(layered["WANDB_API_KEY"], "wandb-secret");
+    assert.deepEqual((({ OBS_ACCESS_KEY_ID, HUAWEICLOUD_SDK_AK, HUAWEICLOUD_SDK_SK }) => [OBS_ACCESS_KEY_ID, HUAWEICLOUD_SDK_AK, HUAWEICLOUD_SDK_SK])({ ...layered }), ["ak", "ak", "sk"]);
   });
 });
 

@@ -76,7 +76,6 @@ export async function runDeploy(argv: readonly string[], io: Io): Promise<number
       policy: { ...cliRetry(io), onEvent: (l) => io.err(`rlpipe deploy: ${l}`) }, statusPolicy: cliRetry(io),
     });
     const { ref, outcome, found } = deployed;
-    let { record } = deployed;
     if (deployed.statusError !== undefined) io.err(`rlpipe deploy: could not read the phase of ${ref.name}: ${describeError(deployed.statusError).message}`);
     // A job found rather than made: say what it is doing, and how to start a new run when it has ended.
     const ended = found !== undefined && isTerminal(found.phase);
@@ -96,7 +95,7 @@ export async function runDeploy(argv: readonly string[], io: Io): Promise<number
     }
     if (!values.wait) return 0;
     const final = await followToEnd(adapter, ref, io, values.json);
-    record = await updateStatus(record, final);
+    await updateStatus(deployed.record, final);
     if (values.json) io.out(JSON.stringify({ name: ref.name, provider, id: ref.id, outcome, attempt: deployed.attempt, phase: final.phase, rawPhase: final.rawPhase, ...(final.exitCode === undefined ? {} : { exitCode: final.exitCode }) }));
     else io.out(`job ${ref.name}: ${final.phase}${final.message === undefined ? "" : ` (${final.message})`}`);
     return exitCodeOf(final);

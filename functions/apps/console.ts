@@ -52,19 +52,27 @@ const CREDENTIAL_VARS = [
  * so the OBS set (a FunctionGraph agency's, or configured) signs ModelArts calls too; likewise Tencent's COS set
  * or an SCF role's keys sign TI-ONE calls. A key is always taken with its own token.
  */
-export function consoleEnv(env: NodeJS.ProcessEnv): Record<string, string | undefined> {
-  const out: Record<string, string | undefined> = { ...env };
-  for (const k of CREDENTIAL_VARS) if (out[k] === undefined && env[k] !== undefined) out[k] = env[k];
+export function consoleEnv(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  // Known variables are read once (FunctionGraph's env answers some only when asked, and a spread would miss them);
+  // anything else is still asked of the platform's env (a recipe's secrets, e.g. from FunctionGraph's user data).
+  const filled: Record<string, string | undefined> = {};
+  for (const k of CREDENTIAL_VARS) if (env[k] !== undefined) filled[k] = env[k];
   const set = (to: readonly [string, string, string], from: readonly [string, string, string]) => {
-    if (out[to[0]] !== undefined || out[to[1]] !== undefined || out[from[0]] === undefined || out[from[1]] === undefined) return;
-    out[to[0]] = out[from[0]];
-    out[to[1]] = out[from[1]];
-    out[to[2]] = out[from[2]];
+    if (filled[to[0]] !== undefined || filled[to[1]] !== undefined || filled[from[0]] === undefined || filled[from[1]] === undefined) return;
+    filled[to[0]] = filled[from[0]];
+    filled[to[1]] = filled[from[1]];
+    filled[to[2]] = filled[from[2]];
   };
   set(["HUAWEICLOUD_SDK_AK", "HUAWEICLOUD_SDK_SK", "HUAWEICLOUD_SDK_SECURITY_TOKEN"], ["OBS_ACCESS_KEY_ID", "OBS_SECRET_ACCESS_KEY", "OBS_SECURITY_TOKEN"]);
   set(["TENCENTCLOUD_SECRET_ID", "TENCENTCLOUD_SECRET_KEY", "TENCENTCLOUD_SESSION_TOKEN"], ["TENCENTCLOUD_SECRETID", "TENCENTCLOUD_SECRETKEY", "TENCENTCLOUD_SESSIONTOKEN"]);
   set(["TENCENTCLOUD_SECRET_ID", "TENCENTCLOUD_SECRET_KEY", "TENCENTCLOUD_SESSION_TOKEN"], ["COS_SECRET_ID", "COS_SECRET_KEY", "COS_SESSION_TOKEN"]);
-  return out;
+  const mine = (k: string | symbol): k is string => typeof k === "string" && filled[k] !== undefined;
+  return new Proxy(env, {
+    get: (t, k, r) => (mine(k) ? filled[k] : Reflect.get(t, k, r)),
+    has: (t, k) => mine(k) || Reflect.has(t, k),
+    ownKeys: (t) => [...new Set([...Reflect.ownKeys(t), ...Object.keys(filled).filter(mine)])],
+    getOwnPropertyDescriptor: (t, k) => (mine(k) ? { value: filled[k], enumerable: true, configurable: true, writable: true } : Reflect.getOwnPropertyDescriptor(t, k)),
+  });
 }
 
 function parseProviderVar(v: string | undefined): Provider | undefined {
