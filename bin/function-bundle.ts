@@ -21,6 +21,8 @@ import { zipFiles } from "../core/util/zip.js";
 export const BUNDLE_ROOT = "/rlpipe-bundle";
 const ASSET_REGISTRY = "rlpipe.bundledAssets";
 const FS_LAYER = "rlpipe-bundle:fs";
+/** esbuild's output directory (nothing is written there: write is false). */
+const OUT_DIR = ".rlpipe-bundle-out";
 const ASSET_PREFIX = "rlpipe-bundle-asset:";
 /** Embedded files above this total are a mistake (a path reaching too far), not an asset. */
 const MAX_ASSET_BYTES = 4 * 1024 * 1024;
@@ -48,8 +50,10 @@ export interface BundleReport {
   readonly handlerFile: string;
   readonly format: "esm" | "cjs";
   readonly nodeTarget: string;
-  /** The handler file's size, and the zip's. */
+  /** The bundle's size (all its files), and the zip's. */
   readonly rawBytes: number;
+  /** The files in the zip: the handler file, and on Lambda the chunks it imports on demand. */
+  readonly files: readonly BundleInput[];
   readonly zipBytes: number;
   /** sha256 of the zip (hex). */
   readonly sha256: string;
@@ -155,8 +159,19 @@ export function existsSync(p) {
 export default { ...fs, readFileSync, existsSync };
 `;
 
+/**
+ * In a split ES module bundle, `import("pkg")` of a CommonJS package yields a chunk whose namespace holds only
+ * `default`, where Node (and a CommonJS bundle) would give the package's named exports: such imports of packages
+ * become a require of the package inside a promise. The names are kept and the package still runs only when
+ * imported; it is bundled into the importing module's chunk (our modules that import packages on demand are
+ * themselves imported on demand, so they and their packages stay out of the entry chunk).
+ */
+export function requirePackagesLazily(source: string): string {
+  return source.replace(/\bimport\(\s*"([^".][^"]*)"\s*\)/g, (m, spec: string) => (spec.startsWith("node:") ? m : `Promise.resolve().then(() => require(${JSON.stringify(spec)}))`));
+}
+
 /** The esbuild plugin that makes our modules' runtime files travel inside the bundle (see the header). */
-export function runtimeFilesPlugin(root: string, embedded: Set<string>): Plugin {
+export function runtimeFilesPlugin(root: string, embedded: Set<string>, opts: { splitEsm?: boolean } = {}): Plugin {
   const dist = join(root, "dist");
   return {
     name: "rlpipe-runtime-files",
@@ -170,6 +185,7 @@ export function runtimeFilesPlugin(root: string, embedded: Set<string>): Plugin 
             exitCode: 4, hint: "this is a bug in rlpipe: import a string literal instead",
           });
         }
+        if (opts.splitEsm === true) source = requirePackagesLazily(source);
         if (!source.includes("import.meta.url")) return { contents: source, loader: "js" };
         const rel = toPosix(relative(root, args.path));
         const assets = assetsNamedBy(args.path, source, root);
@@ -231,12 +247,13 @@ function buildFailure(e: unknown, platform: FunctionPlatform, fn: FunctionName):
 }
 
 function summarize(meta: Metafile, root: string, top: number): { packages: BundleInput[]; topInputs: BundleInput[] } {
-  const output = Object.values(meta.outputs)[0];
   const byInput = new Map<string, number>();
-  for (const [p, v] of Object.entries(output?.inputs ?? {})) {
-    if (p.startsWith("rlpipe-bundle:")) continue;
-    const d = displayPath(p, root);
-    byInput.set(d, (byInput.get(d) ?? 0) + v.bytesInOutput);
+  for (const output of Object.values(meta.outputs)) {
+    for (const [p, v] of Object.entries(output.inputs)) {
+      if (p.startsWith("rlpipe-bundle:")) continue;
+      const d = displayPath(p, root);
+      byInput.set(d, (byInput.get(d) ?? 0) + v.bytesInOutput);
+    }
   }
   const byPackage = new Map<string, number>();
   for (const [d, bytes] of byInput) {
@@ -278,22 +295,26 @@ export async function buildFunctionBundle(opts: BundleOptions): Promise<BuiltBun
       platform: "node",
       target: target.nodeTarget,
       format: target.format,
-      outfile: join(root, ".rlpipe-bundle-out", target.handlerFile),
+      outdir: join(root, OUT_DIR),
+      entryNames: "index",
       write: false,
       minify: true,
       metafile: true,
       legalComments: "eof",
       charset: "utf8",
       logLevel: "silent",
-      plugins: [runtimeFilesPlugin(root, embedded)],
-      ...(target.format === "esm" ? { banner: { js: ESM_BANNER } } : {}),
+      plugins: [runtimeFilesPlugin(root, embedded, { splitEsm: target.format === "esm" })],
+      // ES modules can be split: what is only imported on demand (the sandbox SDK a configuration does not use) is
+      // its own chunk, never read unless needed — a cold start parses about a third of the code. CommonJS cannot.
+      ...(target.format === "esm" ? { banner: { js: ESM_BANNER }, splitting: true, chunkNames: "chunks/[name]-[hash]", outExtension: { ".js": ".mjs" } } : {}),
     });
   } catch (e) {
     throw buildFailure(e, opts.platform, opts.fn);
   }
-  const code = result.outputFiles?.find((f) => f.path.endsWith(target.handlerFile))?.contents;
-  if (code === undefined) throw new RlpipeError("package_build_failed", `esbuild wrote no ${target.handlerFile} for ${opts.fn}/${opts.platform}`, { exitCode: 4 });
-  const zip = zipFiles([{ path: target.handlerFile, data: code }]);
+  const outputs = (result.outputFiles ?? []).map((f) => ({ path: toPosix(relative(join(root, OUT_DIR), f.path)), data: f.contents }))
+    .sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+  if (!outputs.some((f) => f.path === target.handlerFile)) throw new RlpipeError("package_build_failed", `esbuild wrote no ${target.handlerFile} for ${opts.fn}/${opts.platform}`, { exitCode: 4 });
+  const zip = zipFiles(outputs);
   if (zip.length > target.maxZipBytes) {
     throw new RlpipeError("package_too_large", `the ${opts.fn} bundle for ${opts.platform} is ${zip.length} bytes zipped, above the platform's ${target.maxZipBytes}`, {
       exitCode: 1, hint: target.maxZipSource,
@@ -309,7 +330,7 @@ export async function buildFunctionBundle(opts: BundleOptions): Promise<BuiltBun
     report: {
       platform: opts.platform, function: opts.fn, runtime: target.runtime, handler: target.handler, handlerFile: target.handlerFile,
       format: target.format, nodeTarget: target.nodeTarget,
-      rawBytes: code.length, zipBytes: zip.length, sha256: createHash("sha256").update(zip).digest("hex"),
+      rawBytes: outputs.reduce((n, f) => n + f.data.length, 0), files: outputs.map((f) => ({ path: f.path, bytes: f.data.length })), zipBytes: zip.length, sha256: createHash("sha256").update(zip).digest("hex"),
       packages, sdks: sdkFamilies(packages), topInputs,
       assets: [...embedded].sort(),
     },

@@ -29,6 +29,7 @@ interface Report {
   readonly function: FunctionName;
   readonly zip: string;
   readonly rawBytes: number;
+  readonly files: readonly { path: string; bytes: number }[];
   readonly zipBytes: number;
   readonly sha256: string;
   readonly handlerFile: string;
@@ -73,11 +74,16 @@ describe("rlpipe package: one self-contained zip per function and platform", () 
         assert.equal(f.zip, zipFileName(p, f.function));
         const listed = spawnSync("python3", ["-m", "zipfile", "-l", join(tmp, p, f.zip)], { encoding: "utf8" });
         assert.equal(listed.status, 0, listed.stderr);
-        assert.deepEqual(listed.stdout.trim().split("\n").slice(1).map((l) => l.trim().split(/\s+/)[0]), [target.handlerFile], `${p}/${f.function}: only ${target.handlerFile}, at the root`);
+        const names = listed.stdout.trim().split("\n").slice(1).map((l) => l.trim().split(/\s+/)[0]!);
+        assert.deepEqual(names, f.files.map((x) => x.path), "the zip holds the files the report lists");
+        assert.ok(names.includes(target.handlerFile), `${p}/${f.function}: ${target.handlerFile} at the root`);
+        // CommonJS bundles are one file; ES modules (Lambda) put what is loaded on demand in chunks/.
+        if (target.format === "cjs") assert.deepEqual(names, [target.handlerFile]);
+        else assert.ok(names.every((n) => n === target.handlerFile || /^chunks\/[\w-]+\.mjs$/.test(n)), names.join(", "));
         const bytes = readFileSync(join(tmp, p, f.zip));
         assert.equal(f.zipBytes, bytes.length);
         assert.equal(f.sha256, createHash("sha256").update(bytes).digest("hex"));
-        assert.equal(f.rawBytes, readFileSync(join(dirs.get(`${p}/${f.function}`)!, target.handlerFile)).length);
+        assert.equal(f.rawBytes, f.files.reduce((n, x) => n + readFileSync(join(dirs.get(`${p}/${f.function}`)!, x.path)).length, 0));
         assert.equal(f.handlerFile, target.handlerFile);
         assert.equal(f.runtime, target.runtime);
         assert.ok(f.topInputs.length > 0 && f.topInputs.every((i, k) => k === 0 || f.topInputs[k - 1]!.bytes >= i.bytes), "largest first");
@@ -85,7 +91,7 @@ describe("rlpipe package: one self-contained zip per function and platform", () 
       }
       const text = rlpipe(["package", "--platform", p, "--function", "reward", "--out", join(tmp, `${p}-text`)]);
       assert.equal(text.code, 0, text.err);
-      assert.match(text.out, new RegExp(`reward +rlpipe-reward-${p}\\.zip: \\d+ KiB zipped, [\\d.]+ MiB ${target.handlerFile.replace(".", "\\.")} \\(${target.format}, ${target.nodeTarget}\\)`));
+      assert.match(text.out, new RegExp(`reward +rlpipe-reward-${p}\\.zip: \\d+ KiB zipped, [\\d.]+ MiB unzipped: ${target.handlerFile.replace(".", "\\.")}${target.format === "esm" ? " \\+ \\d+ chunks loaded on demand" : ""} \\(${target.format}, ${target.nodeTarget}\\)`));
       assert.match(text.out, /SDKs: .*e2b/);
       assert.match(text.out, /embedded files: .*e2b_runner\.py/);
     }
@@ -256,6 +262,32 @@ describe("rlpipe package: errors say what and where, with a hint", () => {
     await assert.rejects(buildFunctionBundle({ platform: "scf", fn: "runs", root }), (e: unknown) =>
       (e as { code?: string }).code === "package_computed_import" && (e as { exitCode?: number }).exitCode === 4
       && /dist\/functions\/entries\/scf\/runs\.js:2: import\(\) of a computed module name/.test((e as Error).message));
+  });
+
+  it("Lambda's split ES module bundle: import() of a CommonJS-only package still has its named exports", T, async () => {
+    // Inside the repository, so that esbuild finds node_modules; the bundle then runs where there is none.
+    const root = mkdtempSync(join(ROOT, ".cache", "rlpipe-split-"));
+    try {
+      const entryDir = join(root, "dist", "functions", "entries", "lambda");
+      mkdirSync(entryDir, { recursive: true });
+      writeFileSync(join(entryDir, "reward.js"), [
+        "export const handler = async () => {",
+        '  const { CommonClient } = await import("tencentcloud-sdk-nodejs-common/tencentcloud/common/common_client.js");',
+        "  return typeof CommonClient;",
+        "};",
+      ].join("\n"));
+      const built = await buildFunctionBundle({ platform: "lambda", fn: "reward", root });
+      const zipPath = join(root, "split.zip");
+      writeFileSync(zipPath, built.zip);
+      const dir = unzipIndependently(zipPath);
+      try {
+        assert.deepEqual((await invokeBundle({ platform: "lambda", dir, events: [{}], env: {} })).results, ["function"]);
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
   });
 
   it("a file read at runtime that the package lacks is named (exit 2), not left to fail in the cloud", async () => {

@@ -57,7 +57,8 @@ const kib = (n: number) => (n >= 1024 * 1024 ? `${(n / 1024 / 1024).toFixed(2)} 
 export function formatSizeReport(outDir: string, platform: FunctionPlatform, reports: readonly BundleReport[]): string[] {
   const lines = [`rlpipe package: ${platform} → ${outDir}`];
   for (const r of reports) {
-    lines.push(`  ${r.function.padEnd(8)} ${zipFileName(r.platform, r.function)}: ${kib(r.zipBytes)} zipped, ${kib(r.rawBytes)} ${r.handlerFile} (${r.format}, ${r.nodeTarget}); runtime ${r.runtime}, handler ${r.handler}`);
+    const chunks = r.files.length - 1;
+    lines.push(`  ${r.function.padEnd(8)} ${zipFileName(r.platform, r.function)}: ${kib(r.zipBytes)} zipped, ${kib(r.rawBytes)} unzipped: ${r.handlerFile}${chunks > 0 ? ` + ${chunks} chunk${chunks === 1 ? "" : "s"} loaded on demand` : ""} (${r.format}, ${r.nodeTarget}); runtime ${r.runtime}, handler ${r.handler}`);
     lines.push(`           SDKs: ${r.sdks.length === 0 ? "none" : r.sdks.map((s) => `${s.path} ${kib(s.bytes)}`).join(", ")}`);
     lines.push(`           largest: ${r.topInputs.slice(0, 5).map((i) => `${i.path} ${kib(i.bytes)}`).join(", ")}`);
     if (r.assets.length > 0) lines.push(`           embedded files: ${r.assets.join(", ")}`);
