@@ -3,6 +3,7 @@
 // help cannot miss an option the command accepts. Commands whose files do not import their spec yet are checked
 // against it by test/cli-help.test.ts.
 import { EXIT_CODE_MEANINGS } from "../core/errors.js";
+import { FUNCTION_NAMES, FUNCTION_PLATFORMS } from "../core/packaging/targets.js";
 import { PROVIDERS } from "../core/recipe/schema.js";
 import { VERSION } from "./version.js";
 
@@ -238,6 +239,53 @@ fields to paste under targets.tione of a recipe. Credentials: TENCENTCLOUD_SECRE
       endpoint: { type: "string", value: "URL", description: "API endpoint (TIONE_ENDPOINT wins; default tione.tencentcloudapi.com)" },
       recipe: { type: "string", value: "FILE", description: "read region and endpoint from this recipe's targets.tione" },
       json: { ...json, description: "the task, frameworks and snippet as JSON" },
+      help,
+    },
+  },
+  package: {
+    usage: `package --platform ${FUNCTION_PLATFORMS.join("|")} [--function ${FUNCTION_NAMES.join("|")}]... [--out DIR] [--json]`,
+    summary: "bundle the cloud functions (reward, runs, console) into one zip each for Lambda, FunctionGraph or SCF",
+    description: `Bundles each function's compiled entry (dist/functions/entries/<platform>/<function>.js) with esbuild for the
+platform's Node runtime (lambda: nodejs22.x, ES module index.mjs; functiongraph: Node.js20.15, CommonJS index.js;
+scf: Nodejs18.15, CommonJS index.js), minified, with everything it imports, and writes
+rlpipe-<function>-<platform>.zip (the handler file at the zip root: handler index.handler, on SCF
+index.main_handler) plus rlpipe-functions.json into DIR. Prints the size report: raw and zipped bytes, the cloud
+SDKs each bundle holds and its largest inputs. The same build gives the same zip, byte for byte.`,
+    options: {
+      platform: { type: "string", value: "NAME", description: `the platform to bundle for: ${FUNCTION_PLATFORMS.join(", ")}` },
+      function: { type: "string", multiple: true, value: "NAME", description: `a function to bundle: ${FUNCTION_NAMES.join(", ")} (default all three; comma-separated works too)` },
+      out: { type: "string", short: "o", value: "DIR", description: "where the zips go (default .rlpipe/functions/<platform>)" },
+      json: { ...json, description: "the size report as JSON on stdout" },
+      help,
+    },
+  },
+  functions: {
+    usage: "functions deploy --platform functiongraph|scf [--function NAME]... [--region R] [--name-prefix P] [--zip DIR] [--dry-run] [--json]",
+    summary: "create or update the packaged functions on FunctionGraph or SCF (idempotent)",
+    description: `Deploys the zips \`rlpipe package\` wrote: finds each function by name (<prefix><function>), creates it when
+it is missing, otherwise uploads the code only when the zip changed and writes the configuration only when the
+zip or a setting changed, so running it again with the same zip and flags changes nothing ("unchanged"). Environment variables for the functions
+come from --env and --env-file; a variable whose name looks like a secret (…_KEY, …_SECRET, …_TOKEN) and every
+--secret NAME (its value read from this shell) goes to FunctionGraph's encrypted_user_data, or to SCF's
+environment, and is never printed. Credentials: functiongraph HUAWEICLOUD_SDK_AK/SK (+ SECURITY_TOKEN) and
+HUAWEICLOUD_SDK_PROJECT_ID, or ~/.huaweicloud/credentials; scf TENCENTCLOUD_SECRET_ID/KEY or
+~/.tencentcloud/credentials. FUNCTIONGRAPH_ENDPOINT / SCF_ENDPOINT override the endpoints.`,
+    options: {
+      platform: { type: "string", value: "NAME", description: "functiongraph or scf (Lambda is deployed by the CDK app in cdk/)" },
+      function: { type: "string", multiple: true, value: "NAME", description: `a function to deploy: ${FUNCTION_NAMES.join(", ")} (default: those packaged in --zip; comma-separated works too)` },
+      region: { type: "string", value: "REGION", description: "the region (default $HUAWEICLOUD_REGION or $TENCENTCLOUD_REGION)" },
+      "name-prefix": { type: "string", default: "rlpipe-", value: "P", description: "function names are <P><function>" },
+      zip: { type: "string", value: "DIR", description: "where `rlpipe package` wrote the zips (default .rlpipe/functions/<platform>)" },
+      env: { type: "string", multiple: true, value: "KEY=VALUE", description: "an environment variable for every deployed function" },
+      "env-file": { type: "string", value: "FILE", description: "environment variables for the functions, one KEY=VALUE a line (# comments)" },
+      secret: { type: "string", multiple: true, value: "NAME", description: "pass this shell's $NAME to the functions as a secret (encrypted on FunctionGraph)" },
+      runtime: { type: "string", value: "NAME", description: "the platform's runtime name (default functiongraph Node.js20.15, scf Nodejs18.15)" },
+      "memory-mb": { type: "string", value: "MB", description: "memory per function (default 512)" },
+      "timeout-s": { type: "string", value: "S", description: "execution timeout in seconds (default reward 300, runs 30, console 120)" },
+      namespace: { type: "string", value: "NAME", description: "SCF namespace (default default)" },
+      app: { type: "string", value: "NAME", description: "FunctionGraph application (package) the functions belong to (default default)" },
+      "dry-run": { type: "boolean", default: false, description: "show the create and update requests (code and secrets masked); send nothing, need no credentials" },
+      json: { ...json, description: "one result per function as JSON on stdout" },
       help,
     },
   },

@@ -12,6 +12,11 @@ const PATTERNS: readonly RegExp[] = [
   /([?&](?:q-signature|X-Amz-Signature|X-Amz-Credential|Signature|q-ak)=)[^&\s"']+/gi,
 ];
 
+/** Whether an environment variable's name says it holds a secret (…_API_KEY, …_SECRET, …_TOKEN, …_PASSWORD). */
+export function isSecretName(name: string): boolean {
+  return SECRET_ENV.test(name);
+}
+
 export class Redactor {
   private readonly values: string[];
   constructor(env: Readonly<Record<string, string | undefined>>, extraSecretEnvNames: readonly string[] = []) {

@@ -16,7 +16,6 @@
 // Project id: HUAWEICLOUD_SDK_PROJECT_ID, else targets.modelarts.projectId, else the file. Region:
 // targets.modelarts.region, else HUAWEICLOUD_REGION / HUAWEICLOUD_SDK_REGION, else the file. Endpoint:
 // MODELARTS_ENDPOINT, else targets.modelarts.endpoint, else https://modelarts.<region>.myhuaweicloud.com.
-import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { z } from "zod";
 import { RlpipeError } from "../../core/errors.js";
@@ -25,6 +24,7 @@ import type { ModelArtsJobBody } from "../../core/providers/modelarts-request.js
 import { isTerminal, normalizePhase } from "../../core/providers/phases.js";
 import type { Recipe } from "../../core/recipe/schema.js";
 import { parseEndpoint } from "../../core/util/endpoint.js";
+import { resolveHuaweiAccount, readIfExists } from "./huawei-account.js";
 import { type HuaweiCredentials, encodePathSegment, signRequest } from "./huawei-sign.js";
 import {
   type AdapterContext, type AdapterFactory, type FailureKind, type JobRef, type JobStatus, type LogPage, type ProviderAdapter, ProviderError,
@@ -55,73 +55,17 @@ export interface ModelArtsConfig {
 
 const configError = (code: string, message: string, hint?: string) => new RlpipeError(code, message, { exitCode: 2, ...(hint === undefined ? {} : { hint }) });
 
-interface FileProfile { readonly ak?: string; readonly sk?: string; readonly security_token?: string; readonly project_id?: string; readonly region?: string }
-const FILE_KEYS = new Set(["ak", "sk", "security_token", "project_id", "region"]);
-
-/** One profile of an INI-style credentials file; unknown keys are errors (a typo would otherwise go unnoticed). */
-export function parseCredentialsFile(text: string, profile: string, file: string): FileProfile | undefined {
-  let current: string | undefined;
-  const out: Record<string, string> = {};
-  let found = false;
-  text.split(/\r?\n/).forEach((raw, i) => {
-    const line = raw.trim();
-    if (line === "" || line.startsWith("#") || line.startsWith(";")) return;
-    const section = /^\[\s*([^\]]+?)\s*\]$/.exec(line);
-    if (section !== null) { current = section[1]; if (current === profile) found = true; return; }
-    const kv = /^([A-Za-z_]+)\s*=\s*(.*)$/.exec(line);
-    if (kv === null) throw configError("credentials_file_invalid", `${file}:${i + 1}: expected [profile] or key = value`);
-    const key = kv[1]!.toLowerCase();
-    if (!FILE_KEYS.has(key)) throw configError("credentials_file_invalid", `${file}:${i + 1}: unknown key ${kv[1]}`, `known keys: ${[...FILE_KEYS].join(", ")}`);
-    if (current === profile) out[key] = kv[2]!.trim();
-  });
-  return found ? out : undefined;
-}
-
 /** Endpoint, project, region and credentials from the environment, the recipe target and the credentials file. */
 export function resolveModelArtsConfig(env: Env, target: Target | undefined, readFile: (path: string) => string | undefined = readIfExists): ModelArtsConfig {
-  const pick = (...names: string[]) => names.map((n) => env[n]?.trim()).find((v) => v !== undefined && v !== "");
-  const explicitFile = pick("HUAWEICLOUD_CREDENTIALS_FILE");
-  const home = pick("HOME");
-  const filePath = explicitFile ?? (home === undefined ? undefined : join(home, ".huaweicloud", "credentials"));
-  const profileName = pick("HUAWEICLOUD_PROFILE") ?? "default";
-  let file: FileProfile | undefined;
-  if (filePath !== undefined) {
-    const text = readFile(filePath);
-    if (text === undefined && explicitFile !== undefined) throw configError("credentials_file_missing", `HUAWEICLOUD_CREDENTIALS_FILE points at ${filePath}, which cannot be read`);
-    if (text !== undefined) {
-      file = parseCredentialsFile(text, profileName, filePath);
-      if (file === undefined && (explicitFile !== undefined || pick("HUAWEICLOUD_PROFILE") !== undefined)) {
-        throw configError("credentials_profile_missing", `${filePath} has no [${profileName}] profile`);
-      }
-    }
-  }
-
-  const envAk = pick("HUAWEICLOUD_SDK_AK");
-  const envSk = pick("HUAWEICLOUD_SDK_SK");
-  if ((envAk === undefined) !== (envSk === undefined)) {
-    throw configError("credentials_incomplete", `ModelArts credentials need both HUAWEICLOUD_SDK_AK and HUAWEICLOUD_SDK_SK; only ${envAk === undefined ? "HUAWEICLOUD_SDK_SK" : "HUAWEICLOUD_SDK_AK"} is set`);
-  }
-  const fromEnv = envAk !== undefined && envSk !== undefined;
-  const ak = fromEnv ? envAk : file?.ak;
-  const sk = fromEnv ? envSk : file?.sk;
-  if (ak === undefined || ak === "" || sk === undefined || sk === "") {
-    throw configError("credentials_missing", "no Huawei Cloud credentials for ModelArts: set HUAWEICLOUD_SDK_AK and HUAWEICLOUD_SDK_SK (and HUAWEICLOUD_SDK_SECURITY_TOKEN for temporary credentials)",
-      `or write ak = … and sk = … under [${profileName}] in ${filePath ?? "$HOME/.huaweicloud/credentials"} (path: HUAWEICLOUD_CREDENTIALS_FILE)`);
-  }
-  const token = fromEnv ? pick("HUAWEICLOUD_SDK_SECURITY_TOKEN") : file?.security_token;
-
-  const region = target?.region ?? pick("HUAWEICLOUD_REGION", "HUAWEICLOUD_SDK_REGION") ?? file?.region;
-  const projectId = pick("HUAWEICLOUD_SDK_PROJECT_ID") ?? target?.projectId ?? file?.project_id;
-  if (projectId === undefined || projectId === "") {
-    throw configError("project_id_missing", "ModelArts needs the project id of the region", "set HUAWEICLOUD_SDK_PROJECT_ID or targets.modelarts.projectId (console: My Credentials → API Credentials)");
-  }
-  if (!/^[A-Za-z0-9_-]{1,64}$/.test(projectId)) throw configError("project_id_invalid", `project id ${JSON.stringify(projectId)} is not a project id (1–64 letters, digits, '_' or '-')`);
-
-  const rawEndpoint = pick("MODELARTS_ENDPOINT") ?? target?.endpoint ?? (region === undefined ? undefined : defaultEndpoint(region));
+  const account = resolveHuaweiAccount(env, {
+    service: "ModelArts", region: target?.region, projectId: target?.projectId, readFile,
+    projectIdHint: "set HUAWEICLOUD_SDK_PROJECT_ID or targets.modelarts.projectId (console: My Credentials → API Credentials)",
+  });
+  const rawEndpoint = env["MODELARTS_ENDPOINT"]?.trim() || target?.endpoint || (account.region === undefined ? undefined : defaultEndpoint(account.region));
   if (rawEndpoint === undefined) {
     throw configError("region_missing", "ModelArts needs a region or an endpoint", "set targets.modelarts.region (e.g. cn-southwest-2) or HUAWEICLOUD_REGION, or MODELARTS_ENDPOINT");
   }
-  return { endpoint: checkEndpoint(rawEndpoint), region, projectId, credentials: { ak, sk, ...(token === undefined || token === "" ? {} : { securityToken: token }) } };
+  return { endpoint: checkEndpoint(rawEndpoint), region: account.region, projectId: account.projectId, credentials: account.credentials };
 }
 
 /** The SDK's region table: every region is modelarts.<region>.myhuaweicloud.com except ap-southeast-1 (.cn). */
@@ -139,12 +83,6 @@ function checkEndpoint(raw: string): string {
   return r.url.origin;
 }
 
-function readIfExists(path: string): string | undefined {
-  try { return readFileSync(path, "utf8"); } catch (e) {
-    if ((e as { code?: string }).code === "ENOENT") return undefined;
-    throw configError("credentials_file_unreadable", `cannot read ${path}: ${(e as Error).message}`);
-  }
-}
 
 // ------------------------------------------------------------------ responses (validated: they come from outside)
 

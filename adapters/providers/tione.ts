@@ -26,7 +26,6 @@ type Env = Readonly<Record<string, string | undefined>>;
 export const DEFAULT_TIONE_ENDPOINT = "https://tione.tencentcloudapi.com";
 /** The host requests are signed for: the TC3 service name is its first label ("tione"). */
 export const TIONE_HOST = "tione.tencentcloudapi.com";
-const COMMON_CLIENT_MODULE = "tencentcloud-sdk-nodejs-common/tencentcloud/common/common_client.js";
 const TERMINAL_RAW = new Set(["SUCCEED", "FAILED", "STOPPED", "SUBMIT_FAILED"]);
 
 // ------------------------------------------------------------------------------------------ credentials
@@ -37,7 +36,7 @@ export interface TioneCredentials {
   readonly token?: string;
 }
 
-const credentialsHint = "set TENCENTCLOUD_SECRET_ID and TENCENTCLOUD_SECRET_KEY (and TENCENTCLOUD_SESSION_TOKEN for temporary keys), or write ~/.tencentcloud/credentials with a [default] section holding secret_id and secret_key (TENCENTCLOUD_CREDENTIALS_FILE and TENCENTCLOUD_PROFILE choose another file or section)";
+export const credentialsHint = "set TENCENTCLOUD_SECRET_ID and TENCENTCLOUD_SECRET_KEY (and TENCENTCLOUD_SESSION_TOKEN for temporary keys), or write ~/.tencentcloud/credentials with a [default] section holding secret_id and secret_key (TENCENTCLOUD_CREDENTIALS_FILE and TENCENTCLOUD_PROFILE choose another file or section)";
 
 /** Minimal INI: [section] headers and key = value lines; '#' and ';' start comments. */
 export function parseIni(text: string): Record<string, Record<string, string>> {
@@ -55,14 +54,14 @@ export function parseIni(text: string): Record<string, Record<string, string>> {
   return out;
 }
 
-/** From the environment, else the credentials file; never from the recipe. */
-export async function resolveTioneCredentials(env: Env): Promise<TioneCredentials> {
+/** From the environment, else the credentials file; never from the recipe. `service` names the API in messages. */
+export async function resolveTioneCredentials(env: Env, service = "TI-ONE"): Promise<TioneCredentials> {
   const id = env["TENCENTCLOUD_SECRET_ID"] || undefined;
   const key = env["TENCENTCLOUD_SECRET_KEY"] || undefined;
   const token = env["TENCENTCLOUD_SESSION_TOKEN"] || undefined;
   if (id !== undefined && key !== undefined) return { secretId: id, secretKey: key, ...(token === undefined ? {} : { token }) };
   if (id !== undefined || key !== undefined) {
-    throw new ProviderError("tione", "fatal", "tione_credentials_incomplete", `TI-ONE credentials need both TENCENTCLOUD_SECRET_ID and TENCENTCLOUD_SECRET_KEY; only ${id !== undefined ? "the id" : "the key"} is set`, { exitCode: 2, hint: credentialsHint });
+    throw new ProviderError("tione", "fatal", "tione_credentials_incomplete", `${service} credentials need both TENCENTCLOUD_SECRET_ID and TENCENTCLOUD_SECRET_KEY; only ${id !== undefined ? "the id" : "the key"} is set`, { exitCode: 2, hint: credentialsHint });
   }
   const file = env["TENCENTCLOUD_CREDENTIALS_FILE"] || join(env["HOME"] || homedir(), ".tencentcloud", "credentials");
   const profile = env["TENCENTCLOUD_PROFILE"] || "default";
@@ -73,7 +72,7 @@ export async function resolveTioneCredentials(env: Env): Promise<TioneCredential
     return { secretId: section["secret_id"], secretKey: section["secret_key"], ...(section["token"] ? { token: section["token"] } : {}) };
   }
   const where = text === undefined ? `no credentials file at ${file}` : `${file} has no secret_id and secret_key in [${profile}]`;
-  throw new ProviderError("tione", "fatal", "tione_credentials_missing", `no TI-ONE credentials: TENCENTCLOUD_SECRET_ID/TENCENTCLOUD_SECRET_KEY are not set and ${where}`, { exitCode: 2, hint: credentialsHint });
+  throw new ProviderError("tione", "fatal", "tione_credentials_missing", `no ${service} credentials: TENCENTCLOUD_SECRET_ID/TENCENTCLOUD_SECRET_KEY are not set and ${where}`, { exitCode: 2, hint: credentialsHint });
 }
 
 // ------------------------------------------------------------------------------------------ endpoint and transport
@@ -103,7 +102,8 @@ export function resolveTioneEndpoint(env: Env, configured: string | undefined): 
   return { display: raw, host: `${TIONE_HOST}:${url.port || "80"}`, protocol: "http://", loopback: { address, family: v6 ? 6 : 4 } };
 }
 
-function agentFor(ep: TioneEndpoint): HttpAgent {
+/** The agent for an endpoint: keep-alive https, or plain http sent to the loopback address a test server listens on. */
+export function agentFor(ep: TioneEndpoint): HttpAgent {
   if (ep.loopback === undefined) return new HttpsAgent({ keepAlive: true, maxSockets: 8 });
   const { address, family } = ep.loopback;
   const lookup = ((_host: string, opts: { all?: boolean }, cb: (...args: unknown[]) => void) => {
@@ -161,10 +161,15 @@ export function kindOfTioneCode(code: string): [FailureKind, string] {
 
 const isAborted = (signal: AbortSignal | undefined): boolean => signal?.aborted === true;
 
-interface SdkClient {
+export interface SdkClient {
   request(action: string, req: unknown, options?: { signal?: AbortSignal }): Promise<unknown>;
 }
 type ClientCtor = new (endpoint: string, version: string, config: unknown) => SdkClient;
+
+/** The SDK's CommonClient, loaded on first use (a literal specifier, so bundlers can follow it). */
+export async function loadCommonClient(): Promise<{ CommonClient: ClientCtor }> {
+  return (await import("tencentcloud-sdk-nodejs-common/tencentcloud/common/common_client.js")) as { CommonClient: ClientCtor };
+}
 
 export interface TioneApiOptions {
   readonly env: Env;
@@ -218,7 +223,7 @@ export class TioneApi {
 
   async call<T>(action: string, params: object, signal?: AbortSignal): Promise<T> {
     this.client ??= (async () => {
-      const { CommonClient } = (await import(COMMON_CLIENT_MODULE)) as { CommonClient: ClientCtor };
+      const { CommonClient } = await loadCommonClient();
       // The httpProfile endpoint from config() wins over this one; the TC3 service is its first label ("tione").
       return new CommonClient(TIONE_HOST, TIONE_VERSION, await this.config());
     })();

@@ -6,10 +6,11 @@
 // 2787/2788 bad body or parameter). Jobs walk a phase sequence, one step per show; log previews grow on every
 // call and hold only the newest `previewMaxBytes` bytes; search filters by name and phase; terminate moves a job
 // to Terminating → Terminated. Faults can be injected into creates, searches and reads.
-import { createHash, createHmac, randomUUID, timingSafeEqual } from "node:crypto";
+import { randomUUID } from "node:crypto";
 import { type IncomingMessage, type Server, type ServerResponse, createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { basename } from "node:path";
+import { sdkHmacProblem } from "./huawei-verify.js";
 import type { JobRunner, RunningJob } from "./job-runner.js";
 
 export type CreateFault = "timeout-after-create" | "5xx-before-create" | "5xx-after-create" | "429" | "reset-before-create" | "reset-after-create";
@@ -68,7 +69,6 @@ export interface FakeStats {
   unknown: string[];
 }
 
-const MAX_SKEW_MS = 15 * 60 * 1000;
 const DEFAULT_FLAVORS: readonly FakeFlavor[] = [
   { flavor_id: "modelarts.bm.npu.arm.8snt9b2.d", max_num: 4 },
   { flavor_id: "modelarts.kat1.8xlarge", max_num: 8 },
@@ -80,7 +80,6 @@ class Reject extends Error {
   constructor(readonly status: number, readonly code: string, msg: string) { super(msg); }
 }
 
-const enc = (s: string) => encodeURIComponent(s).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
 const isObj = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
 const OBS_DIR = /^(\/|obs:\/\/)[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]\/([^\s]*\/)?$/;
 
@@ -162,58 +161,13 @@ export class FakeModelArts {
     }
   }
 
-  /** SDK-HMAC-SHA256 as API Gateway checks it, recomputed from what arrived on the wire. */
+  /** SDK-HMAC-SHA256 as API Gateway checks it (test/fakes/huawei-verify.ts). */
   private verify(req: IncomingMessage, body: Buffer): void {
-    const fail = (why: string): never => {
+    const why = sdkHmacProblem(req, body, { ak: this.opts.ak, sk: this.opts.sk, securityToken: this.opts.securityToken, nowMs: this.opts.nowMs?.() ?? Date.now() });
+    if (why !== undefined) {
       this.stats.authFailures++;
       throw new Reject(401, "APIGW.0301", `Incorrect IAM authentication information: ${why}`);
-    };
-    const auth = req.headers["authorization"];
-    const m = typeof auth === "string" ? /^SDK-HMAC-SHA256 Access=([^,\s]+), SignedHeaders=([a-z0-9;-]+), Signature=([0-9a-f]{64})$/.exec(auth) : null;
-    if (m === null) fail("missing or malformed Authorization");
-    const [, access, signedList, sig] = m!;
-    if (access !== this.opts.ak) fail(`access key ${access} not found`); // API Gateway quotes the key it refused
-    const signed = signedList!.split(";");
-    if ([...signed].sort().join(";") !== signedList || new Set(signed).size !== signed.length) fail("SignedHeaders not sorted and unique");
-    for (const must of ["host", "x-sdk-date"]) if (!signed.includes(must)) fail(`${must} not signed`);
-    for (const h of ["x-project-id", "x-security-token", "content-type"]) if (req.headers[h] !== undefined && !signed.includes(h)) fail(`${h} sent but not signed`);
-    const date = req.headers["x-sdk-date"];
-    const dm = typeof date === "string" ? /^(\d{4})(\d{2})(\d{2})T(\d{2})(\d{2})(\d{2})Z$/.exec(date) : null;
-    if (dm === null) fail("bad X-Sdk-Date");
-    const t = Date.UTC(+dm![1]!, +dm![2]! - 1, +dm![3]!, +dm![4]!, +dm![5]!, +dm![6]!);
-    if (Math.abs((this.opts.nowMs?.() ?? Date.now()) - t) > MAX_SKEW_MS) fail("request expired (X-Sdk-Date more than 15 minutes off)");
-    const token = req.headers["x-security-token"];
-    if (this.opts.securityToken !== undefined ? token !== this.opts.securityToken : token !== undefined) fail("bad security token");
-
-    const raw = req.url ?? "/";
-    const q = raw.indexOf("?");
-    const path = q < 0 ? raw : raw.slice(0, q);
-    const query = q < 0 ? "" : raw.slice(q + 1);
-    let uri = path.split("/").map(enc).join("/");
-    if (!uri.endsWith("/")) uri += "/";
-    const params = new Map<string, string[]>();
-    for (const part of query === "" ? [] : query.split("&")) {
-      const eq = part.indexOf("=");
-      let k: string;
-      let v: string;
-      try {
-        k = decodeURIComponent(eq < 0 ? part : part.slice(0, eq));
-        v = decodeURIComponent(eq < 0 ? "" : part.slice(eq + 1));
-      } catch { fail("bad query encoding"); }
-      params.set(k!, [...(params.get(k!) ?? []), v!]);
     }
-    const canonicalQuery = [...params.keys()].sort().flatMap((k) => [...params.get(k)!].sort().map((v) => `${enc(k)}=${enc(v)}`)).join("&");
-    const headerLines = signed.map((h) => {
-      const v = req.headers[h];
-      if (v === undefined) fail(`signed header ${h} missing`);
-      return `${h}:${Array.isArray(v) ? v.join(", ") : v}\n`;
-    }).join("");
-    const contentSha = req.headers["x-sdk-content-sha256"];
-    const payload = typeof contentSha === "string" && signed.includes("x-sdk-content-sha256") ? contentSha : createHash("sha256").update(body).digest("hex");
-    const canonical = [req.method, uri, canonicalQuery, headerLines, signedList, payload].join("\n");
-    const sts = `SDK-HMAC-SHA256\n${date}\n${createHash("sha256").update(canonical).digest("hex")}`;
-    const want = createHmac("sha256", this.opts.sk).update(sts).digest();
-    if (!timingSafeEqual(want, Buffer.from(sig!, "hex"))) fail("signature does not match");
   }
 
   private async route(req: IncomingMessage, res: ServerResponse, body: Buffer): Promise<void> {

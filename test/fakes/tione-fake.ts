@@ -96,12 +96,12 @@ function header(req: IncomingMessage, name: string): string | undefined {
   return Array.isArray(v) ? v.join(",") : v;
 }
 
-/** Throws the API error a real endpoint would answer for a bad signature. */
-export function verifyTc3(req: IncomingMessage, body: Buffer, creds: readonly FakeCredential[], nowMs: number): FakeCredential {
+/** Throws the API error a real endpoint would answer for a bad signature; `service` is the API's (tione, scf…). */
+export function verifyTc3(req: IncomingMessage, body: Buffer, creds: readonly FakeCredential[], nowMs: number, service = "tione"): FakeCredential {
   const auth = header(req, "authorization") ?? "";
   const m = /^TC3-HMAC-SHA256 Credential=([^/\s]+)\/(\d{4}-\d{2}-\d{2})\/([a-z0-9-]+)\/tc3_request, SignedHeaders=([a-z0-9;-]+), Signature=([0-9a-f]{64})$/.exec(auth);
   if (m === null) throw new ApiError("AuthFailure.InvalidAuthorization", "Authorization header is malformed or not TC3-HMAC-SHA256.");
-  const [, secretId, date, service, signedHeaders, signature] = m as unknown as [string, string, string, string, string, string];
+  const [, secretId, date, scope, signedHeaders, signature] = m as unknown as [string, string, string, string, string, string];
   const tsText = header(req, "x-tc-timestamp") ?? "";
   if (!/^\d+$/.test(tsText)) throw new ApiError("MissingParameter", "The request is missing a valid X-TC-Timestamp.");
   const ts = Number(tsText);
@@ -109,7 +109,7 @@ export function verifyTc3(req: IncomingMessage, body: Buffer, creds: readonly Fa
   if (new Date(ts * 1000).toISOString().slice(0, 10) !== date) throw new ApiError("AuthFailure.SignatureFailure", "The credential scope date does not match X-TC-Timestamp.");
   const cred = creds.find((c) => c.secretId === secretId);
   if (cred === undefined) throw new ApiError("AuthFailure.SecretIdNotFound", "The SecretId is not found.");
-  if (service !== "tione") throw new ApiError("AuthFailure.InvalidAuthorization", `The credential scope names service ${service}, not tione.`);
+  if (scope !== service) throw new ApiError("AuthFailure.InvalidAuthorization", `The credential scope names service ${scope}, not ${service}.`);
   const names = signedHeaders.split(";");
   if (!names.includes("content-type") || !names.includes("host")) throw new ApiError("AuthFailure.InvalidAuthorization", "SignedHeaders must include content-type and host.");
   const canonicalHeaders = names.map((n) => {

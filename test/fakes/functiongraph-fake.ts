@@ -1,0 +1,233 @@
+// A strict loopback fake of the FunctionGraph function-management API (v2) on 127.0.0.1, port 0. Every request
+// must carry a valid SDK-HMAC-SHA256 signature (test/fakes/huawei-verify.ts) and the right project (path and
+// X-Project-Id), or it gets API Gateway's 401 APIGW.0301. Bodies are checked against the documented fields with
+// FunctionGraph's error codes (support.huaweicloud.com/api-functiongraph/ErrorCode.html): FSS.1002 name, FSS.1003
+// handler, FSS.1005 runtime, FSS.1007 memory, FSS.1008 timeout, FSS.1009 environment variables, FSS.1011 code
+// (not a zip, or no handler file at its root), FSS.0409 a name taken in the application, FSS.1051 (404) no such
+// function, FSS.1001 a bad query. Calls are recorded so tests can count creates; faults can be injected.
+import { createHash, randomUUID } from "node:crypto";
+import { type IncomingMessage, type Server, type ServerResponse, createServer } from "node:http";
+import type { AddressInfo } from "node:net";
+import { sdkHmacProblem } from "./huawei-verify.js";
+import { zipEntryNames } from "./zip-listing.js";
+
+export interface FakeFunctionGraphOptions {
+  readonly ak: string;
+  readonly sk: string;
+  readonly securityToken?: string;
+  readonly projectId: string;
+  readonly region: string;
+}
+
+export interface FgFunction {
+  readonly urn: string;
+  readonly name: string;
+  readonly app: string;
+  runtime: string;
+  handler: string;
+  memorySize: number;
+  timeout: number;
+  description: string;
+  userData: Record<string, string>;
+  encryptedUserData: Record<string, string>;
+  code: Buffer;
+  lastModified: string;
+}
+
+export interface FgCall {
+  /** ListFunctions, ShowFunctionConfig, CreateFunction, UpdateFunctionCode, UpdateFunctionConfig, or the route. */
+  readonly op: string;
+  readonly status: number;
+  readonly code?: string;
+}
+
+/** "reset-after-create": make the function, then drop the connection (the reply is lost). */
+export type FgCreateFault = "reset-after-create" | "503-before-create";
+
+const RUNTIMES = new Set(["Node.js6.10", "Node.js8.10", "Node.js10.16", "Node.js12.13", "Node.js14.18", "Node.js16.17", "Node.js18.15", "Node.js20.15", "Python3.9", "Python3.10", "Java11"]);
+const MEMORY = new Set([128, 256, 512, 768, 1024, 1280, 1536, 1792, 2048, 2560, 3072, 3584, 4096]);
+const MAX_ZIP_BYTES = 40 * 1024 * 1024;
+
+class Reject extends Error {
+  constructor(readonly status: number, readonly code: string, message: string) { super(message); }
+}
+
+const isObj = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
+
+function send(res: ServerResponse, status: number, body: unknown): void {
+  res.writeHead(status, { "content-type": "application/json" }).end(JSON.stringify(body));
+}
+
+function envMap(field: string, v: unknown): Record<string, string> {
+  if (v === undefined || v === "") return {};
+  if (typeof v !== "string") throw new Reject(400, "FSS.1009", `Invalid function UserData: ${field} must be a JSON string.`);
+  let parsed: unknown;
+  try { parsed = JSON.parse(v); } catch { throw new Reject(400, "FSS.1009", `Invalid function UserData: ${field} is not JSON.`); }
+  if (!isObj(parsed) || Object.entries(parsed).some(([k, x]) => typeof x !== "string" || !/^[A-Za-z_][A-Za-z0-9_]*$/.test(k))) {
+    throw new Reject(400, "FSS.1009", `Invalid function UserData: ${field} must map variable names to strings.`);
+  }
+  return parsed as Record<string, string>;
+}
+
+export class FakeFunctionGraph {
+  readonly functions = new Map<string, FgFunction>();
+  readonly calls: FgCall[] = [];
+  readonly createFaults: FgCreateFault[] = [];
+  private server: Server | undefined;
+
+  constructor(readonly opts: FakeFunctionGraphOptions) {}
+
+  static async start(opts: FakeFunctionGraphOptions): Promise<FakeFunctionGraph> {
+    const f = new FakeFunctionGraph(opts);
+    f.server = createServer((req, res) => { void f.handle(req, res); });
+    await new Promise<void>((resolve) => f.server!.listen(0, "127.0.0.1", resolve));
+    return f;
+  }
+
+  get endpoint(): string {
+    return `http://127.0.0.1:${(this.server!.address() as AddressInfo).port}`;
+  }
+
+  async close(): Promise<void> {
+    const s = this.server;
+    if (s === undefined) return;
+    s.closeAllConnections();
+    await new Promise<void>((resolve) => s.close(() => resolve()));
+  }
+
+  /** Calls of one operation that succeeded. */
+  succeeded(op: string): number {
+    return this.calls.filter((c) => c.op === op && c.status < 300).length;
+  }
+
+  byName(name: string): FgFunction[] {
+    return [...this.functions.values()].filter((f) => f.name === name);
+  }
+
+  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const chunks: Buffer[] = [];
+    for await (const c of req) chunks.push(c as Buffer);
+    const body = Buffer.concat(chunks);
+    let op = `${req.method} ${req.url}`;
+    try {
+      const why = sdkHmacProblem(req, body, { ak: this.opts.ak, sk: this.opts.sk, securityToken: this.opts.securityToken, nowMs: Date.now() });
+      if (why !== undefined) throw new Reject(401, "APIGW.0301", `Incorrect IAM authentication information: ${why}`);
+      const url = new URL(req.url ?? "/", "http://fake");
+      const parts = url.pathname.split("/").slice(1).map((p) => decodeURIComponent(p));
+      if (parts[0] !== "v2" || parts[2] !== "fgs" || parts[3] !== "functions") throw new Reject(404, "APIGW.0101", "The API does not exist or has not been published in the environment");
+      if (parts[1] !== this.opts.projectId || req.headers["x-project-id"] !== this.opts.projectId) throw new Reject(401, "APIGW.0301", "Incorrect IAM authentication information: the project does not match the credentials");
+      const rest = parts.slice(4);
+      if (req.method === "GET" && rest.length === 0) { op = "ListFunctions"; return this.reply(res, op, 200, this.list(url)); }
+      if (req.method === "POST" && rest.length === 0) { op = "CreateFunction"; return this.create(req, res, body); }
+      if (rest.length === 2) {
+        const fn = this.functions.get(rest[0]!);
+        op = req.method === "GET" && rest[1] === "config" ? "ShowFunctionConfig" : req.method === "PUT" && rest[1] === "code" ? "UpdateFunctionCode" : req.method === "PUT" && rest[1] === "config" ? "UpdateFunctionConfig" : op;
+        if (op.includes(" ")) throw new Reject(404, "APIGW.0101", "The API does not exist or has not been published in the environment");
+        if (fn === undefined) throw new Reject(404, "FSS.1051", "Not found the function");
+        if (op === "ShowFunctionConfig") return this.reply(res, op, 200, this.view(fn));
+        const b = this.json(body);
+        if (op === "UpdateFunctionCode") {
+          fn.code = this.code(b, fn.handler);
+          fn.lastModified = new Date().toISOString();
+          return this.reply(res, op, 200, this.view(fn));
+        }
+        this.checkConfig(b);
+        Object.assign(fn, {
+          runtime: b["runtime"], handler: b["handler"], memorySize: b["memory_size"], timeout: b["timeout"],
+          description: typeof b["description"] === "string" ? b["description"] : fn.description,
+          userData: envMap("user_data", b["user_data"]), encryptedUserData: envMap("encrypted_user_data", b["encrypted_user_data"]),
+          lastModified: new Date().toISOString(),
+        });
+        if (zipEntryNames(fn.code)?.includes(`${fn.handler.split(".")[0]}.js`) !== true) throw new Reject(400, "FSS.1003", "Invalid function handler: the code has no such file.");
+        return this.reply(res, op, 200, this.view(fn));
+      }
+      throw new Reject(404, "APIGW.0101", "The API does not exist or has not been published in the environment");
+    } catch (e) {
+      if (e instanceof Reject) this.reply(res, op, e.status, { error_code: e.code, error_msg: e.message }, e.code);
+      else this.reply(res, op, 500, { error_code: "FSS.0500", error_msg: `Internal server error. (${(e as Error).message})` }, "FSS.0500");
+    }
+  }
+
+  private reply(res: ServerResponse, op: string, status: number, body: unknown, code?: string): void {
+    this.calls.push({ op, status, ...(code === undefined ? {} : { code }) });
+    send(res, status, body);
+  }
+
+  private json(body: Buffer): Record<string, unknown> {
+    let b: unknown;
+    try { b = JSON.parse(body.toString("utf8")); } catch { throw new Reject(406, "FSS.0406", "Not acceptable: the body is not JSON."); }
+    if (!isObj(b)) throw new Reject(406, "FSS.0406", "Not acceptable: the body is not a JSON object.");
+    return b;
+  }
+
+  private list(url: URL): unknown {
+    const marker = Number(url.searchParams.get("marker") ?? "0");
+    const maxitems = Number(url.searchParams.get("maxitems") ?? "400");
+    if (!Number.isInteger(marker) || marker < 0 || !Number.isInteger(maxitems) || maxitems < 1 || maxitems > 400) throw new Reject(400, "FSS.1001", "Invalid query parameter.");
+    const all = [...this.functions.values()].sort((a, b) => a.urn.localeCompare(b.urn));
+    const page = all.slice(marker, marker + maxitems);
+    return { functions: page.map((f) => this.view(f)), next_marker: marker + page.length, count: all.length };
+  }
+
+  private view(f: FgFunction): Record<string, unknown> {
+    return {
+      func_urn: f.urn, func_name: f.name, domain_id: "domain", namespace: this.opts.projectId, project_name: this.opts.region, package: f.app,
+      runtime: f.runtime, timeout: f.timeout, handler: f.handler, memory_size: f.memorySize, code_type: "zip", code_filename: "index.zip",
+      code_size: f.code.length, digest: createHash("sha512").update(f.code).digest("hex"), version: "latest", description: f.description,
+      // Secrets are not shown back: only that there are some.
+      user_data: JSON.stringify(f.userData), encrypted_user_data: Object.keys(f.encryptedUserData).length === 0 ? "" : "******",
+      last_modified: f.lastModified, type: "v2",
+    };
+  }
+
+  private code(b: Record<string, unknown>, handler: string): Buffer {
+    if (b["code_type"] !== "zip") throw new Reject(400, "FSS.1006", "Invalid function code entry mode.");
+    const file = isObj(b["func_code"]) ? b["func_code"]["file"] : undefined;
+    if (typeof file !== "string" || file === "") throw new Reject(400, "FSS.1012", "The function code must be configured.");
+    if (!/^[A-Za-z0-9+/]*={0,2}$/.test(file)) throw new Reject(400, "FSS.1011", "Invalid function code: not base64.");
+    const zip = Buffer.from(file, "base64");
+    if (zip.length > MAX_ZIP_BYTES) throw new Reject(413, "FSS.0413", "The request body is too large.");
+    const names = zipEntryNames(zip);
+    if (names === undefined) throw new Reject(400, "FSS.1011", "Invalid function code: not a zip file.");
+    if (!names.includes(`${handler.split(".")[0]}.js`)) throw new Reject(400, "FSS.1011", `Invalid function code: no ${handler.split(".")[0]}.js at the root of the zip.`);
+    return zip;
+  }
+
+  private checkConfig(b: Record<string, unknown>): void {
+    const name = b["func_name"];
+    if (typeof name !== "string" || !/^[A-Za-z][A-Za-z0-9_-]{0,59}$/.test(name)) throw new Reject(400, "FSS.1002", "Invalid function name.");
+    if (typeof b["handler"] !== "string" || !/^[A-Za-z0-9_-]+\.[A-Za-z0-9_]+$/.test(b["handler"])) throw new Reject(400, "FSS.1003", "Invalid function handler.");
+    if (typeof b["runtime"] !== "string" || !RUNTIMES.has(b["runtime"])) throw new Reject(400, "FSS.1005", "Invalid runtime.");
+    if (typeof b["memory_size"] !== "number" || !MEMORY.has(b["memory_size"])) throw new Reject(400, "FSS.1007", "Invalid function memory.");
+    if (typeof b["timeout"] !== "number" || !Number.isInteger(b["timeout"]) || b["timeout"] < 3 || b["timeout"] > 900) throw new Reject(400, "FSS.1008", "Invalid function timeout.");
+    if (b["description"] !== undefined && (typeof b["description"] !== "string" || b["description"].length > 512)) throw new Reject(400, "FSS.0400", "Invalid parameter: description.");
+    envMap("user_data", b["user_data"]);
+    envMap("encrypted_user_data", b["encrypted_user_data"]);
+  }
+
+  private create(req: IncomingMessage, res: ServerResponse, body: Buffer): void {
+    const fault = this.createFaults.shift();
+    if (fault === "503-before-create") { this.reply(res, "CreateFunction", 503, { error_code: "FSS.0503", error_msg: "Service unavailable." }, "FSS.0503"); return; }
+    const b = this.json(body);
+    this.checkConfig(b);
+    const app = b["package"];
+    if (typeof app !== "string" || !/^[A-Za-z0-9_-]{1,64}$/.test(app)) throw new Reject(400, "FSS.1004", "Invalid Package (function app).");
+    const name = b["func_name"] as string;
+    if ([...this.functions.values()].some((f) => f.name === name && f.app === app)) throw new Reject(409, "FSS.0409", "The specified resource already exists.");
+    const code = this.code(b, b["handler"] as string);
+    const fn: FgFunction = {
+      urn: `urn:fss:${this.opts.region}:${this.opts.projectId}:function:${app}:${name}:latest`, name, app,
+      runtime: b["runtime"] as string, handler: b["handler"] as string, memorySize: b["memory_size"] as number, timeout: b["timeout"] as number,
+      description: typeof b["description"] === "string" ? b["description"] : "",
+      userData: envMap("user_data", b["user_data"]), encryptedUserData: envMap("encrypted_user_data", b["encrypted_user_data"]),
+      code, lastModified: new Date().toISOString(),
+    };
+    this.functions.set(fn.urn, fn);
+    if (fault === "reset-after-create") {
+      this.calls.push({ op: "CreateFunction", status: 200, code: "fault:reset-after-create" });
+      req.socket.destroy();
+      return;
+    }
+    this.reply(res, "CreateFunction", 200, { ...this.view(fn), func_id: randomUUID() });
+  }
+}

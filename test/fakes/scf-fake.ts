@@ -1,0 +1,221 @@
+// A strict loopback fake of Tencent Cloud SCF (scf 2018-04-16) for `rlpipe functions deploy`. Every request must
+// carry a valid TC3-HMAC-SHA256 signature for service scf (verifyTc3 of test/fakes/tione-fake.ts); answers are
+// {"Response":{…,"RequestId"}}, errors {"Response":{"Error":{"Code","Message"},"RequestId"}} at HTTP 200, as the
+// API does. Parameters are checked against the documented fields (scf_models.ts of tencentcloud-sdk-nodejs):
+// UnknownParameter, MissingParameter, InvalidParameterValue.*; a taken name is ResourceInUse.Function, a missing
+// function ResourceNotFound.Function. Creates and code updates are asynchronous like SCF's: the function is
+// Creating/Updating for `settleLooks` GetFunction calls, then Active, and refuses other changes meanwhile
+// (FailedOperation.*). The runtime is fixed at creation. Calls are recorded so tests can count creates.
+import { randomUUID } from "node:crypto";
+import { type IncomingMessage, type Server, type ServerResponse, createServer } from "node:http";
+import type { AddressInfo } from "node:net";
+import { type FakeCredential, verifyTc3 } from "./tione-fake.js";
+import { zipEntryNames } from "./zip-listing.js";
+
+export interface ScfFunction {
+  readonly id: string;
+  readonly name: string;
+  readonly namespace: string;
+  readonly runtime: string;
+  handler: string;
+  memorySize: number;
+  timeout: number;
+  description: string;
+  env: Record<string, string>;
+  code: Buffer;
+  status: "Creating" | "Updating" | "Active";
+  looksLeft: number;
+}
+
+export interface ScfCall {
+  readonly action: string;
+  /** The error code answered; undefined for success. */
+  readonly outcome?: string;
+}
+
+const REGIONS = new Set(["ap-shanghai", "ap-guangzhou", "ap-beijing", "ap-chengdu", "ap-nanjing", "ap-singapore"]);
+const RUNTIMES = new Set(["Nodejs6.10", "Nodejs8.9", "Nodejs10.15", "Nodejs12.16", "Nodejs14.18", "Nodejs16.13", "Nodejs18.15", "Python3.9", "Python3.10", "Go1", "Java8"]);
+const KNOWN: Readonly<Record<string, readonly string[]>> = {
+  GetFunction: ["FunctionName", "Qualifier", "Namespace", "ShowCode"],
+  CreateFunction: ["FunctionName", "Code", "Handler", "Description", "MemorySize", "Timeout", "Environment", "Runtime", "VpcConfig", "Namespace", "Role", "InstallDependency", "ClsLogsetId", "ClsTopicId", "Type", "CodeSource", "Layers", "DeadLetterConfig", "PublicNetConfig", "CfsConfig", "InitTimeout", "Tags", "AsyncRunEnable", "TraceEnable", "AutoDeployClsTopicIndex", "AutoCreateClsTopic", "ProtocolType", "ProtocolParams", "InstanceConcurrencyConfig", "DnsCache", "IntranetConfig"],
+  UpdateFunctionCode: ["FunctionName", "Handler", "CosBucketName", "CosObjectName", "ZipFile", "Namespace", "CosBucketRegion", "InstallDependency", "EnvId", "Publish", "Code", "CodeSource"],
+  UpdateFunctionConfiguration: ["FunctionName", "Description", "MemorySize", "Timeout", "Runtime", "Environment", "Namespace", "VpcConfig", "Role", "InstallDependency", "ClsLogsetId", "ClsTopicId", "Publish", "L5Enable", "Layers", "DeadLetterConfig", "PublicNetConfig", "CfsConfig", "InitTimeout", "ProtocolParams", "InstanceConcurrencyConfig", "DnsCache", "IntranetConfig", "IgnoreSysLog"],
+};
+const MAX_UPDATE_ZIP_BYTES = 20 * 1024 * 1024;
+
+class ApiError extends Error {
+  constructor(readonly code: string, message: string) { super(message); }
+}
+
+const isObj = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
+
+export class FakeScf {
+  readonly functions = new Map<string, ScfFunction>();
+  readonly calls: ScfCall[] = [];
+  /** GetFunction calls a function stays Creating/Updating after a create or code update. */
+  settleLooks = 1;
+  private server: Server | undefined;
+
+  constructor(private readonly creds: readonly FakeCredential[]) {}
+
+  static async start(creds: readonly FakeCredential[]): Promise<FakeScf> {
+    const f = new FakeScf(creds);
+    f.server = createServer((req, res) => { void f.handle(req, res); });
+    await new Promise<void>((resolve) => f.server!.listen(0, "127.0.0.1", resolve));
+    return f;
+  }
+
+  get endpoint(): string {
+    return `http://127.0.0.1:${(this.server!.address() as AddressInfo).port}`;
+  }
+
+  async close(): Promise<void> {
+    const s = this.server;
+    if (s === undefined) return;
+    s.closeAllConnections();
+    await new Promise<void>((resolve) => s.close(() => resolve()));
+  }
+
+  succeeded(action: string): number {
+    return this.calls.filter((c) => c.action === action && c.outcome === undefined).length;
+  }
+
+  private key(namespace: string, name: string): string {
+    return `${namespace}/${name}`;
+  }
+
+  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const chunks: Buffer[] = [];
+    for await (const c of req) chunks.push(c as Buffer);
+    const body = Buffer.concat(chunks);
+    const requestId = randomUUID();
+    const action = String(req.headers["x-tc-action"] ?? "");
+    const reply = (payload: Record<string, unknown>) => res.writeHead(200, { "Content-Type": "application/json" }).end(JSON.stringify({ Response: { ...payload, RequestId: requestId } }));
+    try {
+      if (req.method !== "POST" || (req.url ?? "/") !== "/") throw new ApiError("InvalidParameter", "Only POST / is supported.");
+      if (req.headers["content-type"] !== "application/json") throw new ApiError("InvalidParameter", "Content-Type must be application/json.");
+      verifyTc3(req, body, this.creds, Date.now(), "scf");
+      if (req.headers["x-tc-version"] !== "2018-04-16") throw new ApiError("NoSuchVersion", "The API version does not exist.");
+      if (!(action in KNOWN)) throw new ApiError("InvalidAction", `The action ${action} does not exist.`);
+      const region = req.headers["x-tc-region"];
+      if (typeof region !== "string") throw new ApiError("MissingParameter", "The request is missing X-TC-Region.");
+      if (!REGIONS.has(region)) throw new ApiError("UnsupportedRegion", `The region ${region} is not supported.`);
+      let params: unknown;
+      try { params = JSON.parse(body.toString("utf8")); } catch { throw new ApiError("InvalidParameter", "The body is not JSON."); }
+      if (!isObj(params)) throw new ApiError("InvalidParameter", "The body is not a JSON object.");
+      const unknown = Object.keys(params).find((k) => !KNOWN[action]!.includes(k));
+      if (unknown !== undefined) throw new ApiError("UnknownParameter", `The parameter \`${unknown}\` is not recognized.`);
+      const result = this.act(action, params);
+      this.calls.push({ action });
+      reply(result);
+    } catch (e) {
+      const err = e instanceof Error && typeof (e as { code?: unknown }).code === "string" ? e as Error & { code: string } : new ApiError("InternalError", String(e));
+      this.calls.push({ action, outcome: err.code });
+      reply({ Error: { Code: err.code, Message: err.message } });
+    }
+  }
+
+  private act(action: string, p: Record<string, unknown>): Record<string, unknown> {
+    const name = p["FunctionName"];
+    if (typeof name !== "string") throw new ApiError("MissingParameter", "The request is missing a required parameter `FunctionName`.");
+    const namespace = typeof p["Namespace"] === "string" ? p["Namespace"] : "default";
+    const fn = this.functions.get(this.key(namespace, name));
+    switch (action) {
+      case "GetFunction": {
+        if (fn === undefined) throw new ApiError("ResourceNotFound.Function", `The function ${name} does not exist.`);
+        if (fn.status !== "Active" && --fn.looksLeft <= 0) fn.status = "Active";
+        return {
+          FunctionName: fn.name, FunctionId: fn.id, Namespace: fn.namespace, Runtime: fn.runtime, Handler: fn.handler, MemorySize: fn.memorySize,
+          Timeout: fn.timeout, Description: fn.description, Status: fn.status, StatusDesc: "", CodeSize: fn.code.length, Type: "Event",
+          Environment: { Variables: Object.keys(fn.env).sort().map((k) => ({ Key: k, Value: fn.env[k] })) },
+        };
+      }
+      case "CreateFunction": {
+        if (!/^[A-Za-z][A-Za-z0-9_-]{0,58}[A-Za-z0-9]$/.test(name)) throw new ApiError("InvalidParameterValue.FunctionName", "The function name is invalid.");
+        if (fn !== undefined) throw new ApiError("ResourceInUse.Function", `The function ${name} already exists.`);
+        const runtime = p["Runtime"];
+        if (typeof runtime !== "string" || !RUNTIMES.has(runtime)) throw new ApiError("InvalidParameterValue.Runtime", `The runtime ${String(runtime)} is not supported.`);
+        const handler = this.handler(p["Handler"]);
+        if (!isObj(p["Code"])) throw new ApiError("MissingParameter", "The request is missing a required parameter `Code`.");
+        const code = this.zip(p["Code"]["ZipFile"], handler, Infinity);
+        const made: ScfFunction = {
+          id: `lam-${randomUUID().slice(0, 8)}`, name, namespace, runtime, handler, memorySize: this.memory(p["MemorySize"] ?? 128), timeout: this.timeout(p["Timeout"] ?? 3),
+          description: this.description(p["Description"] ?? ""), env: this.env(p["Environment"]), code, status: "Creating", looksLeft: this.settleLooks,
+        };
+        if (made.looksLeft <= 0) made.status = "Active";
+        this.functions.set(this.key(namespace, name), made);
+        return {};
+      }
+      case "UpdateFunctionCode": {
+        const f = this.active(fn, name, "UpdateFunctionCode");
+        const handler = p["Handler"] === undefined ? f.handler : this.handler(p["Handler"]);
+        f.code = this.zip(p["ZipFile"], handler, MAX_UPDATE_ZIP_BYTES);
+        f.handler = handler;
+        f.status = this.settleLooks <= 0 ? "Active" : "Updating";
+        f.looksLeft = this.settleLooks;
+        return {};
+      }
+      case "UpdateFunctionConfiguration": {
+        const f = this.active(fn, name, "UpdateFunctionConfiguration");
+        if (p["Runtime"] !== undefined && p["Runtime"] !== f.runtime) throw new ApiError("InvalidParameterValue.Runtime", "The runtime cannot be changed.");
+        if (p["MemorySize"] !== undefined) f.memorySize = this.memory(p["MemorySize"]);
+        if (p["Timeout"] !== undefined) f.timeout = this.timeout(p["Timeout"]);
+        if (p["Description"] !== undefined) f.description = this.description(p["Description"]);
+        if (p["Environment"] !== undefined) f.env = this.env(p["Environment"]);
+        return {};
+      }
+      default: throw new ApiError("InvalidAction", `The action ${action} does not exist.`);
+    }
+  }
+
+  private active(fn: ScfFunction | undefined, name: string, action: string): ScfFunction {
+    if (fn === undefined) throw new ApiError("ResourceNotFound.Function", `The function ${name} does not exist.`);
+    if (fn.status !== "Active") throw new ApiError(`FailedOperation.${action}`, `The function is ${fn.status}; the operation is not allowed now.`);
+    return fn;
+  }
+
+  private handler(v: unknown): string {
+    if (typeof v !== "string" || !/^[A-Za-z][A-Za-z0-9_-]*\.[A-Za-z][A-Za-z0-9_]*$/.test(v)) throw new ApiError("InvalidParameterValue.Handler", `The handler ${String(v)} is invalid.`);
+    return v;
+  }
+
+  private zip(v: unknown, handler: string, max: number): Buffer {
+    if (typeof v !== "string" || v === "") throw new ApiError("MissingParameter", "The request is missing the code (ZipFile).");
+    if (!/^[A-Za-z0-9+/]*={0,2}$/.test(v)) throw new ApiError("InvalidParameterValue.ZipFile", "ZipFile is not base64.");
+    const zip = Buffer.from(v, "base64");
+    if (zip.length > max) throw new ApiError("InvalidParameterValue.ZipFile", "ZipFile is larger than 20 MB.");
+    const names = zipEntryNames(zip);
+    if (names === undefined) throw new ApiError("InvalidParameterValue.ZipFile", "ZipFile is not a zip file.");
+    const file = `${handler.split(".")[0]}.js`;
+    if (!names.includes(file)) throw new ApiError("InvalidParameterValue.Handler", `The code has no ${file} at its root for handler ${handler}.`);
+    return zip;
+  }
+
+  private memory(v: unknown): number {
+    if (typeof v !== "number" || !(v === 64 || (v >= 128 && v <= 3072 && v % 128 === 0))) throw new ApiError("InvalidParameterValue.MemorySize", `MemorySize ${String(v)} is invalid.`);
+    return v;
+  }
+
+  private timeout(v: unknown): number {
+    if (typeof v !== "number" || !Number.isInteger(v) || v < 1 || v > 900) throw new ApiError("InvalidParameterValue.Timeout", `Timeout ${String(v)} is invalid.`);
+    return v;
+  }
+
+  private description(v: unknown): string {
+    if (typeof v !== "string" || v.length > 1000) throw new ApiError("InvalidParameterValue.Description", "The description is invalid.");
+    return v;
+  }
+
+  private env(v: unknown): Record<string, string> {
+    if (v === undefined) return {};
+    if (!isObj(v) || !Array.isArray(v["Variables"])) throw new ApiError("InvalidParameterValue.Environment", "Environment must be {Variables: [...]}.");
+    const out: Record<string, string> = {};
+    for (const x of v["Variables"] as unknown[]) {
+      if (!isObj(x) || typeof x["Key"] !== "string" || typeof x["Value"] !== "string" || x["Key"] === "" || x["Value"] === "") {
+        throw new ApiError("InvalidParameterValue.Environment", "Each variable needs a non-empty Key and Value.");
+      }
+      out[x["Key"]] = x["Value"];
+    }
+    return out;
+  }
+}
