@@ -144,6 +144,29 @@ describe("console function: deploy, status and uploads against the ModelArts and
     noSecrets([first, second, logs], "answers and logs");
   });
 
+  it("on Lambda the ModelArts keys can live in the secret store (RLPIPE_SECRET_ARN JSON) instead of the environment", T, async () => {
+    // No AWS role can sign a Huawei call, so the keys must come from somewhere: the function's secret.
+    const env = maEnv({ HUAWEICLOUD_SDK_AK: "", HUAWEICLOUD_SDK_SK: "", HUAWEICLOUD_SDK_PROJECT_ID: "", OBS_ACCESS_KEY_ID: "", OBS_SECRET_ACCESS_KEY: "" });
+    for (const k of ["HUAWEICLOUD_SDK_AK", "HUAWEICLOUD_SDK_SK", "HUAWEICLOUD_SDK_PROJECT_ID"]) delete env[k];
+    const held: Record<string, string> = { HUAWEICLOUD_SDK_AK: AK, HUAWEICLOUD_SDK_SK: SK, HUAWEICLOUD_SDK_PROJECT_ID: PID };
+    const asked: string[] = [];
+    const cold = (secrets: Record<string, string>) => ({ env, log: (l: string) => logs.push(l), secrets: { get: async (n: string) => { asked.push(n); return secrets[n]; } } });
+    const event = { action: "deploy", recipe: recipeText(MA_SEED), provider: "modelarts" };
+
+    const without = await (await app()(cold({}))).event!(structuredClone(event)) as Reply;
+    assert.equal(without["ok"], false, JSON.stringify(without));
+    assert.equal(without["exitCode"], 2, `no keys anywhere is a configuration error: ${JSON.stringify(without)}`);
+
+    const before = ma.stats.authFailures;
+    const r = await (await app()(cold(held))).event!(structuredClone(event)) as Reply;
+    assert.equal(r["ok"], true, JSON.stringify(r));
+    assert.ok(["created", "existing"].includes(r["outcome"]), JSON.stringify(r));
+    assert.equal(r["name"], planSeed(MA_SEED, "modelarts").jobName);
+    assert.equal(ma.stats.authFailures, before, "every ModelArts call was signed with the keys from the secret");
+    assert.ok(asked.includes("HUAWEICLOUD_SDK_SK"));
+    noSecrets([without, r, logs], "answers and logs");
+  });
+
   it("status reads the run record from the store and asks the provider; an unknown run is exit 2", T, async () => {
     const invoke = lambda(maEnv());
     const { name, id } = await invoke({ action: "deploy", recipe: recipeText(MA_SEED), provider: "modelarts" });

@@ -8,7 +8,8 @@
 //   RLPIPE_CONSOLE_TOKEN          (secret) bearer token that opens the console over HTTPS; without it only direct invocations
 //   RLPIPE_SANDBOX, E2B_API_KEY, RLPIPE_SCALEBOX_URL…  the score action's sandbox, as for the reward function
 // Provider credentials are the CLI's variables (HUAWEICLOUD_SDK_AK/SK/SECURITY_TOKEN + HUAWEICLOUD_SDK_PROJECT_ID for
-// ModelArts, TENCENTCLOUD_SECRET_ID/SECRET_KEY/SESSION_TOKEN for TI-ONE); when unset, the platform's own temporary
+// ModelArts, TENCENTCLOUD_SECRET_ID/SECRET_KEY/SESSION_TOKEN for TI-ONE), from the environment or, for the keys, the
+// platform's secret store (on Lambda the RLPIPE_SECRET_ARN JSON: no AWS role can sign Huawei or Tencent calls); when unset, the platform's own temporary
 // credentials stand in: a FunctionGraph agency's (handed over as the OBS_* set) and an SCF execution role's.
 import { timingSafeEqual } from "node:crypto";
 import { tmpdir } from "node:os";
@@ -111,9 +112,36 @@ export interface ConsoleAppOptions {
   readonly overrides?: Partial<ConsoleDeps>;
 }
 
+/**
+ * Provider credentials a console may hold in the platform's secret store rather than in plain environment variables
+ * (on Lambda: keys of the RLPIPE_SECRET_ARN JSON, or <NAME>_SECRET_ARN). The project id and region are not secret.
+ */
+export const SECRET_CREDENTIAL_VARS = [
+  "HUAWEICLOUD_SDK_AK", "HUAWEICLOUD_SDK_SK", "HUAWEICLOUD_SDK_PROJECT_ID",
+  "TENCENTCLOUD_SECRET_ID", "TENCENTCLOUD_SECRET_KEY",
+] as const;
+
+/** The platform's env with the provider credentials the secret source holds filled in where the env has none. */
+async function withSecretCredentials(cold: ColdStart): Promise<NodeJS.ProcessEnv> {
+  const found: Record<string, string> = {};
+  for (const name of SECRET_CREDENTIAL_VARS) {
+    if ((cold.env[name] ?? "") !== "") continue;
+    const v = await optionalSecret(cold, name);
+    if (v !== undefined) found[name] = v;
+  }
+  if (Object.keys(found).length === 0) return cold.env;
+  const has = (k: string | symbol): k is string => typeof k === "string" && Object.hasOwn(found, k);
+  return new Proxy(cold.env, {
+    get: (t, k, r) => (has(k) ? found[k] : Reflect.get(t, k, r)),
+    has: (t, k) => has(k) || Reflect.has(t, k),
+    ownKeys: (t) => [...new Set([...Reflect.ownKeys(t), ...Object.keys(found)])],
+    getOwnPropertyDescriptor: (t, k) => (has(k) ? { value: found[k], enumerable: true, configurable: true, writable: true } : Reflect.getOwnPropertyDescriptor(t, k)),
+  });
+}
+
 export function makeConsoleApp(opts: ConsoleAppOptions = {}): FunctionAppFactory {
   return async (cold: ColdStart): Promise<FunctionApp> => {
-    const env = consoleEnv(cold.env);
+    const env = consoleEnv(await withSecretCredentials(cold));
     const redactor = new Redactor(env, ["TENCENTCLOUD_SECRETKEY", "TENCENTCLOUD_SESSIONTOKEN"]);
     const log = (line: string) => cold.log(redactor.redact(line));
     const storeOpts = { onRetry: retryLines(log) };
