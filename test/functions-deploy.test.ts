@@ -91,6 +91,13 @@ describe("rlpipe functions deploy", () => {
       assert.equal(create["encrypted_user_data"], JSON.stringify({ RLPIPE_SANDBOX_TOKEN: "***" }));
       assert.match(String((create["func_code"] as { file: string }).file), /^<base64 of the \d+-byte zip>$/);
       assert.ok(!r.out.includes(token) && !r.err.includes(token));
+      // Without RLPIPE_SANDBOX the reward function cannot start, nor runs without its store and secret: said on stderr.
+      assert.match(r.err, /warning: reward will not start without RLPIPE_SANDBOX \(/);
+      assert.match(r.err, /warning: runs will not start without RLPIPE_RUNS_STORE and RLPIPE_RUNS_SECRET/);
+      const full = await rlpipe(["functions", "deploy", "--platform", "functiongraph", "--zip", zipDir, "--secret", "RLPIPE_SANDBOX_TOKEN", "--secret", "RLPIPE_RUNS_SECRET",
+        "--env", "RLPIPE_SANDBOX=e2b", "--env", "RLPIPE_RUNS_STORE=obs://b/p", "--dry-run"], { RLPIPE_SANDBOX_TOKEN: token, RLPIPE_RUNS_SECRET: runsSecret }, tmp);
+      assert.equal(full.code, 0, show(full));
+      assert.doesNotMatch(full.err, /warning/);
     });
 
     it("creates each function once, with the environment in user_data and the secret in encrypted_user_data; never printed", T, async () => {

@@ -25,6 +25,27 @@ type Env = Readonly<Record<string, string | undefined>>;
 
 const usage = (message: string, hint = "run rlpipe functions --help") => new RlpipeError("usage", message, { exitCode: 2, hint });
 
+/**
+ * What each function cannot start without (its cold start fails and answers 503). Deploy writes the whole
+ * environment, so a variable set by hand in the console is replaced: saying what is missing here saves a broken
+ * function. Sandbox-specific keys (E2B_API_KEY, RLPIPE_SCALEBOX_URL) depend on RLPIPE_SANDBOX and are checked there.
+ */
+export const REQUIRED_VARIABLES: Readonly<Record<FunctionName, readonly string[]>> = {
+  reward: ["RLPIPE_SANDBOX", "RLPIPE_SANDBOX_TOKEN"],
+  runs: ["RLPIPE_RUNS_STORE", "RLPIPE_RUNS_SECRET"],
+  console: ["RLPIPE_STATE_STORE"],
+};
+
+/** One warning line per function whose environment lacks a variable it needs at cold start. */
+export function missingVariables(functions: readonly FunctionName[], names: ReadonlySet<string>): string[] {
+  const lines: string[] = [];
+  for (const fn of functions) {
+    const missing = REQUIRED_VARIABLES[fn].filter((v) => !names.has(v));
+    if (missing.length > 0) lines.push(`rlpipe functions deploy: warning: ${fn} will not start without ${missing.join(" and ")} (pass --env NAME=VALUE, --secret NAME or --env-file; deploy replaces the function's whole environment)`);
+  }
+  return lines;
+}
+
 export interface DeployResult {
   readonly function: FunctionName;
   readonly name: string;
@@ -238,6 +259,7 @@ export async function runFunctions(argv: readonly string[], io: Io, env: Env = p
     names.set(fn, functionNameFor(values["name-prefix"], fn));
   }
   const inputs: Inputs = { platform, functions, zips: readZips(zipDir, platform, functions), settings, names };
+  for (const line of missingVariables(functions, new Set([...Object.keys(fnEnv), ...Object.keys(secrets)]))) out.err(line);
 
   if (values["dry-run"]) {
     // Nothing is sent: the bodies a create and an update would carry, with code and secrets masked.
