@@ -160,7 +160,7 @@ export default { ...fs, readFileSync, existsSync };
 `;
 
 /**
- * In a split ES module bundle, `import("pkg")` of a CommonJS package yields a chunk whose namespace holds only
+ * In a split ES module bundle, a dynamic import of a CommonJS package yields a chunk whose namespace holds only
  * `default`, where Node (and a CommonJS bundle) would give the package's named exports: such imports of packages
  * become a require of the package inside a promise. The names are kept and the package still runs only when
  * imported; it is bundled into the importing module's chunk (our modules that import packages on demand are

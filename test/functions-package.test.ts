@@ -266,6 +266,7 @@ describe("rlpipe package: errors say what and where, with a hint", () => {
 
   it("Lambda's split ES module bundle: import() of a CommonJS-only package still has its named exports", T, async () => {
     // Inside the repository, so that esbuild finds node_modules; the bundle then runs where there is none.
+    mkdirSync(join(ROOT, ".cache"), { recursive: true }); // absent in a fresh clone
     const root = mkdtempSync(join(ROOT, ".cache", "rlpipe-split-"));
     try {
       const entryDir = join(root, "dist", "functions", "entries", "lambda");
