@@ -90,10 +90,17 @@ const toPosix = (p: string) => p.split(sep).join("/");
 
 /** A report path: package-relative for our files, from node_modules/ on for a dependency. */
 function displayPath(metaPath: string, root: string): string {
-  const posix = metaPath.replace(/\\/g, "/");
+  const abs = resolve(root, metaPath);
+  // Installed, the package itself is under node_modules/rlpipe and its dependencies are its siblings (../e2b/…).
+  if (isOurs(abs, root)) return toPosix(relative(root, abs));
+  const posix = toPosix(abs);
   const nm = posix.lastIndexOf("node_modules/");
-  if (nm >= 0) return posix.slice(nm);
-  return toPosix(relative(root, resolve(root, metaPath)));
+  return nm >= 0 ? posix.slice(nm) : toPosix(relative(root, abs));
+}
+
+/** A file of this package (not of a dependency), wherever the package is: a checkout or node_modules/rlpipe. */
+function isOurs(file: string, root: string): boolean {
+  return isWithin(file, root) && !relative(root, file).split(sep).includes("node_modules");
 }
 
 function packageOf(display: string): string | undefined {
@@ -177,7 +184,7 @@ export function runtimeFilesPlugin(root: string, embedded: Set<string>, opts: { 
     name: "rlpipe-runtime-files",
     setup(build) {
       build.onLoad({ filter: /\.js$/ }, (args) => {
-        if (!isWithin(args.path, dist) || args.path.split(sep).includes("node_modules")) return undefined;
+        if (!isWithin(args.path, dist) || !isOurs(args.path, root)) return undefined;
         let source = readFileSync(args.path, "utf8");
         const computed = computedImports(source);
         if (computed.length > 0) {
@@ -196,7 +203,7 @@ export function runtimeFilesPlugin(root: string, embedded: Set<string>, opts: { 
         return { contents: source, loader: "js" };
       });
       build.onResolve({ filter: /^(node:)?fs$/ }, (args) => {
-        if (!isWithin(args.importer, dist) || args.importer.split(sep).includes("node_modules")) return undefined;
+        if (!isWithin(args.importer, dist) || !isOurs(args.importer, root)) return undefined;
         return { path: FS_LAYER, namespace: "rlpipe-bundle" };
       });
       build.onResolve({ filter: new RegExp(`^${ASSET_PREFIX}`) }, (args) => ({ path: args.path, namespace: "rlpipe-bundle" }));

@@ -270,6 +270,21 @@ describe("packaging: npm pack of a fresh clone, installed offline into a tempora
     assert.equal(planned.generatedBy, `rlpipe ${manifest.version}`);
   });
 
+  it("node_modules/.bin/rlpipe package bundles the installed functions (FunctionGraph zips from the package's dist/, embedded files included)", { timeout: 120_000 }, async () => {
+    const out = join(project, "functions");
+    const r = await run(join(project, "node_modules", ".bin", "rlpipe"), ["package", "--platform", "functiongraph", "--out", out, "--json"], { cwd: project, timeoutMs: 120_000 });
+    assert.equal(r.status, 0, show(r));
+    // Installed, rlpipe itself lives under node_modules/ and its dependencies are its siblings: its own files must
+    // still be told from theirs (files read at runtime embedded, SDKs attributed to the right bundle).
+    const report = JSON.parse(r.stdout) as { functions: { function: string; assets: string[]; sdks: { path: string }[] }[] };
+    const byFn = new Map(report.functions.map((f) => [f.function, f]));
+    for (const fn of ["reward", "runs", "console"]) assert.ok(existsSync(join(out, `rlpipe-${fn}-functiongraph.zip`)), `${fn} zip written`);
+    assert.deepEqual(byFn.get("reward")!.assets, ["adapters/sandboxes/harness/e2b_runner.py"], "the E2B runner is embedded from the installed package");
+    assert.ok(byFn.get("console")!.assets.includes("recipes/python/rlpipe_reward.py"), "the shipped Python shims are embedded");
+    assert.ok(byFn.get("reward")!.sdks.some((x) => x.path === "e2b"), JSON.stringify(byFn.get("reward")!.sdks));
+    assert.ok(!byFn.get("reward")!.sdks.some((x) => x.path.startsWith("@aws-sdk")), "no AWS SDK in the reward bundle");
+  });
+
   it("after `npm link` on a temporary global prefix, `rlpipe` from PATH runs (package and bin are both symlinks)", async () => {
     const prefix = join(tmp, "global");
     mkdirSync(prefix);
