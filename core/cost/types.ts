@@ -1,0 +1,48 @@
+// The cost report's shapes: the shared contract of issue 11 (estimate, renderers, live prices, estimate vs actual).
+// Fields may be added, never renamed. Lines keep their own currency; only totals convert (explicitly, via fx).
+
+export type Currency = "CNY" | "USD";
+export interface Range { readonly low: number; readonly expected: number; readonly high: number }
+export type Confidence = "user" | "live" | "official" | "third-party" | "doc-example" | "anchor";
+/** One sourced rate. */
+export interface Rate { readonly value: number; readonly currency: Currency; readonly unit: string; readonly region?: string;
+  readonly source: string; readonly dateRead: string /* YYYY-MM-DD */; readonly confidence: Confidence; readonly id: string }
+export type Basis = "catalog" | "live" | "user" | "usage-estimate";
+export type Component = "compute" | "sandbox" | "functions" | "storage" | "egress";
+export interface CostLine { readonly id: string; readonly component: Component; readonly label: string; readonly provider: string;
+  readonly resource: string; readonly unit: string; readonly quantity: Range; readonly rate?: Rate; readonly cost?: Range;
+  readonly currency?: Currency; readonly basis: Basis;
+  /** No usable price: the report shows "rate needed" and how to supply it (recipe `prices:` or --rates file.yaml). */
+  readonly rateNeeded?: { readonly item: string; readonly unit: string; readonly howToSupply: string };
+  readonly children?: readonly CostLine[] }
+export interface Candidate { readonly provider: string; readonly region?: string; readonly flavor?: string; readonly accelerators?: string;
+  readonly nodes: number; readonly unitPrice?: Rate; readonly hours: Range; readonly cost?: Range; readonly currency?: Currency;
+  readonly chosen: boolean; readonly note?: string }
+export interface FxRate { readonly cnyPerUsd: number; readonly source: string; readonly dateRead: string }
+export interface CostReport {
+  readonly schema: "rlpipe.cost-report"; readonly version: 1; readonly generatedAt: string;
+  readonly recipe: { readonly name: string; readonly hash: string; readonly file?: string };
+  readonly mode: "offline" | "online"; readonly chosen: string; readonly candidates: readonly Candidate[];
+  readonly lines: readonly CostLine[]; readonly fx: FxRate;
+  /** Totals in both currencies (converted with fx), and whether any line lacks a rate. */
+  readonly totals: { readonly CNY: Range; readonly USD: Range; readonly incomplete: boolean };
+  readonly budget?: { readonly cap: number; readonly currency: Currency; readonly status: "within" | "over" | "unknown" | "at-risk" };
+  readonly steps: Range; readonly secondsPerStep: Range;
+  readonly cumulative: readonly { readonly step: number; readonly cost: Range }[]; // in CNY, for the chart
+  readonly assumptions: readonly string[]; readonly exclusions: readonly string[];
+  readonly priceSources: readonly Rate[];
+  /** After a run (rlpipe cost --run): actual per line, with the prices recorded at deploy time. */
+  readonly actual?: { readonly run: string; readonly lines: readonly { readonly id: string; readonly quantity?: number; readonly cost?: number; readonly currency?: Currency; readonly source: string }[]; readonly total?: { readonly CNY: number; readonly USD: number } };
+}
+/** User rates (recipe `prices:` and --rates FILE) and live rates override catalog rows by id. */
+export interface RateOverrides { readonly user?: readonly Rate[]; readonly live?: readonly Rate[] }
+
+// ---------------------------------------------------------------- additions (CORE): the price catalog
+
+/** One catalog row: a public price with its source, or value null when none is public ("rate needed"). */
+export interface CatalogRow {
+  readonly id: string; readonly item: string; readonly value: number | null; readonly currency: Currency; readonly unit: string;
+  readonly region?: string; readonly source: string; readonly dateRead: string; readonly confidence: Confidence; readonly note?: string;
+}
+/** The whole catalog (prices/*.yaml, embedded at build into core/cost/catalog-data.ts). */
+export interface Catalog { readonly version: 1; readonly rows: readonly CatalogRow[] }
