@@ -551,12 +551,6 @@ const PriceRate = z.strictObject({
   source: text().optional().describe("Where the figure comes from (a quote, a price page and its date)."),
 });
 
-/** A spending limit for one run: deploy refuses when the estimate's expected total is above it (rlpipe cost). */
-const Budget = z.strictObject({
-  cap: posNumber().describe("The most one run may cost, in `currency`: the whole run's estimated total (compute, sandboxes, functions, storage, egress), not a per-hour rate."),
-  currency: oneOf(["CNY", "USD"] as const).describe("The cap's currency; the estimate's total in the other currency is converted at the report's exchange rate."),
-});
-
 const Targets = z.strictObject({
   local: LocalTarget.optional(),
   docker: DockerTarget.optional(),
@@ -585,7 +579,6 @@ export const RecipeSchema = z.strictObject({
   secrets: z.record(ident(), Secret).optional(),
   targets: Targets.optional(),
   prices: z.array(PriceRate).optional().describe("Rates for the cost estimate and the run record (prices assumed); they win over rlpipe's reference rates."),
-  budget: Budget.optional().describe("Cost cap for one run. rlpipe deploy refuses to submit (exit 2; --force submits anyway) when the estimate's expected total is above the cap, and warns when only its high end is. When a rate is missing the total is incomplete: the deploy warns that the cap cannot be checked, and refuses only when the priced lines alone are already above it."),
 });
 
 /** Deeply readonly view: recipes are values, never mutated after loading. */
