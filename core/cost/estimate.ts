@@ -118,9 +118,11 @@ function pricedLine(ctx: PriceContext, s: LineSpec): CostLine {
   const p: Priced = priceFor(ctx, s.priceId, s.unit);
   const note = [s.note, p.rate?.confidence === "anchor" ? "anchor price: comparable hardware elsewhere, not this provider's price" : undefined, p.row?.note !== undefined && p.rate !== undefined && p.basis === "catalog" ? p.row.note : undefined]
     .filter((x): x is string => x !== undefined).join("; ");
+  // Cost from the quantity as shown, so that a reader's quantity × rate gives the printed cost.
+  const quantity = round(s.quantity);
   return {
-    id: s.id, component: s.component, label: s.label, provider: s.provider, resource: s.priceId, unit: s.unit, quantity: round(s.quantity),
-    ...(p.rate === undefined ? {} : { rate: p.rate, cost: round(mul(s.quantity, p.rate.value)), currency: p.rate.currency }),
+    id: s.id, component: s.component, label: s.label, provider: s.provider, resource: s.priceId, unit: s.unit, quantity,
+    ...(p.rate === undefined ? {} : { rate: p.rate, cost: round(mul(quantity, p.rate.value)), currency: p.rate.currency }),
     basis: p.basis,
     ...(p.rateNeeded === undefined ? {} : { rateNeeded: p.rateNeeded }),
     ...(note === "" ? {} : { note }),
