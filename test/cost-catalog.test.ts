@@ -6,7 +6,8 @@ import { join } from "node:path";
 import { describe, it } from "node:test";
 import { CATALOG, FX_ROW_ID, catalogFx, catalogRow } from "../core/cost/catalog.js";
 import { catalogModuleText, parseCatalogFiles } from "../core/cost/catalog-source.js";
-import { parseRatesFile, priceFor, recipeRates } from "../core/cost/rates.js";
+import { priceFor, recipeRates } from "../core/cost/rates.js";
+import type { Rate } from "../core/cost/types.js";
 import { costReportJsonSchema } from "../core/cost/report-schema.js";
 import { convertPrice } from "../core/cost/units.js";
 import { RlpipeError } from "../core/errors.js";
@@ -106,37 +107,8 @@ describe("price catalog", () => {
 describe("user rates", () => {
   const now = new Date("2026-11-24T10:00:00Z");
 
-  it("a --rates file gives user rates, dated the day of the estimate unless it says", () => {
-    const rates = parseRatesFile([
-      "version: 1",
-      "rates:",
-      "  - { item: modelarts:modelarts.bm.npu.arm.8snt9b2.d, value: 180, currency: CNY, unit: node-hour, source: console quote }",
-      "  - { item: sandbox:ags, value: 0.1, currency: CNY, unit: vcpu-hour, dateRead: \"2026-11-01\", region: ap-shanghai }",
-    ].join("\n"), "my-rates.yaml", now);
-    assert.deepEqual(rates, [
-      { id: "modelarts:modelarts.bm.npu.arm.8snt9b2.d", value: 180, currency: "CNY", unit: "node-hour", source: "console quote", dateRead: "2026-11-24", confidence: "user" },
-      { id: "sandbox:ags", value: 0.1, currency: "CNY", unit: "vcpu-hour", region: "ap-shanghai", source: "rates file my-rates.yaml", dateRead: "2026-11-01", confidence: "user" },
-    ]);
-  });
-
-  it("a bad rates file says where and what", () => {
-    const bad = (text: string, pattern: RegExp) => assert.throws(() => parseRatesFile(text, "r.yaml", now), (e: Error) => {
-      assert.ok(e instanceof RlpipeError);
-      assert.equal(e.exitCode, 2);
-      assert.equal(e.code, "rates_invalid");
-      assert.match(e.message, pattern);
-      return true;
-    });
-    bad("version: 1\nrates:\n  - item: device:H20\n    value: 7\n    currency: EUR\n    unit: device-hour\n", /^r\.yaml:5: rates\[0\]\.currency: expected CNY or USD/);
-    bad("version: 1\nrates:\n  - { item: device:H20, value: 0, currency: CNY, unit: device-hour }\n", /rates\[0\]\.value: expected a positive number/);
-    bad("version: 1\nrates:\n  - { item: device:H20, value: 1, currency: CNY, unit: hour }\n", /rates\[0\]\.unit: expected one of/);
-    bad("rates: []\n", /version: expected version: 1/);
-    bad("version: 1\nrates:\n  - { item: a, value: 1, currency: CNY, unit: gb }\n  - { item: a, value: 2, currency: CNY, unit: gb }\n", /rates\[1\]\.item: a is given twice/);
-    bad("version: 1\nrates: [\n", /^r\.yaml:\d+: /);
-  });
-
   it("a user rate wins over the catalog, is converted to the asked unit, and is marked basis user; a unit of another kind is an error", () => {
-    const user = parseRatesFile("version: 1\nrates:\n  - { item: sandbox:e2b, value: 0.036, currency: USD, unit: vcpu-hour }\n", "r.yaml", now);
+    const user: Rate[] = [{ id: "sandbox:e2b", value: 0.036, currency: "USD", unit: "vcpu-hour", source: "quote", dateRead: "2026-11-20", confidence: "user" }];
     const ctx = { catalog: CATALOG, overrides: { user }, used: new Map() };
     const p = priceFor(ctx, "sandbox:e2b", "vcpu-second");
     assert.equal(p.basis, "user");
@@ -147,9 +119,15 @@ describe("user rates", () => {
     assert.throws(() => priceFor(wrong, "sandbox:e2b", "vcpu-second"), (e: Error) => e instanceof RlpipeError && e.exitCode === 2 && /per node-hour, which cannot price vcpu-second/.test(e.message));
   });
 
-  it("the recipe's prices: are user rates too", () => {
+  it("the recipe's prices: are user rates, dated the day of the estimate unless they say", () => {
     const r = loadSeed("retool-qwen3-4b-tione-ags").recipe;
-    const rates = recipeRates({ ...r, prices: [{ item: "sandbox:ags", value: 0.00002, currency: "CNY", unit: "vcpu-second", source: "AGS quote" }] }, now);
-    assert.deepEqual(rates, [{ id: "sandbox:ags", value: 0.00002, currency: "CNY", unit: "vcpu-second", source: "AGS quote", dateRead: "2026-11-24", confidence: "user" }]);
+    const rates = recipeRates({ ...r, prices: [
+      { item: "sandbox:ags", value: 0.00002, currency: "CNY", unit: "vcpu-second", source: "AGS quote" },
+      { item: "device:HCCPNV6", value: 6, currency: "CNY", unit: "device-hour", dateRead: "2026-11-01", region: "ap-shanghai" },
+    ] }, now);
+    assert.deepEqual(rates, [
+      { id: "sandbox:ags", value: 0.00002, currency: "CNY", unit: "vcpu-second", source: "AGS quote", dateRead: "2026-11-24", confidence: "user" },
+      { id: "device:HCCPNV6", value: 6, currency: "CNY", unit: "device-hour", region: "ap-shanghai", source: "recipe prices:", dateRead: "2026-11-01", confidence: "user" },
+    ]);
   });
 });

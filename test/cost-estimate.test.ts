@@ -7,10 +7,9 @@ import { join } from "node:path";
 import { describe, it } from "node:test";
 import { CATALOG } from "../core/cost/catalog.js";
 import { candidateProviders, estimateCost, leaves } from "../core/cost/estimate.js";
-import { parseRatesFile } from "../core/cost/rates.js";
 import { CostReportSchema } from "../core/cost/report-schema.js";
 import { CALIBRATION, paramsExponentFit, modelStepSeconds } from "../core/cost/step-time.js";
-import type { CostLine, CostReport, Range } from "../core/cost/types.js";
+import type { CostLine, CostReport, Range, Rate } from "../core/cost/types.js";
 import { RlpipeError } from "../core/errors.js";
 import { parseRecipe } from "../core/recipe/load.js";
 import type { Provider, Recipe } from "../core/recipe/schema.js";
@@ -24,6 +23,8 @@ const line = (r: CostReport, id: string): CostLine => {
   assert.ok(l !== undefined, `line ${id} in ${leaves(r.lines).map((x) => x.id).join(", ")}`);
   return l;
 };
+const userRate = (id: string, value: number, currency: "CNY" | "USD", unit: string, more: Partial<Rate> = {}): Rate =>
+  ({ id, value, currency, unit, source: "a --rates file", dateRead: "2026-11-20", confidence: "user", ...more });
 const close = (a: number, b: number, rel = 1e-5) => assert.ok(Math.abs(a - b) <= rel * Math.max(Math.abs(a), Math.abs(b), 1e-12), `${a} ≈ ${b}`);
 
 /** Every {low, expected, high} in a report, with its path. */
@@ -151,6 +152,8 @@ describe("cost estimate: prices", () => {
     assert.equal(r.totals.incomplete, true);
     assert.equal(r.candidates.find((c) => c.chosen)!.cost, undefined);
     assert.match(r.candidates.find((c) => c.chosen)!.note!, /rate needed: modelarts:modelarts\.bm\.npu\.arm\.8snt9b2\.d/);
+    const noFlavor = estimateCost(edited("qwen3-1.7b-code-toolcall", [[["targets", "modelarts", "flavor"], undefined]]), { now });
+    assert.match(line(noFlavor, "compute.rl").rateNeeded!.item, /set targets\.modelarts\.flavor/);
   });
 
   it("a user rate overrides the catalog row and is marked basis user; a --rates file wins over the recipe's prices:", () => {
@@ -163,8 +166,7 @@ describe("cost estimate: prices", () => {
     for (const k of ["low", "expected", "high"] as const) close(rl.cost![k], rl.quantity[k] * 180);
     assert.equal(rl.currency, "CNY");
     assert.ok(r.priceSources.some((s) => s.id === "modelarts:modelarts.bm.npu.arm.8snt9b2.d" && s.confidence === "user" && s.source === "console quote"));
-    const file = parseRatesFile("version: 1\nrates:\n  - { item: modelarts:modelarts.bm.npu.arm.8snt9b2.d, value: 3, currency: CNY, unit: node-second }\n", "r.yaml", now);
-    const f = estimateCost(recipe, { now, overrides: { user: file } });
+    const f = estimateCost(recipe, { now, overrides: { user: [userRate("modelarts:modelarts.bm.npu.arm.8snt9b2.d", 3, "CNY", "node-second")] } });
     assert.equal(line(f, "compute.rl").rate!.value, 3 * 3600, "per node-second, converted to node-hour");
   });
 
@@ -234,8 +236,7 @@ describe("cost estimate: prices", () => {
     close(r.totals.USD.expected, sum("USD") + sum("CNY") / r.fx.cnyPerUsd, 1e-4);
     assert.equal(r.fx.cnyPerUsd, CATALOG.rows.find((x) => x.id === "fx:CNY/USD")!.value);
     assert.ok(r.assumptions[0]!.startsWith(`totals convert between currencies at ${r.fx.cnyPerUsd} CNY/USD`));
-    const fx = parseRatesFile("version: 1\nrates:\n  - { item: fx:CNY/USD, value: 7.5, currency: CNY, unit: CNY/USD, source: bank, dateRead: \"2026-11-20\" }\n", "r.yaml", now);
-    const r2 = estimateCost(recipe, { now, overrides: { user: fx } });
+    const r2 = estimateCost(recipe, { now, overrides: { user: [userRate("fx:CNY/USD", 7.5, "CNY", "CNY/USD", { source: "bank" })] } });
     assert.deepEqual(r2.fx, { cnyPerUsd: 7.5, source: "bank", dateRead: "2026-11-20" });
     close(r2.totals.CNY.expected, sum("CNY") + sum("USD") * 7.5, 1e-4);
   });

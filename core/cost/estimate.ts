@@ -66,6 +66,7 @@ interface ComputeItem {
   readonly label: string;
   readonly role?: string;
   readonly sunk?: string;
+  readonly item?: string;
 }
 
 const PLAIN_DEVICE = /^[A-Za-z0-9][A-Za-z0-9_.-]*$/;
@@ -76,7 +77,7 @@ function computeItems(recipe: Recipe, provider: Provider): ComputeItem[] {
     const t = recipe.targets?.modelarts;
     if (t?.poolId !== undefined) return [{ id: `modelarts:pool:${t.poolId}`, unit: "node-hour", perHour: nodes, label: `${nodes} node${nodes === 1 ? "" : "s"} of dedicated pool ${t.poolId}`, sunk: "dedicated resource pool (prepaid: sunk cost)" }];
     if (t?.flavor !== undefined) return [{ id: `modelarts:${t.flavor}`, unit: "node-hour", perHour: nodes, label: `${nodes} × ${t.flavor}` }];
-    return [{ id: "modelarts:flavor", unit: "node-hour", perHour: nodes, label: `${nodes} node${nodes === 1 ? "" : "s"} (targets.modelarts.flavor not set)` }];
+    return [{ id: "modelarts:flavor", unit: "node-hour", perHour: nodes, label: `${nodes} node${nodes === 1 ? "" : "s"} (targets.modelarts.flavor not set)`, item: "a ModelArts training flavor, per node (set targets.modelarts.flavor, then price modelarts:<flavor>)" }];
   }
   if (provider === "tione") {
     const t = recipe.targets?.tione;
@@ -112,10 +113,12 @@ interface LineSpec {
   readonly unit: string;
   readonly quantity: Range;
   readonly note?: string;
+  /** What a "rate needed" names when the catalog has no row for priceId. */
+  readonly item?: string;
 }
 
 function pricedLine(ctx: PriceContext, s: LineSpec): CostLine {
-  const p: Priced = priceFor(ctx, s.priceId, s.unit);
+  const p: Priced = priceFor(ctx, s.priceId, s.unit, s.item);
   const note = [s.note, p.rate?.confidence === "anchor" ? "anchor price: comparable hardware elsewhere, not this provider's price" : undefined, p.row?.note !== undefined && p.rate !== undefined && p.basis === "catalog" ? p.row.note : undefined]
     .filter((x): x is string => x !== undefined).join("; ");
   // Cost from the quantity as shown, so that a reader's quantity × rate gives the printed cost.
@@ -169,7 +172,9 @@ function computeLines(ctx: PriceContext, recipe: Recipe, provider: Provider, wor
         id: items.length === 1 ? `compute.${st.id}` : `compute.${st.id}.${item.role ?? item.id}`,
         component: "compute" as const, label: `stage ${st.id}: ${item.label}`, provider, unit: item.unit, quantity: mul(st.hours, item.perHour),
       };
-      children.push(item.sunk === undefined ? pricedLine(ctx, { ...spec, priceId: item.id }) : includedLine({ ...spec, resource: item.id, includedIn: item.sunk }));
+      children.push(item.sunk === undefined
+        ? pricedLine(ctx, { ...spec, priceId: item.id, item: item.item ?? `${item.label}, per ${item.unit === "node-hour" ? "node" : "card"}-hour` })
+        : includedLine({ ...spec, resource: item.id, includedIn: item.sunk }));
     }
   }
   const units = new Set(children.map((c) => c.unit));
