@@ -102,6 +102,16 @@ export type ModelArtsJob = z.infer<typeof JobResponse>;
 const SearchResponse = z.looseObject({ count: z.number().optional(), total: z.number().optional(), items: z.array(JobResponse).optional() });
 const LogPreview = z.looseObject({ content: z.string().optional(), current_size: z.number().optional(), full_size: z.number().optional() });
 const ErrorBody = z.looseObject({ error_code: z.string().optional(), error_msg: z.string().optional() });
+const Flavor = z.looseObject({
+  flavor_id: z.string().min(1),
+  flavor_name: z.string().optional(),
+  flavor_type: z.string().optional(),
+  max_num: z.number().optional(),
+  /** The code the flavor is billed under and how many of it one node is (BSS prices the code). */
+  billing: z.looseObject({ code: z.string().min(1), unit_num: z.number().positive() }).optional(),
+});
+const FlavorsResponse = z.looseObject({ flavors: z.array(Flavor) });
+export type ModelArtsFlavor = z.infer<typeof Flavor>;
 const AnyObject = z.looseObject({});
 
 // ------------------------------------------------------------------ client
@@ -148,6 +158,12 @@ export class ModelArtsClient {
       if (items.length < SEARCH_PAGE || (total !== undefined && (page + 1) * SEARCH_PAGE >= total)) break;
     }
     return out;
+  }
+
+  /** Training flavors of the public pools (GET /v2/{project_id}/training-job-flavors), optionally of one type. */
+  async listFlavors(flavorType?: "CPU" | "GPU" | "Ascend", signal?: AbortSignal): Promise<ModelArtsFlavor[]> {
+    const r = await this.call("GET", "list training flavors", ["training-job-flavors"], FlavorsResponse, { ...(flavorType === undefined ? {} : { query: { flavor_type: flavorType } }), signal });
+    return withBody("list training flavors", r).flavors;
   }
 
   /** The newest ≤5 MB of a task's log, or undefined while ModelArts has none to show. */
