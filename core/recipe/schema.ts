@@ -103,6 +103,7 @@ const Resources = z.strictObject({
 const Model = z.strictObject({
   path: text().describe("Where the weights are in the job (relative to workDir or absolute)."),
   hf: text().optional().describe("Hugging Face repo id the weights come from."),
+  params: posNumber().optional().describe("Parameter count (e.g. 1.7e9), for the cost estimate; default: read from the name (…-1.7B, …-32B-…)."),
 });
 
 const DatasetBuild = z.strictObject({
@@ -540,15 +541,50 @@ const TioneTarget = z.strictObject({
 
 const LocalTarget = z.strictObject({ workDir: text().optional() });
 
-export const PRICE_UNITS = ["node-hour", "device-hour", "vcpu-hour"] as const;
+/** Units a rate may be given in; rlpipe converts between those of one kind (e.g. vcpu-hour ↔ vcpu-second, 1m-requests ↔ request). */
+export const PRICE_UNITS = [
+  "node-hour", "node-second", "device-hour", "device-second", "vcpu-hour", "vcpu-second", "gib-hour", "gib-second",
+  "gb-second", "request", "1k-requests", "10k-requests", "1m-requests", "gb-month", "gb", "CNY/USD",
+] as const;
 
 /** A rate the user knows (a console quote, a contract): it wins over rlpipe's reference table for the same item. */
 const PriceRate = z.strictObject({
-  item: text().describe("What is priced: modelarts:<flavor>, tione:<instanceType>, device:<deviceType> (e.g. device:H20), sandbox:<kind>."),
+  item: text().describe("What is priced: a price catalog row id (rlpipe cost lists them), e.g. modelarts:<flavor>, tione:<instanceType>, device:<deviceType> (device:H20), sandbox:e2b, lambda:arm64:gb-second, fx:CNY/USD."),
   value: posNumber(),
   currency: oneOf(["CNY", "USD"] as const),
   unit: oneOf(PRICE_UNITS),
   source: text().optional().describe("Where the figure comes from (a quote, a price page and its date)."),
+  region: text().optional(),
+  dateRead: z.string().regex(/^\d{4}-\d{2}-\d{2}$/, { error: "expected a date YYYY-MM-DD" }).optional().describe("When the figure was read or quoted."),
+});
+
+/** A figure the cost estimate assumes, given as one number or as a range. */
+const RangeInput = () => z.union([
+  nonNegNumber(),
+  z.strictObject({ low: nonNegNumber(), expected: nonNegNumber(), high: nonNegNumber() })
+    .refine((r) => r.low <= r.expected && r.expected <= r.high, { error: "expected low ≤ expected ≤ high" }),
+], { error: "expected a number or { low, expected, high }" });
+
+/** Inputs of `rlpipe cost` beyond what the recipe already says; every field overrides an assumption the report lists. */
+const CostInputs = z.strictObject({
+  budget: z.strictObject({ cap: posNumber(), currency: oneOf(["CNY", "USD"] as const) }).optional()
+    .describe("The most the whole run may cost; rlpipe deploy refuses to submit above it unless --force."),
+  stages: z.record(ident(), z.strictObject({
+    stepSeconds: posNumber().optional().describe("A step time you measured (seconds); replaces the step-time model for this stage."),
+    steps: posInt().optional().describe("Steps to price (e.g. when you will stop early); default: from the dataset rows, batch and epochs."),
+  })).optional().describe("Per stage id."),
+  usage: z.strictObject({
+    toolCallsPerResponse: RangeInput().optional(),
+    toolCallSeconds: RangeInput().optional().describe("Sandbox time of one tool call."),
+    testCasesPerReward: RangeInput().optional(),
+    testCaseSeconds: RangeInput().optional(),
+    sandboxIdleSecondsPerResponse: RangeInput().optional().describe("Managed sandbox kept alive while the model generates (billed though idle)."),
+    sandboxVcpus: posNumber().optional(),
+    sandboxMemoryGiB: posNumber().optional(),
+    functionMemoryMB: posInt().optional(),
+    storageMonths: RangeInput().optional().describe("How long checkpoints stay in object storage after the run."),
+    checkpointExports: nonNegInt().optional().describe("Downloads of the final model out of the cloud (egress); default 1."),
+  }).optional(),
 });
 
 const Targets = z.strictObject({
@@ -579,6 +615,7 @@ export const RecipeSchema = z.strictObject({
   secrets: z.record(ident(), Secret).optional(),
   targets: Targets.optional(),
   prices: z.array(PriceRate).optional().describe("Rates for the cost estimate and the run record (prices assumed); they win over rlpipe's reference rates."),
+  cost: CostInputs.optional().describe("Budget cap, measured step times and usage figures for `rlpipe cost` (docs/cost.md)."),
 });
 
 /** Deeply readonly view: recipes are values, never mutated after loading. */
