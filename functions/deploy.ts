@@ -3,6 +3,7 @@
 // exactly once (deploy() finds a job made earlier by its deterministic name before it creates one), keep the run
 // record, and ask what a job found rather than made is doing. The status of a recorded run goes through here too.
 // Printing, prompts and following a job stay with the caller.
+import type { CostReport } from "../core/cost/types.js";
 import { ExitCode, RlpipeError } from "../core/errors.js";
 import { type Plan, type PlanOptions, plan } from "../core/plan.js";
 import { type PriceEstimate, estimatePrices } from "../core/prices.js";
@@ -38,6 +39,8 @@ export interface PreparedDeploy {
   readonly fresh: boolean;
   readonly plan: Plan;
   readonly prices: PriceEstimate;
+  /** The whole-run cost estimate, kept in the run record for `rlpipe cost --run` (absent: it is made again then). */
+  readonly estimate?: CostReport;
 }
 
 export function planAttempt(request: DeployRequest, attempt: number): Plan {
@@ -119,6 +122,8 @@ export async function executeDeploy(prepared: PreparedDeploy, adapter: ProviderA
     createdAt: existing?.createdAt ?? now, updatedAt: now,
     // The rates assumed when the job was made; a later deploy that finds it keeps them.
     prices: existing !== undefined && existing.prices.length > 0 ? existing.prices : prepared.prices.assumed,
+    // Likewise the estimate: estimate vs actual compares with what was expected when the job was made.
+    ...(existing?.cost !== undefined ? { cost: existing.cost } : prepared.estimate === undefined ? {} : { cost: prepared.estimate as unknown as NonNullable<RunRecord["cost"]> }),
     ...(p.storage === undefined ? {} : { store: p.storage.uri }),
     ...(existing?.lastStatus === undefined ? {} : { lastStatus: existing.lastStatus }),
   };

@@ -27,7 +27,7 @@ import { parseEndpoint } from "../../core/util/endpoint.js";
 import { resolveHuaweiAccount, readIfExists } from "./huawei-account.js";
 import { type HuaweiCredentials, encodePathSegment, signRequest } from "./huawei-sign.js";
 import {
-  type AdapterContext, type AdapterFactory, type FailureKind, type JobRef, type JobStatus, type LogPage, type ProviderAdapter, ProviderError,
+  type AdapterContext, type AdapterFactory, type FailureKind, type JobBilling, type JobRef, type JobStatus, type LogPage, type ProviderAdapter, ProviderError,
   kindOfHttpStatus, kindOfNetworkError, tlsFailure,
 } from "./provider.js";
 
@@ -339,6 +339,12 @@ export class ModelArtsAdapter implements ProviderAdapter {
     return statusOf(job);
   }
 
+  /** status.duration: the job's running time (ms), which ModelArts bills per second for each node. */
+  async billing(ref: JobRef, signal?: AbortSignal): Promise<JobBilling | undefined> {
+    const job = await this.clientFor(ref).showJob(ref.id, signal);
+    return billingOf(job);
+  }
+
   /** Cursor: bytes of the task's log already returned. The preview holds the newest 5 MB; older bytes a slow reader missed are reported as skipped. */
   async logs(ref: JobRef, cursor: string | undefined, signal?: AbortSignal): Promise<LogPage> {
     const from = parseCursor(cursor);
@@ -424,6 +430,20 @@ export function statusOf(job: ModelArtsJob): JobStatus {
     ...(startedAt === undefined ? {} : { startedAt }),
     ...(endedAt === undefined ? {} : { endedAt }),
     ...(exit === undefined ? {} : { exitCode: exit }),
+  };
+}
+
+/** Billable time of a job from its status: duration (ms) from start_time; undefined before it started. */
+export function billingOf(job: ModelArtsJob): JobBilling | undefined {
+  const st = job.status;
+  const start = epochMs(st?.start_time);
+  if (start === undefined || st?.duration === undefined) return undefined;
+  const s = statusOf(job);
+  const running = !isTerminal(s.phase);
+  return {
+    seconds: Math.round(st.duration) / 1000, running, startedAt: isoTime(start)!,
+    ...(running ? {} : { endedAt: isoTime(start + st.duration)! }),
+    source: `ModelArts job status.duration${running ? " (running: so far)" : ""}`,
   };
 }
 
