@@ -40,7 +40,7 @@ export interface PreparedDeploy {
   readonly plan: Plan;
   readonly prices: PriceEstimate;
   /** The whole-run cost estimate, kept in the run record for `rlpipe cost --run` (absent: it is made again then). */
-  readonly estimate?: CostReport;
+  readonly cost?: CostReport;
 }
 
 export function planAttempt(request: DeployRequest, attempt: number): Plan {
@@ -123,7 +123,7 @@ export async function executeDeploy(prepared: PreparedDeploy, adapter: ProviderA
     // The rates assumed when the job was made; a later deploy that finds it keeps them.
     prices: existing !== undefined && existing.prices.length > 0 ? existing.prices : prepared.prices.assumed,
     // Likewise the estimate: estimate vs actual compares with what was expected when the job was made.
-    ...(existing?.cost !== undefined ? { cost: existing.cost } : prepared.estimate === undefined ? {} : { cost: prepared.estimate as unknown as NonNullable<RunRecord["cost"]> }),
+    ...(existing?.cost !== undefined ? { cost: existing.cost } : prepared.cost === undefined ? {} : { cost: prepared.cost as unknown as NonNullable<RunRecord["cost"]> }),
     ...(p.storage === undefined ? {} : { store: p.storage.uri }),
     ...(existing?.lastStatus === undefined ? {} : { lastStatus: existing.lastStatus }),
   };

@@ -88,7 +88,7 @@ export function sandboxSize(recipe: Recipe): { vcpus: number; memoryGiB: number;
   return { vcpus: vcpus ?? 2, memoryGiB: mem ?? 0.5, source };
 }
 
-export async function runCost(opts: RunCostOptions): Promise<RunCost> {
+export async function costOfRun(opts: RunCostOptions): Promise<RunCost> {
   const { record } = opts;
   const now = (opts.now ?? (() => new Date()))();
   const recipe = recipeOfRecord(record);
