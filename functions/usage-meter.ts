@@ -7,7 +7,7 @@ import { type UsageCounters, type UsageRecord, ZERO_COUNTERS, addCounters, usage
 /** Where an instance's records go: an object store (ObjectStore satisfies it structurally). */
 export interface UsageSink {
   readonly url?: string;
-  putBytes(key: string, data: Uint8Array | string, opts?: { readonly contentType?: string }): Promise<unknown>;
+  putBytes(key: string, data: Uint8Array | string): Promise<unknown>;
 }
 
 export interface UsageMeterOptions {
@@ -57,7 +57,7 @@ export class UsageMeter {
     const write = (this.writes.get(run) ?? Promise.resolve()).then(async () => {
       const latest = this.runs.get(run)!;
       try {
-        await sink.putBytes(usageLayout.object(run, this.instance), `${JSON.stringify(latest, null, 2)}\n`, { contentType: "application/json" });
+        await sink.putBytes(usageLayout.object(run, this.instance), `${JSON.stringify(latest, null, 2)}\n`);
       } catch (e) {
         this.opts.log?.(`rlpipe: usage of run ${run} not written to ${sink.url ?? "the usage store"}: ${(e as Error).message}`);
       }

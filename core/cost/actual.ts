@@ -42,7 +42,7 @@ const round = (v: number, digits = 6) => Math.round(v * 10 ** digits) / 10 ** di
 
 /** The quantity `baseQty` (in `base` units) expressed in `unit`, or undefined when they measure different things. */
 function inUnit(baseQty: number, base: string, unit: string): number | undefined {
-  const factor = convertPrice(1, unit, base);
+  const factor = convertPrice(1, normalUnit(unit), base);
   return factor === undefined ? undefined : baseQty * factor;
 }
 
@@ -50,11 +50,17 @@ function inUnit(baseQty: number, base: string, unit: string): number | undefined
 function unitPrice(line: CostLine): { value: number; currency: Currency; rate: Rate } | undefined {
   const rate = line.rate;
   if (rate === undefined || line.rateNeeded !== undefined) return undefined;
-  const v = rate.unit === line.unit ? rate.value : convertPrice(rate.value, rate.unit, line.unit);
+  const v = normalUnit(rate.unit) === normalUnit(line.unit) ? rate.value : convertPrice(rate.value, normalUnit(rate.unit), normalUnit(line.unit));
   return v === undefined ? undefined : { value: v, currency: rate.currency, rate };
 }
 
-function unitKind(unit: string): string | undefined {
+/** A unit as the catalog spells it ("1M requests" → 1m-requests, "GiB-second" → gib-second). */
+export function normalUnit(unit: string): string {
+  return unit.trim().toLowerCase().replace(/\s+/g, "-");
+}
+
+function unitKind(raw: string): string | undefined {
+  const unit = normalUnit(raw);
   if (!isPriceUnit(unit)) return undefined;
   if (unit.startsWith("node-")) return "node";
   if (unit.startsWith("device-")) return "device";

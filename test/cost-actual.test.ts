@@ -1,0 +1,194 @@
+// Estimate vs actual after a run (`rlpipe cost --run`): the per-line arithmetic (compute scaled by the provider's
+// billable time, sandbox seconds × size, requests, unit conversions, parents summing children, unmeasured lines
+// saying why); usage counted per run by a real `rlpipe serve` on 127.0.0.1 (reward batches named by X-Rlpipe-Run,
+// tool calls by a /r/<run>/ prefix) and written to its usage store, one object per instance, summed by the reader.
+import assert from "node:assert/strict";
+import { type ChildProcess, spawn } from "node:child_process";
+import { mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, before, describe, it } from "node:test";
+import { FsStore } from "../adapters/storage/fs.js";
+import { normalUnit, withActual } from "../core/cost/actual.js";
+import type { CostLine, CostReport, Rate } from "../core/cost/types.js";
+import { type UsageRecord, usageLayout } from "../core/run-usage.js";
+import { readRunUsage } from "../functions/run-cost.js";
+import { UsageMeter } from "../functions/usage-meter.js";
+import { ROOT } from "./helpers.js";
+
+const CLI = join(ROOT, "dist", "bin", "rlpipe.js");
+const range = (low: number, expected: number, high: number) => ({ low, expected, high });
+const rate = (id: string, value: number, currency: "CNY" | "USD", unit: string): Rate => ({ id, value, currency, unit, source: `test rate ${id}`, dateRead: "2026-11-01", confidence: "official" });
+
+/** A small report whose figures are consistent: 10 expected hours on a 2-node flavor, E2B-like sandboxes, Lambda-like requests. */
+function report(): CostReport {
+  const nodeRate = rate("modelarts:flavor", 30, "CNY", "node-hour");
+  const cpu = rate("sandbox:e2b", 0.000014, "USD", "vcpu-second");
+  const mem = rate("sandbox:e2b:memory", 0.0162, "USD", "gib-hour");
+  const req = rate("lambda:requests", 0.2, "USD", "1m-requests");
+  const lines: CostLine[] = [
+    { id: "compute", component: "compute", label: "training", provider: "modelarts", resource: "flavor", unit: "node-hour", quantity: range(16, 20, 24), rate: nodeRate, cost: range(480, 600, 720), currency: "CNY", basis: "catalog" },
+    {
+      id: "sandbox", component: "sandbox", label: "sandboxes", provider: "e2b", resource: "sandbox", unit: "sandbox", quantity: range(1, 1, 1), basis: "usage-estimate", currency: "USD", cost: range(1, 2, 3),
+      children: [
+        { id: "sandbox.cpu", component: "sandbox", label: "vCPU", provider: "e2b", resource: "vcpu", unit: "vcpu-second", quantity: range(1e5, 2e5, 3e5), rate: cpu, cost: range(1.4, 2.8, 4.2), currency: "USD", basis: "usage-estimate" },
+        { id: "sandbox.mem", component: "sandbox", label: "memory", provider: "e2b", resource: "memory", unit: "GiB-hour", quantity: range(10, 20, 30), rate: mem, cost: range(0.162, 0.324, 0.486), currency: "USD", basis: "usage-estimate" },
+      ],
+    },
+    { id: "functions", component: "functions", label: "requests", provider: "lambda", resource: "requests", unit: "request", quantity: range(1000, 2000, 3000), rate: req, cost: range(0.0002, 0.0004, 0.0006), currency: "USD", basis: "usage-estimate" },
+    { id: "storage", component: "storage", label: "checkpoints", provider: "obs", resource: "standard", unit: "gb-month", quantity: range(10, 20, 30), rate: rate("obs:standard:storage", 0.099, "CNY", "gb-month"), cost: range(0.99, 1.98, 2.97), currency: "CNY", basis: "catalog" },
+    { id: "egress", component: "egress", label: "export", provider: "obs", resource: "egress", unit: "gb", quantity: range(4, 4, 4), basis: "catalog", rateNeeded: { item: "obs:egress", unit: "gb", howToSupply: "prices:" } },
+  ];
+  return {
+    schema: "rlpipe.cost-report", version: 1, generatedAt: "2026-11-01T00:00:00.000Z", recipe: { name: "t", hash: "ab".repeat(32) }, mode: "offline", chosen: "modelarts",
+    candidates: [{ provider: "modelarts", nodes: 2, hours: range(8, 10, 12), chosen: true }, { provider: "tione", nodes: 1, hours: range(5, 6, 7), chosen: false }],
+    lines, fx: { cnyPerUsd: 7, source: "test", dateRead: "2026-11-01" }, totals: { CNY: range(0, 0, 0), USD: range(0, 0, 0), incomplete: true },
+    steps: range(1, 1, 1), secondsPerStep: range(1, 1, 1), cumulative: [], assumptions: [], exclusions: [], priceSources: [],
+  };
+}
+
+const usage = (sandboxSeconds: number, requests: number, functionSeconds = 10) => ({
+  run: "r", instances: 1, sandboxes: ["e2b"],
+  counters: { requests, rewardRequests: requests, toolCalls: 0, samples: requests * 8, evaluated: requests * 3, cacheHits: requests * 5, sandboxSeconds, functionSeconds },
+});
+
+describe("estimate vs actual: the per-line arithmetic", () => {
+  it("compute scales with the billable time; sandbox seconds × size; requests; rates in other units are converted", () => {
+    const r = withActual(report(), {
+      run: "r", compute: { hours: 12.5, running: false, source: "ModelArts job status.duration" },
+      usage: usage(50_000, 1500), usageSource: "store", sandbox: { vcpus: 2, memoryGiB: 0.5, source: "test" },
+    });
+    const a = new Map(r.actual!.lines.map((l) => [l.id, l]));
+    // 20 node-hours expected in 10 hours = 2 nodes; 12.5 billable hours → 25 node-hours at 30 CNY.
+    assert.deepEqual([a.get("compute")!.quantity, a.get("compute")!.cost, a.get("compute")!.currency], [25, 750, "CNY"]);
+    assert.match(a.get("compute")!.source, /ModelArts job status\.duration: 12\.5 h billable × 2 nodes/);
+    // 50,000 sandbox-s × 2 vCPU = 100,000 vCPU-s at 0.000014 USD; × 0.5 GiB = 25,000 GiB-s = 6.944… GiB-h at 0.0162.
+    assert.deepEqual([a.get("sandbox.cpu")!.quantity, a.get("sandbox.cpu")!.cost], [100_000, 1.4]);
+    assert.equal(a.get("sandbox.mem")!.quantity, 6.944444);
+    assert.equal(a.get("sandbox.mem")!.cost, 0.1125);
+    assert.deepEqual([a.get("sandbox")!.cost, a.get("sandbox")!.currency, a.get("sandbox")!.source], [1.5125, "USD", "sum of its lines"]);
+    // 1,500 requests at 0.2 USD per 1M requests.
+    assert.deepEqual([a.get("functions")!.quantity, a.get("functions")!.cost], [1500, 0.0003]);
+    assert.match(a.get("storage")!.source, /^not measured: storage is not measured by rlpipe/);
+    assert.equal(a.get("storage")!.cost, undefined);
+    assert.match(a.get("egress")!.source, /^not measured/);
+    // Total of the measured top-level lines: 750 CNY + (1.5125 + 0.0003) USD × 7.
+    assert.deepEqual(r.actual!.total, { CNY: Math.round((750 + 1.5128 * 7) * 100) / 100, USD: Math.round(((750 + 1.5128 * 7) / 7) * 100) / 100 });
+    assert.deepEqual(r.actual!.lines.map((l) => l.id), ["compute", "sandbox", "sandbox.cpu", "sandbox.mem", "functions", "storage", "egress"]);
+  });
+
+  it("what was not measured says why; a running job is so far; a parent with an unmeasured child has no sum", () => {
+    const r = withActual(report(), { run: "r", computeMissing: "modelarts says the job has not started", usageSource: "no usage recorded under file:///x/r/usage/" });
+    const a = new Map(r.actual!.lines.map((l) => [l.id, l]));
+    assert.equal(a.get("compute")!.source, "not measured: modelarts says the job has not started");
+    assert.equal(a.get("sandbox.cpu")!.source, "not measured: no usage recorded under file:///x/r/usage/");
+    assert.equal(a.get("sandbox")!.source, "not every line under it was measured");
+    assert.equal(r.actual!.total, undefined);
+    const running = withActual(report(), { run: "r", compute: { hours: 1, running: true, source: "Ray job start_time/end_time (running: until now)" }, usageSource: "none" });
+    assert.match(running.actual!.lines[0]!.source, /1 h billable so far/);
+  });
+
+  it("units are read as the catalog spells them", () => {
+    assert.deepEqual(["1M requests", "GiB-second", "GB-month", "node-hour"].map(normalUnit), ["1m-requests", "gib-second", "gb-month", "node-hour"]);
+  });
+});
+
+describe("usage counted per run", () => {
+  it("instances write their own records; the reader sums them and skips what is not a record of the run", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "rlpipe-usage-"));
+    const store = new FsStore(dir);
+    try {
+      const a = new UsageMeter({ platform: "lambda", instance: "a", memoryMb: 1024, sandbox: "e2b", sink: store });
+      const b = new UsageMeter({ platform: "lambda", instance: "b", memoryMb: 512, sandbox: "e2b", sink: store });
+      await Promise.all([a.record("run-1", { requests: 1, sandboxSeconds: 1.5, functionSeconds: 2 }), b.record("run-1", { requests: 1, sandboxSeconds: 0.25, functionSeconds: 4 })]);
+      await a.record("run-1", { requests: 1, sandboxSeconds: 1, functionSeconds: 2 });
+      await a.record("run-2", { requests: 5 });
+      await a.record("../escape", { requests: 1 }); // not a run name: not counted, nothing written
+      await store.putBytes(usageLayout.object("run-1", "junk"), "{}");
+      const { usage: u, problems } = await readRunUsage(store, "run-1");
+      assert.deepEqual(u!.counters, { requests: 3, rewardRequests: 0, toolCalls: 0, samples: 0, evaluated: 0, cacheHits: 0, sandboxSeconds: 2.75, functionSeconds: 8 });
+      assert.equal(u!.gbSeconds, 4 * 1 + 4 * 0.5); // a: 4 s × 1 GB, b: 4 s × 0.5 GB
+      assert.equal(u!.instances, 2);
+      assert.deepEqual(problems, ["run-1/usage/junk.json: not a usage record of run-1"]);
+      assert.deepEqual((await readRunUsage(store, "run-3")).usage, undefined);
+      assert.deepEqual(readdirSync(dir).sort(), ["run-1", "run-2"]);
+    } finally {
+      await store.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+/** `rlpipe serve` as a child on 127.0.0.1 (port 0), its URL read from its first line. */
+export async function startServe(args: string[], env: Record<string, string> = {}): Promise<{ url: string; child: ChildProcess; stop(): Promise<void> }> {
+  const child = spawn(process.execPath, [CLI, "serve", "--sandbox", "local", "--host", "127.0.0.1", "--port", "0", "--quiet", ...args], {
+    stdio: ["ignore", "pipe", "pipe"], env: { PATH: process.env["PATH"] ?? "/usr/bin:/bin", HOME: tmpdir(), ...env },
+  });
+  let err = "";
+  child.stderr!.on("data", (d: Buffer) => { err += d.toString(); });
+  const url = await new Promise<string>((resolve, reject) => {
+    let out = "";
+    child.stdout!.on("data", (d: Buffer) => {
+      out += d.toString();
+      const m = /rlpipe serve: (http:\/\/127\.0\.0\.1:\d+)/.exec(out);
+      if (m !== null) resolve(m[1]!);
+    });
+    child.on("exit", (code) => reject(new Error(`rlpipe serve exited (${code}): ${err}`)));
+  });
+  return {
+    url, child,
+    stop: () => new Promise<void>((resolve) => {
+      if (child.exitCode !== null) { resolve(); return; }
+      child.once("exit", () => resolve());
+      child.kill("SIGTERM");
+    }),
+  };
+}
+
+const GT = { input: ["1 2", "5 5"], output: ["3", "10"], fn_name: null, type: "stdin_stdout" };
+const sample = (code: string) => ({ data_source: "t", solution_str: `\`\`\`python\n${code}\n\`\`\``, ground_truth: JSON.stringify(GT), extra_info: null });
+
+describe("usage counted per run by a real rlpipe serve", () => {
+  let dir: string;
+  let serve: Awaited<ReturnType<typeof startServe>>;
+  before(async () => {
+    dir = mkdtempSync(join(tmpdir(), "rlpipe-serve-usage-"));
+    serve = await startServe(["--usage-store", `file://${dir}`]);
+  });
+  after(async () => {
+    await serve.stop();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it("counts reward batches (X-Rlpipe-Run) and tool calls (/r/<run>/), writes them to the usage store, and counts nothing unnamed", async () => {
+    const run = "usage-run-0a1b2c3d";
+    const post = (path: string, body: unknown, headers: Record<string, string> = {}) => fetch(`${serve.url}${path}`, { method: "POST", body: JSON.stringify(body), headers: { "content-type": "application/json", ...headers } });
+    const batch = [sample("a, b = map(int, input().split())\nprint(a + b)"), sample("print(3)"), sample("a, b = map(int, input().split())\nprint(a + b)")];
+    const r1 = await post("/v1/rewards", { samples: batch }, { "x-rlpipe-run": run });
+    assert.equal(r1.status, 200);
+    const body = await r1.json() as { stats: { sandboxSeconds: number; evaluated: number } };
+    assert.equal(body.stats.evaluated, 2);
+    assert.ok(body.stats.sandboxSeconds > 0, "the batch's sandbox time is in its stats");
+    const tool = await post(`/r/${run}/run_code`, { code: "print(6 * 7)", language: "python" });
+    assert.equal(tool.status, 200);
+    assert.match(JSON.stringify(await tool.json()), /42/);
+    await post("/v1/rewards", { samples: [sample("print(1)")] }); // no run named: not counted
+    assert.equal((await post("/v1/rewards", { samples: batch }, { "x-rlpipe-run": "../../etc" })).status, 400);
+
+    const store = new FsStore(dir);
+    try {
+      const { usage: u, problems } = await readRunUsage(store, run);
+      assert.deepEqual(problems, []);
+      const c = u!.counters;
+      assert.deepEqual([c.requests, c.rewardRequests, c.toolCalls, c.samples, c.evaluated, c.cacheHits], [2, 1, 1, 3, 3, 1]);
+      assert.ok(c.sandboxSeconds >= body.stats.sandboxSeconds, "tool call time is added to the batch's");
+      assert.ok(c.functionSeconds > 0);
+      assert.deepEqual(u!.sandboxes, ["local"]);
+      const live = await (await fetch(`${serve.url}/v1/usage/${run}`)).json() as UsageRecord;
+      assert.deepEqual(live.counters, c);
+      assert.deepEqual(readdirSync(dir), [run], "only the named run has usage in the store");
+    } finally {
+      await store.close();
+    }
+  });
+});
