@@ -14,7 +14,11 @@ export interface CostLine { readonly id: string; readonly component: Component; 
   readonly currency?: Currency; readonly basis: Basis;
   /** No usable price: the report shows "rate needed" and how to supply it (recipe `prices:` or --rates file.yaml). */
   readonly rateNeeded?: { readonly item: string; readonly unit: string; readonly howToSupply: string };
-  readonly children?: readonly CostLine[] }
+  readonly children?: readonly CostLine[];
+  /** Addition: the usage is already paid for elsewhere (e.g. "compute": a co-located sandbox; a prepaid group, sunk) — no cost, not missing. */
+  readonly includedIn?: string;
+  /** Addition: what the reader should know about this line (free tier not deducted, anchor price …). */
+  readonly note?: string }
 export interface Candidate { readonly provider: string; readonly region?: string; readonly flavor?: string; readonly accelerators?: string;
   readonly nodes: number; readonly unitPrice?: Rate; readonly hours: Range; readonly cost?: Range; readonly currency?: Currency;
   readonly chosen: boolean; readonly note?: string }
@@ -31,6 +35,8 @@ export interface CostReport {
   readonly cumulative: readonly { readonly step: number; readonly cost: Range }[]; // in CNY, for the chart
   readonly assumptions: readonly string[]; readonly exclusions: readonly string[];
   readonly priceSources: readonly Rate[];
+  /** Addition: per stage, the work the compute lines price. */
+  readonly stages?: readonly StageSummary[];
   /** After a run (rlpipe cost --run): actual per line, with the prices recorded at deploy time. */
   readonly actual?: { readonly run: string; readonly lines: readonly { readonly id: string; readonly quantity?: number; readonly cost?: number; readonly currency?: Currency; readonly source: string }[]; readonly total?: { readonly CNY: number; readonly USD: number } };
 }
@@ -46,3 +52,10 @@ export interface CatalogRow {
 }
 /** The whole catalog (prices/*.yaml, embedded at build into core/cost/catalog-data.ts). */
 export interface Catalog { readonly version: 1; readonly rows: readonly CatalogRow[] }
+
+/** Addition: one stage's work (steps × seconds per step, or a fixed duration), hours in wall-clock time. */
+export interface StageSummary {
+  readonly id: string; readonly type: "sft" | "merge" | "rl" | "eval" | "score";
+  readonly steps?: Range; readonly secondsPerStep?: Range; readonly stepBasis?: "model" | "measured";
+  readonly validations?: Range; readonly responses?: Range; readonly hours: Range;
+}
