@@ -3,6 +3,7 @@
 // prices), the provider's billable time of the job, and the usage rlpipe's function counted for the run in its usage
 // store (core/run-usage.ts). core/cost/actual.ts puts them side by side.
 import { type ComputeMeasure, type RunMeasurements, withActual } from "../core/cost/actual.js";
+import { DEFAULT_SANDBOX } from "../core/cost/quantities.js";
 import type { CostReport, Rate } from "../core/cost/types.js";
 import type { PriceAssumption } from "../core/prices.js";
 import type { Provider, Recipe } from "../core/recipe/schema.js";
@@ -79,13 +80,13 @@ export async function readRunUsage(store: Pick<ObjectStore, "list" | "get">, run
   return { ...(records.length === 0 ? {} : { usage: sumUsage(run, records) }), problems };
 }
 
-/** Sandbox size for vcpu-/gib- lines: the recipe's cost.usage, else the E2B default (2 vCPU, 0.5 GiB). */
+/** Sandbox size for vcpu-/gib- lines: the recipe's cost.usage, else the estimate's default (E2B's default sandbox). */
 export function sandboxSize(recipe: Recipe): { vcpus: number; memoryGiB: number; source: string } {
   const u = recipe.cost?.usage;
   const vcpus = u?.sandboxVcpus;
   const mem = u?.sandboxMemoryGiB;
-  const source = vcpus !== undefined && mem !== undefined ? "recipe cost.usage" : vcpus === undefined && mem === undefined ? "E2B default sandbox: 2 vCPU, 0.5 GiB" : "recipe cost.usage and the E2B default";
-  return { vcpus: vcpus ?? 2, memoryGiB: mem ?? 0.5, source };
+  const source = vcpus !== undefined && mem !== undefined ? "recipe cost.usage" : vcpus === undefined && mem === undefined ? "the estimate's default sandbox size" : "recipe cost.usage and the estimate's default";
+  return { vcpus: vcpus ?? DEFAULT_SANDBOX.vcpus, memoryGiB: mem ?? DEFAULT_SANDBOX.memoryGiB, source };
 }
 
 export async function costOfRun(opts: RunCostOptions): Promise<RunCost> {

@@ -82,7 +82,7 @@ describe("estimate vs actual: the per-line arithmetic", () => {
     const a = new Map(r.actual!.lines.map((l) => [l.id, l]));
     assert.equal(a.get("compute")!.source, "not measured: modelarts says the job has not started");
     assert.equal(a.get("sandbox.cpu")!.source, "not measured: no usage recorded under file:///x/r/usage/");
-    assert.equal(a.get("sandbox")!.source, "not every line under it was measured");
+    assert.equal(a.get("sandbox")!.source, "not every line under it was measured and priced");
     assert.equal(r.actual!.total, undefined);
     const running = withActual(report(), { run: "r", compute: { hours: 1, running: true, source: "Ray job start_time/end_time (running: until now)" }, usageSource: "none" });
     assert.match(running.actual!.lines[0]!.source, /1 h billable so far/);

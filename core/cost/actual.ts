@@ -12,6 +12,7 @@
 // Pure: the caller measures (adapters, the usage store) and passes the figures in.
 import type { CostLine, CostReport, Currency, Rate } from "./types.js";
 import type { RunUsage } from "../run-usage.js";
+import { FUNCTION_MEMORY_MB } from "./quantities.js";
 import { convertPrice, isPriceUnit } from "./units.js";
 
 export interface ComputeMeasure {
@@ -61,6 +62,8 @@ export function normalUnit(unit: string): string {
 
 function unitKind(raw: string): string | undefined {
   const unit = normalUnit(raw);
+  // The estimate counts colocated sandboxes in sandbox-seconds (no price of their own: part of the compute).
+  if (unit === "sandbox-second" || unit === "sandbox-hour") return "sandbox";
   if (!isPriceUnit(unit)) return undefined;
   if (unit.startsWith("node-")) return "node";
   if (unit.startsWith("device-")) return "device";
@@ -80,13 +83,17 @@ function measureLine(line: CostLine, m: RunMeasurements, estimatedHours: number 
     if (kind !== "node" && kind !== "device") return { missing: `compute in ${line.unit} is not measured` };
     if (estimatedHours === undefined || estimatedHours <= 0) return { missing: "the estimate states no compute hours to scale by" };
     const q = line.quantity.expected * (m.compute.hours / estimatedHours);
-    return { quantity: q, source: `${m.compute.source}: ${round(m.compute.hours, 4)} h billable${m.compute.running ? " so far" : ""} × ${round(line.quantity.expected / estimatedHours, 4)} ${line.unit.replace(/-(hour|second)$/, "")}s` };
+    const share = round(line.quantity.expected / estimatedHours, 4);
+    return { quantity: q, source: `${m.compute.source}: ${round(m.compute.hours, 4)} h billable${m.compute.running ? " so far" : ""} × ${share} ${line.unit.replace(/-(hour|second)$/, "")}s (this line's share of the estimated hours)` };
   }
   if (line.component === "sandbox" || line.component === "functions") {
     const u = m.usage;
     if (u === undefined) return { missing: m.usageSource };
     const c = u.counters;
     if (line.component === "sandbox") {
+      if (kind === "sandbox") {
+        return { quantity: normalUnit(line.unit) === "sandbox-hour" ? c.sandboxSeconds / 3600 : c.sandboxSeconds, source: `${m.usageSource}: ${c.sandboxSeconds} sandbox-s of ${c.evaluated} programs` };
+      }
       if (kind === "vcpu" || kind === "gib") {
         if (m.sandbox === undefined) return { missing: "sandbox size not known" };
         const per = kind === "vcpu" ? m.sandbox.vcpus : m.sandbox.memoryGiB;
@@ -106,8 +113,9 @@ function measureLine(line: CostLine, m: RunMeasurements, estimatedHours: number 
     }
     if (kind === "gb-second") {
       if (u.gbSeconds !== undefined) return { quantity: u.gbSeconds, source: `${m.usageSource}: ${c.functionSeconds} s busy, memory as each instance stated` };
-      if (m.functionMemoryMb === undefined) return { missing: "function memory not known" };
-      return { quantity: (c.functionSeconds * m.functionMemoryMb) / 1024, source: `${m.usageSource}: ${c.functionSeconds} s busy × ${m.functionMemoryMb} MB` };
+      const memory = m.functionMemoryMb ?? FUNCTION_MEMORY_MB[line.provider as keyof typeof FUNCTION_MEMORY_MB];
+      if (memory === undefined) return { missing: "function memory not known" };
+      return { quantity: (c.functionSeconds * memory) / 1024, source: `${m.usageSource}: ${c.functionSeconds} s busy × ${memory} MB${m.functionMemoryMb === undefined ? ` (${line.provider}'s default)` : ""}` };
     }
     return { missing: `functions in ${line.unit} is not measured` };
   }
@@ -129,14 +137,19 @@ export function withActual(report: CostReport, m: RunMeasurements): CostReport {
   const out = new Map<string, ActualLine>();
   walk(report.lines, (line) => {
     if (line.children !== undefined && line.children.length > 0) {
-      const kids = line.children.map((k) => out.get(k.id));
-      const costs = kids.filter((k) => k?.cost !== undefined);
-      const currencies = new Set(costs.map((k) => k!.currency));
-      if (kids.every((k) => k !== undefined && k.quantity !== undefined) && costs.length === kids.length && currencies.size === 1) {
-        out.set(line.id, { id: line.id, cost: round(costs.reduce((t, k) => t + k!.cost!, 0)), currency: costs[0]!.currency!, source: "sum of its lines" });
-      } else {
-        out.set(line.id, { id: line.id, source: "not every line under it was measured" });
-      }
+      // A parent: its own quantity where its unit is measured (or its children's sum in the same unit), its cost the
+      // sum of its children's (their rates may differ).
+      const kids = line.children.map((k) => out.get(k.id)!);
+      const own = measureLine(line, m, estimatedHours);
+      const sameUnit = line.children.every((k) => normalUnit(k.unit) === normalUnit(line.unit));
+      const quantity = "quantity" in own ? own.quantity : sameUnit && kids.every((k) => k.quantity !== undefined) ? kids.reduce((t, k) => t + k.quantity!, 0) : undefined;
+      const currencies = new Set(kids.map((k) => k.currency));
+      const summed = kids.every((k) => k.cost !== undefined) && currencies.size === 1;
+      out.set(line.id, {
+        id: line.id, ...(quantity === undefined ? {} : { quantity: round(quantity) }),
+        ...(summed ? { cost: round(kids.reduce((t, k) => t + k.cost!, 0)), currency: kids[0]!.currency! } : {}),
+        source: summed ? "sum of its lines" : "quantity" in own ? `${own.source}; not every line under it was priced` : "not every line under it was measured and priced",
+      });
       return;
     }
     const r = measureLine(line, m, estimatedHours);
