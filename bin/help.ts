@@ -39,7 +39,8 @@ export const COMMANDS = {
     description: `Validates the recipe and writes the launch bundle (launch.sh, tool configs, provider files, rlpipe-plan.json)
 into DIR (default .rlpipe/bundles/<job name>). Without --provider it plans for the recipe's only target; a recipe
 with several targets needs --provider, one without targets plans for local. Warnings (e.g. placeholder values)
-are printed; errors exit 2 with file:line:col, the field and a hint.`,
+are printed; errors exit 2 with file:line:col, the field and a hint. The summary shows the cost estimate's
+range for that provider (offline catalog prices; rlpipe cost has the breakdown).`,
     options: {
       provider: { type: "string", short: "p", value: "NAME", description: `where the bundle will run: ${PROVIDERS.join(", ")} (default: the recipe's only target)` },
       out: { type: "string", short: "o", value: "DIR", description: "bundle directory (default .rlpipe/bundles/<job name>); an existing directory must be an rlpipe bundle" },
@@ -49,7 +50,7 @@ are printed; errors exit 2 with file:line:col, the field and a hint.`,
     },
   },
   deploy: {
-    usage: `deploy <recipe.yaml> --provider ${deployable} [--dry-run] [--yes] [--wait] [--new] [--json]`,
+    usage: `deploy <recipe.yaml> --provider ${deployable} [--dry-run] [--yes] [--wait] [--new] [--force] [--json]`,
     summary: "create the job (exactly one per deploy; --new starts another run of the same recipe)",
     description: `Plans the recipe, shows what will be created (the provider request, where the bundle goes, unverified
 fields, prices) and asks before creating anything (--yes to skip; required when stdin is not a terminal).
@@ -59,15 +60,44 @@ recipe: the next attempt, named <job>-r2, <job>-r3…; the number is recorded be
 --new deploy whose reply was lost finds that attempt instead of making a third job.
 --wait follows the job to its end with its log, a heartbeat on stderr, and the final phase (exit 0 when it
 SUCCEEDED, 1 when it FAILED or was STOPPED). Ctrl-C stops following, not the job (exit 130). The run record
-goes to .rlpipe/runs/<name>.json.`,
+goes to .rlpipe/runs/<name>.json.
+The summary shows the cost estimate's range (rlpipe cost has the breakdown). With a budget cap in the recipe
+(cost.budget) the deploy refuses (exit 2) when the estimate's expected total is above the cap, unless --force;
+when only the high end is above it, or a rate is missing so the cap cannot be checked, it warns and goes on.`,
     options: {
       provider: { type: "string", short: "p", value: "NAME", description: `where to run it: ${deployable.split("|").join(", ")}` },
       "dry-run": { type: "boolean", default: false, description: "show the request and create nothing" },
       yes: { type: "boolean", short: "y", default: false, description: "do not ask for confirmation" },
       wait: { type: "boolean", default: false, description: "follow the job to its end (logs, heartbeat, final phase); the exit code follows the job" },
       new: { type: "boolean", default: false, description: "start a new run of this recipe even though an earlier one exists (next attempt: <job>-rN)" },
+      force: { type: "boolean", default: false, description: "submit even though the cost estimate's expected total is above the recipe's budget cap" },
       json,
       "verl-profile": { type: "string", value: "NAME", description: "plan against another verl version profile" },
+      help,
+    },
+  },
+  cost: {
+    usage: `cost <recipe.yaml> [--provider all|${PROVIDERS.join("|")}] [--format table|md|html|json] [--out FILE] [--rates FILE] [--online] [--step-seconds S]`,
+    summary: "estimate what a whole run costs, per provider, as ranges with every price's source (no network by default)",
+    description: `Estimates the whole run from the recipe: training compute (steps × seconds per step × nodes), reward
+sandboxes, functions, checkpoint storage and egress, each low / expected / high, priced from rlpipe's catalog
+(each price with its source and the date it was read), the recipe's prices: and --rates FILE, which win over
+the catalog. Prints the candidates across providers with the chosen one marked, the chosen one's breakdown as a
+tree, the totals in CNY and USD with the exchange rate, what needs a rate and how to supply it, assumptions,
+exclusions and price sources. A line without a public price says "rate needed"; nothing is invented. The
+recipe's cost.budget cap is checked (rlpipe deploy refuses above it unless --force).
+--format html writes one self-contained page with charts (no script, nothing fetched) to --out (default
+.rlpipe/cost/<recipe>.html) and prints its path; --format json is the versioned report (schema
+rlpipe.cost-report, version 1). Uses no credentials and no network unless --online.`,
+    options: {
+      provider: { type: "string", short: "p", default: "all", value: "NAME", description: `price this provider only, or all of them side by side: all, ${PROVIDERS.join(", ")}` },
+      format: { type: "string", short: "f", default: "table", value: "FORMAT", description: "table (terminal), md (Markdown), html (one self-contained page with charts) or json (the report as data)" },
+      out: { type: "string", short: "o", value: "FILE", description: "write the report to FILE and print its path (html default: .rlpipe/cost/<recipe>.html)" },
+      rates: { type: "string", value: "FILE", description: "YAML rates that override the catalog: a list of {item, value, currency, unit, source, region, dateRead} (as under prices: in a recipe), or prices: with that list" },
+      online: { type: "boolean", default: false, description: "read current prices from the providers' price APIs with the credentials in the environment (not available yet)" },
+      run: { type: "string", value: "NAME", description: "compare the estimate with what a deployed run cost (not available yet)" },
+      "step-seconds": { type: "string", value: "S", description: "seconds per training step you measured; replaces the step-time model" },
+      json: { ...json, description: "the report as JSON on stdout (same as --format json); errors too, as {\"error\": …}" },
       help,
     },
   },

@@ -6,8 +6,9 @@ import type { Plan, PlannedStage } from "./plan.js";
 /**
  * `outDir`: where the bundle was written (plan), or undefined when a deploy puts it where the request says.
  * `prices`: the prices line (core/prices.ts describePrices), shown under the resources.
+ * `cost`: the cost estimate's one line (core/cost/render/summary-line.ts), under the prices.
  */
-export function formatPlanSummary(plan: Plan, outDir: string | undefined, prices?: string): string {
+export function formatPlanSummary(plan: Plan, outDir: string | undefined, prices?: string, cost?: string): string {
   const L: string[] = [];
   const r = plan.resources;
   L.push(`rlpipe plan: ${plan.recipe.name} → ${plan.provider}   (job ${plan.jobName})`);
@@ -15,6 +16,7 @@ export function formatPlanSummary(plan: Plan, outDir: string | undefined, prices
   L.push(`  verl       ${plan.verl.ref.slice(0, 12)} (profile ${plan.verl.profile}, PyPI ${plan.verl.pypi})${plan.verl.patches.length > 0 ? ` + ${plan.verl.patches.length} patch${plan.verl.patches.length > 1 ? "es" : ""}` : ""}`);
   L.push(`  resources  ${r.nodes} node${r.nodes > 1 ? "s" : ""} × ${r.devicesPerNode} ${r.accelerator} = ${r.totalDevices} devices`);
   if (prices !== undefined) L.push(`  prices     ${prices}`);
+  if (cost !== undefined) L.push(`  cost       ${cost}`);
   L.push(`  workdir    ${plan.workDir}`);
   if (plan.sandbox !== undefined) {
     L.push(`  sandbox    ${plan.sandbox.kind} (${plan.sandbox.deploy})${plan.sandbox.url === undefined ? "" : ` at ${plan.sandbox.url}`}: ${plan.sandbox.where}`);

@@ -36,6 +36,8 @@ export const DeployEvent = z.strictObject({
   dryRun: z.boolean().default(false),
   /** Start the next run of a recipe whose latest run exists (CLI --new): every delivery of such an event is a new run. */
   new: z.boolean().default(false),
+  /** Create the job even though the cost estimate's expected total is above the recipe's cost.budget cap (CLI --force). */
+  force: z.boolean().default(false),
 }).superRefine(oneRecipe);
 
 export const StatusEvent = z.strictObject({

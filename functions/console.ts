@@ -1,14 +1,17 @@
 // The console function: what a cloud console's JSON test event (or a storage notification) can ask of rlpipe,
 // through the same code paths as the CLI — deploy (functions/deploy.ts: plan, refuse placeholders, one job per
 // deploy, run record), status (the run record, then the provider), score (the reward function's handler and
-// sandbox backend), cost (the prices summary until the cost estimate lands), and a deploy for each recipe object
+// sandbox backend), cost (the whole run's cost estimate, core/cost: the CostReport as JSON), and a deploy for each recipe object
 // uploaded under the configured prefix, exactly once per object version (functions/event-claims.ts).
 // Every answer is JSON: {ok: true, action, …} or {ok: false, exitCode, error: {code, message, hint, where…}}.
 import { posix } from "node:path";
 import { type ErrorDocument, errorDocument } from "../core/error-document.js";
 import { ExitCode, RecipeError, RlpipeError } from "../core/errors.js";
 import type { PlanOptions } from "../core/plan.js";
-import { describePrices, estimatePrices } from "../core/prices.js";
+import { checkBudget } from "../core/cost/budget-check.js";
+import { estimateCost } from "../core/cost/estimate.js";
+import { formatCostSummary } from "../core/cost/render/summary-line.js";
+import { describePrices } from "../core/prices.js";
 import { isTerminal } from "../core/providers/phases.js";
 import { type LoadedRecipe, parseRecipe } from "../core/recipe/load.js";
 import { PROVIDERS, type Provider, type Recipe } from "../core/recipe/schema.js";
@@ -20,7 +23,7 @@ import {
   type ConsoleEvent, type CostEvent, type DeployEvent, INLINE_RECIPE_FILE, type ObjectCreated, type ScoreEvent, type StatusEvent,
   badEvent, isEventBridgeS3, isNotification, parseConsoleEvent, parseEventBridgeS3, parseNotification,
 } from "./console-events.js";
-import { type AdapterLoader, executeDeploy, prepareDeploy, runStatusOf } from "./deploy.js";
+import { type AdapterLoader, budgetWarning, executeDeploy, prepareDeploy, refuseOverBudget, runStatusOf } from "./deploy.js";
 import { type RunSummary, oncePerVersion } from "./event-claims.js";
 import { type RewardDeps, handleRewards } from "./reward.js";
 
@@ -197,35 +200,49 @@ interface DeployArgs {
   readonly provider: Provider;
   readonly dryRun: boolean;
   readonly newRun: boolean;
+  /** Create the job even over the recipe's budget cap. */
+  readonly force: boolean;
 }
+
+/** The same rule as the CLI's deploy, with the console's words for forcing it. */
+const CONSOLE_BUDGET_HINT = { force: "send the deploy event with \"force\": true", breakdown: "a {\"action\": \"cost\"} event with this recipe" };
 
 async function deployRecipe(a: DeployArgs, deps: ConsoleDeps): Promise<ConsoleReply & { ok: true }> {
   const provider = consoleProvider(a.provider);
   const records = a.dryRun && deps.state === undefined ? NO_RECORDS : requireState(deps, "deploy").records;
   const { loaded } = a.recipe;
-  const prepared = await prepareDeploy({ loaded, provider, planOptions: a.recipe.planOptions, newRun: a.newRun, dryRun: a.dryRun }, records);
-  const { plan: p, prices, attempt } = prepared;
+  const prepared = await prepareDeploy({
+    loaded, provider, planOptions: a.recipe.planOptions, newRun: a.newRun, dryRun: a.dryRun, force: a.force, ...(deps.now === undefined ? {} : { now: deps.now }),
+  }, records);
+  const { plan: p, prices, attempt, cost, budget } = prepared;
+  const costText = formatCostSummary(cost, { ...(budget === undefined ? {} : { budget }), command: "a cost event" });
+  const budgetDoc = budget === undefined ? {} : { budget: { status: budget.status, cap: budget.cap, currency: budget.currency, total: budget.total, ratesNeeded: budget.ratesNeeded, message: budget.message } };
   if (a.dryRun) {
     return {
       ok: true, exitCode: 0, action: "deploy", dryRun: true, name: p.jobName, provider, attempt,
-      summary: formatPlanSummary(p, undefined, describePrices(prices)).split("\n"),
-      request: p.request, prices,
+      summary: formatPlanSummary(p, undefined, describePrices(prices), costText).split("\n"),
+      request: p.request, prices, cost: { totals: cost.totals, ...budgetDoc },
       warnings: p.warnings.map((w) => ({ code: w.code, path: w.path, message: w.message, ...(w.line === undefined ? {} : { line: w.line, col: w.col }), ...(w.hint === undefined ? {} : { hint: w.hint }) })),
       note: "dry run: nothing was created",
     };
   }
+  // Over the cap: refused before the provider's adapter (and its credentials) is even loaded.
+  refuseOverBudget(prepared, CONSOLE_BUDGET_HINT);
   const { adapter, close } = await deps.loadAdapter(provider, loaded.recipe);
   try {
     const policy = retryPolicy(deps);
     const r = await executeDeploy(prepared, adapter, {
-      records, recipeFile: a.recipe.file, log: (l) => deps.log(`deploy: ${l}`),
+      records, recipeFile: a.recipe.file, log: (l) => deps.log(`deploy: ${l}`), budgetHint: CONSOLE_BUDGET_HINT,
       policy: { ...policy, onEvent: (l) => deps.log(`deploy: ${l}`) }, statusPolicy: policy,
       ...(deps.now === undefined ? {} : { now: deps.now }),
     });
     if (r.statusError !== undefined) deps.log(`deploy: could not read the phase of ${r.ref.name}: ${errorDocument(r.statusError).message}`);
     const ended = r.found !== undefined && isTerminal(r.found.phase);
+    const warning = budgetWarning(prepared);
+    if (warning !== undefined) deps.log(`deploy: budget: ${warning}`);
     return {
       ok: true, exitCode: 0, action: "deploy", name: r.ref.name, provider, id: r.ref.id, outcome: r.outcome, attempt: r.attempt,
+      cost: { totals: cost.totals, ...budgetDoc }, ...(warning === undefined ? {} : { warning }),
       ...(r.found === undefined ? {} : { phase: r.found.phase, rawPhase: r.found.rawPhase, ...(r.found.message === undefined ? {} : { message: r.found.message }) }),
       ...(ended ? { hint: "this run has ended; a deploy event with \"new\": true starts a new one" } : {}),
     };
@@ -236,7 +253,7 @@ async function deployRecipe(a: DeployArgs, deps: ConsoleDeps): Promise<ConsoleRe
 
 async function deployAction(ev: DeployEvent, deps: ConsoleDeps): Promise<ConsoleReply> {
   const recipe = await eventRecipe(ev, deps);
-  return deployRecipe({ recipe, provider: ev.provider, dryRun: ev.dryRun, newRun: ev.new }, deps);
+  return deployRecipe({ recipe, provider: ev.provider, dryRun: ev.dryRun, newRun: ev.new, force: ev.force }, deps);
 }
 
 async function statusAction(ev: StatusEvent, deps: ConsoleDeps): Promise<ConsoleReply> {
@@ -266,18 +283,21 @@ async function scoreAction(ev: ScoreEvent, deps: ConsoleDeps): Promise<ConsoleRe
   return { ok: true, exitCode: 0, action: "score", ...(res.body as Record<string, unknown>) };
 }
 
+/**
+ * The whole run's cost estimate as the CLI's `rlpipe cost --format json` gives it (a CostReport, schema
+ * rlpipe.cost-report v1): across every provider unless the event names one; offline (catalog and recipe prices).
+ */
 async function costAction(ev: CostEvent, deps: ConsoleDeps): Promise<ConsoleReply> {
-  const { loaded } = await eventRecipe(ev, deps);
+  const { loaded, file } = await eventRecipe(ev, deps);
   const recipe = loaded.recipe;
-  const targets = PROVIDERS.filter((p) => recipe.targets?.[p] !== undefined);
-  const providers: Provider[] = ev.provider !== undefined ? [ev.provider] : targets.length > 0 ? targets : ["local"];
+  const estimate = estimateCost(recipe, { provider: ev.provider ?? "all", now: deps.now?.() ?? new Date() });
+  const report = { ...estimate, recipe: { ...estimate.recipe, file } };
+  const budget = recipe.cost?.budget;
   return {
-    ok: true, exitCode: 0, action: "cost", recipe: recipe.metadata.name, kind: "prices",
-    note: "the rates a deploy assumes and what has no known rate; the full cost estimate replaces this when it lands",
-    estimates: providers.map((provider) => {
-      const e = estimatePrices(recipe, provider);
-      return { provider, summary: describePrices(e), assumed: e.assumed, missing: e.missing, ...(e.perHour === undefined ? {} : { perHour: e.perHour }) };
-    }),
+    ok: true, exitCode: 0, action: "cost", recipe: recipe.metadata.name,
+    summary: formatCostSummary(report, { ...(budget === undefined ? {} : { budget }), command: false }),
+    ...(budget === undefined ? {} : { budget: checkBudget(report, budget) }),
+    report,
   };
 }
 
@@ -335,7 +355,7 @@ async function handleNotification(event: unknown, deps: ConsoleDeps): Promise<Co
             exitCode: ExitCode.invalidInput, hint: `name the object <recipe>.<provider>.yaml (${CONSOLE_PROVIDERS.join(", ")}), set RLPIPE_CONSOLE_PROVIDER, or give the recipe one target`,
           });
         }
-        const r = await deployRecipe({ recipe, provider, dryRun: false, newRun: false }, deps);
+        const r = await deployRecipe({ recipe, provider, dryRun: false, newRun: false, force: false }, deps);
         return { name: String(r["name"]), provider: String(r["provider"]), id: String(r["id"]), outcome: r["outcome"] as RunSummary["outcome"] };
       }, (e) => errorDocument(e));
       if ("failed" in done) results.push({ source: uri, version: o.version, delivery: done.delivery, error: done.failed });

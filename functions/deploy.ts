@@ -2,7 +2,11 @@
 // template placeholders and providers without a deploy API, pick which run of the recipe this is, create the job
 // exactly once (deploy() finds a job made earlier by its deterministic name before it creates one), keep the run
 // record, and ask what a job found rather than made is doing. The status of a recorded run goes through here too.
+// The cost estimate is made here too, and the recipe's budget cap is enforced here (checkBudget): no caller can
+// create a job whose expected cost is above the cap without asking for it (force).
 // Printing, prompts and following a job stay with the caller.
+import { type BudgetCheck, checkBudget } from "../core/cost/budget-check.js";
+import { estimateCost } from "../core/cost/estimate.js";
 import type { CostReport } from "../core/cost/types.js";
 import { ExitCode, RlpipeError } from "../core/errors.js";
 import { type Plan, type PlanOptions, plan } from "../core/plan.js";
@@ -27,6 +31,10 @@ export interface DeployRequest {
   readonly newRun?: boolean;
   /** Only show what would be sent: template placeholders are then warnings, not errors. */
   readonly dryRun?: boolean;
+  /** Create the job even though the estimate's expected total is above the recipe's budget cap (CLI --force). */
+  readonly force?: boolean;
+  /** The estimate's clock (default now). */
+  readonly now?: () => Date;
 }
 
 export interface PreparedDeploy {
@@ -39,8 +47,11 @@ export interface PreparedDeploy {
   readonly fresh: boolean;
   readonly plan: Plan;
   readonly prices: PriceEstimate;
-  /** The whole-run cost estimate, kept in the run record for `rlpipe cost --run` (absent: it is made again then). */
-  readonly cost?: CostReport;
+  /** The whole run's cost estimate for this provider (offline: catalog and recipe prices); the run record keeps it
+   *  for `rlpipe cost --run`. */
+  readonly cost: CostReport;
+  /** The estimate against the recipe's cost.budget, when it has one. */
+  readonly budget?: BudgetCheck;
 }
 
 export function planAttempt(request: DeployRequest, attempt: number): Plan {
@@ -62,12 +73,39 @@ export async function prepareDeploy(request: DeployRequest, records: RunRecordSt
   const recorded = Math.max(0, ...(await records.list()).records.map((r) => attemptOf(base, r.name) ?? 0));
   const newRun = request.newRun === true;
   const attempt = newRun ? (started > recorded ? started : recorded + 1) : Math.max(1, started, recorded);
+  const recipe = request.loaded.recipe;
+  const cost = estimateCost(recipe, { provider, now: request.now?.() ?? new Date() });
+  const cap = recipe.cost?.budget;
   return {
     request, base, attempt,
     fresh: newRun && started <= recorded,
     plan: attempt === 1 ? first : planAttempt(request, attempt),
-    prices: estimatePrices(request.loaded.recipe, provider),
+    prices: estimatePrices(recipe, provider),
+    cost,
+    ...(cap === undefined ? {} : { budget: checkBudget(cost, cap) }),
   };
+}
+
+/**
+ * Refuse (exit 2) a deploy whose estimated expected total is above the recipe's budget cap, unless forced. Only
+ * "over" refuses: at-risk (the high end above the cap) and unknown (a rate missing, the priced lines within the
+ * cap) are for the caller to warn about.
+ */
+export function refuseOverBudget(prepared: PreparedDeploy, how: { force: string; breakdown: string }): void {
+  const b = prepared.budget;
+  if (b === undefined || b.status !== "over" || prepared.request.force === true) return;
+  throw new RlpipeError("over_budget", `refusing to create ${prepared.plan.jobName}: ${b.message}`, {
+    exitCode: ExitCode.invalidInput,
+    hint: `${how.breakdown} shows the breakdown; raise cost.budget.cap in the recipe, make the run smaller, or ${how.force} to create it anyway`,
+  });
+}
+
+/** What to warn about before a deploy goes on: over with force, at-risk, unknown; nothing when within. */
+export function budgetWarning(prepared: PreparedDeploy): string | undefined {
+  const b = prepared.budget;
+  if (b === undefined || b.status === "within") return undefined;
+  if (b.status === "over") return prepared.request.force === true ? `${b.message}; creating it anyway (forced)` : undefined;
+  return b.message;
 }
 
 export interface DeployContext {
@@ -81,6 +119,8 @@ export interface DeployContext {
   /** The recipe as the run record names it: an absolute path, an object URI, or where in an event. */
   readonly recipeFile: string;
   readonly now?: () => Date;
+  /** How the caller's user forces a deploy over the budget cap and sees the breakdown (for the over_budget hint). */
+  readonly budgetHint?: { readonly force: string; readonly breakdown: string };
 }
 
 export interface DeployResult {
@@ -97,6 +137,8 @@ export interface DeployResult {
 
 /** Create the job (or find the one made before), record the run, and for a found job read its phase. */
 export async function executeDeploy(prepared: PreparedDeploy, adapter: ProviderAdapter, ctx: DeployContext): Promise<DeployResult> {
+  // Checked again here, so no path creates a job over the cap without force (the CLI checks before its prompt).
+  refuseOverBudget(prepared, ctx.budgetHint ?? { force: "force the deploy", breakdown: "the cost estimate" });
   const { request, base, fresh } = prepared;
   const { provider, loaded } = request;
   let { attempt, plan: p } = prepared;
@@ -123,7 +165,7 @@ export async function executeDeploy(prepared: PreparedDeploy, adapter: ProviderA
     // The rates assumed when the job was made; a later deploy that finds it keeps them.
     prices: existing !== undefined && existing.prices.length > 0 ? existing.prices : prepared.prices.assumed,
     // Likewise the estimate: estimate vs actual compares with what was expected when the job was made.
-    ...(existing?.cost !== undefined ? { cost: existing.cost } : prepared.cost === undefined ? {} : { cost: prepared.cost as unknown as NonNullable<RunRecord["cost"]> }),
+    cost: existing?.cost ?? (prepared.cost as unknown as NonNullable<RunRecord["cost"]>),
     ...(p.storage === undefined ? {} : { store: p.storage.uri }),
     ...(existing?.lastStatus === undefined ? {} : { lastStatus: existing.lastStatus }),
   };

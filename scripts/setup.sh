@@ -69,6 +69,16 @@ if ! command -v rsvg-convert >/dev/null 2>&1; then
     || { echo "setup.sh: could not install librsvg2-bin (apt-get install -y librsvg2-bin)" >&2; exit 1; }
 fi
 
+# ---- system package the cost report test needs: chromium, a real browser that renders the HTML report headless
+if ! command -v chromium >/dev/null 2>&1; then
+  log "apt-get install chromium"
+  SUDO=""; [ "$(id -u)" = 0 ] || SUDO="sudo"
+  export DEBIAN_FRONTEND=noninteractive
+  $SUDO apt-get install -y --no-install-recommends chromium >/dev/null 2>&1 \
+    || { $SUDO apt-get update >/dev/null 2>&1 && $SUDO apt-get install -y --no-install-recommends chromium >/dev/null; } \
+    || { echo "setup.sh: could not install chromium (apt-get install -y chromium)" >&2; exit 1; }
+fi
+
 # ---- Python test environment: a project-local virtualenv (never the system site-packages)
 VENV="$ROOT/.venv-test"
 PY_REQS=(hydra-core==1.3.2 omegaconf==2.3.0 antlr4-python3-runtime==4.9.3 pytest==8.3.4 "moto[server]==5.2.1" "ray[default]==2.60.0")

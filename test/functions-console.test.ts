@@ -433,13 +433,48 @@ describe("console function: deploy, status and uploads against the ModelArts and
     assert.ok(!JSON.stringify(logs).includes(token), "the token is never logged");
   });
 
-  it("cost answers the prices summary of each target (until the cost estimate lands)", T, async () => {
+  it("cost answers the whole run's estimate: the CostReport rlpipe cost --format json gives, across providers unless the event names one", T, async () => {
     const r = await lambda(maEnv())({ action: "cost", recipe: tioneRecipe() });
     assert.equal(r["ok"], true, JSON.stringify(r));
-    assert.deepEqual(r["estimates"].map((e: Reply) => e.provider), ["tione"]);
-    assert.equal(typeof r["estimates"][0].summary, "string");
+    assert.deepEqual([r["action"], r["recipe"], r["report"].schema, r["report"].version], ["cost", "retool-qwen3-4b-tione-ags", "rlpipe.cost-report", 1]);
+    assert.equal(r["report"].recipe.file, "<event>.recipe");
+    assert.equal(r["report"].candidates.filter((c: Reply) => c.chosen).length, 1, "one chosen candidate");
+    assert.ok(new Set(r["report"].candidates.map((c: Reply) => c.provider)).size >= 2, "several providers side by side");
+    assert.match(r["summary"], /^(≈ ¥[\d,.]+(–¥[\d,.]+)? \/ \$|unknown: )/);
     const one = await lambda(maEnv())({ action: "cost", recipe: recipeText(MA_SEED), provider: "modelarts" });
-    assert.deepEqual(one["estimates"].map((e: Reply) => e.provider), ["modelarts"]);
+    assert.equal(one["ok"], true, JSON.stringify(one));
+    assert.equal(one["report"].chosen, "modelarts");
+    assert.deepEqual([...new Set(one["report"].candidates.map((c: Reply) => c.provider))], ["modelarts"]);
+  });
+
+  it("a deploy over the recipe's budget cap is refused with the figures and how to force it, nothing sent; with force it is made", T, async () => {
+    const invoke = lambda(maEnv());
+    const flavor = "modelarts:modelarts.bm.npu.arm.8snt9b2.d";
+    const capped = editYaml(recipeText(MA_SEED), [
+      [["stages", 2, "rollout", "n"], 14],
+      [["prices"], [{ item: flavor, value: 90, currency: "CNY", unit: "node-hour", source: "test quote" }]],
+      [["cost"], { budget: { cap: 1, currency: "CNY" } }],
+    ]);
+    const requests = ma.stats.requests;
+    const records = (await admin.list("console/runs/")).length;
+    const refused = await invoke({ action: "deploy", recipe: capped, provider: "modelarts" });
+    assert.deepEqual([refused["ok"], refused["exitCode"], refused["error"].code], [false, 2, "over_budget"], JSON.stringify(refused));
+    assert.match(refused["error"].message, /^refusing to create \S+: the estimated cost \(expected ¥[\d,]+; ¥[\d,]+–¥[\d,]+\) is above the budget cap of ¥1\.00/);
+    assert.match(refused["error"].hint, /"force": true/);
+    assert.equal(ma.stats.requests, requests, "nothing reached ModelArts");
+    assert.equal((await admin.list("console/runs/")).length, records, "no run record");
+
+    const dry = await invoke({ action: "deploy", recipe: capped, provider: "modelarts", dryRun: true });
+    assert.equal(dry["ok"], true, JSON.stringify(dry));
+    assert.equal(dry["cost"].budget.status, "over");
+    assert.ok(dry["summary"].some((l: string) => /^ {2}cost {7}≈ ¥.*budget ¥1\.00: OVER/.test(l)), dry["summary"].join("\n"));
+
+    const forced = await invoke({ action: "deploy", recipe: capped, provider: "modelarts", force: true });
+    assert.equal(forced["ok"], true, JSON.stringify(forced));
+    assert.equal(forced["outcome"], "created");
+    assert.equal(forced["cost"].budget.status, "over");
+    assert.match(forced["warning"], /above the budget cap of ¥1\.00.*creating it anyway \(forced\)/);
+    assert.equal(ma.jobsNamed(forced["name"]).length, 1);
   });
 });
 

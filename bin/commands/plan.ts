@@ -1,6 +1,9 @@
 // rlpipe plan <recipe> [--provider P] [--out DIR] [--json] [--verl-profile NAME]
 import { join } from "node:path";
 import { parseArgs } from "node:util";
+import { estimateCost } from "../../core/cost/estimate.js";
+import { formatCostSummary } from "../../core/cost/render/summary-line.js";
+import type { CostReport } from "../../core/cost/types.js";
 import { RlpipeError } from "../../core/errors.js";
 import { type Plan, plan } from "../../core/plan.js";
 import { type LoadedRecipe, canonicalJson, loadRecipeFile, sha256 } from "../../core/recipe/load.js";
@@ -46,8 +49,14 @@ export function runPlan(argv: readonly string[], io: Io): number {
   const planJson = `${JSON.stringify(planDocument(p), null, 2)}\n`;
   writeBundle(outDir, [...p.files, { path: PLAN_FILE, content: planJson, executable: false }]);
   if (values.json) io.out(planJson.trimEnd());
-  else io.out(formatPlanSummary(p, outDir, describePrices(estimatePrices(loaded.recipe, provider))));
+  else io.out(formatPlanSummary(p, outDir, describePrices(estimatePrices(loaded.recipe, provider)), costLine(loaded.recipe, provider, file)));
   return 0;
+}
+
+/** The whole run's estimate for this provider in one line (offline catalog; `rlpipe cost` has the breakdown). */
+export function costLine(recipe: Recipe, provider: Provider, file: string, report: CostReport = estimateCost(recipe, { provider, now: new Date() })): string {
+  const budget = recipe.cost?.budget;
+  return formatCostSummary(report, { ...(budget === undefined ? {} : { budget }), command: `rlpipe cost ${file} --provider ${provider}` });
 }
 
 /** The machine-readable plan: everything but file contents (listed with their sha256). Deterministic. */

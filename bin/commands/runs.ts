@@ -13,12 +13,13 @@ import { formatPlanSummary } from "../../core/summary.js";
 import { sleep } from "../../core/util/retry.js";
 import { type JobRef, type JobStatus, type ProviderAdapter, ProviderError, type RetryPolicy, formatRetryNotice, withRetry } from "../../adapters/providers/provider.js";
 import { type RunRecord, type RunRecordStore, dirRunRecords, runsDir } from "../../adapters/providers/run-records.js";
-import { executeDeploy, prepareDeploy, recordStatus, withRecordAdapter } from "../../functions/deploy.js";
+import { budgetWarning, executeDeploy, prepareDeploy, recordStatus, refuseOverBudget, withRecordAdapter } from "../../functions/deploy.js";
+import type { BudgetCheck } from "../../core/cost/budget-check.js";
 import { formatElapsed, startHeartbeat } from "../heartbeat.js";
 import { COMMANDS, formatHelp } from "../help.js";
 import { type Io, describeError } from "../io.js";
 import { loadAdapter } from "../providers.js";
-import { parseProvider, planDocument, planOptionsFor, usage } from "./plan.js";
+import { costLine, parseProvider, planDocument, planOptionsFor, usage } from "./plan.js";
 
 const POLL_MS = Number(process.env["RLPIPE_POLL_MS"] ?? 2000);
 function recordsDir(): string {
@@ -53,17 +54,27 @@ export async function runDeploy(argv: readonly string[], io: Io): Promise<number
   const records = recordStore();
   const prepared = await prepareDeploy({
     loaded, provider, planOptions: planOptionsFor(file, loaded, { provider, ...(values["verl-profile"] === undefined ? {} : { profile: values["verl-profile"] }) }),
-    newRun: values.new === true, dryRun: values["dry-run"] === true,
+    newRun: values.new === true, dryRun: values["dry-run"] === true, force: values.force === true,
   }, records);
-  const { plan: p, prices, attempt } = prepared;
+  const { plan: p, prices, attempt, cost, budget } = prepared;
+  const budgetHint = { force: "pass --force", breakdown: `rlpipe cost ${file} --provider ${provider}` };
   if (values.json) {
-    if (values["dry-run"]) { io.out(JSON.stringify({ plan: planDocument(p), request: p.request, prices, attempt }, null, 2)); return 0; }
+    if (values["dry-run"]) { io.out(JSON.stringify({ plan: planDocument(p), request: p.request, prices, cost: { totals: cost.totals, ...(budget === undefined ? {} : { budget: budgetDocument(budget) }) }, attempt }, null, 2)); return 0; }
   } else {
-    io.out(formatPlanSummary(p, undefined, describePrices(prices)));
+    io.out(formatPlanSummary(p, undefined, describePrices(prices), costLine(loaded.recipe, provider, file, cost)));
     io.out(describeRequest(p));
     if (attempt > 1) io.out(`  run        ${attempt} of this recipe (${values.new ? "--new" : "the latest, started with --new"})`);
   }
-  if (values["dry-run"]) { if (!values.json) io.out("dry run: nothing was created"); return 0; }
+  if (values["dry-run"]) {
+    if (budget?.status === "over" && values.force !== true) io.err(`rlpipe deploy: a deploy would refuse: ${budget.message} (--force creates it anyway)`);
+    else { const w = budgetWarning(prepared); if (w !== undefined) io.err(`rlpipe deploy: warning: ${w}`); }
+    if (!values.json) io.out("dry run: nothing was created");
+    return 0;
+  }
+  // Over the budget cap: refused before the prompt and before any provider is asked anything.
+  refuseOverBudget(prepared, budgetHint);
+  const warning = budgetWarning(prepared);
+  if (warning !== undefined) io.err(`rlpipe deploy: warning: ${warning}`);
   if (!values.yes && !(await confirm(`Create job ${p.jobName} on ${provider}? [y/N] `))) {
     io.err("rlpipe deploy: not confirmed; nothing was created");
     return ExitCode.cancelled;
@@ -72,7 +83,7 @@ export async function runDeploy(argv: readonly string[], io: Io): Promise<number
   const { adapter, close } = await loadAdapter(provider, loaded.recipe, { log: (l) => io.err(l) });
   try {
     const deployed = await executeDeploy(prepared, adapter, {
-      records, recipeFile: resolve(file), log: (l) => io.err(`rlpipe deploy: ${l}`),
+      records, recipeFile: resolve(file), log: (l) => io.err(`rlpipe deploy: ${l}`), budgetHint,
       policy: { ...cliRetry(io), onEvent: (l) => io.err(`rlpipe deploy: ${l}`) }, statusPolicy: cliRetry(io),
     });
     const { ref, outcome, found } = deployed;
@@ -188,6 +199,11 @@ export async function runList(argv: readonly string[], io: Io): Promise<number> 
 }
 
 // ------------------------------------------------------------------------------------------------ helpers
+
+/** The budget verdict as JSON: status, cap, the total it was checked against, and the sentence. */
+export function budgetDocument(b: BudgetCheck): Record<string, unknown> {
+  return { status: b.status, cap: b.cap, currency: b.currency, total: b.total, ratesNeeded: b.ratesNeeded, message: b.message };
+}
 
 /** 0 when the job succeeded; 1 when it failed or was stopped (the job's outcome, not rlpipe's). */
 function exitCodeOf(s: JobStatus): number {

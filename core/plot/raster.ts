@@ -96,6 +96,44 @@ export function strokePolylines(r: Raster, lines: readonly (readonly Point[])[],
   }
 }
 
+/** Sub-scanlines per pixel row when filling polygons (vertical anti-aliasing). */
+const AREA_SUBROWS = 4;
+
+/**
+ * Fill a closed polygon by the even-odd rule: each pixel row is sampled on AREA_SUBROWS scanlines, and each span
+ * between crossings adds its exact horizontal overlap with every pixel it touches, so edges are anti-aliased.
+ */
+export function fillPolygon(r: Raster, points: readonly Point[], color: Color, alpha = 1): void {
+  if (points.length < 3) return;
+  const c = parseColor(color);
+  const ys = points.map(([, y]) => y);
+  const y0 = Math.max(0, Math.floor(Math.min(...ys)));
+  const y1 = Math.min(r.height, Math.ceil(Math.max(...ys)));
+  const cover = new Float32Array(r.width);
+  for (let py = y0; py < y1; py++) {
+    cover.fill(0);
+    let touched = false;
+    for (let k = 0; k < AREA_SUBROWS; k++) {
+      const sy = py + (k + 0.5) / AREA_SUBROWS;
+      const xs: number[] = [];
+      for (let i = 0; i < points.length; i++) {
+        const [ax, ay] = points[i]!;
+        const [bx, by] = points[(i + 1) % points.length]!;
+        // Half-open in y, so a vertex shared by two edges is crossed once.
+        if ((ay <= sy && sy < by) || (by <= sy && sy < ay)) xs.push(ax + ((sy - ay) / (by - ay)) * (bx - ax));
+      }
+      xs.sort((a, b) => a - b);
+      for (let i = 0; i + 1 < xs.length; i += 2) {
+        const lo = Math.max(0, xs[i]!);
+        const hi = Math.min(r.width, xs[i + 1]!);
+        for (let px = Math.floor(lo); px < Math.ceil(hi); px++) { cover[px]! += overlap(px, lo, hi) / AREA_SUBROWS; touched = true; }
+      }
+    }
+    if (!touched) continue;
+    for (let px = 0; px < r.width; px++) if (cover[px]! > 0) blend(r, py * r.width + px, c, Math.min(1, cover[px]!) * alpha);
+  }
+}
+
 /** Draw a scene at `scale` device pixels per CSS pixel. */
 export function rasterize(scene: Scene, scale = 1): Raster {
   const width = Math.round(scene.width * scale);
@@ -113,6 +151,9 @@ export function rasterize(scene: Scene, scale = 1): Raster {
         break;
       case "line":
         strokePolylines(r, [sc(s.points)], s.width * scale, s.color, s.opacity ?? 1);
+        break;
+      case "area":
+        fillPolygon(r, sc(s.points), s.fill, s.opacity ?? 1);
         break;
       case "text":
         strokePolylines(r, textStrokes(s.text, s.x * scale, s.y * scale, s.size * scale, s.anchor, s.bold), strokeWidthFor(s.size * scale, s.bold), s.color);

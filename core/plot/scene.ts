@@ -41,7 +41,16 @@ export interface TextShape {
   readonly bold?: boolean;
 }
 
-export type Shape = RectShape | LineShape | TextShape;
+/** A closed polygon filled with one colour (even-odd rule), e.g. the band between a low and a high curve. */
+export interface AreaShape {
+  readonly kind: "area";
+  readonly points: readonly Point[];
+  readonly fill: Color;
+  /** 0..1 */
+  readonly opacity?: number;
+}
+
+export type Shape = RectShape | LineShape | TextShape | AreaShape;
 
 export interface Scene {
   readonly width: number;

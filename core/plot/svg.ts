@@ -35,6 +35,8 @@ function shape(s: Shape): string {
       return `<rect x="${n(s.x)}" y="${n(s.y)}" width="${n(s.w)}" height="${n(s.h)}" fill="${s.fill ?? "none"}"${s.stroke === undefined ? "" : ` stroke="${s.stroke}" stroke-width="${n(s.strokeWidth ?? 1)}"`}/>`;
     case "line":
       return line(s);
+    case "area":
+      return `<polygon points="${s.points.map(([x, y]) => `${n(x)},${n(y)}`).join(" ")}" fill="${s.fill}" fill-rule="evenodd"${s.opacity === undefined || s.opacity >= 1 ? "" : ` fill-opacity="${n(s.opacity)}"`}/>`;
     case "text":
       return `<text x="${n(s.x)}" y="${n(s.y)}" font-size="${n(s.size)}" fill="${s.color}"${s.anchor === "start" ? "" : ` text-anchor="${s.anchor}"`}${s.bold === true ? ' font-weight="bold"' : ""}>${esc(s.text)}</text>`;
   }

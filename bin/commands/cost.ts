@@ -1,0 +1,118 @@
+// rlpipe cost <recipe> [--provider all|P] [--format table|md|html|json] [--out FILE] [--rates FILE] [--online]
+// [--step-seconds S]: the whole run's estimate (core/cost/estimate.ts), rendered. Offline by default: the catalog
+// built into rlpipe, the recipe's prices: and --rates; nothing is read from the network, no credential is used.
+import { mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { parseArgs } from "node:util";
+import { estimateCost } from "../../core/cost/estimate.js";
+import { parseRatesFile, userRates } from "../../core/cost/rates-file.js";
+import { costHtml } from "../../core/cost/render/html.js";
+import { renderMarkdown } from "../../core/cost/render/markdown.js";
+import { formatCostSummary } from "../../core/cost/render/summary-line.js";
+import { costTable } from "../../core/cost/render/table.js";
+import { reportView } from "../../core/cost/render/view.js";
+import type { CostReport, Rate } from "../../core/cost/types.js";
+import { ExitCode, RlpipeError } from "../../core/errors.js";
+import { loadRecipeFile } from "../../core/recipe/load.js";
+import { PROVIDERS, type Provider } from "../../core/recipe/schema.js";
+import { didYouMean } from "../../core/recipe/suggest.js";
+import { COMMANDS, formatHelp } from "../help.js";
+import type { Io } from "../io.js";
+import { usage } from "./plan.js";
+
+export const COST_FORMATS = ["table", "md", "html", "json"] as const;
+export type CostFormat = (typeof COST_FORMATS)[number];
+const EXTENSION: Readonly<Record<CostFormat, string>> = { table: "txt", md: "md", html: "html", json: "json" };
+
+function oneOf<T extends string>(flag: string, v: string, allowed: readonly T[]): T {
+  if ((allowed as readonly string[]).includes(v)) return v as T;
+  const guess = didYouMean(v, allowed);
+  throw usage(`--${flag} ${JSON.stringify(v)}: expected one of ${allowed.join(", ")}${guess === undefined ? "" : ` (${guess})`}`);
+}
+
+function positiveSeconds(v: string): number {
+  const n = Number(v);
+  if (v.trim() === "" || !Number.isFinite(n) || n <= 0) throw usage(`--step-seconds ${JSON.stringify(v)}: expected a positive number of seconds per training step`);
+  return n;
+}
+
+function notYet(flag: string, what: string): RlpipeError {
+  return new RlpipeError("not_available", `rlpipe cost ${flag} is not available yet: ${what}`, {
+    exitCode: ExitCode.invalidInput, hint: "run rlpipe cost without it for the offline estimate (catalog prices, the recipe's prices: and --rates FILE)",
+  });
+}
+
+/** The --rates file as user rates (file:line:col errors like a recipe's). */
+export function readRates(file: string, today: string): Rate[] {
+  let text: string;
+  try {
+    text = readFileSync(file, "utf8");
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    throw new RlpipeError("rates_unreadable", `${file}: cannot read the rates file (${code ?? String(e)})`, { exitCode: ExitCode.invalidInput, hint: "--rates names a YAML file of {item, value, currency, unit, source} entries" });
+  }
+  return userRates(parseRatesFile(text, file), file, today);
+}
+
+/** Write `content` to `file` whole or not at all (a temporary file renamed over it). */
+export function writeWhole(file: string, content: string): void {
+  mkdirSync(dirname(file), { recursive: true });
+  const tmp = `${file}.tmp-${process.pid}`;
+  try {
+    writeFileSync(tmp, content);
+    renameSync(tmp, file);
+  } catch (e) {
+    rmSync(tmp, { force: true });
+    throw new RlpipeError("write_failed", `cannot write ${file}: ${(e as NodeJS.ErrnoException).code ?? String(e)}`, { exitCode: ExitCode.invalidInput, hint: "choose another --out" });
+  }
+}
+
+function isDirectory(path: string): boolean {
+  try { return statSync(path).isDirectory(); } catch { return false; }
+}
+
+/** The report in one format (a trailing newline, so files end like text files do). */
+export function renderCost(report: CostReport, format: CostFormat, budget?: { cap: number; currency: "CNY" | "USD" }): string {
+  const opts = budget === undefined ? {} : { budget };
+  switch (format) {
+    case "table": return `${costTable(report, opts)}\n`;
+    case "md": return renderMarkdown(reportView(report, opts));
+    case "html": return costHtml(report, opts);
+    case "json": return `${JSON.stringify(report, null, 2)}\n`;
+  }
+}
+
+export function runCost(argv: readonly string[], io: Io): number {
+  const { values, positionals } = parseArgs({ args: [...argv], allowPositionals: true, strict: true, options: COMMANDS.cost.options });
+  if (values.help) { io.out(formatHelp("cost")); return 0; }
+  // Flags first: a bad flag is reported before the recipe is read.
+  if (values.json && values.format !== "table" && values.format !== "json") throw usage(`--json is --format json; it cannot be combined with --format ${values.format}`);
+  const format: CostFormat = values.json ? "json" : oneOf("format", values.format, COST_FORMATS);
+  const provider: Provider | "all" = oneOf("provider", values.provider, ["all", ...PROVIDERS] as const);
+  const stepSeconds = values["step-seconds"] === undefined ? undefined : positiveSeconds(values["step-seconds"]);
+  if (values.run !== undefined) throw notYet("--run", "comparing a run's estimate with its actual cost comes with the billing readers (issue 11 item 6)");
+  if (positionals.length !== 1) throw usage("rlpipe cost takes exactly one recipe file");
+  if (values.online) throw notYet("--online", "live prices from the providers' price APIs are not wired into this command yet");
+
+  const file = positionals[0]!;
+  const loaded = loadRecipeFile(file);
+  const now = new Date();
+  const user = values.rates === undefined ? [] : readRates(values.rates, now.toISOString().slice(0, 10));
+  const estimate = estimateCost(loaded.recipe, {
+    provider, now, ...(stepSeconds === undefined ? {} : { stepSeconds }), ...(user.length === 0 ? {} : { overrides: { user } }),
+  });
+  const report: CostReport = { ...estimate, recipe: { ...estimate.recipe, file } };
+  const budget = loaded.recipe.cost?.budget;
+  const text = renderCost(report, format, budget);
+
+  const out = values.out ?? (format === "html" ? join(".rlpipe", "cost", `${loaded.recipe.metadata.name}.html`) : undefined);
+  if (out === undefined) {
+    io.out(text.trimEnd());
+    return 0;
+  }
+  const target = isDirectory(out) ? join(out, `${loaded.recipe.metadata.name}.${EXTENSION[format]}`) : out;
+  writeWhole(target, text);
+  io.err(`rlpipe cost: ${report.recipe.name} ${formatCostSummary(report, { ...(budget === undefined ? {} : { budget }), command: false })}`);
+  io.out(target);
+  return 0;
+}

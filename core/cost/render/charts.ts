@@ -1,0 +1,164 @@
+// The cost report's charts as plot scenes (core/plot): the breakdown of the chosen candidate by line, the
+// candidates side by side, and the cumulative cost over the run's steps — each a bar or line at the expected
+// value with its low–high range drawn around it, in CNY. The HTML report inlines them as SVG.
+import { RUN_COLORS } from "../../plot/chart.js";
+import { measureText } from "../../plot/font.js";
+import type { Color, Point, Scene, Shape } from "../../plot/scene.js";
+import { sceneToSvg } from "../../plot/svg.js";
+import { formatTicks, niceTicks } from "../../plot/ticks.js";
+import type { CostReport, Range } from "../types.js";
+import { convert, formatMoney, formatQuantity } from "./format.js";
+import type { ReportView } from "./view.js";
+
+const INK = "#222222";
+const MUTED = "#6b6b6b";
+const GRID = "#e6e6e6";
+const AXIS = "#b4b4b4";
+const WARN = "#b45309";
+const PAD = 16;
+const TICK = 10;
+
+/** One colour per cost component, the same in every chart and in the HTML legend. */
+export const COMPONENT_COLORS: Readonly<Record<string, Color>> = {
+  compute: RUN_COLORS[0]!, sandbox: RUN_COLORS[1]!, functions: RUN_COLORS[2]!, storage: RUN_COLORS[4]!, egress: RUN_COLORS[5]!,
+};
+const CHOSEN = RUN_COLORS[0]!;
+const OTHER = "#9fb8cf";
+
+export interface BarRow {
+  readonly label: string;
+  /** In CNY; undefined: no price (the row says `missing`). */
+  readonly value?: Range;
+  readonly color: Color;
+  readonly bold?: boolean;
+  readonly missing?: string;
+}
+
+function fit(text: string, size: number, width: number, bold = false): string {
+  if (measureText(text, size, bold) <= width) return text;
+  let t = text;
+  while (t.length > 1 && measureText(`${t}…`, size, bold) > width) t = t.slice(0, -1);
+  return `${t}…`;
+}
+
+const snap = (v: number) => Math.round(v - 0.5) + 0.5;
+
+/** Money tick labels in CNY: ¥0, ¥500, ¥1k, ¥1.5k … */
+function moneyTicks(max: number): { values: readonly number[]; labels: string[]; hi: number } {
+  const t = niceTicks(0, max > 0 ? max : 1, { min: 4, max: 6 });
+  // Thousands separated as everywhere else in the report (¥2,000); formatTicks abbreviates from 10,000 (¥20k).
+  return { values: t.values, labels: formatTicks(t).map((l) => `¥${l.replace(/^(\d+)(\d{3})(?=$|\.)/, "$1,$2")}`), hi: t.hi };
+}
+
+/** Horizontal bars at the expected value with a low–high whisker, one row each, on a shared money axis. */
+export function barChart(spec: { readonly title: string; readonly subtitle: string; readonly rows: readonly BarRow[]; readonly width?: number }): Scene {
+  const width = spec.width ?? 560;
+  const rowH = 30;
+  const labelW = 170;
+  const valueW = 120;
+  const shapes: Shape[] = [];
+  shapes.push({ kind: "text", x: PAD, y: PAD + 14, text: fit(spec.title, 14, width - 2 * PAD, true), size: 14, color: INK, anchor: "start", bold: true });
+  shapes.push({ kind: "text", x: PAD, y: PAD + 31, text: fit(spec.subtitle, 10, width - 2 * PAD), size: 10, color: MUTED, anchor: "start" });
+  const top = PAD + 46;
+  const plotX = PAD + labelW;
+  const plotW = width - plotX - valueW - PAD;
+  const max = Math.max(0, ...spec.rows.map((r) => r.value?.high ?? 0));
+  const axis = moneyTicks(max);
+  const sx = (v: number) => plotX + (v / axis.hi) * plotW;
+  const bottom = top + Math.max(1, spec.rows.length) * rowH;
+  axis.values.forEach((v, i) => {
+    const x = snap(sx(v));
+    shapes.push({ kind: "line", points: [[x, top - 4], [x, bottom]], color: i === 0 ? AXIS : GRID, width: 1, role: i === 0 ? "axis" : "grid" });
+    shapes.push({ kind: "text", x: sx(v), y: bottom + 14, text: axis.labels[i]!, size: TICK, color: MUTED, anchor: "middle" });
+  });
+  spec.rows.forEach((r, i) => {
+    const cy = top + i * rowH + rowH / 2;
+    shapes.push({ kind: "text", x: plotX - 8, y: cy + 4, text: fit(r.label, 11, labelW - 12, r.bold === true), size: 11, color: INK, anchor: "end", ...(r.bold === true ? { bold: true } : {}) });
+    if (r.value === undefined) {
+      shapes.push({ kind: "text", x: plotX + 6, y: cy + 4, text: r.missing ?? "rate needed", size: 11, color: WARN, anchor: "start", bold: true });
+      return;
+    }
+    const { low, expected, high } = r.value;
+    const barH = 14;
+    shapes.push({ kind: "rect", x: plotX, y: cy - barH / 2, w: Math.max(1, sx(expected) - plotX), h: barH, fill: r.color });
+    if (high > low) {
+      shapes.push({ kind: "line", points: [[sx(low), cy], [sx(high), cy]], color: INK, width: 1.5, role: "series" });
+      shapes.push({ kind: "line", points: [[sx(low), cy - 5], [sx(low), cy + 5]], color: INK, width: 1.5, role: "series" });
+      shapes.push({ kind: "line", points: [[sx(high), cy - 5], [sx(high), cy + 5]], color: INK, width: 1.5, role: "series" });
+    }
+    shapes.push({ kind: "text", x: width - PAD, y: cy + 4, text: formatMoney(expected, "CNY"), size: 11, color: INK, anchor: "end", bold: true });
+  });
+  return { width, height: bottom + 30, background: "#ffffff", shapes };
+}
+
+/** The chosen candidate's top-level lines, by component colour. */
+export function breakdownChart(view: ReportView): Scene {
+  const rows: BarRow[] = view.breakdown.filter((b) => b.depth === 0).map((b) => ({
+    label: b.label, color: COMPONENT_COLORS[b.component] ?? RUN_COLORS[7]!,
+    ...(b.costCNY === undefined ? { missing: b.rateNeeded ? "rate needed" : "not priced" } : { value: b.costCNY }),
+  }));
+  return barChart({ title: "Cost breakdown (chosen)", subtitle: "CNY; bar: expected, whisker: low–high", rows });
+}
+
+/** Every candidate: the chosen one stands out. */
+export function providersChart(view: ReportView): Scene {
+  const rows: BarRow[] = view.candidates.map((c) => ({
+    label: `${c.chosen ? "▸ " : ""}${c.provider}${c.flavor === "—" ? "" : ` ${c.flavor}`}`, color: c.chosen ? CHOSEN : OTHER, bold: c.chosen,
+    ...(c.expectedCNY === undefined ? { missing: "rate needed" } : { value: c.expectedCNY }),
+  }));
+  return barChart({ title: "Candidates side by side", subtitle: "training compute, CNY; bar: expected, whisker: low–high; ▸ chosen", rows });
+}
+
+/** Cumulative cost (CNY) over the run's steps: the expected line inside its low–high band; the budget cap when set. */
+export function cumulativeChart(report: CostReport, view: ReportView): Scene {
+  const width = 1100;
+  const height = 300;
+  const shapes: Shape[] = [];
+  shapes.push({ kind: "text", x: PAD, y: PAD + 14, text: "Cumulative cost over the run", size: 14, color: INK, anchor: "start", bold: true });
+  shapes.push({ kind: "text", x: PAD, y: PAD + 31, text: "CNY by training step; line: expected, band: low–high", size: 10, color: MUTED, anchor: "start" });
+  const pts = [...report.cumulative].sort((a, b) => a.step - b.step);
+  const cap = view.budget === undefined ? undefined : convert(view.budget.cap, view.budget.currency, "CNY", report.fx);
+  const maxY = Math.max(0, ...pts.map((p) => p.cost.high), cap ?? 0);
+  const maxX = Math.max(1, ...pts.map((p) => p.step));
+  const yt = moneyTicks(maxY);
+  const xt = niceTicks(0, maxX, { integer: true });
+  const xLabels = formatTicks(xt);
+  const labelW = Math.max(...yt.labels.map((l) => measureText(l, TICK)));
+  const box = { x: PAD + labelW + 10, y: PAD + 46, w: 0, h: 0 };
+  const plot = { ...box, w: width - PAD - 10 - box.x, h: height - 40 - box.y };
+  const sx = (s: number) => plot.x + ((s - xt.lo) / (xt.hi - xt.lo)) * plot.w;
+  const sy = (v: number) => plot.y + plot.h - (v / yt.hi) * plot.h;
+  yt.values.forEach((v, i) => {
+    const y = snap(sy(v));
+    shapes.push({ kind: "line", points: [[plot.x, y], [plot.x + plot.w, y]], color: i === 0 ? AXIS : GRID, width: 1, role: i === 0 ? "axis" : "grid" });
+    shapes.push({ kind: "text", x: plot.x - 7, y: sy(v) + 3.5, text: yt.labels[i]!, size: TICK, color: MUTED, anchor: "end" });
+  });
+  xt.values.forEach((s, i) => {
+    const x = snap(sx(s));
+    shapes.push({ kind: "line", points: [[x, plot.y], [x, plot.y + plot.h]], color: GRID, width: 1, role: "grid" });
+    shapes.push({ kind: "text", x: sx(s), y: plot.y + plot.h + 15, text: xLabels[i]!, size: TICK, color: MUTED, anchor: "middle" });
+  });
+  shapes.push({ kind: "text", x: plot.x + plot.w / 2, y: plot.y + plot.h + 30, text: "step", size: TICK, color: MUTED, anchor: "middle" });
+  if (pts.length > 0) {
+    const withOrigin = pts[0]!.step > 0 ? [{ step: 0, cost: { low: 0, expected: 0, high: 0 } }, ...pts] : pts;
+    const upper: Point[] = withOrigin.map((p): Point => [sx(p.step), sy(p.cost.high)]);
+    const lower: Point[] = withOrigin.map((p): Point => [sx(p.step), sy(p.cost.low)]).reverse();
+    shapes.push({ kind: "area", points: [...upper, ...lower], fill: CHOSEN, opacity: 0.18 });
+    shapes.push({ kind: "line", points: withOrigin.map((p) => [sx(p.step), sy(p.cost.expected)]), color: CHOSEN, width: 2, role: "series" });
+    const last = withOrigin[withOrigin.length - 1]!;
+    shapes.push({ kind: "text", x: sx(last.step) - 4, y: sy(last.cost.expected) - 8, text: `${formatMoney(last.cost.expected, "CNY")} at step ${formatQuantity(last.step)}`, size: 11, color: INK, anchor: "end", bold: true });
+  }
+  if (cap !== undefined) {
+    const y = snap(sy(cap));
+    shapes.push({ kind: "line", points: [[plot.x, y], [plot.x + plot.w, y]], color: "#d62728", width: 1.5, role: "series" });
+    shapes.push({ kind: "text", x: plot.x + 6, y: y - 5, text: `budget cap ${formatMoney(cap, "CNY")}`, size: 11, color: "#d62728", anchor: "start", bold: true });
+  }
+  return { width, height, background: "#ffffff", shapes };
+}
+
+/** A scene as an inline <svg> element (no XML prolog), scaled to its container's width. */
+export function inlineSvg(scene: Scene, label: string): string {
+  return sceneToSvg(scene)
+    .trimEnd()
+    .replace(/^<svg /, `<svg role="img" aria-label="${label.replace(/[<>&"]/g, "")}" preserveAspectRatio="xMinYMin meet" style="max-width:100%;height:auto" `);
+}

@@ -1,0 +1,205 @@
+// A cost report laid out once for every format (terminal table, Markdown, HTML): the plan header, the candidates
+// across providers, the chosen one's breakdown as a tree, the totals in CNY and USD with the exchange rate, what
+// needs a rate and how to supply it, assumptions, exclusions and price sources. Everything is already formatted
+// text here; the renderers only arrange it. Deterministic: rows are stable-sorted.
+import { type BudgetCheck, checkBudget, linesNeedingRates } from "../budget-check.js";
+import type { Candidate, Component, CostLine, CostReport, Currency, Rate } from "../types.js";
+import {
+  CURRENCY_SYMBOL, convertRange, formatFx, formatMoney, formatMoneyRange, formatMoneyTriple, formatQuantity, formatQuantityRange, formatRate,
+  formatSeconds,
+} from "./format.js";
+
+/** Catalog rows read longer ago than this get a warning in the header (prices move). */
+export const STALE_AFTER_DAYS = 180;
+
+/** Where a user supplies a missing rate; said under every report that needs one. */
+export const HOW_TO_SUPPLY = "add it under prices: in the recipe, or in a YAML file passed with --rates FILE (a list of {item, value, currency, unit, source} entries, or prices: with that list)";
+
+export interface CandidateRow {
+  readonly provider: string;
+  readonly region: string;
+  readonly flavor: string;
+  readonly accelerators: string;
+  readonly nodes: string;
+  readonly unitPrice: string;
+  readonly hours: string;
+  /** The candidate's cost in CNY and in USD (one of them converted), or "rate needed". */
+  readonly costCNY: string;
+  readonly costUSD: string;
+  readonly chosen: boolean;
+  readonly note: string;
+  /** Expected cost in CNY, for charts; undefined without a price. */
+  readonly expectedCNY?: { readonly low: number; readonly expected: number; readonly high: number };
+}
+
+export interface BreakdownRow {
+  /** Depth in the tree (0: a top-level line). */
+  readonly depth: number;
+  /** Tree prefix: "├─ ", "└─ ", "│  ├─ " … */
+  readonly prefix: string;
+  readonly label: string;
+  readonly quantity: string;
+  readonly unit: string;
+  readonly unitPrice: string;
+  readonly cost: string;
+  readonly basis: string;
+  readonly rateNeeded: boolean;
+  readonly component: Component;
+  /** Cost in CNY (converted when the line is in USD), for charts. */
+  readonly costCNY?: { readonly low: number; readonly expected: number; readonly high: number };
+}
+
+export interface ReportView {
+  readonly title: string;
+  /** "offline; catalog modelarts@2026-08-01, e2b@2026-07-15; no credentials used" */
+  readonly mode: string;
+  readonly target: string;
+  readonly budget?: BudgetCheck;
+  readonly budgetText?: string;
+  readonly run: string;
+  readonly fx: string;
+  readonly warnings: readonly string[];
+  readonly candidates: readonly CandidateRow[];
+  readonly breakdown: readonly BreakdownRow[];
+  readonly total: {
+    /** low – expected – high */
+    readonly CNY: string; readonly USD: string;
+    readonly expected: { readonly CNY: string; readonly USD: string };
+    /** low–high */
+    readonly range: { readonly CNY: string; readonly USD: string };
+    readonly incomplete: boolean; readonly note: string;
+  };
+  readonly ratesNeeded: readonly string[];
+  readonly assumptions: readonly string[];
+  readonly exclusions: readonly string[];
+  readonly sources: readonly { readonly id: string; readonly price: string; readonly source: string; readonly confidence: string; readonly date: string; readonly region: string }[];
+  readonly generatedAt: string;
+  readonly recipe: CostReport["recipe"];
+}
+
+const COMPONENT_ORDER: readonly Component[] = ["compute", "sandbox", "functions", "storage", "egress"];
+
+/** "¥7.50/node-hour". */
+export function formatUnitPrice(rate: Rate | undefined): string {
+  return rate === undefined ? "rate needed" : `${formatRate(rate.value, rate.currency)}/${rate.unit}`;
+}
+
+/** The catalog groups and the oldest date read in each: "modelarts@2026-08-01". */
+function catalogDates(sources: readonly Rate[]): string[] {
+  const oldest = new Map<string, string>();
+  for (const s of sources) {
+    const group = s.confidence === "user" ? "user" : s.confidence === "live" ? "live" : s.id.split(/[:/.]/)[0] ?? s.id;
+    const seen = oldest.get(group);
+    if (seen === undefined || s.dateRead < seen) oldest.set(group, s.dateRead);
+  }
+  return [...oldest.entries()].sort(([a], [b]) => a.localeCompare(b)).map(([g, d]) => `${g}@${d}`);
+}
+
+function daysBetween(fromIso: string, toIso: string): number {
+  return Math.floor((Date.parse(toIso) - Date.parse(fromIso)) / 86_400_000);
+}
+
+function candidateCost(c: Candidate, report: CostReport): { CNY?: CandidateRow["expectedCNY"]; text: { CNY: string; USD: string } } {
+  if (c.cost === undefined || c.currency === undefined) return { text: { CNY: "rate needed", USD: "rate needed" } };
+  const cny = convertRange(c.cost, c.currency, "CNY", report.fx);
+  const usd = convertRange(c.cost, c.currency, "USD", report.fx);
+  return { CNY: cny, text: { CNY: formatMoneyRange(cny, "CNY"), USD: formatMoneyRange(usd, "USD") } };
+}
+
+/** Cheapest first (expected, in CNY), unpriced last; ties by provider, region, flavor. */
+function sortCandidates(rows: CandidateRow[]): CandidateRow[] {
+  const key = (r: CandidateRow) => r.expectedCNY?.expected ?? Number.POSITIVE_INFINITY;
+  return rows
+    .map((r, i) => ({ r, i }))
+    .sort((a, b) => key(a.r) - key(b.r) || a.r.provider.localeCompare(b.r.provider) || a.r.region.localeCompare(b.r.region) || a.r.flavor.localeCompare(b.r.flavor) || a.i - b.i)
+    .map(({ r }) => r);
+}
+
+function breakdownRows(lines: readonly CostLine[], report: CostReport, depth: number, lead: string): BreakdownRow[] {
+  // Components in a fixed order; within one, the report's order (a stable sort).
+  const ordered = depth === 0
+    ? lines.map((l, i) => ({ l, i })).sort((a, b) => COMPONENT_ORDER.indexOf(a.l.component) - COMPONENT_ORDER.indexOf(b.l.component) || a.i - b.i).map(({ l }) => l)
+    : [...lines];
+  return ordered.flatMap((l, i) => {
+    const last = i === ordered.length - 1;
+    const currency: Currency | undefined = l.currency ?? l.rate?.currency;
+    const row: BreakdownRow = {
+      depth, prefix: `${lead}${last ? "└─ " : "├─ "}`, label: l.label,
+      quantity: formatQuantityRange(l.quantity), unit: l.unit,
+      unitPrice: l.rateNeeded !== undefined ? "rate needed" : l.rate !== undefined ? formatUnitPrice(l.rate) : (l.children ?? []).length > 0 ? "(lines below)" : "—",
+      cost: l.cost === undefined || currency === undefined ? (l.rateNeeded !== undefined ? "rate needed" : "—") : formatMoneyTriple(l.cost, currency),
+      basis: l.basis, rateNeeded: l.rateNeeded !== undefined, component: l.component,
+      ...(l.cost === undefined || currency === undefined ? {} : { costCNY: convertRange(l.cost, currency, "CNY", report.fx) }),
+    };
+    return [row, ...breakdownRows(l.children ?? [], report, depth + 1, `${lead}${last ? "   " : "│  "}`)];
+  });
+}
+
+function targetText(report: CostReport): string {
+  const c = report.candidates.find((x) => x.chosen);
+  if (c === undefined) return report.chosen;
+  const parts = [c.provider, c.region, c.flavor ?? c.accelerators].filter((p): p is string => p !== undefined && p !== "");
+  const accel = c.flavor !== undefined && c.accelerators !== undefined ? ` (${c.accelerators})` : "";
+  return `${parts.join(" / ")}${accel} × ${c.nodes} node${c.nodes === 1 ? "" : "s"}`;
+}
+
+function rateNeededText(l: CostLine): string {
+  const r = l.rateNeeded!;
+  return `${l.label}: rate needed for ${r.item} per ${r.unit} — ${r.howToSupply}`;
+}
+
+export function reportView(report: CostReport, opts: { budget?: { cap: number; currency: Currency } } = {}): ReportView {
+  const budget = opts.budget ?? report.budget;
+  const check = budget === undefined ? undefined : checkBudget(report, budget);
+  const dates = catalogDates(report.priceSources);
+  const mode = [
+    report.mode,
+    dates.length === 0 ? "no catalog prices" : `catalog ${dates.join(", ")}`,
+    report.mode === "offline" ? "no credentials used" : "live prices read with the credentials in the environment",
+  ].join("; ");
+  const stale = report.priceSources
+    .filter((s) => s.confidence !== "user" && s.confidence !== "live" && daysBetween(s.dateRead, report.generatedAt) > STALE_AFTER_DAYS)
+    .map((s) => s.id);
+  const warnings = stale.length === 0 ? [] : [`${stale.length} catalog price${stale.length === 1 ? " was" : "s were"} read more than ${STALE_AFTER_DAYS} days ago (${stale.sort().join(", ")}): check them, or supply current rates with --rates`];
+
+  const candidates = sortCandidates(report.candidates.map((c) => {
+    const cost = candidateCost(c, report);
+    return {
+      provider: c.provider, region: c.region ?? "—", flavor: c.flavor ?? "—", accelerators: c.accelerators ?? "—", nodes: String(c.nodes),
+      unitPrice: formatUnitPrice(c.unitPrice), hours: formatQuantityRange(c.hours), costCNY: cost.text.CNY, costUSD: cost.text.USD,
+      chosen: c.chosen, note: c.note ?? "", ...(cost.CNY === undefined ? {} : { expectedCNY: cost.CNY }),
+    };
+  }));
+
+  const needing = linesNeedingRates(report.lines);
+  const { CNY, USD, incomplete } = report.totals;
+  const steps = report.steps;
+  return {
+    title: `Plan: ${report.recipe.name}`,
+    mode,
+    target: targetText(report),
+    ...(check === undefined ? {} : { budget: check, budgetText: `Budget cap: ${formatMoney(check.cap, check.currency)}   Status: ${check.status.toUpperCase()}` }),
+    run: `${formatQuantity(steps.expected)} steps${formatQuantityRange(steps) === formatQuantity(steps.expected) ? "" : ` (${formatQuantityRange(steps)})`} × ${formatSeconds(report.secondsPerStep)}`,
+    fx: `USD and CNY converted at ${formatFx(report.fx)}`,
+    warnings,
+    candidates,
+    breakdown: breakdownRows(report.lines, report, 0, ""),
+    total: {
+      CNY: formatMoneyTriple(CNY, "CNY"), USD: formatMoneyTriple(USD, "USD"),
+      expected: { CNY: formatMoney(CNY.expected, "CNY"), USD: formatMoney(USD.expected, "USD") },
+      range: { CNY: formatMoneyRange(CNY, "CNY"), USD: formatMoneyRange(USD, "USD") },
+      incomplete,
+      note: incomplete
+        ? `priced lines only: ${needing.length} line${needing.length === 1 ? " has" : "s have"} no rate (below)`
+        : `every line priced; ${CURRENCY_SYMBOL.CNY} and ${CURRENCY_SYMBOL.USD} converted at the rate above`,
+    },
+    ratesNeeded: needing.map(rateNeededText),
+    assumptions: [...report.assumptions],
+    exclusions: [...report.exclusions],
+    sources: [...report.priceSources].sort((a, b) => a.id.localeCompare(b.id) || a.dateRead.localeCompare(b.dateRead)).map((s) => ({
+      id: s.id, price: formatUnitPrice(s), source: s.source, confidence: s.confidence, date: s.dateRead, region: s.region ?? "—",
+    })),
+    generatedAt: report.generatedAt,
+    recipe: report.recipe,
+  };
+}

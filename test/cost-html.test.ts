@@ -1,0 +1,175 @@
+// The HTML cost report: one self-contained file (no script, nothing fetched: no URL but the SVG namespace), the
+// same content as the table, three inline SVG charts (breakdown, candidates, cumulative cost with its low–high
+// band), text escaped; the band's filled area in rlpipe's own rasterizer; and the page as a browser shows it —
+// `rlpipe cost --format html` on a seed recipe rendered by headless Chromium (Debian package chromium, no network:
+// no proxy, every host name unresolvable, a fresh profile) to a PNG that is not blank and has the charts' colours,
+// with the totals, as the report formats them, in the rendered DOM.
+import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, before, describe, it } from "node:test";
+import { pathToFileURL } from "node:url";
+import { breakdownChart, cumulativeChart, providersChart } from "../core/cost/render/charts.js";
+import { formatMoneyTriple } from "../core/cost/render/format.js";
+import { costHtml } from "../core/cost/render/html.js";
+import { reportView } from "../core/cost/render/view.js";
+import type { CostReport } from "../core/cost/types.js";
+import { fillPolygon, rasterize } from "../core/plot/raster.js";
+import { parseColor } from "../core/plot/scene.js";
+import { sceneToSvg } from "../core/plot/svg.js";
+import { fixtureReport } from "./fixtures/cost-report.js";
+import { ROOT, recipePath } from "./helpers.js";
+import { decodePng } from "./png-decode.js";
+
+const CLI = join(ROOT, "dist", "bin", "rlpipe.js");
+const T = { timeout: 120_000 };
+
+/** Every URL-looking or fetching construct in a page (the SVG namespace is a name, not a fetch). */
+function externalReferences(html: string): string[] {
+  const found: string[] = [];
+  for (const m of html.matchAll(/\b(?:https?|ftp|wss?):\/\/[^\s"'<>)]*/gi)) if (m[0] !== "http://www.w3.org/2000/svg") found.push(m[0]);
+  for (const re of [/<script\b/gi, /<link\b/gi, /<iframe\b/gi, /<img\b/gi, /\bsrc\s*=/gi, /\bhref\s*=/gi, /url\(/gi, /@import/gi, /@font-face/gi]) {
+    for (const m of html.matchAll(re)) found.push(m[0]);
+  }
+  return found;
+}
+
+describe("HTML cost report: one self-contained page", () => {
+  const report = fixtureReport();
+  const html = costHtml(report, { budget: { cap: 5000, currency: "CNY" } });
+
+  it("has no script and fetches nothing: no URL but the SVG namespace, no link, image, src, url() or @import", () => {
+    assert.match(html, /^<!DOCTYPE html>\n<html lang="en">/);
+    assert.deepEqual(externalReferences(html), []);
+    assert.equal((html.match(/<style>/g) ?? []).length, 1, "the CSS is inline");
+    assert.match(html, /@media print/);
+  });
+
+  it("the same content as the table: header, candidates with one chosen row, the tree, both totals, rates needed, assumptions, exclusions, sources", () => {
+    const v = reportView(report, { budget: { cap: 5000, currency: "CNY" } });
+    for (const text of [v.mode, v.fx, v.run, v.total.CNY, v.total.USD, v.total.note, ...v.ratesNeeded, ...v.assumptions, v.exclusions.join("; ")]) {
+      assert.ok(html.includes(text.replace(/&/g, "&amp;")), `the page says ${text}`);
+    }
+    assert.equal((html.match(/<tr class="chosen">/g) ?? []).length, 1);
+    assert.match(html, /<tr class="chosen"><td>modelarts<\/td><td>cn-southwest-2<\/td>/);
+    assert.match(html, /<td class="tree">│ {2}├─ <\/td><td>vCPU time<\/td>/);
+    assert.match(html, /<tr class="total"><td class="tree"><\/td><td>TOTAL \(CNY\)<\/td>.*<td class="money">¥4,594 – ¥5,626 – ¥6,657<\/td>/);
+    assert.match(html, /<span class="badge over">OVER<\/span>/);
+    for (const s of report.priceSources) assert.ok(html.includes(`<td>${s.id}</td>`) && html.includes(`<td>${s.dateRead}</td>`), s.id);
+  });
+
+  it("three inline SVG charts: the breakdown's lines, every candidate, the cumulative cost's expected line inside its band, the budget cap", () => {
+    const svgs = [...html.matchAll(/<svg [^>]*aria-label="([^"]+)"/g)].map((m) => m[1]);
+    assert.deepEqual(svgs, ["cost breakdown of the chosen candidate", "candidates side by side", "cumulative cost over the steps"]);
+    const v = reportView(report, { budget: { cap: 5000, currency: "CNY" } });
+    const breakdown = sceneToSvg(breakdownChart(v));
+    for (const l of ["Training compute", "Checkpoints (OBS)", "rate needed"]) assert.ok(breakdown.includes(`>${l}<`), l);
+    const providers = sceneToSvg(providersChart(v));
+    assert.ok(providers.includes(">▸ modelarts ascend-snt9b-8<") && providers.includes(">ray<") && providers.includes(">rate needed<"));
+    const cumulative = cumulativeChart(report, v);
+    const band = cumulative.shapes.find((s) => s.kind === "area");
+    assert.ok(band !== undefined && band.kind === "area");
+    // The band runs along the high curve and back along the low one: above (smaller y) the expected line everywhere.
+    const line = cumulative.shapes.find((s) => s.kind === "line" && s.role === "series" && s.width === 2);
+    assert.ok(line !== undefined && line.kind === "line");
+    const n = line.points.length;
+    assert.equal(band.points.length, 2 * n);
+    for (let i = 0; i < n; i++) {
+      assert.ok(band.points[i]![1] <= line.points[i]![1] + 1e-9 && band.points[2 * n - 1 - i]![1] >= line.points[i]![1] - 1e-9, `step ${i}: low ≤ expected ≤ high`);
+    }
+    assert.ok(sceneToSvg(cumulative).includes(">budget cap ¥5,000<"));
+    assert.match(sceneToSvg(cumulative), /<polygon points="[^"]+" fill="#1f77b4" fill-rule="evenodd" fill-opacity="0\.18"\/>/);
+  });
+
+  it("text from a recipe or a source is escaped, never markup", () => {
+    const hostile: CostReport = { ...report, recipe: { ...report.recipe, name: "x<script>alert(1)</script>" }, assumptions: ["<b>bold</b> & more"] };
+    const page = costHtml(hostile);
+    assert.ok(!page.includes("<script>") && page.includes("x&lt;script&gt;alert(1)&lt;/script&gt;"));
+    assert.ok(page.includes("<li>&lt;b&gt;bold&lt;/b&gt; &amp; more</li>"));
+    assert.deepEqual(externalReferences(page), []);
+  });
+});
+
+describe("filled areas in rlpipe's rasterizer (the cumulative chart's band)", () => {
+  it("fills inside by the even-odd rule with anti-aliased edges, nothing outside; an SVG polygon in the writer", () => {
+    const r = { width: 20, height: 20, rgb: new Uint8Array(20 * 20 * 3).fill(255) };
+    fillPolygon(r, [[2, 2], [12.5, 2], [12.5, 12], [2, 12]], "#000000");
+    const px = (x: number, y: number) => r.rgb[(y * 20 + x) * 3]!;
+    assert.equal(px(5, 5), 0, "inside is filled");
+    assert.equal(px(15, 5), 255, "outside is untouched");
+    assert.equal(px(12, 5), 128, "a pixel half covered is half blended");
+    assert.equal(px(5, 1), 255);
+    // A triangle: coverage falls off along the slanted edge.
+    const t = { width: 20, height: 20, rgb: new Uint8Array(20 * 20 * 3).fill(255) };
+    fillPolygon(t, [[0, 0], [20, 20], [0, 20]], "#000000", 0.5);
+    assert.equal(t.rgb[(15 * 20 + 2) * 3], 128, "alpha 0.5 inside");
+    assert.equal(t.rgb[(2 * 20 + 15) * 3], 255, "above the diagonal: nothing");
+    const scene = { width: 10, height: 10, background: "#ffffff", shapes: [{ kind: "area" as const, points: [[1, 1], [9, 1], [9, 9]] as [number, number][], fill: "#ff0000", opacity: 0.5 }] };
+    const drawn = rasterize(scene);
+    assert.deepEqual([...drawn.rgb.slice((2 * 10 + 7) * 3, (2 * 10 + 7) * 3 + 3)], [255, 128, 128]);
+    assert.match(sceneToSvg(scene), /<polygon points="1,1 9,1 9,9" fill="#ff0000" fill-rule="evenodd" fill-opacity="0\.5"\/>/);
+  });
+});
+
+// ------------------------------------------------------------------------------------------------ Chromium
+
+/** Headless Chromium with nothing leaving the machine: no proxy, no name resolves, no background fetches. */
+function chromium(args: string[], home: string) {
+  return spawnSync("chromium", [
+    "--headless", "--no-sandbox", "--disable-gpu", "--no-proxy-server", "--host-resolver-rules=MAP * ~NOTFOUND",
+    `--user-data-dir=${join(home, "profile")}`, "--no-first-run", "--disable-background-networking", "--disable-component-update",
+    "--disable-sync", "--disable-default-apps", "--disable-extensions", "--hide-scrollbars", ...args,
+  ], { encoding: "buffer", timeout: 90_000, env: { PATH: process.env["PATH"] ?? "/usr/bin:/bin", HOME: home } });
+}
+
+describe("HTML cost report in headless Chromium", () => {
+  let dir: string;
+  before(() => { dir = mkdtempSync(join(tmpdir(), "rlpipe-cost-html-")); });
+  after(() => rmSync(dir, { recursive: true, force: true }));
+
+  it("rlpipe cost --format html on a seed recipe renders to a screenshot that is not blank, with the charts, and the totals on the page", T, () => {
+    assert.equal(spawnSync("chromium", ["--version"]).status, 0, "chromium (Debian package chromium, scripts/setup.sh --test) is needed to render the report");
+    const seed = recipePath("qwen3-1.7b-code-toolcall");
+    const made = spawnSync(process.execPath, [CLI, "cost", seed, "--format", "html"], { cwd: dir, encoding: "utf8", env: { PATH: process.env["PATH"] ?? "/usr/bin:/bin", HOME: dir } });
+    assert.equal(made.status, 0, made.stderr);
+    const file = join(dir, ".rlpipe", "cost", "qwen3-1.7b-code-toolcall.html");
+    assert.equal(made.stdout.trim(), join(".rlpipe", "cost", "qwen3-1.7b-code-toolcall.html"), "the path is printed");
+    assert.ok(existsSync(file));
+    const json = spawnSync(process.execPath, [CLI, "cost", seed, "--json"], { cwd: dir, encoding: "utf8", env: { PATH: process.env["PATH"] ?? "/usr/bin:/bin", HOME: dir } });
+    assert.equal(json.status, 0, json.stderr);
+    const report = JSON.parse(json.stdout) as CostReport;
+    const html = readFileSync(file, "utf8");
+    assert.deepEqual(externalReferences(html), []);
+
+    const png = join(dir, "report.png");
+    const shot = chromium([`--screenshot=${png}`, "--window-size=1280,2000", pathToFileURL(file).href], dir);
+    assert.equal(shot.status, 0, shot.stderr.toString());
+    const image = decodePng(readFileSync(png));
+    assert.deepEqual([image.width, image.height], [1280, 2000]);
+    let ink = 0;
+    const colours = new Set<number>();
+    for (let i = 0; i < image.rgb.length; i += 3) {
+      const [r, g, b] = [image.rgb[i]!, image.rgb[i + 1]!, image.rgb[i + 2]!];
+      if (r < 230 || g < 230 || b < 230) ink++;
+      colours.add(((r >> 4) << 8) | ((g >> 4) << 4) | (b >> 4));
+    }
+    const pixels = image.width * image.height;
+    assert.ok(ink / pixels > 0.03, `not blank: ${(100 * ink / pixels).toFixed(1)}% of the pixels are ink`);
+    assert.ok(colours.size >= 24, `several distinct colours (${colours.size})`);
+    // The charts' blue (compute, the chosen candidate, the cumulative line) is drawn.
+    const [br, bg, bb] = parseColor("#1f77b4");
+    let blue = 0;
+    for (let i = 0; i < image.rgb.length; i += 3) if (Math.abs(image.rgb[i]! - br) < 8 && Math.abs(image.rgb[i + 1]! - bg) < 8 && Math.abs(image.rgb[i + 2]! - bb) < 8) blue++;
+    assert.ok(blue > 500, `the charts' bars and line are on the screenshot (${blue} blue pixels)`);
+
+    const dom = chromium(["--dump-dom", pathToFileURL(file).href], dir);
+    assert.equal(dom.status, 0, dom.stderr.toString());
+    const text = dom.stdout.toString("utf8");
+    for (const total of [formatMoneyTriple(report.totals.CNY, "CNY"), formatMoneyTriple(report.totals.USD, "USD")]) {
+      assert.ok(text.includes(total), `the rendered page shows the total ${total}`);
+    }
+    assert.equal((text.match(/<svg /g) ?? []).length, 3, "three charts in the rendered page");
+  });
+});
