@@ -5,6 +5,7 @@
 // and reused within the maximum age, refreshed after it; failures carry the API's error code (exit 3), missing
 // credentials are invalid input (exit 2) with a hint.
 import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -19,7 +20,24 @@ import { FakeBss } from "./fakes/bss-fake.js";
 import { fakeHuaweiAk, fakeHuaweiSk, fakeTencentSecretId, fakeTencentSecretKey } from "./fakes/credentials.js";
 import { FakeModelArts } from "./fakes/modelarts-fake.js";
 import { TioneFake } from "./fakes/tione-fake.js";
-import { editYaml, recipeText } from "./helpers.js";
+import { ROOT, editYaml, recipeText } from "./helpers.js";
+import type { CostLine, CostReport } from "../core/cost/types.js";
+
+const CLI = join(ROOT, "dist", "bin", "rlpipe.js");
+
+/** The CLI as a child process (its own environment only: no credential of this machine leaks in). */
+function rlpipe(args: string[], env: Record<string, string>, cwd: string): Promise<{ code: number | null; out: string; err: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [CLI, ...args], { cwd, stdio: ["ignore", "pipe", "pipe"], env: { PATH: process.env["PATH"] ?? "/usr/bin:/bin", ...env } });
+    let out = "";
+    let err = "";
+    child.stdout.on("data", (d: Buffer) => { out += d.toString(); });
+    child.stderr.on("data", (d: Buffer) => { err += d.toString(); });
+    child.on("close", (code) => resolve({ code, out, err }));
+  });
+}
+
+const allLines = (ls: readonly CostLine[]): CostLine[] => ls.flatMap((l) => [l, ...allLines(l.children ?? [])]);
 
 const AK = fakeHuaweiAk();
 const SK = fakeHuaweiSk();
@@ -181,6 +199,60 @@ describe("live prices: ModelArts flavors priced by Huawei BSS", () => {
     assert.equal(bss.requests, requests);
   });
 
+  it("rlpipe cost --online prices the compute with the live rate end to end; offline it does not ask", async () => {
+    const recipeFile = join(dir, "ma.yaml");
+    writeFileSync(recipeFile, editYaml(recipeText("qwen3-1.7b-code-toolcall"), [[["targets", "modelarts", "flavor"], "modelarts.kat1.8xlarge"]]));
+    const inquiries = bss.inquiries.length;
+    const off = await rlpipe(["cost", recipeFile, "--provider", "modelarts", "--json"], env, dir);
+    assert.equal(off.code, 0, off.err);
+    assert.equal((JSON.parse(off.out) as CostReport).mode, "offline");
+    assert.equal(bss.inquiries.length, inquiries, "offline asks nothing");
+
+    const on = await rlpipe(["cost", recipeFile, "--provider", "modelarts", "--online", "--json"], env, dir);
+    assert.equal(on.code, 0, on.err);
+    const report = JSON.parse(on.out) as CostReport;
+    assert.equal(report.mode, "online");
+    assert.equal(bss.inquiries.length, inquiries + 1);
+    const compute = allLines(report.lines).filter((l) => l.component === "compute" && l.children === undefined);
+    assert.ok(compute.length > 0);
+    for (const l of compute) {
+      assert.deepEqual([l.basis, l.rate?.id, l.rate?.value, l.rate?.confidence, l.currency], ["live", "modelarts:modelarts.kat1.8xlarge", 20, "live", "CNY"]);
+      // cost = quantity × 20 CNY/node-hour (both rounded to 6 significant digits by the estimate)
+      for (const k of ["low", "expected", "high"] as const) assert.ok(Math.abs(l.cost![k] - l.quantity[k] * 20) <= 1e-5 * l.cost![k], `${l.id} ${k}: ${l.cost![k]} vs ${l.quantity[k]} × 20`);
+    }
+    assert.ok(report.priceSources.some((r) => r.confidence === "live" && /Huawei BSS ListOnDemandResourceRatings/.test(r.source)));
+    assert.ok(report.assumptions.some((a) => /^live prices: Huawei BSS ListOnDemandResourceRatings for modelarts:modelarts\.kat1\.8xlarge fetched /.test(a)));
+    assert.match(on.err, /live prices: Huawei BSS ListOnDemandResourceRatings/);
+
+    // A second run within the cache's age asks nothing, and says the price was reused.
+    const again = await rlpipe(["cost", recipeFile, "--provider", "modelarts", "--online", "--json"], env, dir);
+    assert.equal(again.code, 0, again.err);
+    assert.equal(bss.inquiries.length, inquiries + 1);
+    assert.ok((JSON.parse(again.out) as CostReport).assumptions.some((a) => /reused from the price cache/.test(a)));
+  });
+
+  it("rlpipe cost --online with refused credentials exits 3 naming the API and its code; without credentials exits 2 with the hint", async () => {
+    const recipeFile = join(dir, "ma2.yaml");
+    writeFileSync(recipeFile, recipeText("qwen3-1.7b-code-toolcall"));
+    const strict = await new FakeBss({ ak: AK, sk: fakeHuaweiSk(), projectIds: [PID], products: [] }).start();
+    try {
+      const bad = await rlpipe(["cost", recipeFile, "--provider", "modelarts", "--online"], { ...env, BSS_ENDPOINT: strict.endpoint }, dir);
+      assert.equal(bad.code, 3, bad.err);
+      assert.match(bad.err, /Huawei BSS ListOnDemandResourceRatings refused the credentials: HTTP 401 APIGW\.0301/);
+      assert.match(bad.err, /without --online, rlpipe cost prices from the catalog/);
+      assert.ok(!bad.err.includes(SK) && !bad.out.includes(SK));
+      const json = await rlpipe(["cost", recipeFile, "--provider", "modelarts", "--online", "--json"], { ...env, BSS_ENDPOINT: strict.endpoint }, dir);
+      assert.equal(json.code, 3);
+      assert.equal((JSON.parse(json.out) as { error: { code: string } }).error.code, "bss_auth_failed");
+    } finally {
+      await strict.close();
+    }
+    const none = await rlpipe(["cost", recipeFile, "--provider", "modelarts", "--online"], { HOME: dir, MODELARTS_ENDPOINT: ma.endpoint, BSS_ENDPOINT: bss.endpoint, RLPIPE_PRICES_CACHE: env["RLPIPE_PRICES_CACHE"]! }, dir);
+    assert.equal(none.code, 2, none.err);
+    assert.match(none.err, /no Huawei Cloud credentials for ModelArts/);
+    assert.match(none.err, /hint: .*~?\.huaweicloud\/credentials|HUAWEICLOUD_SDK_AK/);
+  });
+
   it("a dedicated pool is billed by the pool: no price is asked, a note says why", async () => {
     const requests = bss.requests;
     const live = await fetchLivePrices({ env, recipe: modelartsRecipe(undefined, [[["targets", "modelarts", "poolId"], "pool-0123"]]), providers: ["modelarts"] });
@@ -262,6 +334,20 @@ describe("live prices: TI-ONE DescribeBillingSpecs / DescribeBillingSpecsPrice",
     const e = await rejects(fetchLivePrices({ env: { HOME: dir, TIONE_ENDPOINT: fake.endpoint }, recipe: tioneRecipe(), providers: ["tione"] }));
     assert.deepEqual([e.exitCode, e.code], [2, "tione_credentials_missing"]);
     assert.match(e.hint ?? "", /TENCENTCLOUD_SECRET_ID/);
+  });
+
+  it("rlpipe cost --online --provider tione prices postpaid specs live (fen → CNY per node-hour)", async () => {
+    const recipeFile = join(dir, "tione.yaml");
+    writeFileSync(recipeFile, editYaml(recipeText("retool-qwen3-4b-tione-ags"), [
+      [["targets", "tione", "chargeType"], "POSTPAID_BY_HOUR"], [["targets", "tione", "resourceGroupId"], undefined],
+      [["targets", "tione", "head"], { instanceType: "TI.S.MEDIUM.POST", count: 1 }], [["targets", "tione", "worker"], { instanceType: "TI.GN7.8XLARGE128.POST", count: 2 }],
+    ]));
+    const r = await rlpipe(["cost", recipeFile, "--provider", "tione", "--online", "--json"], env, dir);
+    assert.equal(r.code, 0, r.err);
+    const report = JSON.parse(r.out) as CostReport;
+    const byRate = new Map(allLines(report.lines).filter((l) => l.rate?.confidence === "live").map((l) => [l.rate!.id, l.rate!.value]));
+    assert.deepEqual([...byRate.entries()].sort(), [["tione:TI.GN7.8XLARGE128.POST", 12.34], ["tione:TI.S.MEDIUM.POST", 0.7]]);
+    assert.equal(fake.callsOf("DescribeBillingSpecsPrice").length, 1);
   });
 
   it("which providers --online asks: only those with a price API that the recipe targets", () => {
