@@ -3,18 +3,26 @@
 // saying why); usage counted per run by a real `rlpipe serve` on 127.0.0.1 (reward batches named by X-Rlpipe-Run,
 // tool calls by a /r/<run>/ prefix) and written to its usage store, one object per instance, summed by the reader.
 import assert from "node:assert/strict";
-import { type ChildProcess, spawn } from "node:child_process";
-import { mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { type ChildProcess, spawn, spawnSync } from "node:child_process";
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
+import { createModelArtsAdapter } from "../adapters/providers/modelarts.js";
+import { dirRunRecords, readRunRecord, runsDir } from "../adapters/providers/run-records.js";
 import { FsStore } from "../adapters/storage/fs.js";
+import { bundledAssets } from "../bin/commands/plan.js";
+import { parseRecipe } from "../core/recipe/load.js";
+import { executeDeploy, prepareDeploy } from "../functions/deploy.js";
 import { normalUnit, withActual } from "../core/cost/actual.js";
 import type { CostLine, CostReport, Rate } from "../core/cost/types.js";
 import { type UsageRecord, usageLayout } from "../core/run-usage.js";
-import { readRunUsage } from "../functions/run-cost.js";
+import { costOfRun, readRunUsage } from "../functions/run-cost.js";
 import { UsageMeter } from "../functions/usage-meter.js";
-import { ROOT } from "./helpers.js";
+import { fakeHuaweiAk, fakeHuaweiSk } from "./fakes/credentials.js";
+import { FakeModelArts } from "./fakes/modelarts-fake.js";
+import { RECIPES, ROOT, editYaml, recipePath, recipeText } from "./helpers.js";
 
 const CLI = join(ROOT, "dist", "bin", "rlpipe.js");
 const range = (low: number, expected: number, high: number) => ({ low, expected, high });
@@ -190,5 +198,192 @@ describe("usage counted per run by a real rlpipe serve", () => {
     } finally {
       await store.close();
     }
+  });
+});
+
+// ------------------------------------------------------------------------------------------ after real runs
+
+/** The CLI as a child process, without blocking this event loop. */
+function rlpipe(args: string[], opts: { cwd: string; env?: Record<string, string> }): Promise<{ code: number | null; out: string; err: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [CLI, ...args], {
+      cwd: opts.cwd, stdio: ["ignore", "pipe", "pipe"],
+      env: { PATH: process.env["PATH"] ?? "/usr/bin:/bin", HOME: opts.cwd, RLPIPE_POLL_MS: "200", ...opts.env },
+    });
+    let out = "";
+    let err = "";
+    child.stdout!.on("data", (d: Buffer) => { out += d.toString(); });
+    child.stderr!.on("data", (d: Buffer) => { err += d.toString(); });
+    const t = setTimeout(() => child.kill("SIGKILL"), 180_000);
+    child.on("close", (code) => { clearTimeout(t); resolve({ code, out, err }); });
+  });
+}
+
+function freePort(): Promise<number> {
+  return new Promise((res) => { const s = createServer(); s.listen(0, "127.0.0.1", () => { const p = (s.address() as { port: number }).port; s.close(() => res(p)); }); });
+}
+
+const flatLines = (ls: readonly CostLine[]): CostLine[] => ls.flatMap((l) => [l, ...flatLines(l.children ?? [])]);
+
+describe("rlpipe cost --run after a local run (real wall time, usage counted by the run's own reward function)", () => {
+  let dir: string;
+  let name: string;
+  before(async () => {
+    dir = mkdtempSync(join(tmpdir(), "rlpipe-cost-run-"));
+    mkdirSync(join(dir, "data"));
+    copyFileSync(join(RECIPES, "data", "demo-problems.jsonl"), join(dir, "data", "demo-problems.jsonl"));
+    // The demo with a rate for this machine's time, so the compute line has a cost to compare.
+    writeFileSync(join(dir, "demo.yaml"), editYaml(readFileSync(recipePath("local-demo"), "utf8"), [
+      [["prices"], [{ item: "self-hosted:node-hour", value: 36, currency: "CNY", unit: "node-hour", source: "test: this machine's hourly cost" }]],
+    ]));
+    const r = await rlpipe(["deploy", "demo.yaml", "--provider", "local", "--yes", "--wait", "--json"], { cwd: dir, env: { RLPIPE_SANDBOX_PORT: String(await freePort()) } });
+    assert.equal(r.code, 0, r.err);
+    const res = JSON.parse(r.out.trim().split("\n").pop()!) as { name: string; phase: string };
+    assert.equal(res.phase, "SUCCEEDED");
+    name = res.name;
+  });
+  after(() => rmSync(dir, { recursive: true, force: true }));
+
+  it("compares per line: compute from the runner's wall time at the recorded rate, sandbox seconds from the function's count", async () => {
+    const record = await readRunRecord(runsDir(dir), name);
+    assert.equal((record.cost as unknown as CostReport | undefined)?.schema, "rlpipe.cost-report", "the deploy kept its estimate in the run record");
+    const r = await rlpipe(["cost", "--run", name, "--json"], { cwd: dir });
+    assert.equal(r.code, 0, r.err);
+    const report = JSON.parse(r.out) as CostReport;
+    assert.equal(report.actual!.run, name);
+    assert.deepEqual(report.generatedAt, (record.cost as unknown as CostReport).generatedAt, "the estimate is the one recorded at deploy");
+    const actual = new Map(report.actual!.lines.map((l) => [l.id, l]));
+
+    // Wall time as the local runner recorded it: from its start to the exit code file.
+    const jobDir = join(dir, ".rlpipe", "local", name);
+    const state = JSON.parse(readFileSync(join(jobDir, "state.json"), "utf8")) as { startedAt: string };
+    const wallHours = (statSync(join(jobDir, "exit_code")).mtime.getTime() - Date.parse(state.startedAt)) / 3_600_000;
+    const compute = actual.get("compute")!;
+    assert.ok(Math.abs(compute.quantity! - wallHours) < 1e-5, `${compute.quantity} node-hours vs ${wallHours} h of wall time on 1 node`);
+    assert.equal(compute.currency, "CNY");
+    assert.ok(Math.abs(compute.cost! - compute.quantity! * 36) < 1e-5);
+    assert.match(compute.source, /local runner start\/exit times \(wall time\)/);
+
+    // The job's own rlpipe serve wrote the run's usage into the run's store; rlpipe eval named the run.
+    const store = new FsStore(join(dir, ".rlpipe", "work", "local-demo", "store"));
+    try {
+      const { usage: u } = await readRunUsage(store, name);
+      assert.ok(u !== undefined, "usage recorded in the run's store");
+      assert.deepEqual([u.counters.rewardRequests, u.counters.samples, u.instances], [1, 16, 1]);
+      assert.ok(u.counters.sandboxSeconds > 0);
+      const sandbox = actual.get("sandbox")!;
+      assert.equal(sandbox.quantity, u.counters.sandboxSeconds);
+      assert.match(sandbox.source, new RegExp(`function usage at file://.*/${name}/usage/ \\(1 instance\\): ${u.counters.sandboxSeconds} sandbox-s of 16 programs`));
+    } finally {
+      await store.close();
+    }
+    assert.equal(report.actual!.total!.CNY, Math.round(compute.cost! * 100) / 100);
+
+    // The same comparison as a table, and as a section of the HTML page.
+    const table = await rlpipe(["cost", "--run", name], { cwd: dir });
+    assert.equal(table.code, 0, table.err);
+    assert.match(table.out, new RegExp(`Estimate vs actual: run ${name}`));
+    assert.match(table.out, /estimate recorded at deploy/);
+    assert.match(table.out, /LINE +UNIT +EST\. QTY +ACTUAL QTY +EST\. COST +ACTUAL COST +DIFFERENCE/);
+    const html = await rlpipe(["cost", "--run", name, "--format", "html", "--out", "run.html"], { cwd: dir });
+    assert.equal(html.code, 0, html.err);
+    const page = readFileSync(join(dir, "run.html"), "utf8");
+    assert.match(page, /<section id="actual">/);
+    assert.ok(page.indexOf('<section id="actual">') < page.indexOf("<h2>Price sources</h2>"));
+  });
+
+  it("a record from before recorded estimates is still read: the estimate is made again with the recorded prices", async () => {
+    const path = join(runsDir(dir), `${name}.json`);
+    const saved = readFileSync(path, "utf8");
+    try {
+      const old = JSON.parse(saved) as Record<string, unknown>;
+      delete old["cost"];
+      writeFileSync(path, JSON.stringify(old));
+      const r = await rlpipe(["cost", "--run", name], { cwd: dir });
+      assert.equal(r.code, 0, r.err);
+      assert.match(r.out, /estimate made again from the recorded recipe and prices/);
+      assert.match(r.out, /local runner start\/exit times/);
+    } finally {
+      writeFileSync(path, saved);
+    }
+  });
+
+  it("bad input: an unknown run is exit 2; a recipe file or --online with --run is a usage error", async () => {
+    const unknown = await rlpipe(["cost", "--run", "no-such-run-12345678"], { cwd: dir });
+    assert.equal(unknown.code, 2);
+    assert.match(unknown.err, /no run named no-such-run-12345678/);
+    const both = await rlpipe(["cost", "demo.yaml", "--run", name], { cwd: dir });
+    assert.equal(both.code, 2);
+    assert.match(both.err, /reads the recipe from the run's record/);
+    const online = await rlpipe(["cost", "--run", name, "--online"], { cwd: dir });
+    assert.equal(online.code, 2);
+  });
+});
+
+describe("estimate vs actual of a run deployed to the ModelArts fake (billable time from status.duration, usage counted by a real reward function)", () => {
+  const AK = fakeHuaweiAk();
+  const SK = fakeHuaweiSk();
+  const PID = "0a1b2c3d4e5f60718293a4b5c6d7e8f9";
+  let dir: string;
+  let fake: FakeModelArts;
+  let serve: Awaited<ReturnType<typeof startServe>>;
+  before(async () => {
+    dir = mkdtempSync(join(tmpdir(), "rlpipe-cost-ma-"));
+    fake = await new FakeModelArts({ ak: AK, sk: SK, projectId: PID }).start();
+    serve = await startServe(["--usage-store", `file://${join(dir, "usage")}`]);
+  });
+  after(async () => {
+    await serve.stop();
+    await fake.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it("per line: the job's billed hour at the recorded flavor rate, the sandbox seconds the function counted", async () => {
+    const flavor = "modelarts.bm.npu.arm.8snt9b2.d";
+    const text = editYaml(recipeText("qwen3-1.7b-code-toolcall"), [[["prices"], [{ item: `modelarts:${flavor}`, value: 40, currency: "CNY", unit: "node-hour", source: "test quote" }]]]);
+    const loaded = parseRecipe(text, join(dir, "ma.yaml"));
+    const env = { HOME: dir, HUAWEICLOUD_SDK_AK: AK, HUAWEICLOUD_SDK_SK: SK, HUAWEICLOUD_SDK_PROJECT_ID: PID, MODELARTS_ENDPOINT: fake.endpoint };
+    const uploaded = new Map<string, number>();
+    const adapter = createModelArtsAdapter({
+      env, recipe: loaded.recipe, cwd: dir,
+      bundleSink: () => ({ putBytes: async (key, data) => { uploaded.set(key, data.length); }, head: async (key) => (uploaded.has(key) ? { size: uploaded.get(key)! } : undefined) }),
+    });
+    const records = dirRunRecords(join(dir, "runs"));
+    const prepared = await prepareDeploy({ loaded, provider: "modelarts", planOptions: { assets: bundledAssets() } }, records);
+    const deployed = await executeDeploy(prepared, adapter, { records, policy: { baseDelayMs: 1 }, statusPolicy: {}, log: () => undefined, recipeFile: loaded.file });
+    const name = deployed.ref.name;
+
+    // The job's reward shim, as verl calls it in the job: it names the run from RLPIPE_RUN.
+    const py = spawnSync(join(ROOT, ".venv-test", "bin", "python"), ["-c", [
+      "import json, sys", `sys.path.insert(0, ${JSON.stringify(join(ROOT, "recipes", "python"))})`, "import rlpipe_reward as s",
+      `gt = ${JSON.stringify(JSON.stringify(GT))}`,
+      "codes = ['```python\\na, b = map(int, input().split())\\nprint(a + b)\\n```', '```python\\nprint(3)\\n```']",
+      "print(json.dumps(s.compute_score_batch(['t'] * 4, codes * 2, [gt] * 4, [None] * 4, return_dict=False)))",
+    ].join("\n")], { encoding: "utf8", env: { PATH: process.env["PATH"] ?? "", RLPIPE_RUN: name, RLPIPE_REWARD_URL: `${serve.url}/v1/rewards` }, timeout: 60_000 });
+    assert.equal(py.status, 0, py.stderr);
+    assert.deepEqual(JSON.parse(py.stdout), [1, 0.5, 1, 0.5]); // print(3) passes "1 2" only
+
+    for (let i = 0; i < 10 && (await adapter.status(deployed.ref)).phase !== "SUCCEEDED"; i++);
+    const record = await records.read(name);
+    const result = await costOfRun({
+      record, usageStore: `file://${join(dir, "usage")}`,
+      load: async () => ({ adapter, close: async () => undefined }),
+      estimate: () => assert.fail("the recorded estimate is used"),
+    });
+    assert.equal(result.estimateFrom, "recorded");
+    const actual = new Map(result.report.actual!.lines.map((l) => [l.id, l]));
+    // The fake bills 3,600,000 ms for the finished job: one node-hour, split over the stages as estimated, at 40 CNY.
+    const compute = actual.get("compute")!;
+    assert.deepEqual([compute.quantity, compute.currency, compute.source], [1, "CNY", "sum of its lines"]);
+    assert.ok(Math.abs(compute.cost! - 40) < 1e-3, `${compute.cost} ≈ 40 (the stages' shares are rounded to 6 significant digits)`);
+    const stages = flatLines(result.report.lines).filter((l) => l.id.startsWith("compute."));
+    assert.ok(stages.length >= 2);
+    for (const l of stages) assert.match(actual.get(l.id)!.source, /^ModelArts job status\.duration: 1 h billable × /);
+    const sandbox = actual.get("sandbox")!;
+    assert.ok(sandbox.quantity! > 0);
+    assert.match(sandbox.source, /\(1 instance\): .* sandbox-s of 2 programs/);
+    assert.match(actual.get("storage.capacity")!.source, /^not measured: storage is not measured by rlpipe/);
+    assert.equal(result.report.actual!.total!.CNY, 40);
+    assert.equal(fake.stats.authFailures, 0);
   });
 });
