@@ -77,7 +77,7 @@ when only the high end is above it, or a rate is missing so the cap cannot be ch
     },
   },
   cost: {
-    usage: `cost <recipe.yaml> [--provider all|${PROVIDERS.join("|")}] [--format table|md|html|json] [--out FILE] [--rates FILE] [--online] [--step-seconds S]`,
+    usage: `cost <recipe.yaml> [--provider all|${PROVIDERS.join("|")}] [--format table|md|html|json] [--out FILE] [--rates FILE] [--online] [--step-seconds S]  |  cost --run NAME [--format FORMAT] [--out FILE]`,
     summary: "estimate what a whole run costs, per provider, as ranges with every price's source (no network by default)",
     description: `Estimates the whole run from the recipe: training compute (steps × seconds per step × nodes), reward
 sandboxes, functions, checkpoint storage and egress, each low / expected / high, priced from rlpipe's catalog
@@ -86,6 +86,11 @@ the catalog. Prints the candidates across providers with the chosen one marked, 
 tree, the totals in CNY and USD with the exchange rate, what needs a rate and how to supply it, assumptions,
 exclusions and price sources. A line without a public price says "rate needed"; nothing is invented. The
 recipe's cost.budget cap is checked (rlpipe deploy refuses above it unless --force).
+--online asks the providers' price APIs with your credentials (missing credentials: exit 2; a refusing API: exit 3
+naming it and its error code — never a silent fallback) and caches the answers in ~/.cache/rlpipe/prices-cache.json
+(RLPIPE_PRICES_CACHE). --run NAME shows, per line, the estimate recorded at that run's deploy next to what the run
+used at the same rates: the provider's billable time, and the sandbox seconds and requests rlpipe's function counted
+for the run (written to <store>/<run>/usage/ by rlpipe serve --usage-store).
 --format html writes one self-contained page with charts (no script, nothing fetched) to --out (default
 .rlpipe/cost/<recipe>.html) and prints its path; --format json is the versioned report (schema
 rlpipe.cost-report, version 1). Uses no credentials and no network unless --online.`,
@@ -94,8 +99,8 @@ rlpipe.cost-report, version 1). Uses no credentials and no network unless --onli
       format: { type: "string", short: "f", default: "table", value: "FORMAT", description: "table (terminal), md (Markdown), html (one self-contained page with charts) or json (the report as data)" },
       out: { type: "string", short: "o", value: "FILE", description: "write the report to FILE and print its path (html default: .rlpipe/cost/<recipe>.html)" },
       rates: { type: "string", value: "FILE", description: "YAML rates that override the catalog: a list of {item, value, currency, unit, source, region, dateRead} (as under prices: in a recipe), or prices: with that list" },
-      online: { type: "boolean", default: false, description: "read current prices from the providers' price APIs with the credentials in the environment (not available yet)" },
-      run: { type: "string", value: "NAME", description: "compare the estimate with what a deployed run cost (not available yet)" },
+      online: { type: "boolean", default: false, description: "read current prices from the providers' price APIs with the credentials in the environment (ModelArts: Huawei BSS; TI-ONE: DescribeBillingSpecsPrice), cached RLPIPE_PRICES_MAX_AGE_HOURS (default 24)" },
+      run: { type: "string", value: "NAME", description: "compare the estimate recorded at a deployed run's deploy with what it used (billable time, counted sandbox and function usage); no recipe file" },
       "step-seconds": { type: "string", value: "S", description: "seconds per training step you measured; replaces the step-time model" },
       json: { ...json, description: "the report as JSON on stdout (same as --format json); errors too, as {\"error\": …}" },
       help,
@@ -170,6 +175,7 @@ E2B_DOMAIN=<region>.tencentags.com).`,
       "e2b-template": { type: "string", value: "NAME", description: "the E2B/AGS sandbox template" },
       "runs-store": { type: "string", value: "URI", description: "serve the runs function: presigned uploads into this s3://, obs:// or cos:// store" },
       "runs-secret-env": { type: "string", value: "NAME", description: "environment variable holding the secret per-run tokens derive from (with --runs-store)" },
+      "usage-store": { type: "string", value: "URI", description: "write each run's usage (requests, sandbox seconds; rlpipe cost --run reads it) to <run>/usage/ in this store (file://, s3://, obs://, cos://)" },
       concurrency: { type: "string", value: "N", description: "programs run at once (for e2b: the sandbox pool size)" },
       quiet: { type: "boolean", default: false, description: "do not log requests on stderr" },
       help,

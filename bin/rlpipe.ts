@@ -29,7 +29,7 @@ export async function main(argv: readonly string[], io: Io = processIo()): Promi
       case "run-token": return (await import("./commands/storage.js")).runRunToken(rest, io);
       case "eval": return await (await import("./commands/eval.js")).runEval(rest, io);
       case "deploy": return await (await import("./commands/runs.js")).runDeploy(rest, io);
-      case "cost": return (await import("./commands/cost.js")).runCost(rest, io);
+      case "cost": return await (await import("./commands/cost.js")).runCost(rest, io);
       case "status": return await (await import("./commands/runs.js")).runStatus(rest, io);
       case "logs": return await (await import("./commands/runs.js")).runLogs(rest, io);
       case "stop": return await (await import("./commands/runs.js")).runStop(rest, io);

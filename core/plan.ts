@@ -15,6 +15,7 @@ import { envBlock } from "./render/env.js";
 import { renderDockerRun } from "./render/docker.js";
 import { type LaunchInputs, type SandboxLaunch, renderLaunchScript } from "./render/launch.js";
 import { SHIM_FILE, resolveRewardFn } from "./render/reward.js";
+import { shellQuote } from "./render/shell.js";
 import { SYNC_SIDECAR, type StoragePlan, metricsToFile, storagePlan } from "./render/storage.js";
 import { type StageCommand, renderStage } from "./render/stages.js";
 
@@ -170,7 +171,7 @@ export function plan(loaded: LoadedRecipe, opts: PlanOptions = {}): Plan {
     recipeHash: loaded.hash,
     stages,
     runtimeEnv,
-    ...(recipe.sandbox === undefined ? {} : { sandbox: sandboxLaunch(ctx, recipe.sandbox, sandboxUrl) }),
+    ...(recipe.sandbox === undefined ? {} : { sandbox: withUsageStore(sandboxLaunch(ctx, recipe.sandbox, sandboxUrl), storage) }),
     overlay: [...overlay.keys()].sort(),
     secrets,
     patches: patchSteps(ctx),
@@ -279,6 +280,18 @@ function sandboxWhere(sb: SandboxSpec, provider: Provider): string {
   if (sb.deploy === "colocated") return `started by launch.sh inside the ${provider} job, next to training`;
   if (sb.deploy === "external") return "an external service (launch.sh waits for its health check)";
   return `managed by ${sb.managed?.provider ?? "the sandbox provider"} (template ${sb.managed?.template ?? "?"})`;
+}
+
+/**
+ * rlpipe's own function in the job writes each run's usage (what `rlpipe cost --run` reads) into the run's store,
+ * where the node can write: the store itself (self-hosted, TI-ONE's COS credentials), or ModelArts' staging
+ * directory, which the output channel uploads. Through the runs function the job holds no store access: not written.
+ */
+function withUsageStore(launch: SandboxLaunch, storage: StoragePlan | undefined): SandboxLaunch {
+  if (launch.start === undefined || launch.rlpipeFunction === undefined || !launch.start.command.startsWith("rlpipe serve ") || storage === undefined) return launch;
+  const uri = storage.mechanism === "modelarts-output" ? (storage.stagingDir === undefined ? undefined : `file://${storage.stagingDir}`)
+    : storage.mechanism === "sidecar-function" ? undefined : storage.uri;
+  return uri === undefined ? launch : { ...launch, start: { ...launch.start, command: `${launch.start.command} --usage-store ${shellQuote(uri)}` } };
 }
 
 function sandboxLaunch(ctx: RenderContext, sb: SandboxSpec, url: string | undefined): SandboxLaunch {

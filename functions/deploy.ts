@@ -47,7 +47,8 @@ export interface PreparedDeploy {
   readonly fresh: boolean;
   readonly plan: Plan;
   readonly prices: PriceEstimate;
-  /** The whole run's cost estimate for this provider (offline: catalog and recipe prices). */
+  /** The whole run's cost estimate for this provider (offline: catalog and recipe prices); the run record keeps it
+   *  for `rlpipe cost --run`. */
   readonly cost: CostReport;
   /** The estimate against the recipe's cost.budget, when it has one. */
   readonly budget?: BudgetCheck;
@@ -163,6 +164,8 @@ export async function executeDeploy(prepared: PreparedDeploy, adapter: ProviderA
     createdAt: existing?.createdAt ?? now, updatedAt: now,
     // The rates assumed when the job was made; a later deploy that finds it keeps them.
     prices: existing !== undefined && existing.prices.length > 0 ? existing.prices : prepared.prices.assumed,
+    // Likewise the estimate: estimate vs actual compares with what was expected when the job was made.
+    cost: existing?.cost ?? (prepared.cost as unknown as NonNullable<RunRecord["cost"]>),
     ...(p.storage === undefined ? {} : { store: p.storage.uri }),
     ...(existing?.lastStatus === undefined ? {} : { lastStatus: existing.lastStatus }),
   };

@@ -128,7 +128,7 @@ export async function handleRewards(req: FnRequest, deps: RewardDeps): Promise<F
   });
 
   const unique = [...pending.entries()];
-  const results = await evaluateWithRetry(unique.map(([, p]) => p.job), deps);
+  const { results, sandboxSeconds } = await evaluateWithRetry(unique.map(([, p]) => p.job), deps);
   unique.forEach(([key, p], k) => {
     const r = results[k]!;
     deps.cache.set(key, r);
@@ -146,22 +146,30 @@ export async function handleRewards(req: FnRequest, deps: RewardDeps): Promise<F
       hitRate: samples.length === 0 ? 0 : (dedupedInBatch + cacheHits) / samples.length,
       cacheHitRateLifetime: deps.cache.lookups === 0 ? 0 : deps.cache.hits / deps.cache.lookups,
       infraErrors: out.filter((o) => o?.status === "infra_error").length,
+      // Sandbox time of every program run for this batch, retries included (what a per-second sandbox bills).
+      sandboxSeconds,
       wallMs: Math.round(performance.now() - started),
     },
   });
 }
 
+/** Seconds a result's programs held a sandbox: the backend's own figure, else the wall time of the job. */
+export function sandboxSecondsOf(r: EvalResult): number {
+  return r.usage.sandboxSeconds ?? r.usage.wallMs / 1000;
+}
+
 /** Evaluate; jobs whose sandbox failed are retried (only those), with jittered backoff. */
-async function evaluateWithRetry(jobs: EvalJob[], deps: RewardDeps): Promise<EvalResult[]> {
+async function evaluateWithRetry(jobs: EvalJob[], deps: RewardDeps): Promise<{ results: EvalResult[]; sandboxSeconds: number }> {
   const results: EvalResult[] = new Array(jobs.length);
   let todo = jobs.map((_, i) => i);
+  let seconds = 0;
   await retry(async () => {
     const batch = await deps.backend.evaluate(todo.map((i) => jobs[i]!));
-    batch.forEach((r, k) => { results[todo[k]!] = r; });
+    batch.forEach((r, k) => { results[todo[k]!] = r; seconds += sandboxSecondsOf(r); });
     todo = todo.filter((i) => results[i]!.status === "infra_error");
     return todo.length;
   }, ({ value }) => (value ?? 0) > 0, { attempts: deps.attempts ?? 3, baseDelayMs: deps.retryBaseDelayMs ?? 500, maxDelayMs: 10_000 });
-  return results;
+  return { results, sandboxSeconds: Math.round(seconds * 1000) / 1000 };
 }
 
 function toScore(r: EvalResult, language: string, cached: boolean): SampleScore {

@@ -3,10 +3,12 @@
 // `/t/<token>/…` (verl's stock SandboxFusionTool cannot send headers, but its URL is configurable).
 import { timingSafeEqual } from "node:crypto";
 import type { SandboxBackend } from "../adapters/sandboxes/sandbox.js";
+import { USAGE_RUN_HEADER, type UsageCounters } from "../core/run-usage.js";
 import { type FnRequest, type FnResponse, json } from "./http-types.js";
 import { type ResultCache, handleRewards } from "./reward.js";
 import { type RunsDeps, routeRuns } from "./runs.js";
 import { handleCommonEvaluateBatch, handlePing, handleRunCode } from "./sandbox-api.js";
+import { UsageMeter } from "./usage-meter.js";
 
 export interface FunctionDeps {
   readonly backend?: SandboxBackend;
@@ -17,6 +19,8 @@ export interface FunctionDeps {
   readonly token?: string;
   readonly defaultMemoryMb?: number;
   readonly retryBaseDelayMs?: number;
+  /** Per-run usage counters (core/run-usage.ts); requests that name no run are not counted. */
+  readonly usage?: UsageMeter;
 }
 
 type Route = (req: FnRequest, deps: FunctionDeps & { backend: SandboxBackend }) => Promise<FnResponse>;
@@ -44,15 +48,60 @@ export async function route(req: FnRequest, deps: FunctionDeps): Promise<FnRespo
   }
   const bearer = /^Bearer\s+(\S+)$/i.exec(req.headers["authorization"] ?? "");
   if (deps.token !== undefined && bearer !== null && tokenMatches(bearer[1]!, deps.token)) authorized = true;
+  // The run a request is counted under: a /r/<run>/ prefix (after the token's) or the X-Rlpipe-Run header.
+  let run = req.headers[USAGE_RUN_HEADER]?.trim() || undefined;
+  const runPrefixed = /^\/r\/([^/]+)(\/.*)$/.exec(path);
+  if (runPrefixed !== null) {
+    run = decodeURIComponent(runPrefixed[1]!);
+    path = runPrefixed[2]!;
+  }
+  if (run !== undefined && !UsageMeter.validRun(run)) return json(400, { detail: `invalid run name ${JSON.stringify(run)} (X-Rlpipe-Run or /r/<run>/)` });
 
   if (path.startsWith("/v1/runs/")) {
     // Runs routes authenticate with their own per-run tokens.
     const runs = deps.runs === undefined ? undefined : await routeRuns({ ...req, path }, deps.runs);
     return runs ?? json(404, { detail: deps.runs === undefined ? "the runs function is not enabled on this server" : "Not Found" });
   }
+  const usageOf = /^\/v1\/usage\/([^/]+)$/.exec(path);
+  if (usageOf !== null && deps.usage !== undefined) {
+    if (req.method !== "GET") return json(405, { detail: "Method Not Allowed" }, { allow: "GET" });
+    if (!authorized) return json(401, { detail: "missing or invalid token" }, { "www-authenticate": "Bearer" });
+    const name = decodeURIComponent(usageOf[1]!);
+    if (!UsageMeter.validRun(name)) return json(400, { detail: `invalid run name ${JSON.stringify(name)}` });
+    const snap = deps.usage.snapshot(name);
+    return snap === undefined ? json(404, { detail: `this instance counted nothing for run ${name}` }) : json(200, snap);
+  }
   const r = ROUTES[path];
   if (r === undefined || (deps.backend === undefined && r.public !== true)) return json(404, { detail: "Not Found" });
   if (req.method !== r.method) return json(405, { detail: "Method Not Allowed" }, { allow: r.method });
   if (!authorized && r.public !== true) return json(401, { detail: "missing or invalid token" }, { "www-authenticate": "Bearer" });
-  return r.handler({ ...req, path }, deps as FunctionDeps & { backend: SandboxBackend });
+  const started = performance.now();
+  const res = await r.handler({ ...req, path }, deps as FunctionDeps & { backend: SandboxBackend });
+  if (run !== undefined && deps.usage !== undefined && r.public !== true) {
+    const delta = usageDelta(path, res);
+    if (delta !== undefined) await deps.usage.record(run, { ...delta, requests: 1, functionSeconds: (performance.now() - started) / 1000 });
+  }
+  return res;
+}
+
+const num = (v: unknown): number => (typeof v === "number" && Number.isFinite(v) ? v : 0);
+
+/** What an answered request used, read from its answer (a refused request counts nothing). */
+export function usageDelta(path: string, res: FnResponse): Partial<UsageCounters> | undefined {
+  if (res.status !== 200 || typeof res.body !== "object" || res.body === null) return undefined;
+  const body = res.body as Record<string, unknown>;
+  const execSeconds = (x: unknown): number => {
+    const o = (x ?? {}) as { compile_result?: { execution_time?: unknown } | null; run_result?: { execution_time?: unknown } | null };
+    return num(o.compile_result?.execution_time) + num(o.run_result?.execution_time);
+  };
+  if (path === "/v1/rewards") {
+    const st = (body["stats"] ?? {}) as Record<string, unknown>;
+    return { rewardRequests: 1, samples: num(st["samples"]), evaluated: num(st["evaluated"]), cacheHits: num(st["cacheHits"]) + num(st["dedupedInBatch"]), sandboxSeconds: num(st["sandboxSeconds"]) };
+  }
+  if (path === "/run_code") return { toolCalls: 1, evaluated: 1, sandboxSeconds: execSeconds(body) };
+  if (path === "/common_evaluate_batch") {
+    const tests = Array.isArray(body["tests"]) ? body["tests"] as { exec_info?: unknown }[] : [];
+    return { evaluated: 1, samples: 1, sandboxSeconds: tests.reduce((t, c) => t + execSeconds(c.exec_info), 0) };
+  }
+  return undefined;
 }

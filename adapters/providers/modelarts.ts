@@ -27,7 +27,7 @@ import { parseEndpoint } from "../../core/util/endpoint.js";
 import { resolveHuaweiAccount, readIfExists } from "./huawei-account.js";
 import { type HuaweiCredentials, encodePathSegment, signRequest } from "./huawei-sign.js";
 import {
-  type AdapterContext, type AdapterFactory, type FailureKind, type JobRef, type JobStatus, type LogPage, type ProviderAdapter, ProviderError,
+  type AdapterContext, type AdapterFactory, type FailureKind, type JobBilling, type JobRef, type JobStatus, type LogPage, type ProviderAdapter, ProviderError,
   kindOfHttpStatus, kindOfNetworkError, tlsFailure,
 } from "./provider.js";
 
@@ -102,6 +102,16 @@ export type ModelArtsJob = z.infer<typeof JobResponse>;
 const SearchResponse = z.looseObject({ count: z.number().optional(), total: z.number().optional(), items: z.array(JobResponse).optional() });
 const LogPreview = z.looseObject({ content: z.string().optional(), current_size: z.number().optional(), full_size: z.number().optional() });
 const ErrorBody = z.looseObject({ error_code: z.string().optional(), error_msg: z.string().optional() });
+const Flavor = z.looseObject({
+  flavor_id: z.string().min(1),
+  flavor_name: z.string().optional(),
+  flavor_type: z.string().optional(),
+  max_num: z.number().optional(),
+  /** The code the flavor is billed under and how many of it one node is (BSS prices the code). */
+  billing: z.looseObject({ code: z.string().min(1), unit_num: z.number().positive() }).optional(),
+});
+const FlavorsResponse = z.looseObject({ flavors: z.array(Flavor) });
+export type ModelArtsFlavor = z.infer<typeof Flavor>;
 const AnyObject = z.looseObject({});
 
 // ------------------------------------------------------------------ client
@@ -148,6 +158,12 @@ export class ModelArtsClient {
       if (items.length < SEARCH_PAGE || (total !== undefined && (page + 1) * SEARCH_PAGE >= total)) break;
     }
     return out;
+  }
+
+  /** Training flavors of the public pools (GET /v2/{project_id}/training-job-flavors), optionally of one type. */
+  async listFlavors(flavorType?: "CPU" | "GPU" | "Ascend", signal?: AbortSignal): Promise<ModelArtsFlavor[]> {
+    const r = await this.call("GET", "list training flavors", ["training-job-flavors"], FlavorsResponse, { ...(flavorType === undefined ? {} : { query: { flavor_type: flavorType } }), signal });
+    return withBody("list training flavors", r).flavors;
   }
 
   /** The newest ≤5 MB of a task's log, or undefined while ModelArts has none to show. */
@@ -323,6 +339,12 @@ export class ModelArtsAdapter implements ProviderAdapter {
     return statusOf(job);
   }
 
+  /** status.duration: the job's running time (ms), which ModelArts bills per second for each node. */
+  async billing(ref: JobRef, signal?: AbortSignal): Promise<JobBilling | undefined> {
+    const job = await this.clientFor(ref).showJob(ref.id, signal);
+    return billingOf(job);
+  }
+
   /** Cursor: bytes of the task's log already returned. The preview holds the newest 5 MB; older bytes a slow reader missed are reported as skipped. */
   async logs(ref: JobRef, cursor: string | undefined, signal?: AbortSignal): Promise<LogPage> {
     const from = parseCursor(cursor);
@@ -408,6 +430,20 @@ export function statusOf(job: ModelArtsJob): JobStatus {
     ...(startedAt === undefined ? {} : { startedAt }),
     ...(endedAt === undefined ? {} : { endedAt }),
     ...(exit === undefined ? {} : { exitCode: exit }),
+  };
+}
+
+/** Billable time of a job from its status: duration (ms) from start_time; undefined before it started. */
+export function billingOf(job: ModelArtsJob): JobBilling | undefined {
+  const st = job.status;
+  const start = epochMs(st?.start_time);
+  if (start === undefined || st?.duration === undefined) return undefined;
+  const s = statusOf(job);
+  const running = !isTerminal(s.phase);
+  return {
+    seconds: Math.round(st.duration) / 1000, running, startedAt: isoTime(start)!,
+    ...(running ? {} : { endedAt: isoTime(start + st.duration)! }),
+    source: `ModelArts job status.duration${running ? " (running: so far)" : ""}`,
   };
 }
 

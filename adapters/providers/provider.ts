@@ -32,6 +32,34 @@ export interface JobStatus {
   readonly exitCode?: number;
 }
 
+/** How long a job has been billed for (the compute side of `rlpipe cost --run`). */
+export interface JobBilling {
+  /** Billable seconds of one node: the provider's own running-time figure where it gives one, else end − start. */
+  readonly seconds: number;
+  /** Still running: `seconds` is so far. */
+  readonly running: boolean;
+  readonly startedAt?: string;
+  readonly endedAt?: string;
+  /** Where the figure comes from, for the report ("ModelArts status.duration", "Ray job start_time/end_time"). */
+  readonly source: string;
+}
+
+/**
+ * Billable time from a status's start and end (a running job: until `now`); undefined when the job never started.
+ * Providers whose API states a running time (ModelArts duration, TI-ONE RuntimeInSeconds) answer billing() instead.
+ */
+export function billingFromStatus(s: JobStatus, source: string, now: Date = new Date()): JobBilling | undefined {
+  if (s.startedAt === undefined) return undefined;
+  const start = Date.parse(s.startedAt);
+  const end = s.endedAt === undefined ? now.getTime() : Date.parse(s.endedAt);
+  if (!Number.isFinite(start) || !Number.isFinite(end)) return undefined;
+  const running = s.endedAt === undefined;
+  return {
+    seconds: Math.max(0, Math.round(end - start) / 1000), running, startedAt: s.startedAt,
+    ...(s.endedAt === undefined ? {} : { endedAt: s.endedAt }), source: running ? `${source} (running: until now)` : source,
+  };
+}
+
 /** A page of log text and the cursor to pass for the next page (opaque to callers). */
 export interface LogPage {
   readonly text: string;
@@ -51,6 +79,11 @@ export interface ProviderAdapter {
   logs(ref: JobRef, cursor: string | undefined, signal?: AbortSignal): Promise<LogPage>;
   /** Idempotent: stopping a finished or already stopping job succeeds. */
   stop(ref: JobRef, signal?: AbortSignal): Promise<void>;
+  /**
+   * The job's billable time as the provider states it; adapters without such a figure leave it out and callers
+   * use billingFromStatus(status()). Undefined when the job has not started.
+   */
+  billing?(ref: JobRef, signal?: AbortSignal): Promise<JobBilling | undefined>;
   close?(): Promise<void>;
 }
 

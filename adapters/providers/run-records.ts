@@ -34,6 +34,12 @@ export const RunRecord = z.object({
   lastStatus: z.object({ phase: Phase, rawPhase: z.string(), at: z.string(), message: z.string().optional() }).readonly().optional(),
   /** The rates assumed for this run at deploy (core/prices.ts): the recipe's prices, else public reference figures. */
   prices: z.array(PriceAssumption).readonly().default([]),
+  /**
+   * The cost estimate made at deploy (a CostReport, schema rlpipe.cost-report): `rlpipe cost --run` compares the
+   * run's actual usage with it at the rates it recorded. Records written before issue 11 have none (the estimate is
+   * then made again from recipeData with the prices above). Kept opaque here: core/cost owns the shape.
+   */
+  cost: z.looseObject({ schema: z.literal("rlpipe.cost-report"), version: z.number() }).optional(),
   /** Where the job keeps checkpoints, metrics and results (the plan's store, interpolated): its stages are the runs
    *  `<name>.<stage>` there, so `rlpipe checkpoints|restore|metrics <name>.<stage>` need no --store. */
   store: z.string().optional(),

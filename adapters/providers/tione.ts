@@ -17,7 +17,7 @@ import { type CreateTrainingTaskBody, RUN_TAG_KEY, TIONE_CREATE_API, TIONE_VERSI
 import type { Recipe } from "../../core/recipe/schema.js";
 import { parseEndpoint } from "../../core/util/endpoint.js";
 import {
-  type AdapterContext, type AdapterFactory, type FailureKind, type JobRef, type JobStatus, type LogPage, type ProviderAdapter, ProviderError,
+  type AdapterContext, type AdapterFactory, type FailureKind, type JobBilling, type JobRef, type JobStatus, type LogPage, type ProviderAdapter, ProviderError,
   kindOfHttpStatus, kindOfNetworkError, tlsFailure,
 } from "./provider.js";
 
@@ -460,6 +460,22 @@ export class TioneAdapter implements ProviderAdapter {
     const started = rfc3339(d.StartTime);
     const ended = rfc3339(d.EndTime);
     return { phase: normalizePhase("tione", raw), rawPhase: raw, ...(message === undefined ? {} : { message }), ...(started === undefined ? {} : { startedAt: started }), ...(ended === undefined ? {} : { endedAt: ended }) };
+  }
+
+  /** RuntimeInSeconds of DescribeTrainingTask: the task's running time, what postpaid specs are billed by. */
+  async billing(ref: JobRef, signal?: AbortSignal): Promise<JobBilling | undefined> {
+    const d = await this.describe(ref, signal);
+    const started = rfc3339(d.StartTime);
+    if (started === undefined) return undefined;
+    const ended = rfc3339(d.EndTime);
+    const running = !TERMINAL_RAW.has(d.Status ?? "");
+    const runtime = typeof d["RuntimeInSeconds"] === "number" && Number.isFinite(d["RuntimeInSeconds"]) ? d["RuntimeInSeconds"] : undefined;
+    const seconds = runtime ?? ((ended === undefined ? Date.now() : Date.parse(ended)) - Date.parse(started)) / 1000;
+    const billing = typeof d["BillingInfo"] === "string" && d["BillingInfo"] !== "" ? `; BillingInfo ${d["BillingInfo"]}` : "";
+    return {
+      seconds: Math.max(0, seconds), running, startedAt: started, ...(ended === undefined ? {} : { endedAt: ended }),
+      source: `${runtime === undefined ? "TI-ONE DescribeTrainingTask StartTime/EndTime" : "TI-ONE DescribeTrainingTask RuntimeInSeconds"}${running ? " (running: so far)" : ""}${billing}`,
+    };
   }
 
   /**

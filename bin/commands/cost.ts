@@ -36,12 +36,6 @@ function positiveSeconds(v: string): number {
   return n;
 }
 
-function notYet(flag: string, what: string): RlpipeError {
-  return new RlpipeError("not_available", `rlpipe cost ${flag} is not available yet: ${what}`, {
-    exitCode: ExitCode.invalidInput, hint: "run rlpipe cost without it for the offline estimate (catalog prices, the recipe's prices: and --rates FILE)",
-  });
-}
-
 /** The --rates file as user rates (file:line:col errors like a recipe's). */
 export function readRates(file: string, today: string): Rate[] {
   let text: string;
@@ -82,7 +76,7 @@ export function renderCost(report: CostReport, format: CostFormat, budget?: { ca
   }
 }
 
-export function runCost(argv: readonly string[], io: Io): number {
+export async function runCost(argv: readonly string[], io: Io): Promise<number> {
   const { values, positionals } = parseArgs({ args: [...argv], allowPositionals: true, strict: true, options: COMMANDS.cost.options });
   if (values.help) { io.out(formatHelp("cost")); return 0; }
   // Flags first: a bad flag is reported before the recipe is read.
@@ -90,18 +84,30 @@ export function runCost(argv: readonly string[], io: Io): number {
   const format: CostFormat = values.json ? "json" : oneOf("format", values.format, COST_FORMATS);
   const provider: Provider | "all" = oneOf("provider", values.provider, ["all", ...PROVIDERS] as const);
   const stepSeconds = values["step-seconds"] === undefined ? undefined : positiveSeconds(values["step-seconds"]);
-  if (values.run !== undefined) throw notYet("--run", "comparing a run's estimate with its actual cost comes with the billing readers (issue 11 item 6)");
+  if (values.run !== undefined) {
+    // ---- estimate vs actual of a deployed run (LIVE: bin/commands/cost-run.ts)
+    if (positionals.length !== 0) throw usage("rlpipe cost --run NAME reads the recipe from the run's record: give no recipe file");
+    if (values.online || values.rates !== undefined || stepSeconds !== undefined || values.provider !== "all") {
+      throw usage("rlpipe cost --run compares a run with the estimate made at its deploy, at the rates recorded then: --online, --rates, --step-seconds and --provider do not apply");
+    }
+    const { costOfRunCommand } = await import("./cost-run.js");
+    return costOfRunCommand(values.run, format, values.out, io, writeWhole);
+  }
   if (positionals.length !== 1) throw usage("rlpipe cost takes exactly one recipe file");
-  if (values.online) throw notYet("--online", "live prices from the providers' price APIs are not wired into this command yet");
 
   const file = positionals[0]!;
   const loaded = loadRecipeFile(file);
   const now = new Date();
   const user = values.rates === undefined ? [] : readRates(values.rates, now.toISOString().slice(0, 10));
+  // ---- live prices (LIVE: bin/commands/cost-run.ts): asked only with --online; their notes join the assumptions
+  const live = values.online ? await (await import("./cost-run.js")).onlineRates(loaded.recipe, provider, io) : undefined;
   const estimate = estimateCost(loaded.recipe, {
-    provider, now, ...(stepSeconds === undefined ? {} : { stepSeconds }), ...(user.length === 0 ? {} : { overrides: { user } }),
+    provider, now, ...(stepSeconds === undefined ? {} : { stepSeconds }),
+    ...(user.length === 0 && live === undefined ? {} : { overrides: { ...(user.length === 0 ? {} : { user }), ...(live === undefined ? {} : { live: live.rates }) } }),
   });
-  const report: CostReport = { ...estimate, recipe: { ...estimate.recipe, file } };
+  const report: CostReport = live === undefined
+    ? { ...estimate, recipe: { ...estimate.recipe, file } }
+    : { ...estimate, recipe: { ...estimate.recipe, file }, mode: "online", assumptions: [...estimate.assumptions, ...live.assumptions] };
   const budget = loaded.recipe.cost?.budget;
   const text = renderCost(report, format, budget);
 

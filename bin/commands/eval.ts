@@ -6,6 +6,7 @@ import { dirname, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { RUN_NAME } from "../../core/checkpoints.js";
 import { RlpipeError } from "../../core/errors.js";
+import { USAGE_RUN_HEADER } from "../../core/run-usage.js";
 import { type Scored, type EvalRow, parseEvalRows, summarize } from "../../core/score.js";
 import { backoffMs, sleep } from "../../core/util/retry.js";
 import { parseEndpoint } from "../../core/util/endpoint.js";
@@ -50,7 +51,9 @@ export async function runEval(argv: readonly string[], io: Io): Promise<number> 
   const url = values.sandbox === "local" ? undefined : values["reward-url"] ?? process.env["RLPIPE_REWARD_URL"];
   const token = values["token-env"] === undefined ? undefined : process.env[values["token-env"]];
   if (values["token-env"] !== undefined && (token === undefined || token === "")) throw usage(`--token-env ${values["token-env"]}: the variable is not set`);
-  const scorer = url === undefined ? await inProcessScorer() : httpScorer(url, token);
+  // The function counts the job's usage under its run (rlpipe cost --run): the job's name, as the reward shim sends it.
+  const jobRun = process.env["RLPIPE_RUN"];
+  const scorer = url === undefined ? await inProcessScorer() : httpScorer(url, token, jobRun !== undefined && RUN_NAME.test(jobRun) ? jobRun : undefined);
   const started = Date.now();
   const scored: Scored[] = [];
   try {
@@ -119,7 +122,7 @@ async function inProcessScorer(): Promise<Scorer> {
   };
 }
 
-function httpScorer(base: string, token: string | undefined): Scorer {
+function httpScorer(base: string, token: string | undefined, run: string | undefined): Scorer {
   const parsed = parseEndpoint(base);
   if ("problem" in parsed) throw new RlpipeError(parsed.problem.code, `--reward-url: ${parsed.problem.message}`, { exitCode: 2, ...(parsed.problem.hint === undefined ? {} : { hint: parsed.problem.hint }) });
   const url = `${base.replace(/\/+$/, "")}/v1/rewards`;
@@ -132,7 +135,7 @@ function httpScorer(base: string, token: string | undefined): Scorer {
         try {
           const r = await fetch(url, {
             method: "POST", body, signal: AbortSignal.timeout(600_000),
-            headers: { "content-type": "application/json", ...(token === undefined ? {} : { authorization: `Bearer ${token}` }) },
+            headers: { "content-type": "application/json", ...(token === undefined ? {} : { authorization: `Bearer ${token}` }), ...(run === undefined ? {} : { [USAGE_RUN_HEADER]: run }) },
           });
           status = r.status;
           payload = await r.json().catch(() => undefined);

@@ -6,6 +6,7 @@ import { RlpipeError } from "../../core/errors.js";
 import { createBackend } from "../../functions/backends.js";
 import { isLoopback, startHttpServer } from "../../functions/platforms/http.js";
 import { ResultCache } from "../../functions/reward.js";
+import { UsageMeter } from "../../functions/usage-meter.js";
 import type { RunsDeps } from "../../functions/runs.js";
 import { COMMANDS, formatHelp } from "../help.js";
 import type { Io } from "../io.js";
@@ -51,20 +52,25 @@ export async function runServe(argv: readonly string[], io: Io): Promise<number>
     scaleboxUrls, ...(concurrency === undefined ? {} : { concurrency }), ...(values["e2b-template"] === undefined ? {} : { template: values["e2b-template"] }),
   });
   if (backend === undefined && runs === undefined) throw usage("--sandbox none serves nothing without --runs-store");
+  // Per-run usage (what `rlpipe cost --run` reads): counted always, written to --usage-store when given.
+  const usageStore = values["usage-store"] === undefined ? undefined : await (await import("../../adapters/storage/store.js")).openStore(values["usage-store"]);
+  const meter = new UsageMeter({ platform: "local", sandbox: values.sandbox, ...(usageStore === undefined ? {} : { sink: usageStore }), log: (l) => io.err(l) });
   let server: Awaited<ReturnType<typeof startHttpServer>>;
   try {
-    server = await startHttpServer({ ...(backend === undefined ? {} : { backend }), ...(runs === undefined ? {} : { runs }), cache: new ResultCache(), ...(token === undefined ? {} : { token }) }, {
+    server = await startHttpServer({ ...(backend === undefined ? {} : { backend }), ...(runs === undefined ? {} : { runs }), cache: new ResultCache(), usage: meter, ...(token === undefined ? {} : { token }) }, {
       host: values.host, port, ...(values.quiet ? {} : { log: (l: string) => io.err(l) }),
     });
   } catch (e) {
     await backend?.close();
     await runs?.store.close();
+    await usageStore?.close();
     throw listenFailure(e, values.host, port);
   }
   const caps = await backend?.capabilities();
   const what = [
     caps === undefined ? undefined : `sandbox ${caps.backend}: ${caps.languages.join(", ")}; concurrency ${caps.maxConcurrency}`,
     runs === undefined ? undefined : `runs → ${runs.store.url}`,
+    usageStore === undefined ? undefined : `usage → ${values["usage-store"]}`,
   ].filter((x) => x !== undefined).join("; ");
   io.out(`rlpipe serve: ${server.url} (${what}; auth ${token === undefined ? "off (loopback)" : "bearer token"})`);
   await new Promise<void>((resolve) => {
@@ -73,8 +79,10 @@ export async function runServe(argv: readonly string[], io: Io): Promise<number>
     process.once("SIGTERM", stop);
   });
   await server.close();
+  await meter.flush();
   await backend?.close();
   await runs?.store.close();
+  await usageStore?.close();
   io.err("rlpipe serve: stopped");
   return 0;
 }

@@ -18,7 +18,13 @@ export const CREATE_FAULTS: readonly CreateFault[] = ["timeout-after-create", "5
 /** Search faults: "hide" answers without the matching jobs once (a listing that lags behind creates). */
 export type SearchFault = "5xx" | "429" | "reset" | "hide";
 
-export interface FakeFlavor { readonly flavor_id: string; readonly max_num: number }
+export interface FakeFlavor {
+  readonly flavor_id: string;
+  readonly max_num: number;
+  readonly flavor_type?: "CPU" | "GPU" | "Ascend";
+  /** What the flavor is billed as (BSS prices the code; one node is unit_num of it). */
+  readonly billing?: { readonly code: string; readonly unit_num: number };
+}
 
 export interface FakeModelArtsOptions {
   readonly ak: string;
@@ -65,14 +71,16 @@ export interface FakeStats {
   authFailures: number;
   searches: number;
   terminates: number;
+  flavorLists: number;
   rejected: { code: string; msg: string }[];
   unknown: string[];
 }
 
+// Billing codes as the reference documents their shape (price-modelarts-0005: a flavor maps to a code × unit_num).
 const DEFAULT_FLAVORS: readonly FakeFlavor[] = [
-  { flavor_id: "modelarts.bm.npu.arm.8snt9b2.d", max_num: 4 },
-  { flavor_id: "modelarts.kat1.8xlarge", max_num: 8 },
-  { flavor_id: "modelarts.vm.cpu.8u", max_num: 1 },
+  { flavor_id: "modelarts.bm.npu.arm.8snt9b2.d", max_num: 4, flavor_type: "Ascend", billing: { code: "modelarts.bm.npu.arm.8snt9b2.d", unit_num: 1 } },
+  { flavor_id: "modelarts.kat1.8xlarge", max_num: 8, flavor_type: "Ascend", billing: { code: "modelarts.kat1.xlarge", unit_num: 8 } },
+  { flavor_id: "modelarts.vm.cpu.8u", max_num: 1, flavor_type: "CPU", billing: { code: "modelarts.vm.cpu.8u", unit_num: 1 } },
 ];
 export const SUCCESS_PHASES = ["Creating", "Pending", "Running", "Running", "Completed"];
 
@@ -181,6 +189,7 @@ export class FakeModelArts {
     if (m === "POST" && rest.length === 1 && rest[0] === "training-jobs") return this.create(req, res, body);
     if (m === "POST" && rest.length === 1 && rest[0] === "training-job-searches") return this.search(req, res, body);
     if (m === "GET" && rest.length === 2 && rest[0] === "training-jobs") return this.show(res, rest[1]!);
+    if (m === "GET" && rest.length === 1 && rest[0] === "training-job-flavors") return this.flavorList(req, res);
     if (m === "GET" && rest.length === 6 && rest[0] === "training-jobs" && rest[2] === "tasks" && rest[4] === "logs" && rest[5] === "preview") return this.preview(res, rest[1]!, rest[3]!);
     if (m === "POST" && rest.length === 3 && rest[0] === "training-jobs" && rest[2] === "actions") return this.action(res, rest[1]!, body);
     return this.unknown(req, res);
@@ -252,6 +261,22 @@ export class FakeModelArts {
     items.sort((a, b) => (body["order"] === "asc" ? a.createTime - b.createTime : b.createTime - a.createTime));
     const page = items.slice((offset as number) * (limit as number), ((offset as number) + 1) * (limit as number));
     send(res, 200, { ...(this.searchOmitsCounts ? {} : { total: this.jobs.size, count: items.length }), limit, offset, sort_by: "create_time", order: body["order"] ?? "desc", group_by: "", workspace_id: "0", ai_project: "default-ai-project", items: page.map((j) => this.view(j)) });
+  }
+
+  /** GET training-job-flavors[?flavor_type=CPU|GPU|Ascend]: the documented shape, billing included. */
+  private flavorList(req: IncomingMessage, res: ServerResponse): void {
+    if (this.readFault(res)) return;
+    this.stats.flavorLists++;
+    const q = new URL(req.url ?? "/", "http://x").searchParams;
+    for (const k of q.keys()) if (k !== "flavor_type") throw new Reject(400, "ModelArts.2788", `Invalid parameter(${k}).`);
+    const type = q.get("flavor_type");
+    if (type !== null && !["CPU", "GPU", "Ascend"].includes(type)) throw new Reject(400, "ModelArts.2788", "Invalid parameter(flavor_type).");
+    const flavors = [...this.flavors.values()].filter((f) => type === null || f.flavor_type === type).map((f) => ({
+      flavor_id: f.flavor_id, flavor_name: f.flavor_id, flavor_type: f.flavor_type ?? "CPU", max_num: f.max_num,
+      ...(f.billing === undefined ? {} : { billing: f.billing }),
+      flavor_info: { cpu: { arch: "arm", core_num: 24 }, memory: { size: 192, unit: "GB" } },
+    }));
+    send(res, 200, { total_count: flavors.length, flavors });
   }
 
   private readFault(res: ServerResponse): boolean {
@@ -358,7 +383,7 @@ function isTerminalPhase(phase: string): boolean {
 }
 
 function emptyStats(): FakeStats {
-  return { requests: 0, createAttempts: 0, creates: 0, authFailures: 0, searches: 0, terminates: 0, rejected: [], unknown: [] };
+  return { requests: 0, createAttempts: 0, creates: 0, authFailures: 0, searches: 0, terminates: 0, flavorLists: 0, rejected: [], unknown: [] };
 }
 
 function send(res: ServerResponse, status: number, body: unknown): void {

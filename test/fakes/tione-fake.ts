@@ -69,7 +69,26 @@ export interface CallRecord {
 }
 
 const REGIONS = new Set(["ap-shanghai", "ap-guangzhou", "ap-beijing", "ap-nanjing", "ap-chongqing", "ap-singapore", "ap-shanghai-adc"]);
-const ACTIONS = new Set(["CreateTrainingTask", "DescribeTrainingTask", "DescribeTrainingTasks", "DescribeLogs", "StopTrainingTask", "DescribeTrainingFrameworks"]);
+const ACTIONS = new Set(["CreateTrainingTask", "DescribeTrainingTask", "DescribeTrainingTasks", "DescribeLogs", "StopTrainingTask", "DescribeTrainingFrameworks", "DescribeBillingSpecs", "DescribeBillingSpecsPrice"]);
+
+/** A billing spec (DescribeBillingSpecs) with its hourly list price in fen (DescribeBillingSpecsPrice's unit). */
+export interface FakeBillingSpec {
+  readonly SpecName: string;
+  readonly SpecAlias: string;
+  readonly ChargeType: "POSTPAID_BY_HOUR" | "PREPAID";
+  readonly TaskType: "TRAIN" | "NOTEBOOK" | "INFERENCE";
+  readonly ResourceType: "CPU" | "GPU";
+  readonly GpuType?: string;
+  readonly Available: boolean;
+  readonly fenPerHour: number;
+}
+
+/** TI.S.MEDIUM.POST at 70 fen/h is the API doc's example (cloud.tencent.com/document/api/851/75067); the rest are test figures. */
+export const FAKE_BILLING_SPECS: readonly FakeBillingSpec[] = [
+  { SpecName: "TI.S.MEDIUM.POST", SpecAlias: "2C4G", ChargeType: "POSTPAID_BY_HOUR", TaskType: "TRAIN", ResourceType: "CPU", Available: true, fenPerHour: 70 },
+  { SpecName: "TI.GN7.8XLARGE128.POST", SpecAlias: "32C128G T4*1", ChargeType: "POSTPAID_BY_HOUR", TaskType: "TRAIN", ResourceType: "GPU", GpuType: "T4", Available: true, fenPerHour: 1234 },
+  { SpecName: "TI.GN7.20XLARGE320.POST", SpecAlias: "80C320G T4*4", ChargeType: "POSTPAID_BY_HOUR", TaskType: "TRAIN", ResourceType: "GPU", GpuType: "T4", Available: false, fenPerHour: 4567 },
+];
 const MAX_SKEW_S = 300;
 
 export const FAKE_FRAMEWORKS = [
@@ -168,6 +187,8 @@ const DescribeTasksSchema = z.strictObject({
 });
 const DescribeTaskSchema = z.strictObject({ Id: str(), TiProjectId: str().optional(), InstanceId: str().optional() });
 const StopSchema = z.strictObject({ Id: str(), TiProjectId: str().optional() });
+const BillingSpecsSchema = z.strictObject({ ChargeType: str(), TaskType: str().optional(), ResourceType: str().optional(), TiProjectId: str().optional() });
+const BillingSpecsPriceSchema = z.strictObject({ SpecsParam: z.array(z.strictObject({ SpecName: str(), SpecCount: int() })) });
 const DescribeLogsSchema = z.strictObject({
   Service: str(), TiProjectId: str().optional(), StartTime: str().optional(), EndTime: str().optional(), Limit: int().optional(),
   ServiceId: str().optional(), PodName: str().optional(), Order: str().optional(), OrderField: str().optional(), Context: str().optional(),
@@ -260,6 +281,10 @@ export class TioneFake {
    */
   listTags: TagsShown = "present";
   detailTags: TagsShown = "present";
+  /** The account's billing specs and their prices. */
+  billingSpecs: readonly FakeBillingSpec[] = FAKE_BILLING_SPECS;
+  /** The account's discount on list prices (0.2 = 20 % off): RealTotalCost below TotalCost. */
+  discount = 0;
   private readonly faults = new Map<string, Fault[]>();
   private readonly sockets = new Set<Socket>();
   private seq = 0;
@@ -298,6 +323,8 @@ export class TioneFake {
     this.holdAtRunning = false;
     this.listTags = "present";
     this.detailTags = "present";
+    this.billingSpecs = FAKE_BILLING_SPECS;
+    this.discount = 0;
   }
 
   inject(action: string, ...faults: Fault[]): void {
@@ -450,6 +477,27 @@ export class TioneFake {
       case "DescribeTrainingFrameworks": {
         if (params !== null && typeof params === "object" && Object.keys(params).length > 0) throw new ApiError("UnknownParameter", `The parameter \`${Object.keys(params)[0]}\` is not recognized.`);
         return { FrameworkInfos: FAKE_FRAMEWORKS };
+      }
+      case "DescribeBillingSpecs": {
+        const p = parseParams(BillingSpecsSchema, params);
+        if (p.ChargeType !== "POSTPAID_BY_HOUR" && p.ChargeType !== "PREPAID") throw new ApiError("InvalidParameterValue", "The value of parameter `ChargeType` is invalid: POSTPAID_BY_HOUR or PREPAID.");
+        if (p.TaskType !== undefined && !["", "TRAIN", "NOTEBOOK", "INFERENCE", "EMS"].includes(p.TaskType)) throw new ApiError("InvalidParameterValue", "The value of parameter `TaskType` is invalid.");
+        if (p.ResourceType !== undefined && !["", "CALC", "CPU", "GPU", "GPU-SW"].includes(p.ResourceType)) throw new ApiError("InvalidParameterValue", "The value of parameter `ResourceType` is invalid.");
+        const specs = this.billingSpecs.filter((x) => x.ChargeType === p.ChargeType && (p.TaskType === undefined || p.TaskType === "" || x.TaskType === p.TaskType) && (p.ResourceType === undefined || p.ResourceType === "" || x.ResourceType === p.ResourceType));
+        return { Specs: specs.map((x) => ({ SpecId: `sv_${x.SpecName.toLowerCase()}`, SpecName: x.SpecName, SpecAlias: x.SpecAlias, Available: x.Available, AvailableRegion: [], SpecFeatures: null, SpecType: x.ResourceType, GpuType: x.GpuType ?? null, CategoryId: null })) };
+      }
+      case "DescribeBillingSpecsPrice": {
+        const p = parseParams(BillingSpecsPriceSchema, params);
+        if (p.SpecsParam.length === 0) throw new ApiError("MissingParameter", "The request is missing a required parameter `SpecsParam`.");
+        return {
+          SpecsPrice: p.SpecsParam.map((u, i) => {
+            const spec = this.billingSpecs.find((x) => x.SpecName === u.SpecName);
+            if (spec === undefined) throw new ApiError("InvalidParameterValue", `The value of parameter \`SpecsParam.${i}.SpecName\` is invalid: no spec ${u.SpecName}.`);
+            if (u.SpecCount < 1 || u.SpecCount > 1_000_000) throw new ApiError("InvalidParameterValue", `The value of parameter \`SpecsParam.${i}.SpecCount\` is invalid.`);
+            const total = spec.fenPerHour * u.SpecCount;
+            return { SpecName: u.SpecName, TotalCost: total, RealTotalCost: Math.round(total * (1 - this.discount)), SpecCount: u.SpecCount };
+          }),
+        };
       }
       default: throw new ApiError("InvalidAction", `The action ${action} does not exist.`);
     }

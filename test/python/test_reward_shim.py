@@ -115,3 +115,25 @@ def test_persistent_infra_error_is_raised_never_zero(flaky):
     _Flaky.script = [(200, {"results": [infra]})] * 3
     with pytest.raises(shim.RewardServiceError, match="sandbox down"):
         shim.compute_score("code", RIGHT, GT, url=url, retries=2, backoff_s=0.01)
+
+
+def test_names_its_run_so_the_function_counts_it(server_url, monkeypatch):
+    import urllib.request
+    run = "shim-usage-test-0a1b2c3d"
+    monkeypatch.setenv(shim.RUN_ENV, run)
+    # Two distinct answers (new to the server's cache), four samples: two programs run, two found again in the batch.
+    right = "```python\na, b = map(int, input().split())\nprint(a + b)  # usage\n```"
+    half = "```python\na, b = map(int, input().split())\nprint(3)  # usage\n```"
+    shim.score_samples([{"data_source": "c", "solution_str": s, "ground_truth": GT, "extra_info": None} for s in (right, half, right, half)],
+                       url=server_url + "/v1/rewards")
+    shim.compute_score("code", "I refuse.", GT, url=server_url + "/v1/rewards")
+    with urllib.request.urlopen(server_url + "/v1/usage/" + run, timeout=10) as resp:
+        usage = json.loads(resp.read().decode("utf-8"))
+    c = usage["counters"]
+    assert usage["run"] == run and usage["platform"] == "local" and usage["sandbox"] == "local"
+    assert (c["requests"], c["rewardRequests"], c["samples"], c["evaluated"], c["toolCalls"]) == (2, 2, 5, 2, 0)
+    assert c["sandboxSeconds"] > 0 and c["functionSeconds"] > 0
+    monkeypatch.delenv(shim.RUN_ENV)
+    shim.compute_score("code", RIGHT, GT, url=server_url + "/v1/rewards")  # names no run: not counted
+    with urllib.request.urlopen(server_url + "/v1/usage/" + run, timeout=10) as resp:
+        assert json.loads(resp.read().decode("utf-8"))["counters"]["requests"] == 2
