@@ -69,14 +69,15 @@ if ! command -v rsvg-convert >/dev/null 2>&1; then
     || { echo "setup.sh: could not install librsvg2-bin (apt-get install -y librsvg2-bin)" >&2; exit 1; }
 fi
 
-# ---- system package the cost report test needs: chromium, a real browser that renders the HTML report headless
-if ! command -v chromium >/dev/null 2>&1; then
-  log "apt-get install chromium"
+# ---- system packages the cost report test needs: chromium, a real browser that renders the HTML report headless,
+# and a CJK font (price sources quote Chinese pages; without one they render as boxes in the screenshot)
+if ! command -v chromium >/dev/null 2>&1 || [ ! -d /usr/share/fonts/truetype/wqy ]; then
+  log "apt-get install chromium fonts-wqy-microhei"
   SUDO=""; [ "$(id -u)" = 0 ] || SUDO="sudo"
   export DEBIAN_FRONTEND=noninteractive
-  $SUDO apt-get install -y --no-install-recommends chromium >/dev/null 2>&1 \
-    || { $SUDO apt-get update >/dev/null 2>&1 && $SUDO apt-get install -y --no-install-recommends chromium >/dev/null; } \
-    || { echo "setup.sh: could not install chromium (apt-get install -y chromium)" >&2; exit 1; }
+  $SUDO apt-get install -y --no-install-recommends chromium fonts-wqy-microhei >/dev/null 2>&1 \
+    || { $SUDO apt-get update >/dev/null 2>&1 && $SUDO apt-get install -y --no-install-recommends chromium fonts-wqy-microhei >/dev/null; } \
+    || { echo "setup.sh: could not install chromium and fonts-wqy-microhei (apt-get install -y chromium fonts-wqy-microhei)" >&2; exit 1; }
 fi
 
 # ---- Python test environment: a project-local virtualenv (never the system site-packages)

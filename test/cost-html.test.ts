@@ -26,10 +26,16 @@ import { decodePng } from "./png-decode.js";
 const CLI = join(ROOT, "dist", "bin", "rlpipe.js");
 const T = { timeout: 120_000 };
 
-/** Every URL-looking or fetching construct in a page (the SVG namespace is a name, not a fetch). */
+/**
+ * Every URL in markup and every construct that fetches (the SVG namespace is a name, not a fetch). A price
+ * source's address in the text is content, shown as plain text: not a link, nothing a browser loads.
+ */
 function externalReferences(html: string): string[] {
   const found: string[] = [];
-  for (const m of html.matchAll(/\b(?:https?|ftp|wss?):\/\/[^\s"'<>)]*/gi)) if (m[0] !== "http://www.w3.org/2000/svg") found.push(m[0]);
+  for (const tag of html.matchAll(/<[^>]*>/g)) {
+    for (const m of tag[0].matchAll(/\b(?:https?|ftp|wss?):\/\/[^\s"'<>)]*/gi)) if (m[0] !== "http://www.w3.org/2000/svg") found.push(m[0]);
+  }
+  for (const m of (/<style>([\s\S]*?)<\/style>/.exec(html)?.[1] ?? "").matchAll(/\b(?:https?|ftp):\/\/\S*/gi)) found.push(m[0]);
   for (const re of [/<script\b/gi, /<link\b/gi, /<iframe\b/gi, /<img\b/gi, /\bsrc\s*=/gi, /\bhref\s*=/gi, /url\(/gi, /@import/gi, /@font-face/gi]) {
     for (const m of html.matchAll(re)) found.push(m[0]);
   }
@@ -40,7 +46,7 @@ describe("HTML cost report: one self-contained page", () => {
   const report = fixtureReport();
   const html = costHtml(report, { budget: { cap: 5000, currency: "CNY" } });
 
-  it("has no script and fetches nothing: no URL but the SVG namespace, no link, image, src, url() or @import", () => {
+  it("has no script and fetches nothing: no URL in markup but the SVG namespace, no link, image, src, url() or @import", () => {
     assert.match(html, /^<!DOCTYPE html>\n<html lang="en">/);
     assert.deepEqual(externalReferences(html), []);
     assert.equal((html.match(/<style>/g) ?? []).length, 1, "the CSS is inline");
@@ -57,7 +63,7 @@ describe("HTML cost report: one self-contained page", () => {
     assert.match(html, /<td class="tree">│ {2}├─ <\/td><td>vCPU time<\/td>/);
     assert.match(html, /<tr class="total"><td class="tree"><\/td><td>TOTAL \(CNY\)<\/td>.*<td class="money">¥4,594 – ¥5,626 – ¥6,657<\/td>/);
     assert.match(html, /<span class="badge over">OVER<\/span>/);
-    for (const s of report.priceSources) assert.ok(html.includes(`<td>${s.id}</td>`) && html.includes(`<td>${s.dateRead}</td>`), s.id);
+    for (const s of report.priceSources) assert.ok(html.includes(`<td>${s.id}</td>`) && html.includes(`<td class="nowrap">${s.dateRead}</td>`), s.id);
   });
 
   it("three inline SVG charts: the breakdown's lines, every candidate, the cumulative cost's expected line inside its band, the budget cap", () => {
@@ -89,6 +95,10 @@ describe("HTML cost report: one self-contained page", () => {
     assert.ok(!page.includes("<script>") && page.includes("x&lt;script&gt;alert(1)&lt;/script&gt;"));
     assert.ok(page.includes("<li>&lt;b&gt;bold&lt;/b&gt; &amp; more</li>"));
     assert.deepEqual(externalReferences(page), []);
+    // A source's address is text, not a link.
+    const linked = costHtml({ ...report, priceSources: [{ ...report.priceSources[0]!, source: "https://example.com/prices" }] });
+    assert.ok(linked.includes("<td>https://example.com/prices</td>"));
+    assert.deepEqual(externalReferences(linked), []);
   });
 });
 
@@ -131,11 +141,11 @@ describe("HTML cost report in headless Chromium", () => {
 
   it("rlpipe cost --format html on a seed recipe renders to a screenshot that is not blank, with the charts, and the totals on the page", T, () => {
     assert.equal(spawnSync("chromium", ["--version"]).status, 0, "chromium (Debian package chromium, scripts/setup.sh --test) is needed to render the report");
-    const seed = recipePath("qwen3-1.7b-code-toolcall");
+    const seed = recipePath("retool-qwen3-4b-tione-ags");
     const made = spawnSync(process.execPath, [CLI, "cost", seed, "--format", "html"], { cwd: dir, encoding: "utf8", env: { PATH: process.env["PATH"] ?? "/usr/bin:/bin", HOME: dir } });
     assert.equal(made.status, 0, made.stderr);
-    const file = join(dir, ".rlpipe", "cost", "qwen3-1.7b-code-toolcall.html");
-    assert.equal(made.stdout.trim(), join(".rlpipe", "cost", "qwen3-1.7b-code-toolcall.html"), "the path is printed");
+    const file = join(dir, ".rlpipe", "cost", "retool-qwen3-4b-tione-ags.html");
+    assert.equal(made.stdout.trim(), join(".rlpipe", "cost", "retool-qwen3-4b-tione-ags.html"), "the path is printed");
     assert.ok(existsSync(file));
     const json = spawnSync(process.execPath, [CLI, "cost", seed, "--json"], { cwd: dir, encoding: "utf8", env: { PATH: process.env["PATH"] ?? "/usr/bin:/bin", HOME: dir } });
     assert.equal(json.status, 0, json.stderr);

@@ -1,6 +1,7 @@
 // recipe → CostReport: what a whole run costs, per provider, as low/expected/high ranges, with the source and
 // date of every price and every assumption listed. Pure: no I/O; the same recipe, options and `now` give the
 // same report. docs/cost.md explains the model; the JSON shape is schema/cost-report.schema.json.
+import { budgetStatus } from "./budget-check.js";
 import { RlpipeError } from "../errors.js";
 import { canonicalJson, sha256 } from "../recipe/load.js";
 import { PROVIDERS, type Provider, type Recipe } from "../recipe/schema.js";
@@ -303,9 +304,8 @@ function candidateOf(ctx: PriceContext, recipe: Recipe, provider: Provider, chos
 function budgetOf(recipe: Recipe, totals: CostReport["totals"]): CostReport["budget"] {
   const b = recipe.cost?.budget;
   if (b === undefined) return undefined;
-  const t = totals[b.currency];
-  const status = t.low > b.cap ? "over" : totals.incomplete ? "unknown" : t.high <= b.cap ? "within" : t.expected <= b.cap ? "at-risk" : "over";
-  return { cap: b.cap, currency: b.currency, status };
+  // One rule for the report and for deploy's refusal (budget-check.ts): over when the expected total is above the cap.
+  return { cap: b.cap, currency: b.currency, status: budgetStatus(totals, b) };
 }
 
 // ---------------------------------------------------------------- the estimate

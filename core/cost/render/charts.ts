@@ -34,10 +34,17 @@ export interface BarRow {
   readonly missing?: string;
 }
 
+/**
+ * The browser draws these charts' text in its own sans-serif face, wider than the plot font's metrics (and the plot
+ * font has no glyph for ▸ or CJK): text is fitted as if this much wider, so it stays inside its box.
+ */
+const BROWSER_TEXT_SLACK = 1.2;
+
 function fit(text: string, size: number, width: number, bold = false): string {
-  if (measureText(text, size, bold) <= width) return text;
+  const w = (t: string) => measureText(t, size, bold) * BROWSER_TEXT_SLACK;
+  if (w(text) <= width) return text;
   let t = text;
-  while (t.length > 1 && measureText(`${t}…`, size, bold) > width) t = t.slice(0, -1);
+  while (t.length > 1 && w(`${t}…`) > width) t = t.slice(0, -1);
   return `${t}…`;
 }
 
@@ -47,15 +54,15 @@ const snap = (v: number) => Math.round(v - 0.5) + 0.5;
 function moneyTicks(max: number): { values: readonly number[]; labels: string[]; hi: number } {
   const t = niceTicks(0, max > 0 ? max : 1, { min: 4, max: 6 });
   // Thousands separated as everywhere else in the report (¥2,000); formatTicks abbreviates from 10,000 (¥20k).
-  return { values: t.values, labels: formatTicks(t).map((l) => `¥${l.replace(/^(\d+)(\d{3})(?=$|\.)/, "$1,$2")}`), hi: t.hi };
+  return { values: t.values, labels: formatTicks(t).map((l, i) => (t.values[i] === 0 ? "¥0" : `¥${l.replace(/^(\d+)(\d{3})(?=$|\.)/, "$1,$2")}`)), hi: t.hi };
 }
 
 /** Horizontal bars at the expected value with a low–high whisker, one row each, on a shared money axis. */
 export function barChart(spec: { readonly title: string; readonly subtitle: string; readonly rows: readonly BarRow[]; readonly width?: number }): Scene {
   const width = spec.width ?? 560;
   const rowH = 30;
-  const labelW = 170;
-  const valueW = 120;
+  const labelW = 200;
+  const valueW = 100;
   const shapes: Shape[] = [];
   shapes.push({ kind: "text", x: PAD, y: PAD + 14, text: fit(spec.title, 14, width - 2 * PAD, true), size: 14, color: INK, anchor: "start", bold: true });
   shapes.push({ kind: "text", x: PAD, y: PAD + 31, text: fit(spec.subtitle, 10, width - 2 * PAD), size: 10, color: MUTED, anchor: "start" });
@@ -75,7 +82,7 @@ export function barChart(spec: { readonly title: string; readonly subtitle: stri
     const cy = top + i * rowH + rowH / 2;
     shapes.push({ kind: "text", x: plotX - 8, y: cy + 4, text: fit(r.label, 11, labelW - 12, r.bold === true), size: 11, color: INK, anchor: "end", ...(r.bold === true ? { bold: true } : {}) });
     if (r.value === undefined) {
-      shapes.push({ kind: "text", x: plotX + 6, y: cy + 4, text: r.missing ?? "rate needed", size: 11, color: WARN, anchor: "start", bold: true });
+      shapes.push({ kind: "text", x: plotX + 6, y: cy + 4, text: fit(r.missing ?? "rate needed", 11, width - plotX - PAD - 6, true), size: 11, color: WARN, anchor: "start", bold: true });
       return;
     }
     const { low, expected, high } = r.value;
@@ -95,7 +102,8 @@ export function barChart(spec: { readonly title: string; readonly subtitle: stri
 export function breakdownChart(view: ReportView): Scene {
   const rows: BarRow[] = view.breakdown.filter((b) => b.depth === 0).map((b) => ({
     label: b.label, color: COMPONENT_COLORS[b.component] ?? RUN_COLORS[7]!,
-    ...(b.costCNY === undefined ? { missing: b.rateNeeded ? "rate needed" : "not priced" } : { value: b.costCNY }),
+    // No cost: the line (or a line under it) needs a rate, or another line pays for it.
+    ...(b.costCNY === undefined ? { missing: b.includedIn !== undefined ? `included in ${b.includedIn}` : "rate needed" } : { value: b.costCNY }),
   }));
   return barChart({ title: "Cost breakdown (chosen)", subtitle: "CNY; bar: expected, whisker: low–high", rows });
 }

@@ -32,7 +32,7 @@ figure.wide { grid-column: 1 / -1; }
 table { border-collapse: collapse; width: 100%; font-variant-numeric: tabular-nums; }
 th, td { padding: 5px 8px; border-bottom: 1px solid var(--line); text-align: left; vertical-align: top; }
 th { background: var(--soft); font-size: 12px; text-transform: uppercase; letter-spacing: .03em; color: var(--muted); white-space: nowrap; }
-td.num { text-align: right; white-space: nowrap; } td.money { white-space: nowrap; }
+td.num { text-align: right; white-space: nowrap; } td.money, td.nowrap { white-space: nowrap; }
 tr.chosen td { background: #eaf3fb; font-weight: bold; }
 tr.total td { font-weight: bold; border-top: 2px solid var(--ink); background: var(--soft); }
 td.tree { font-family: "DejaVu Sans Mono", Menlo, Consolas, monospace; white-space: pre; color: var(--muted); padding-right: 0; }
@@ -56,7 +56,7 @@ function list(items: readonly string[]): string {
 
 function cards(v: ReportView): string {
   const budget = v.budget === undefined
-    ? `<div class="v">—</div><div class="s">no budget: in the recipe</div>`
+    ? `<div class="v">—</div><div class="s">no cost.budget in the recipe</div>`
     : `<div class="v"><span class="badge ${v.budget.status}">${escapeHtml(v.budget.status.toUpperCase())}</span></div><div class="s">${escapeHtml(v.budgetText!.replace(/\s+Status:.*$/, ""))}</div>`;
   const card = (k: string, value: string, sub: string, style = "") => `<div class="card"><div class="k">${escapeHtml(k)}</div><div class="v"${style}>${escapeHtml(value)}</div><div class="s">${escapeHtml(sub)}</div></div>`;
   return `<div class="cards">
@@ -78,7 +78,7 @@ export function renderHtml(report: CostReport, v: ReportView): string {
     td(b.quantity, "num"), td(b.unit), td(b.unitPrice, b.rateNeeded ? "need" : "money"), td(b.cost, b.rateNeeded ? "need" : "money"), td(b.basis),
   ]));
   const total = (label: string, value: string) => row([`<td class="tree"></td>`, td(label), td(""), td(""), td(""), td(value, "money"), td("")], "total");
-  const sources = v.sources.map((s) => row([td(s.id), td(s.price, "money"), td(s.region), td(s.confidence), td(s.date), td(s.source)]));
+  const sources = v.sources.map((s) => row([td(s.id), td(s.price, "money"), td(s.region), td(s.confidence), td(s.date, "nowrap"), td(s.source)]));
   return `<!DOCTYPE html>
 <html lang="en">
 <head>
@@ -121,6 +121,7 @@ ${total("TOTAL (USD)", v.total.USD)}
 </tbody>
 </table>
 <p>${escapeHtml(v.total.note)}</p>
+${v.notes.length === 0 ? "" : `<p><strong>Notes:</strong></p>\n${list(v.notes)}`}
 ${v.ratesNeeded.length === 0 ? "" : `<h2>Rates needed (${v.ratesNeeded.length})</h2>\n${list(v.ratesNeeded)}\n<p>${escapeHtml(`To supply a rate: ${HOW_TO_SUPPLY}.`)}</p>`}
 <h2>Assumptions</h2>
 ${list(v.assumptions)}

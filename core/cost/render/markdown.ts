@@ -47,6 +47,7 @@ export function renderMarkdown(v: ReportView): string {
     new Set([1]),
   ));
   L.push("", `*${v.total.note}*`);
+  if (v.notes.length > 0) L.push("", "**Notes:**", "", ...v.notes.map((n) => `- ${n}`));
   if (v.ratesNeeded.length > 0) {
     L.push("", `### Rates needed (${v.ratesNeeded.length})`, "");
     L.push(...v.ratesNeeded.map((r) => `- ${r}`));

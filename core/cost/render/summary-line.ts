@@ -1,7 +1,11 @@
 // The estimate in one line, for `rlpipe plan` and `rlpipe deploy` (and the console's dry run): the total range in
 // CNY and USD, the expected figure, how many rates are missing, the budget verdict, and where the breakdown is.
-import { type BudgetCap, checkBudget, linesNeedingRates } from "../budget-check.js";
-import type { CostReport } from "../types.js";
+import { type BudgetCap, checkBudget, ratesNeeded } from "../budget-check.js";
+import type { CostLine, CostReport } from "../types.js";
+
+function allLines(lines: readonly CostLine[]): CostLine[] {
+  return lines.flatMap((l) => [l, ...allLines(l.children ?? [])]);
+}
 import { formatMoney, formatMoneyRange } from "./format.js";
 
 /**
@@ -10,12 +14,12 @@ import { formatMoney, formatMoneyRange } from "./format.js";
  */
 export function formatCostSummary(report: CostReport, opts: { budget?: BudgetCap; command?: string | false } = {}): string {
   const { CNY, USD, incomplete } = report.totals;
-  const missing = linesNeedingRates(report.lines).length;
+  const missing = Math.max(1, ratesNeeded(report.lines).length);
   const command = opts.command ?? "rlpipe cost";
-  const priced = CNY.high > 0 || !incomplete;
+  const priced = !incomplete || allLines(report.lines).some((l) => l.cost !== undefined);
   const notes: string[] = [];
   if (priced) notes.push(`expected ${formatMoney(CNY.expected, "CNY")}`);
-  if (incomplete) notes.push(`${Math.max(1, missing)} rate${missing === 1 ? "" : "s"} needed, not included`);
+  if (incomplete) notes.push(`${missing} rate${missing === 1 ? "" : "s"} needed, not included`);
   const budget = opts.budget ?? report.budget;
   if (budget !== undefined) {
     const check = checkBudget(report, budget);

@@ -46,6 +46,11 @@ export function renderTable(v: ReportView): string {
   L.push(` Cost breakdown (chosen: ${v.target})`);
   L.push(...breakdownTable(v));
   L.push(` ${v.total.note}`);
+  if (v.notes.length > 0) {
+    L.push("");
+    L.push("Notes:");
+    L.push(...bullets(v.notes));
+  }
   if (v.ratesNeeded.length > 0) {
     L.push("");
     L.push(`Rates needed (${v.ratesNeeded.length}):`);

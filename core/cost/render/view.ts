@@ -2,7 +2,7 @@
 // across providers, the chosen one's breakdown as a tree, the totals in CNY and USD with the exchange rate, what
 // needs a rate and how to supply it, assumptions, exclusions and price sources. Everything is already formatted
 // text here; the renderers only arrange it. Deterministic: rows are stable-sorted.
-import { type BudgetCheck, checkBudget, linesNeedingRates } from "../budget-check.js";
+import { type BudgetCheck, checkBudget, ratesNeeded } from "../budget-check.js";
 import type { Candidate, Component, CostLine, CostReport, Currency, Rate } from "../types.js";
 import {
   CURRENCY_SYMBOL, convertRange, formatFx, formatMoney, formatMoneyRange, formatMoneyTriple, formatQuantity, formatQuantityRange, formatRate,
@@ -44,6 +44,9 @@ export interface BreakdownRow {
   readonly cost: string;
   readonly basis: string;
   readonly rateNeeded: boolean;
+  /** Paid for by another line (co-located sandbox → compute; a prepaid pool): no cost, and nothing missing. */
+  readonly includedIn?: string;
+  readonly note?: string;
   readonly component: Component;
   /** Cost in CNY (converted when the line is in USD), for charts. */
   readonly costCNY?: { readonly low: number; readonly expected: number; readonly high: number };
@@ -70,6 +73,8 @@ export interface ReportView {
     readonly incomplete: boolean; readonly note: string;
   };
   readonly ratesNeeded: readonly string[];
+  /** What a reader should know about single lines ("label: note"). */
+  readonly notes: readonly string[];
   readonly assumptions: readonly string[];
   readonly exclusions: readonly string[];
   readonly sources: readonly { readonly id: string; readonly price: string; readonly source: string; readonly confidence: string; readonly date: string; readonly region: string }[];
@@ -127,8 +132,11 @@ function breakdownRows(lines: readonly CostLine[], report: CostReport, depth: nu
       depth, prefix: `${lead}${last ? "└─ " : "├─ "}`, label: l.label,
       quantity: formatQuantityRange(l.quantity), unit: l.unit,
       unitPrice: l.rateNeeded !== undefined ? "rate needed" : l.rate !== undefined ? formatUnitPrice(l.rate) : (l.children ?? []).length > 0 ? "(lines below)" : "—",
-      cost: l.cost === undefined || currency === undefined ? (l.rateNeeded !== undefined ? "rate needed" : "—") : formatMoneyTriple(l.cost, currency),
+      cost: l.cost !== undefined && currency !== undefined ? formatMoneyTriple(l.cost, currency)
+        : l.rateNeeded !== undefined ? "rate needed" : l.includedIn !== undefined ? `included in ${l.includedIn}`
+        : ratesNeeded(l.children ?? []).length > 0 ? "rate needed (below)" : "—",
       basis: l.basis, rateNeeded: l.rateNeeded !== undefined, component: l.component,
+      ...(l.includedIn === undefined ? {} : { includedIn: l.includedIn }), ...(l.note === undefined ? {} : { note: l.note }),
       ...(l.cost === undefined || currency === undefined ? {} : { costCNY: convertRange(l.cost, currency, "CNY", report.fx) }),
     };
     return [row, ...breakdownRows(l.children ?? [], report, depth + 1, `${lead}${last ? "   " : "│  "}`)];
@@ -143,9 +151,9 @@ function targetText(report: CostReport): string {
   return `${parts.join(" / ")}${accel} × ${c.nodes} node${c.nodes === 1 ? "" : "s"}`;
 }
 
-function rateNeededText(l: CostLine): string {
-  const r = l.rateNeeded!;
-  return `${l.label}: rate needed for ${r.item} per ${r.unit} — ${r.howToSupply}`;
+/** "<item> [unit], for <line>; <line>: <how to supply it>". */
+function rateNeededText(r: { readonly need: NonNullable<CostLine["rateNeeded"]>; readonly lines: readonly CostLine[] }): string {
+  return `${r.need.item} [${r.need.unit}], for ${r.lines.map((l) => l.label).join("; ")}: ${r.need.howToSupply}`;
 }
 
 export function reportView(report: CostReport, opts: { budget?: { cap: number; currency: Currency } } = {}): ReportView {
@@ -171,7 +179,9 @@ export function reportView(report: CostReport, opts: { budget?: { cap: number; c
     };
   }));
 
-  const needing = linesNeedingRates(report.lines);
+  const needing = ratesNeeded(report.lines);
+  const rows = breakdownRows(report.lines, report, 0, "");
+  const nothingPriced = report.totals.incomplete && !rows.some((r) => r.costCNY !== undefined);
   const { CNY, USD, incomplete } = report.totals;
   const steps = report.steps;
   return {
@@ -183,17 +193,18 @@ export function reportView(report: CostReport, opts: { budget?: { cap: number; c
     fx: `USD and CNY converted at ${formatFx(report.fx)}`,
     warnings,
     candidates,
-    breakdown: breakdownRows(report.lines, report, 0, ""),
+    breakdown: rows,
     total: {
-      CNY: formatMoneyTriple(CNY, "CNY"), USD: formatMoneyTriple(USD, "USD"),
-      expected: { CNY: formatMoney(CNY.expected, "CNY"), USD: formatMoney(USD.expected, "USD") },
-      range: { CNY: formatMoneyRange(CNY, "CNY"), USD: formatMoneyRange(USD, "USD") },
+      CNY: nothingPriced ? "no line has a rate" : formatMoneyTriple(CNY, "CNY"), USD: nothingPriced ? "no line has a rate" : formatMoneyTriple(USD, "USD"),
+      expected: { CNY: nothingPriced ? "—" : formatMoney(CNY.expected, "CNY"), USD: nothingPriced ? "—" : formatMoney(USD.expected, "USD") },
+      range: { CNY: nothingPriced ? "no line has a rate" : formatMoneyRange(CNY, "CNY"), USD: nothingPriced ? "no line has a rate" : formatMoneyRange(USD, "USD") },
       incomplete,
       note: incomplete
-        ? `priced lines only: ${needing.length} line${needing.length === 1 ? " has" : "s have"} no rate (below)`
+        ? `priced lines only: ${needing.length} rate${needing.length === 1 ? " is" : "s are"} needed (below)`
         : `every line priced; ${CURRENCY_SYMBOL.CNY} and ${CURRENCY_SYMBOL.USD} converted at the rate above`,
     },
     ratesNeeded: needing.map(rateNeededText),
+    notes: rows.filter((r) => r.note !== undefined).map((r) => `${r.label}: ${r.note!}`),
     assumptions: [...report.assumptions],
     exclusions: [...report.exclusions],
     sources: [...report.priceSources].sort((a, b) => a.id.localeCompare(b.id) || a.dateRead.localeCompare(b.dateRead)).map((s) => ({
