@@ -444,7 +444,9 @@ describe("console function: deploy, status and uploads against the ModelArts and
     const one = await lambda(maEnv())({ action: "cost", recipe: recipeText(MA_SEED), provider: "modelarts" });
     assert.equal(one["ok"], true, JSON.stringify(one));
     assert.equal(one["report"].chosen, "modelarts");
-    assert.deepEqual([...new Set(one["report"].candidates.map((c: Reply) => c.provider))], ["modelarts"]);
+    assert.deepEqual(one["report"].candidates.filter((c: Reply) => c.chosen).map((c: Reply) => c.provider), ["modelarts"]);
+    // Named: the recipe's own targets side by side, not every provider that could run it.
+    assert.deepEqual(one["report"].candidates.map((c: Reply) => c.provider).sort(), ["docker", "modelarts"]);
   });
 
   it("a deploy over the recipe's budget cap is refused with the figures and how to force it, nothing sent; with force it is made", T, async () => {
