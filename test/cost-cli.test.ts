@@ -163,6 +163,20 @@ describe("cost report: terminal table and Markdown of a hand-made report", () =>
     assert.match(lines[src + 4]!, /modelarts:ascend-snt9b-8 +¥120\.00\/node-hour +cn-southwest-2 +official +read 2026-07-01 +fixture: ModelArts price page$/);
   });
 
+  it("a line paid for elsewhere says where, not 'rate needed'; notes are listed once for the lines that share them; nothing priced says so", () => {
+    const colocated: CostLine = { id: "sandbox.colocated", component: "sandbox", label: "Sandbox (co-located)", provider: "modelarts", resource: "sandbox:colocated", unit: "sandbox-second", quantity: { low: 10, expected: 20, high: 30 }, basis: "usage-estimate", includedIn: "compute", note: "runs on the training nodes" };
+    const noted = report.lines.map((l) => (l.component === "compute" || l.component === "storage" ? { ...l, note: "anchor price" } : l));
+    const t = costTable({ ...report, lines: [...noted, colocated] }).split("\n");
+    assert.match(t.find((l) => l.includes("Sandbox (co-located)"))!, / — +included in compute +usage-estimate$/);
+    const n = t.indexOf("Notes:");
+    assert.deepEqual(t.slice(n + 1, n + 3), ["  - Training compute; Checkpoints (OBS): anchor price", "  - Sandbox (co-located): runs on the training nodes"]);
+    assert.ok(t.includes("Rates needed (1):"), "an included line needs no rate");
+    const unpriced: CostReport = { ...report, lines: [report.lines[4]!], totals: { CNY: { low: 0, expected: 0, high: 0 }, USD: { low: 0, expected: 0, high: 0 }, incomplete: true } };
+    const u = costTable(unpriced);
+    assert.match(u, /\n TOTAL \(CNY\) +no line has a rate\n TOTAL \(USD\) +no line has a rate\n/);
+    assert.equal(formatCostSummary(unpriced, { command: "rlpipe cost x.yaml" }), "unknown: no line has a rate (1 rate needed, not included — rlpipe cost x.yaml for the breakdown)");
+  });
+
   it("Markdown: the same content as GitHub tables (tree kept with non-breaking spaces, pipes escaped, totals bold)", () => {
     const piped = { ...report.priceSources[0]!, id: "zz:piped", source: "page | table 2" };
     const md = renderMarkdown(reportView({ ...report, exclusions: [...report.exclusions, "a | b"], priceSources: [...report.priceSources, piped] }, { budget: { cap: 5000, currency: "CNY" } }));

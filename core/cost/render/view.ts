@@ -89,11 +89,12 @@ export function formatUnitPrice(rate: Rate | undefined): string {
   return rate === undefined ? "rate needed" : `${formatRate(rate.value, rate.currency)}/${rate.unit}`;
 }
 
-/** The catalog groups and the oldest date read in each: "modelarts@2026-08-01". */
+/** The catalog groups and the oldest date read in each: "modelarts@2026-08-01" (user and live rates apart). */
 function catalogDates(sources: readonly Rate[]): string[] {
   const oldest = new Map<string, string>();
   for (const s of sources) {
-    const group = s.confidence === "user" ? "user" : s.confidence === "live" ? "live" : s.id.split(/[:/.]/)[0] ?? s.id;
+    if (s.confidence === "user" || s.confidence === "live") continue;
+    const group = s.id.split(/[:/.]/)[0] ?? s.id;
     const seen = oldest.get(group);
     if (seen === undefined || s.dateRead < seen) oldest.set(group, s.dateRead);
   }
@@ -151,6 +152,13 @@ function targetText(report: CostReport): string {
   return `${parts.join(" / ")}${accel} × ${c.nodes} node${c.nodes === 1 ? "" : "s"}`;
 }
 
+/** "<line>; <line>: <note>" — lines sharing a note (each stage on one anchor price) said once. */
+function groupNotes(rows: readonly BreakdownRow[]): string[] {
+  const byNote = new Map<string, string[]>();
+  for (const r of rows) if (r.note !== undefined) byNote.set(r.note, [...(byNote.get(r.note) ?? []), r.label]);
+  return [...byNote.entries()].map(([note, labels]) => `${labels.join("; ")}: ${note}`);
+}
+
 /** "<item> [unit], for <line>; <line>: <how to supply it>". */
 function rateNeededText(r: { readonly need: NonNullable<CostLine["rateNeeded"]>; readonly lines: readonly CostLine[] }): string {
   return `${r.need.item} [${r.need.unit}], for ${r.lines.map((l) => l.label).join("; ")}: ${r.need.howToSupply}`;
@@ -160,9 +168,14 @@ export function reportView(report: CostReport, opts: { budget?: { cap: number; c
   const budget = opts.budget ?? report.budget;
   const check = budget === undefined ? undefined : checkBudget(report, budget);
   const dates = catalogDates(report.priceSources);
+  const count = (c: Rate["confidence"], what: string) => {
+    const n = report.priceSources.filter((s) => s.confidence === c).length;
+    return n === 0 ? [] : [`${n} ${what} rate${n === 1 ? "" : "s"}`];
+  };
   const mode = [
     report.mode,
     dates.length === 0 ? "no catalog prices" : `catalog ${dates.join(", ")}`,
+    ...count("user", "user"), ...count("live", "live"),
     report.mode === "offline" ? "no credentials used" : "live prices read with the credentials in the environment",
   ].join("; ");
   const stale = report.priceSources
@@ -204,7 +217,7 @@ export function reportView(report: CostReport, opts: { budget?: { cap: number; c
         : `every line priced; ${CURRENCY_SYMBOL.CNY} and ${CURRENCY_SYMBOL.USD} converted at the rate above`,
     },
     ratesNeeded: needing.map(rateNeededText),
-    notes: rows.filter((r) => r.note !== undefined).map((r) => `${r.label}: ${r.note!}`),
+    notes: groupNotes(rows),
     assumptions: [...report.assumptions],
     exclusions: [...report.exclusions],
     sources: [...report.priceSources].sort((a, b) => a.id.localeCompare(b.id) || a.dateRead.localeCompare(b.dateRead)).map((s) => ({
