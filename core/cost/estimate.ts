@@ -92,7 +92,8 @@ function computeItems(recipe: Recipe, provider: Provider): ComputeItem[] {
       const size = n.spec === undefined ? undefined : parseNodeSpec(n.spec);
       const gpuType = n.gpuType ?? size?.gpuType;
       const cards = (n.gpuCenti ?? size?.gpuCenti ?? 0) / 100;
-      const base = { role, ...(prepaid ? { sunk: `prepaid resource group ${t?.resourceGroupId ?? ""} (sunk cost)`.replace("  ", " ") } : {}) };
+      const group = t?.resourceGroupId === undefined ? "prepaid resource group" : `prepaid resource group ${t.resourceGroupId}`;
+      const base = { role, ...(prepaid ? { sunk: `${group} (sunk cost)` } : {}) };
       if (n.instanceType !== undefined) items.push({ ...base, id: `tione:${n.instanceType}`, unit: "node-hour", perHour: n.count, label: `${n.count} × ${role} ${n.instanceType}` });
       else if (gpuType !== undefined && cards > 0) items.push({ ...base, id: `device:${gpuType}`, unit: "device-hour", perHour: n.count * cards, label: `${n.count} × ${role} with ${cards} × ${gpuType}` });
       else items.push({ ...base, id: n.spec === undefined ? "tione:node" : `tione:spec:${n.spec.replace(/\s+/g, "")}`, unit: "node-hour", perHour: n.count, label: `${n.count} × ${role} ${n.spec ?? "node"}` });
