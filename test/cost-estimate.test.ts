@@ -146,14 +146,14 @@ describe("cost estimate: prices", () => {
     assert.equal(rl.cost, undefined);
     assert.equal(rl.rate, undefined);
     assert.deepEqual(rl.rateNeeded, {
-      item: "ModelArts flavor modelarts.bm.npu.arm.8snt9b2.d (8 × Ascend 910B3), per node", unit: "node-hour",
+      item: "modelarts:modelarts.bm.npu.arm.8snt9b2.d", unit: "node-hour",
       howToSupply: "add { item: modelarts:modelarts.bm.npu.arm.8snt9b2.d, value: <price>, currency: CNY or USD, unit: node-hour } under prices: in the recipe, or to a --rates file",
     });
     assert.equal(r.totals.incomplete, true);
     assert.equal(r.candidates.find((c) => c.chosen)!.cost, undefined);
     assert.match(r.candidates.find((c) => c.chosen)!.note!, /rate needed: modelarts:modelarts\.bm\.npu\.arm\.8snt9b2\.d/);
     const noFlavor = estimateCost(edited("qwen3-1.7b-code-toolcall", [[["targets", "modelarts", "flavor"], undefined]]), { now });
-    assert.match(line(noFlavor, "compute.rl").rateNeeded!.item, /set targets\.modelarts\.flavor/);
+    assert.match(line(noFlavor, "compute.rl").rateNeeded!.howToSupply, /^set targets\.modelarts\.flavor, then add \{ item: modelarts:<flavor>/);
   });
 
   it("a user rate overrides the catalog row and is marked basis user; a --rates file wins over the recipe's prices:", () => {

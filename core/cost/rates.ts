@@ -36,8 +36,8 @@ export function howToSupply(id: string, unit: string): string {
   return `add { item: ${id}, value: <price>, currency: CNY or USD, unit: ${unit} } under prices: in the recipe, or to a --rates file`;
 }
 
-/** The rate for `id` in `unit`: live, then user (first given wins), then the catalog. */
-export function priceFor(ctx: PriceContext, id: string, unit: string, fallbackItem?: string): Priced {
+/** The rate for `id` in `unit`: live, then user (first given wins), then the catalog. `supply` replaces the default how-to-supply text. */
+export function priceFor(ctx: PriceContext, id: string, unit: string, supply?: string): Priced {
   const row = catalogRow(ctx.catalog, id);
   const pick = (rates: readonly Rate[] | undefined, basis: Basis): Priced | undefined => {
     const r = rates?.find((x) => x.id === id);
@@ -65,7 +65,7 @@ export function priceFor(ctx: PriceContext, id: string, unit: string, fallbackIt
   }
   return {
     basis: "catalog",
-    rateNeeded: { item: row?.item ?? fallbackItem ?? id, unit, howToSupply: howToSupply(id, unit) },
+    rateNeeded: { item: id, unit, howToSupply: supply ?? howToSupply(id, unit) },
     ...(row === undefined ? {} : { row }),
   };
 }
