@@ -333,15 +333,18 @@ describe("rlpipe cost on a seed recipe (the real estimate)", () => {
     assert.match(two.err, /rlpipe cost takes exactly one recipe file/);
   });
 
-  it("--online and --run say they are not available yet (exit 2), and how to get the offline estimate", async () => {
-    for (const args of [["--online"], ["--run", "x-00000001"]]) {
-      const r = await rlpipe(["cost", recipePath(SEED), ...args, "--json"], { cwd: dir });
-      assert.equal(r.code, 2, r.err);
-      const e = (JSON.parse(r.out) as { error: Record<string, unknown> }).error;
-      assert.equal(e["code"], "not_available");
-      assert.match(String(e["message"]), new RegExp(`rlpipe cost ${args[0]} is not available yet`));
-      assert.match(String(e["hint"]), /without it for the offline estimate/);
-    }
+  it("--online without credentials and --run misused are invalid input (exit 2) with a hint (LIVE: test/cost-live and test/cost-actual cover them working)", async () => {
+    const online = await rlpipe(["cost", recipePath(SEED), "--provider", "modelarts", "--online", "--json"], { cwd: dir });
+    assert.equal(online.code, 2, online.err);
+    const e = (JSON.parse(online.out) as { error: Record<string, unknown> }).error;
+    assert.equal(e["code"], "credentials_missing");
+    assert.match(String(e["message"]), /no Huawei Cloud credentials for ModelArts/);
+    const withRecipe = await rlpipe(["cost", recipePath(SEED), "--run", "x-00000001"], { cwd: dir });
+    assert.equal(withRecipe.code, 2);
+    assert.match(withRecipe.err, /rlpipe cost --run NAME reads the recipe from the run's record: give no recipe file/);
+    const unknown = await rlpipe(["cost", "--run", "x-00000001", "--json"], { cwd: dir });
+    assert.equal(unknown.code, 2);
+    assert.equal((JSON.parse(unknown.out) as { error: Record<string, unknown> }).error["code"], "unknown_run");
   });
 });
 
