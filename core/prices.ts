@@ -1,8 +1,11 @@
 // Prices a deploy assumes: what the job consumes (node-hours of a flavor or instance type, device-hours of a card
-// type, sandbox vCPU-hours) and the rate used for each — the recipe's own `prices:` first, then rlpipe's reference
-// table (public figures with their source and confidence; reference/tione-and-prices.md §B). Most cloud
-// accelerator prices are not public: an item without a known rate is reported as missing, never guessed.
+// type, sandbox vCPU-hours) and the rate used for each — the recipe's own `prices:` first, then rlpipe's price
+// catalog (prices/*.yaml: public figures with their source and confidence). Most cloud accelerator prices are not
+// public: an item without a known rate is reported as missing, never guessed. The whole-run estimate is
+// core/cost/estimate.ts; this one-line hourly figure is what a deploy records in the run record (`prices`).
 import { z } from "zod";
+import { CATALOG } from "./cost/catalog.js";
+import { convertPrice } from "./cost/units.js";
 import { parseNodeSpec } from "./providers/tione-request.js";
 import { PRICE_UNITS, type Provider, type Recipe } from "./recipe/schema.js";
 
@@ -21,17 +24,20 @@ export type PriceAssumption = z.infer<typeof PriceAssumption>;
 
 type Rate = Omit<PriceAssumption, "item" | "quantity">;
 
-const GPU_INDEX = "huggingface.co/datasets/brian8808/gpu-price-index (China market anchor, snapshot date not shown)";
-
-/** Public figures only (tione-and-prices.md §B); ModelArts Ascend flavors and TI-ONE GPU specs have none. */
-export const REFERENCE_RATES: Readonly<Record<string, Rate>> = {
-  "device:A800": { value: 5.15, currency: "CNY", unit: "device-hour", source: GPU_INDEX, confidence: "anchor" },
-  "device:H20": { value: 7.5, currency: "CNY", unit: "device-hour", source: GPU_INDEX, confidence: "anchor" },
-  // TI-ONE's HCCPNV6 resource groups carry H20 cards.
-  "device:HCCPNV6": { value: 7.5, currency: "CNY", unit: "device-hour", source: `${GPU_INDEX}; HCCPNV6 = H20`, confidence: "anchor" },
-  "sandbox:e2b": { value: 0.0504, currency: "USD", unit: "vcpu-hour", source: "e2b.dev/docs/faq/calculate-sandbox-price ($0.000014/vCPU·s; memory $0.0162/GiB·h extra)", confidence: "high" },
-  "tione:TI.S.MEDIUM.POST": { value: 0.7, currency: "CNY", unit: "node-hour", source: "cloud.tencent.com/document/api/851/75067 (DescribeBillingSpecsPrice example: 70 fen/h)", confidence: "doc-example" },
+/** The units this hourly view prices in, by catalog row unit. */
+const HOURLY_UNIT: Readonly<Record<string, PriceAssumption["unit"]>> = {
+  "node-hour": "node-hour", "node-second": "node-hour", "device-hour": "device-hour", "device-second": "device-hour",
+  "vcpu-hour": "vcpu-hour", "vcpu-second": "vcpu-hour",
 };
+
+/** The catalog's priced compute and sandbox-vCPU rows, per hour (ModelArts Ascend flavors and TI-ONE GPU specs have none). */
+export const REFERENCE_RATES: Readonly<Record<string, Rate>> = Object.fromEntries(CATALOG.rows.flatMap((row) => {
+  const unit = HOURLY_UNIT[row.unit];
+  if (row.value === null || unit === undefined || row.confidence === "user") return [];
+  const value = convertPrice(row.value, row.unit, unit)!;
+  const confidence = row.confidence === "anchor" || row.confidence === "doc-example" ? row.confidence : "high";
+  return [[row.id, { value: Number(value.toPrecision(6)), currency: row.currency, unit, source: `${row.source} (read ${row.dateRead})`, confidence }]];
+}));
 
 /** Something the job pays for by the hour (quantity per hour) or by use (no quantity). */
 export interface PriceItem {

@@ -145,7 +145,7 @@ describe("packaging: npm pack of a fresh clone, installed offline into a tempora
     assert.ok(manifest.scripts?.["prepack"]?.includes("tsc"), "a build runs on prepack");
     assert.ok(manifest.scripts?.["prepare"] === undefined, "no prepare script: npm ci on a fresh clone must not build (scripts/setup.sh does)");
     for (const path of [
-      "package.json", "README.md", "dist/bin/rlpipe.js", manifest.bin["rlpipe"]!, "schema/recipe.schema.json",
+      "package.json", "README.md", "dist/bin/rlpipe.js", manifest.bin["rlpipe"]!, "schema/recipe.schema.json", "schema/cost-report.schema.json", "prices/fx.yaml",
       "recipes/python/rlpipe_reward.py", "recipes/python/rlpipe_sync.py",
       "adapters/sandboxes/harness/local_harness.py", "adapters/sandboxes/harness/e2b_runner.py",
       "recipes/local-demo.yaml", "recipes/data/demo-problems.jsonl", "dist/cdk/lib/index.js", "dist/cdk/lib/index.d.ts",

@@ -93,7 +93,7 @@ export const PRICE_DATA: Catalog = {
       "value": 0.000014,
       "currency": "USD",
       "unit": "vcpu-second",
-      "source": "https://e2b.dev/docs/faq/calculate-sandbox-price (e2b-dev/docs PR",
+      "source": "https://e2b.dev/docs/faq/calculate-sandbox-price (e2b-dev/docs PR #330, merged 2026-08-06)",
       "dateRead": "2026-11-22",
       "confidence": "official",
       "note": "$0.0504 per vCPU-hour; the default sandbox has 2 vCPU and 0.5 GiB."
@@ -104,7 +104,7 @@ export const PRICE_DATA: Catalog = {
       "value": 0.0000045,
       "currency": "USD",
       "unit": "gib-second",
-      "source": "https://e2b.dev/docs/faq/calculate-sandbox-price (e2b-dev/docs PR",
+      "source": "https://e2b.dev/docs/faq/calculate-sandbox-price (e2b-dev/docs PR #330, merged 2026-08-06)",
       "dateRead": "2026-11-22",
       "confidence": "official",
       "note": "$0.0162 per GiB-hour."

@@ -28,10 +28,24 @@ export const CatalogRowSchema = z.strictObject({
   confidence: z.enum(["user", "official", "third-party", "doc-example", "anchor"], { error: "expected user, official, third-party, doc-example or anchor" }),
   note: nonEmpty().optional(),
 }).superRefine((row, ctx) => {
+  // An unquoted " #" in YAML starts a comment and silently cuts a value short: unbalanced brackets give it away.
+  for (const key of ["source", "note", "item"] as const) {
+    const text = row[key];
+    if (text !== undefined && !balanced(text)) ctx.addIssue({ code: "custom", path: [key], message: "unbalanced brackets (quote values that contain \" #\": YAML reads the rest as a comment)" });
+  }
   if (row.value === null) return;
   if (row.confidence === "user") ctx.addIssue({ code: "custom", path: ["value"], message: "a row only the user can price must have value null" });
   if (!PUBLIC_SOURCE.test(row.source)) ctx.addIssue({ code: "custom", path: ["source"], message: "a row with a value must name a public source (a URL or a domain/path)" });
 });
+
+function balanced(text: string): boolean {
+  let depth = 0;
+  for (const ch of text) {
+    if (ch === "(" || ch === "[") depth++;
+    else if (ch === ")" || ch === "]") { depth--; if (depth < 0) return false; }
+  }
+  return depth === 0;
+}
 
 export const CatalogFileSchema = z.strictObject({
   version: z.literal(1, { error: "expected version: 1" }),

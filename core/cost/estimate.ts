@@ -66,6 +66,7 @@ interface ComputeItem {
   readonly label: string;
   readonly role?: string;
   readonly sunk?: string;
+  readonly supply?: string;
 }
 
 const PLAIN_DEVICE = /^[A-Za-z0-9][A-Za-z0-9_.-]*$/;
@@ -76,7 +77,10 @@ function computeItems(recipe: Recipe, provider: Provider): ComputeItem[] {
     const t = recipe.targets?.modelarts;
     if (t?.poolId !== undefined) return [{ id: `modelarts:pool:${t.poolId}`, unit: "node-hour", perHour: nodes, label: `${nodes} node${nodes === 1 ? "" : "s"} of dedicated pool ${t.poolId}`, sunk: "dedicated resource pool (prepaid: sunk cost)" }];
     if (t?.flavor !== undefined) return [{ id: `modelarts:${t.flavor}`, unit: "node-hour", perHour: nodes, label: `${nodes} × ${t.flavor}` }];
-    return [{ id: "modelarts:flavor", unit: "node-hour", perHour: nodes, label: `${nodes} node${nodes === 1 ? "" : "s"} (targets.modelarts.flavor not set)` }];
+    return [{
+      id: "modelarts:<flavor>", unit: "node-hour", perHour: nodes, label: `${nodes} node${nodes === 1 ? "" : "s"} (targets.modelarts.flavor not set)`,
+      supply: "set targets.modelarts.flavor, then add { item: modelarts:<flavor>, value: <price>, currency: CNY or USD, unit: node-hour } under prices: in the recipe, or to a --rates file",
+    }];
   }
   if (provider === "tione") {
     const t = recipe.targets?.tione;
@@ -88,7 +92,8 @@ function computeItems(recipe: Recipe, provider: Provider): ComputeItem[] {
       const size = n.spec === undefined ? undefined : parseNodeSpec(n.spec);
       const gpuType = n.gpuType ?? size?.gpuType;
       const cards = (n.gpuCenti ?? size?.gpuCenti ?? 0) / 100;
-      const base = { role, ...(prepaid ? { sunk: `prepaid resource group ${t?.resourceGroupId ?? ""} (sunk cost)`.replace("  ", " ") } : {}) };
+      const group = t?.resourceGroupId === undefined ? "prepaid resource group" : `prepaid resource group ${t.resourceGroupId}`;
+      const base = { role, ...(prepaid ? { sunk: `${group} (sunk cost)` } : {}) };
       if (n.instanceType !== undefined) items.push({ ...base, id: `tione:${n.instanceType}`, unit: "node-hour", perHour: n.count, label: `${n.count} × ${role} ${n.instanceType}` });
       else if (gpuType !== undefined && cards > 0) items.push({ ...base, id: `device:${gpuType}`, unit: "device-hour", perHour: n.count * cards, label: `${n.count} × ${role} with ${cards} × ${gpuType}` });
       else items.push({ ...base, id: n.spec === undefined ? "tione:node" : `tione:spec:${n.spec.replace(/\s+/g, "")}`, unit: "node-hour", perHour: n.count, label: `${n.count} × ${role} ${n.spec ?? "node"}` });
@@ -112,15 +117,19 @@ interface LineSpec {
   readonly unit: string;
   readonly quantity: Range;
   readonly note?: string;
+  /** How to supply a missing rate, when the default (add the item under prices:) is not enough. */
+  readonly supply?: string;
 }
 
 function pricedLine(ctx: PriceContext, s: LineSpec): CostLine {
-  const p: Priced = priceFor(ctx, s.priceId, s.unit);
+  const p: Priced = priceFor(ctx, s.priceId, s.unit, s.supply);
   const note = [s.note, p.rate?.confidence === "anchor" ? "anchor price: comparable hardware elsewhere, not this provider's price" : undefined, p.row?.note !== undefined && p.rate !== undefined && p.basis === "catalog" ? p.row.note : undefined]
     .filter((x): x is string => x !== undefined).join("; ");
+  // Cost from the quantity as shown, so that a reader's quantity × rate gives the printed cost.
+  const quantity = round(s.quantity);
   return {
-    id: s.id, component: s.component, label: s.label, provider: s.provider, resource: s.priceId, unit: s.unit, quantity: round(s.quantity),
-    ...(p.rate === undefined ? {} : { rate: p.rate, cost: round(mul(s.quantity, p.rate.value)), currency: p.rate.currency }),
+    id: s.id, component: s.component, label: s.label, provider: s.provider, resource: s.priceId, unit: s.unit, quantity,
+    ...(p.rate === undefined ? {} : { rate: p.rate, cost: round(mul(quantity, p.rate.value)), currency: p.rate.currency }),
     basis: p.basis,
     ...(p.rateNeeded === undefined ? {} : { rateNeeded: p.rateNeeded }),
     ...(note === "" ? {} : { note }),
@@ -167,7 +176,9 @@ function computeLines(ctx: PriceContext, recipe: Recipe, provider: Provider, wor
         id: items.length === 1 ? `compute.${st.id}` : `compute.${st.id}.${item.role ?? item.id}`,
         component: "compute" as const, label: `stage ${st.id}: ${item.label}`, provider, unit: item.unit, quantity: mul(st.hours, item.perHour),
       };
-      children.push(item.sunk === undefined ? pricedLine(ctx, { ...spec, priceId: item.id }) : includedLine({ ...spec, resource: item.id, includedIn: item.sunk }));
+      children.push(item.sunk === undefined
+        ? pricedLine(ctx, { ...spec, priceId: item.id, ...(item.supply === undefined ? {} : { supply: item.supply }) })
+        : includedLine({ ...spec, resource: item.id, includedIn: item.sunk }));
     }
   }
   const units = new Set(children.map((c) => c.unit));
@@ -327,9 +338,8 @@ export function estimateCost(recipe: Recipe, opts: EstimateOptions): CostReport 
 
   const providers = all ? candidateProviders(recipe) : [...new Set<Provider>([...candidateProviders(recipe).filter((p) => recipe.targets?.[p] !== undefined), chosen])];
   const ordered = PROVIDERS.filter((p) => providers.includes(p));
-  // Candidates price compute only; their lookups must not add sources the chosen breakdown does not use.
-  const candidateCtx: PriceContext = { ...ctx, used: new Map(ctx.used) };
-  const candidates = ordered.map((p) => candidateOf(p === chosen ? ctx : candidateCtx, recipe, p, p === chosen, p === chosen ? work : workFor(p), fx));
+  // Candidates' compute rates are shown too: their sources are listed with the breakdown's.
+  const candidates = ordered.map((p) => candidateOf(ctx, recipe, p, p === chosen, p === chosen ? work : workFor(p), fx));
 
   const totals = totalsOf(lines, fx);
   const main = [...work.stages].filter((s) => s.steps !== undefined).sort((a, b) => b.hours.expected - a.hours.expected)[0];
@@ -338,7 +348,8 @@ export function estimateCost(recipe: Recipe, opts: EstimateOptions): CostReport 
     ...work.assumptions,
     ...usage.assumptions,
   ];
-  const sources = [...ctx.used.values()].filter((r) => r.id !== FX_ROW_ID || fxOverride.basis !== "catalog")
+  // The exchange rate is a price source like any other (the catalog row, or the user's that replaced it).
+  const sources = [...ctx.used.values()]
     .sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : a.confidence < b.confidence ? -1 : a.confidence > b.confidence ? 1 : 0));
   const stages: StageSummary[] = work.stages.map((s) => ({
     id: s.id, type: s.type,

@@ -187,7 +187,6 @@ function storageOf(recipe: Recipe, provider: Provider, work: Workload, assumptio
   const bytesPerParam = USAGE_DEFAULTS.checkpointBytesPerParam;
   const keep = recipe.checkpoints?.keep;
   let stored = exact(0);
-  let saves = exact(0);
   let putRequests = exact(0);
   for (const st of work.stages) {
     if (st.steps === undefined || st.model === undefined) continue;
@@ -198,7 +197,6 @@ function storageOf(recipe: Recipe, provider: Provider, work: Workload, assumptio
     const retainedOf = (k: number, steps: number) => (keep?.last === undefined ? k : Math.min(k, keep.last) + (keep.every === undefined ? 0 : Math.floor(steps / keep.every)));
     const retained = range(retainedOf(n.low, st.steps.low), retainedOf(n.expected, st.steps.expected), retainedOf(n.high, st.steps.high));
     stored = add(stored, mul(retained, perSave, 1e-9));
-    saves = add(saves, n);
     putRequests = add(putRequests, mul(n, perSave, 1 / PART_BYTES));
   }
   const months = usageFigure(recipe, "storageMonths");

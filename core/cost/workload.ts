@@ -87,7 +87,7 @@ export function workloadOf(recipe: Recipe, provider: Provider, opts: WorkloadOpt
         seconds = modeled.seconds;
         rollout = modeled.rolloutSeconds;
         for (const a of modeled.assumptions) note(`stage ${stage.id}: ${a}`);
-        note(`stage ${stage.id}: ${fmtRange(seconds)} s per step from the ${stage.type === "rl" ? "RL" : "SFT"} calibration point (${modeled.calibration.source}), scaled by ${fmtRange(model.active)} active parameters, ${fmtTokens(w.tokensPerStep)} tokens per step at the length caps and ${devices} devices; responses assumed to fill the length caps in the same proportion as in the calibration run`);
+        note(`stage ${stage.id}: ${fmtRange(seconds)} s per step from the ${stage.type === "rl" ? "RL" : "SFT"} calibration point (${modeled.calibration.source}), scaled by ${fmtRange(mul(model.active, 1e-9))}B active parameters, ${fmtTokens(w.tokensPerStep)} tokens per step at the length caps and ${devices} devices; responses assumed to fill the length caps in the same proportion as in the calibration run`);
       }
       if (stage.type === "sft") {
         stages.push({ id: stage.id, type: stage.type, steps: steps.value, secondsPerStep: seconds, stepBasis: measured === undefined ? "model" : "measured",

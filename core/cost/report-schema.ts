@@ -1,0 +1,87 @@
+// The JSON report's schema as zod, mirroring types.ts (a compile-time check below keeps the two equal), and its
+// JSON Schema for schema/cost-report.schema.json (npm run cost-files; test/cost-estimate.test.ts checks it is
+// current and validates real reports against it).
+import { z } from "zod";
+import type { CostLine, CostReport } from "./types.js";
+
+const num = () => z.number().refine(Number.isFinite, { error: "expected a finite number" });
+const RangeSchema = z.strictObject({ low: num(), expected: num(), high: num() }).describe("low ≤ expected ≤ high");
+const Currency = z.enum(["CNY", "USD"]);
+const date = () => z.string().regex(/^\d{4}-\d{2}-\d{2}$/);
+
+const RateSchema = z.strictObject({
+  id: z.string().describe("Catalog row id, or the item a user or live rate prices"),
+  value: num().describe("Price per `unit` in `currency`"),
+  currency: Currency,
+  unit: z.string(),
+  region: z.string().optional(),
+  source: z.string().describe("URL, API or document the figure comes from"),
+  dateRead: date(),
+  confidence: z.enum(["user", "live", "official", "third-party", "doc-example", "anchor"]),
+});
+
+const CostLineSchema: z.ZodType<CostLine> = z.lazy(() => z.strictObject({
+  id: z.string().describe("Stable id: compute.<stage>[.<role>], sandbox.vcpu, functions.requests, storage.capacity, egress …"),
+  component: z.enum(["compute", "sandbox", "functions", "storage", "egress"]),
+  label: z.string(),
+  provider: z.string(),
+  resource: z.string().describe("The catalog row id the line is priced by"),
+  unit: z.string(),
+  quantity: RangeSchema,
+  rate: RateSchema.optional().describe("The rate in the line's unit (converted from the source's unit)"),
+  cost: RangeSchema.optional().describe("quantity × rate, in `currency`"),
+  currency: Currency.optional(),
+  basis: z.enum(["catalog", "live", "user", "usage-estimate"]),
+  rateNeeded: z.strictObject({ item: z.string(), unit: z.string(), howToSupply: z.string() }).optional().describe("No usable price: no cost, and totals.incomplete"),
+  children: z.array(CostLineSchema).optional().describe("Parts of this line; totals add leaves only"),
+  includedIn: z.string().optional().describe("Paid for elsewhere (compute, a prepaid group): no cost, not missing"),
+  note: z.string().optional(),
+}));
+
+export const CostReportSchema = z.strictObject({
+  schema: z.literal("rlpipe.cost-report"),
+  version: z.literal(1),
+  generatedAt: z.string().describe("ISO time the estimate was made"),
+  recipe: z.strictObject({ name: z.string(), hash: z.string().describe("sha256 of the recipe's canonical JSON"), file: z.string().optional() }),
+  mode: z.enum(["offline", "online"]).describe("online: live prices were used"),
+  chosen: z.string().describe("The provider the breakdown (lines) is for"),
+  candidates: z.array(z.strictObject({
+    provider: z.string(), region: z.string().optional(), flavor: z.string().optional(), accelerators: z.string().optional(),
+    nodes: num(), unitPrice: RateSchema.optional(), hours: RangeSchema.describe("Wall-clock hours of the run"),
+    cost: RangeSchema.optional().describe("Training compute only"), currency: Currency.optional(), chosen: z.boolean(), note: z.string().optional(),
+  })),
+  lines: z.array(CostLineSchema),
+  fx: z.strictObject({ cnyPerUsd: num(), source: z.string(), dateRead: date() }),
+  totals: z.strictObject({ CNY: RangeSchema, USD: RangeSchema, incomplete: z.boolean().describe("Some line needs a rate: the totals leave it out") }),
+  budget: z.strictObject({ cap: num(), currency: Currency, status: z.enum(["within", "over", "unknown", "at-risk"]) }).optional(),
+  steps: RangeSchema.describe("Steps of the longest training stage"),
+  secondsPerStep: RangeSchema,
+  cumulative: z.array(z.strictObject({ step: num(), cost: RangeSchema.describe("CNY") })),
+  assumptions: z.array(z.string()),
+  exclusions: z.array(z.string()),
+  priceSources: z.array(RateSchema).describe("Every rate used, in its source's unit"),
+  stages: z.array(z.strictObject({
+    id: z.string(), type: z.enum(["sft", "merge", "rl", "eval", "score"]),
+    steps: RangeSchema.optional(), secondsPerStep: RangeSchema.optional(), stepBasis: z.enum(["model", "measured"]).optional(),
+    validations: RangeSchema.optional(), responses: RangeSchema.optional(), hours: RangeSchema,
+  })).optional(),
+  actual: z.strictObject({
+    run: z.string(),
+    lines: z.array(z.strictObject({ id: z.string(), quantity: num().optional(), cost: num().optional(), currency: Currency.optional(), source: z.string() })),
+    total: z.strictObject({ CNY: num(), USD: num() }).optional(),
+  }).optional(),
+});
+
+// Compile-time: the schema and the contract describe the same object.
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+type DeepMutable<T> = T extends readonly (infer E)[] ? DeepMutable<E>[] : T extends object ? { -readonly [K in keyof T]: DeepMutable<T[K]> } : T;
+const sameShape: Same<DeepMutable<z.output<typeof CostReportSchema>>, DeepMutable<CostReport>> = true;
+void sameShape;
+
+export function costReportJsonSchema(): Record<string, unknown> {
+  return {
+    title: "rlpipe cost report",
+    description: "rlpipe cost --format json: a whole run's estimated cost (version 1). docs/cost.md explains every field.",
+    ...z.toJSONSchema(CostReportSchema, { unrepresentable: "any" }),
+  };
+}
