@@ -9,7 +9,9 @@ import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
-import { createModelArtsAdapter } from "../adapters/providers/modelarts.js";
+import { billingOf, createModelArtsAdapter } from "../adapters/providers/modelarts.js";
+import { billingFromStatus } from "../adapters/providers/provider.js";
+import { TioneAdapter } from "../adapters/providers/tione.js";
 import { dirRunRecords, readRunRecord, runsDir } from "../adapters/providers/run-records.js";
 import { FsStore } from "../adapters/storage/fs.js";
 import { bundledAssets } from "../bin/commands/plan.js";
@@ -20,7 +22,8 @@ import type { CostLine, CostReport, Rate } from "../core/cost/types.js";
 import { type UsageRecord, usageLayout } from "../core/run-usage.js";
 import { costOfRun, readRunUsage } from "../functions/run-cost.js";
 import { UsageMeter } from "../functions/usage-meter.js";
-import { fakeHuaweiAk, fakeHuaweiSk } from "./fakes/credentials.js";
+import { fakeHuaweiAk, fakeHuaweiSk, fakeTencentSecretId, fakeTencentSecretKey } from "./fakes/credentials.js";
+import { TioneFake } from "./fakes/tione-fake.js";
 import { FakeModelArts } from "./fakes/modelarts-fake.js";
 import { RECIPES, ROOT, editYaml, recipePath, recipeText } from "./helpers.js";
 
@@ -69,7 +72,7 @@ describe("estimate vs actual: the per-line arithmetic", () => {
     const a = new Map(r.actual!.lines.map((l) => [l.id, l]));
     // 20 node-hours expected in 10 hours = 2 nodes; 12.5 billable hours → 25 node-hours at 30 CNY.
     assert.deepEqual([a.get("compute")!.quantity, a.get("compute")!.cost, a.get("compute")!.currency], [25, 750, "CNY"]);
-    assert.match(a.get("compute")!.source, /ModelArts job status\.duration: 12\.5 h billable × 2 nodes/);
+    assert.match(a.get("compute")!.source, /ModelArts job status\.duration: 12\.5 h billable × 2 nodes \(this line's share/);
     // 50,000 sandbox-s × 2 vCPU = 100,000 vCPU-s at 0.000014 USD; × 0.5 GiB = 25,000 GiB-s = 6.944… GiB-h at 0.0162.
     assert.deepEqual([a.get("sandbox.cpu")!.quantity, a.get("sandbox.cpu")!.cost], [100_000, 1.4]);
     assert.equal(a.get("sandbox.mem")!.quantity, 6.944444);
@@ -81,7 +84,7 @@ describe("estimate vs actual: the per-line arithmetic", () => {
     assert.equal(a.get("storage")!.cost, undefined);
     assert.match(a.get("egress")!.source, /^not measured/);
     // Total of the measured top-level lines: 750 CNY + (1.5125 + 0.0003) USD × 7.
-    assert.deepEqual(r.actual!.total, { CNY: Math.round((750 + 1.5128 * 7) * 100) / 100, USD: Math.round(((750 + 1.5128 * 7) / 7) * 100) / 100 });
+    assert.deepEqual(r.actual!.total, { CNY: 760.5896, USD: 108.655657 }); // 750 + 1.5128 × 7 CNY; ÷ 7 USD (6 decimals)
     assert.deepEqual(r.actual!.lines.map((l) => l.id), ["compute", "sandbox", "sandbox.cpu", "sandbox.mem", "functions", "storage", "egress"]);
   });
 
@@ -277,7 +280,8 @@ describe("rlpipe cost --run after a local run (real wall time, usage counted by 
     } finally {
       await store.close();
     }
-    assert.equal(report.actual!.total!.CNY, Math.round(compute.cost! * 100) / 100);
+    assert.equal(report.actual!.total!.CNY, compute.cost, "the sandbox is part of the compute: only the compute line is priced");
+    assert.match(actual.get("sandbox")!.source, /priced as part of compute/);
 
     // The same comparison as a table, and as a section of the HTML page.
     const table = await rlpipe(["cost", "--run", name], { cwd: dir });
@@ -383,7 +387,41 @@ describe("estimate vs actual of a run deployed to the ModelArts fake (billable t
     assert.ok(sandbox.quantity! > 0);
     assert.match(sandbox.source, /\(1 instance\): .* sandbox-s of 2 programs/);
     assert.match(actual.get("storage.capacity")!.source, /^not measured: storage is not measured by rlpipe/);
-    assert.equal(result.report.actual!.total!.CNY, 40);
+    assert.ok(Math.abs(result.report.actual!.total!.CNY - 40) < 1e-3);
     assert.equal(fake.stats.authFailures, 0);
+  });
+});
+
+describe("billable time as each provider states it", () => {
+  it("ModelArts: status.duration from start_time (running: so far); TI-ONE: RuntimeInSeconds; others: status start and end", async () => {
+    const done = billingOf({ metadata: { id: "j", name: "n" }, status: { phase: "Completed", start_time: 1_790_000_000_000, duration: 5_400_000 } });
+    assert.deepEqual(done, { seconds: 5400, running: false, startedAt: new Date(1_790_000_000_000).toISOString(), endedAt: new Date(1_790_005_400_000).toISOString(), source: "ModelArts job status.duration" });
+    const running = billingOf({ metadata: { id: "j", name: "n" }, status: { phase: "Running", start_time: 1_790_000_000, duration: 60_000 } }); // start_time in seconds
+    assert.deepEqual([running!.seconds, running!.running, running!.endedAt, running!.source], [60, true, undefined, "ModelArts job status.duration (running: so far)"]);
+    assert.equal(billingOf({ metadata: { id: "j", name: "n" }, status: { phase: "Pending" } }), undefined);
+
+    const ray = billingFromStatus({ phase: "SUCCEEDED", rawPhase: "SUCCEEDED", startedAt: "2026-11-20T08:00:00.000Z", endedAt: "2026-11-20T09:30:00.000Z" }, "Ray job start_time/end_time");
+    assert.deepEqual([ray!.seconds, ray!.running, ray!.source], [5400, false, "Ray job start_time/end_time"]);
+    const live = billingFromStatus({ phase: "RUNNING", rawPhase: "RUNNING", startedAt: "2026-11-20T08:00:00.000Z" }, "Ray job start_time/end_time", new Date("2026-11-20T08:10:00.000Z"));
+    assert.deepEqual([live!.seconds, live!.running, live!.source], [600, true, "Ray job start_time/end_time (running: until now)"]);
+    assert.equal(billingFromStatus({ phase: "QUEUED", rawPhase: "PENDING" }, "x"), undefined);
+
+    const secretId = fakeTencentSecretId();
+    const secretKey = fakeTencentSecretKey();
+    const fake = await TioneFake.start([{ secretId, secretKey }]);
+    try {
+      const t = fake.seedTask({ Name: "run-tione-0a1b2c3d", ChargeType: "POSTPAID_BY_HOUR", ResourceConfigInfos: [] }, "SUCCEED");
+      t.endMs = t.startMs! + 5_400_000;
+      const adapter = new TioneAdapter({ env: { TENCENTCLOUD_SECRET_ID: secretId, TENCENTCLOUD_SECRET_KEY: secretKey, TIONE_ENDPOINT: fake.endpoint, HOME: tmpdir() }, recipe: parseRecipe(recipeText("retool-qwen3-4b-tione-ags"), "t.yaml").recipe, cwd: tmpdir() });
+      try {
+        const b = await adapter.billing({ provider: "tione", name: "run-tione-0a1b2c3d", id: t.id, region: "ap-shanghai", endpoint: fake.endpoint });
+        assert.deepEqual([b!.seconds, b!.running, b!.source], [5400, false, "TI-ONE DescribeTrainingTask RuntimeInSeconds"]);
+        assert.deepEqual(fake.callsOf("DescribeTrainingTask").map((c) => c.outcome), [undefined], "one signed call, accepted");
+      } finally {
+        await adapter.close();
+      }
+    } finally {
+      await fake.stop();
+    }
   });
 });

@@ -268,7 +268,8 @@ describe("rlpipe cost on a seed recipe (the real estimate)", () => {
     const r = await rlpipe(["cost", recipePath(MA_SEED), "--provider", "modelarts"], { cwd: dir });
     assert.equal(r.code, 0, r.err);
     assert.match(r.out, /\nRates needed \(\d+\):\n/);
-    assert.match(r.out, new RegExp(`\\n {2}- ModelArts flavor modelarts\\.bm\\.npu\\.arm\\.8snt9b2\\.d .*\\[node-hour\\], for stage sft: .*; stage rl: .*: add \\{ item: ${FLAVOR_RATE.replace(/\./g, "\\.")}, .* \\} under prices: in the recipe, or to a --rates file\\n`));
+    const flavor = FLAVOR_RATE.replace(/\./g, "\\.");
+    assert.match(r.out, new RegExp(`\\n {2}- ${flavor} \\[node-hour\\], for stage sft: .*; stage rl: .*: add \\{ item: ${flavor}, .* \\} under prices: in the recipe, or to a --rates file\\n`));
     assert.match(r.out, /To supply a rate: add it under prices: in the recipe, or in a YAML file passed with --rates FILE/);
   });
 
@@ -352,6 +353,20 @@ describe("rlpipe cost on a seed recipe (the real estimate)", () => {
     const two = await rlpipe(["cost"], { cwd: dir });
     assert.equal(two.code, 2);
     assert.match(two.err, /rlpipe cost takes exactly one recipe file/);
+  });
+
+  it("--online without credentials and --run misused are invalid input (exit 2) with a hint (LIVE: test/cost-live and test/cost-actual cover them working)", async () => {
+    const online = await rlpipe(["cost", recipePath(MA_SEED), "--provider", "modelarts", "--online", "--json"], { cwd: dir });
+    assert.equal(online.code, 2, online.err);
+    const e = (JSON.parse(online.out) as { error: Record<string, unknown> }).error;
+    assert.equal(e["code"], "credentials_missing");
+    assert.match(String(e["message"]), /no Huawei Cloud credentials for ModelArts/);
+    const withRecipe = await rlpipe(["cost", recipePath(SEED), "--run", "x-00000001"], { cwd: dir });
+    assert.equal(withRecipe.code, 2);
+    assert.match(withRecipe.err, /rlpipe cost --run NAME reads the recipe from the run's record: give no recipe file/);
+    const unknown = await rlpipe(["cost", "--run", "x-00000001", "--json"], { cwd: dir });
+    assert.equal(unknown.code, 2);
+    assert.equal((JSON.parse(unknown.out) as { error: Record<string, unknown> }).error["code"], "unknown_run");
   });
 });
 

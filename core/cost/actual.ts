@@ -84,7 +84,8 @@ function measureLine(line: CostLine, m: RunMeasurements, estimatedHours: number 
     if (estimatedHours === undefined || estimatedHours <= 0) return { missing: "the estimate states no compute hours to scale by" };
     const q = line.quantity.expected * (m.compute.hours / estimatedHours);
     const share = round(line.quantity.expected / estimatedHours, 4);
-    return { quantity: q, source: `${m.compute.source}: ${round(m.compute.hours, 4)} h billable${m.compute.running ? " so far" : ""} × ${share} ${line.unit.replace(/-(hour|second)$/, "")}s (this line's share of the estimated hours)` };
+    const what = normalUnit(line.unit).replace(/-(hour|second)$/, "");
+    return { quantity: q, source: `${m.compute.source}: ${round(m.compute.hours, 4)} h billable${m.compute.running ? " so far" : ""} × ${share} ${share === 1 ? what : `${what}s`} (this line's share of the estimated hours)` };
   }
   if (line.component === "sandbox" || line.component === "functions") {
     const u = m.usage;
@@ -159,7 +160,7 @@ export function withActual(report: CostReport, m: RunMeasurements): CostReport {
     out.set(line.id, {
       id: line.id, quantity,
       ...(price === undefined ? {} : { cost: round(quantity * price.value), currency: price.currency }),
-      source: price === undefined ? `${r.source}; no rate recorded at deploy` : r.source,
+      source: price !== undefined ? r.source : line.includedIn !== undefined ? `${r.source}; priced as part of ${line.includedIn}` : `${r.source}; no rate recorded at deploy`,
     });
   });
   const lines = report.lines.flatMap(function flat(l): CostLine[] { return [l, ...(l.children ?? []).flatMap(flat)]; }).map((l) => out.get(l.id)!);
@@ -170,7 +171,7 @@ export function withActual(report: CostReport, m: RunMeasurements): CostReport {
     ...report,
     actual: {
       run: m.run, lines,
-      ...(priced.length === 0 ? {} : { total: { CNY: round(cny, 2), USD: round(cny / report.fx.cnyPerUsd, 2) } }),
+      ...(priced.length === 0 ? {} : { total: { CNY: round(cny), USD: round(cny / report.fx.cnyPerUsd) } }),
     },
   };
 }

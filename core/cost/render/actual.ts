@@ -30,7 +30,8 @@ export function actualRows(report: CostReport): ActualRow[] {
     const est = line.cost?.expected;
     const cur = line.currency ?? a?.currency;
     const same = a?.cost !== undefined && est !== undefined && a.currency === line.currency;
-    const diff = same ? `${signedMoney(a.cost! - est, a.currency!)}${est === 0 ? "" : ` (${a.cost! >= est ? "+" : ""}${Math.round(((a.cost! - est) / est) * 100)}%)`}` : "";
+    const pct = est === 0 || !same ? 0 : Math.round(((a.cost! - est) / est) * 100);
+    const diff = same ? `${signedMoney(a.cost! - est, a.currency!)}${est === 0 ? "" : ` (${pct > 0 ? "+" : pct < 0 ? "−" : ""}${Math.abs(pct)}%)`}` : "";
     return {
       label: `${"  ".repeat(depth)}${line.label}`,
       unit: line.unit,

@@ -86,7 +86,10 @@ const COMPONENT_ORDER: readonly Component[] = ["compute", "sandbox", "functions"
 
 /** "¥7.50/node-hour". */
 export function formatUnitPrice(rate: Rate | undefined): string {
-  return rate === undefined ? "rate needed" : `${formatRate(rate.value, rate.currency)}/${rate.unit}`;
+  if (rate === undefined) return "rate needed";
+  // An exchange rate (unit CNY/USD) is a ratio, not money per unit: "6.7152 CNY/USD".
+  if (/^[A-Z]{3}\/[A-Z]{3}$/.test(rate.unit)) return `${rate.value} ${rate.unit}`;
+  return `${formatRate(rate.value, rate.currency)}/${rate.unit}`;
 }
 
 /** The catalog groups and the oldest date read in each: "modelarts@2026-08-01" (user and live rates apart). */
