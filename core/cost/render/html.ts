@@ -29,8 +29,8 @@ h2 { font-size: 17px; margin: 28px 0 10px; padding-bottom: 4px; border-bottom: 1
 .charts { display: grid; grid-template-columns: 1fr 1fr; gap: 16px; }
 figure { margin: 0; border: 1px solid var(--line); border-radius: 8px; padding: 6px; background: #fff; break-inside: avoid; }
 figure.wide { grid-column: 1 / -1; }
-table { border-collapse: collapse; width: 100%; font-variant-numeric: tabular-nums; }
-th, td { padding: 5px 8px; border-bottom: 1px solid var(--line); text-align: left; vertical-align: top; }
+table { border-collapse: collapse; width: 100%; font-size: 13px; font-variant-numeric: tabular-nums; }
+th, td { padding: 5px 6px; border-bottom: 1px solid var(--line); text-align: left; vertical-align: top; }
 th { background: var(--soft); font-size: 12px; text-transform: uppercase; letter-spacing: .03em; color: var(--muted); white-space: nowrap; }
 td.num { text-align: right; white-space: nowrap; } td.money, td.nowrap { white-space: nowrap; }
 tr.chosen td { background: #eaf3fb; font-weight: bold; }
