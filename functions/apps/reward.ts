@@ -129,4 +129,5 @@ export function makeRewardApp(opts: RewardAppOptions = {}): FunctionAppFactory {
   };
 }
 
-export const rewardApp: FunctionAppFactory = makeRewardApp();
+// Pure: a bundle that imports this module for sandboxConfig alone (the console) drops the app and its router.
+export const rewardApp: FunctionAppFactory = /* @__PURE__ */ makeRewardApp();
