@@ -1,9 +1,12 @@
 // Routes for rlpipe's sandbox function, shared by every platform wrapper. Authentication: when a token is
 // configured, every route but GET /v1/ping needs it, as `Authorization: Bearer <token>` or as a path prefix
 // `/t/<token>/…` (verl's stock SandboxFusionTool cannot send headers, but its URL is configurable).
+// A cloud function's backend may still be warming up: routes that need it wait for it (after the token check),
+// /v1/ping does not; a failed warm-up answers 503 with its stable code and hint.
 import { timingSafeEqual } from "node:crypto";
 import type { SandboxBackend } from "../adapters/sandboxes/sandbox.js";
 import { USAGE_RUN_HEADER, type UsageCounters } from "../core/run-usage.js";
+import { BackendUnavailable } from "./backend-warmup.js";
 import { type FnRequest, type FnResponse, json } from "./http-types.js";
 import { type ResultCache, handleRewards } from "./reward.js";
 import { type RunsDeps, routeRuns } from "./runs.js";
@@ -11,7 +14,8 @@ import { handleCommonEvaluateBatch, handlePing, handleRunCode } from "./sandbox-
 import { UsageMeter } from "./usage-meter.js";
 
 export interface FunctionDeps {
-  readonly backend?: SandboxBackend;
+  /** The sandbox, or how to wait for it (a cloud function's warm-up; rejects with BackendUnavailable). */
+  readonly backend?: SandboxBackend | (() => Promise<SandboxBackend>);
   /** The runs function (presigned checkpoint/metrics uploads); off when undefined. */
   readonly runs?: RunsDeps;
   readonly cache: ResultCache;
@@ -25,7 +29,8 @@ export interface FunctionDeps {
 
 type Route = (req: FnRequest, deps: FunctionDeps & { backend: SandboxBackend }) => Promise<FnResponse>;
 
-const ROUTES: Record<string, { method: string; handler: Route; public?: boolean }> = {
+/** Public routes need neither the token nor the backend. */
+const ROUTES: Record<string, { method: string } & ({ handler: Route; public?: false } | { handler: () => Promise<FnResponse>; public: true })> = {
   "/run_code": { method: "POST", handler: (r, d) => handleRunCode(r, d) },
   "/common_evaluate_batch": { method: "POST", handler: (r, d) => handleCommonEvaluateBatch(r, d) },
   "/v1/rewards": { method: "POST", handler: (r, d) => handleRewards(r, d) },
@@ -75,9 +80,17 @@ export async function route(req: FnRequest, deps: FunctionDeps): Promise<FnRespo
   if (r === undefined || (deps.backend === undefined && r.public !== true)) return json(404, { detail: "Not Found" });
   if (req.method !== r.method) return json(405, { detail: "Method Not Allowed" }, { allow: r.method });
   if (!authorized && r.public !== true) return json(401, { detail: "missing or invalid token" }, { "www-authenticate": "Bearer" });
+  if (r.public === true) return r.handler();
+  let backend: SandboxBackend;
+  try {
+    backend = typeof deps.backend === "function" ? await deps.backend() : deps.backend!;
+  } catch (e) {
+    if (!(e instanceof BackendUnavailable)) throw e;
+    return json(503, e.body(), { "retry-after": String(Math.max(1, Math.ceil(e.retryAfterMs / 1000))) });
+  }
   const started = performance.now();
-  const res = await r.handler({ ...req, path }, deps as FunctionDeps & { backend: SandboxBackend });
-  if (run !== undefined && deps.usage !== undefined && r.public !== true) {
+  const res = await r.handler({ ...req, path }, { ...deps, backend });
+  if (run !== undefined && deps.usage !== undefined) {
     const delta = usageDelta(path, res);
     if (delta !== undefined) await deps.usage.record(run, { ...delta, requests: 1, functionSeconds: (performance.now() - started) / 1000 });
   }

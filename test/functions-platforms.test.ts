@@ -2,12 +2,14 @@
 // trigger events (test/fixtures/functions/, source named in each) around the real reward function on the E2B
 // backend, which talks to the strict loopback E2B fakes (test/fakes/e2b-fake.ts, the real e2b SDK): success,
 // base64 bodies, bad JSON, oversized bodies, authentication, routes, the response shape each platform expects,
-// the base path, cold start (once per process, retried after a failure), non-HTTP events and redacted logs.
+// the base path, cold start (once per process, retried after a failure), the sandbox warm-up after the cold start
+// (ping never waits for it; failures answer 503 with their code and are retried after a hold), non-HTTP events and
+// redacted logs.
 import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
 import { after, before, describe, it } from "node:test";
 import type { FunctionApp, FunctionAppFactory } from "../functions/app.js";
-import { rewardApp } from "../functions/apps/reward.js";
+import { makeRewardApp, rewardApp } from "../functions/apps/reward.js";
 import { json } from "../functions/http-types.js";
 import { functionGraphHandler } from "../functions/platforms/functiongraph.js";
 import type { HandlerOptions, PlatformHandler } from "../functions/platforms/handler.js";
@@ -45,6 +47,31 @@ function contextFor(platform: Platform, userData: Record<string, string> = {}): 
 }
 
 const auth = { authorization: `Bearer ${TOKEN}`, "content-type": "application/json" };
+
+/** Waits (polling) until `cond` holds; fails with `what` after 30 s. */
+async function waitFor(what: string, cond: () => boolean): Promise<void> {
+  const deadline = Date.now() + 30_000;
+  while (!cond()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 5));
+  }
+}
+
+/** Collects unhandled rejections while a test runs (a warm-up that fails with nobody waiting must not make one). */
+function watchUnhandledRejections(): { readonly seen: unknown[]; stop(): Promise<void> } {
+  const seen: unknown[] = [];
+  const listener = (reason: unknown) => { seen.push(reason); };
+  process.on("unhandledRejection", listener);
+  return {
+    seen,
+    // Node reports an unhandled rejection after the microtask queue drains: give it two turns of the loop first.
+    async stop() {
+      await new Promise((r) => setImmediate(r));
+      await new Promise((r) => setTimeout(r, 10));
+      process.off("unhandledRejection", listener);
+    },
+  };
+}
 
 describe("cloud-function adapters: the reward function on the E2B backend (strict E2B fakes)", () => {
   let fake: FakeE2B;
@@ -191,22 +218,6 @@ describe("cloud-function adapters: the reward function on the E2B backend (stric
     assert.match(noMethod.body.detail, /needs requestContext\.http\.method/);
   });
 
-  it("a backend that refuses the key at cold start answers 503 with its error code; the next invocation tries again", T, async () => {
-    const lines: string[] = [];
-    const wrongKey = `ark_${randomBytes(16).toString("hex")}`;
-    const env = { RLPIPE_SANDBOX: "e2b", E2B_API_URL: fake.apiUrl, E2B_SANDBOX_URL: fake.sandboxUrl, E2B_DOMAIN: "localhost", RLPIPE_SANDBOX_TOKEN: TOKEN, E2B_API_KEY: wrongKey };
-    const h = lambdaHandler(rewardApp, { env, log: (l) => lines.push(l) });
-    const failures = fake.stats.authFailures;
-    const r = parseResult(await h(lambdaEvent({ method: "GET", path: "/v1/ping" }), {}));
-    assert.deepEqual([r.status, r.body], [503, { detail: "the function could not start (e2b_auth_failed); see its log" }]);
-    assert.ok(fake.stats.authFailures > failures, "the fake refused the key");
-    const after1 = fake.stats.authFailures;
-    assert.equal(parseResult(await h(lambdaEvent({ method: "GET", path: "/v1/ping" }), {})).status, 503);
-    assert.ok(fake.stats.authFailures > after1, "the second invocation tried the key again (the failure was not cached)");
-    assert.ok(lines.some((l) => /^cold start failed: SandboxError e2b_auth_failed: .*\(check E2B_API_KEY/.test(l)), lines.join("\n"));
-    assert.ok(lines.every((l) => !l.includes(wrongKey)));
-  });
-
   it("never logs the token or the E2B key; a /t/<token>/ path is logged as /t/***", () => {
     assert.ok(logs.length > 20, `a request log was written (${logs.length} lines)`);
     assert.ok(logs.some((l) => l.includes("/t/***/run_code")), "the prefixed request is in the log, masked");
@@ -247,6 +258,135 @@ describe("the reward function on a hosted ScaleBox (RLPIPE_SANDBOX=scalebox)", (
       for (const s of servers) await s.close();
       await sandbox.close();
     }
+  });
+});
+
+describe("the reward function's sandbox warm-up: the cold start does not wait for the sandbox", () => {
+  const runCode = { method: "POST", path: "/run_code", headers: auth, body: { code: "print(6 * 7)", language: "python" } } as const;
+  const e2bEnv = (fake: FakeE2B, key: string): NodeJS.ProcessEnv => ({
+    RLPIPE_SANDBOX: "e2b", E2B_API_URL: fake.apiUrl, E2B_SANDBOX_URL: fake.sandboxUrl, E2B_DOMAIN: "localhost", RLPIPE_SANDBOX_CONCURRENCY: "2",
+    RLPIPE_SANDBOX_TOKEN: TOKEN, E2B_API_KEY: key,
+  });
+
+  for (const p of PLATFORMS) {
+    it(`${p}: GET /v1/ping answers while the sandbox is still being created; /run_code waits for the warm-up and runs on the sandbox it made`, T, async () => {
+      const fake = await FakeE2B.start({ apiKey: E2B_KEY });
+      const release = fake.holdCreates();
+      const watch = watchUnhandledRejections();
+      try {
+        const lines: string[] = [];
+        const env = e2bEnv(fake, E2B_KEY);
+        const h = handlerFor(p, rewardApp, { env: p === "functiongraph" ? { ...env, RLPIPE_SANDBOX_TOKEN: undefined, E2B_API_KEY: undefined } : env, log: (l) => lines.push(l) });
+        const ctx = contextFor(p, { RLPIPE_SANDBOX_TOKEN: TOKEN, E2B_API_KEY: E2B_KEY });
+        const ping = parseResult(await h(eventFor(p, { method: "GET", path: "/v1/ping" }), ctx));
+        assert.deepEqual([ping.status, ping.body], [200, "pong"], "the first invocation (the cold start) answers before any sandbox exists");
+        await waitFor("the warm-up's create to reach the fake", () => fake.createsHeld === 1);
+        const again = parseResult(await h(eventFor(p, { method: "GET", path: "/v1/ping" }), ctx));
+        assert.deepEqual([again.status, again.body], [200, "pong"]);
+        assert.deepEqual([fake.createsHeld, fake.stats.creates.length], [1, 0], "ping answered while the sandbox creation was still held");
+
+        let settled = false;
+        const pending = h(eventFor(p, runCode), ctx).then((r) => { settled = true; return parseResult(r); });
+        await new Promise((r) => setTimeout(r, 100));
+        assert.equal(settled, false, "/run_code waits for the warm-up instead of answering without a sandbox");
+        release();
+        const r = await pending;
+        assert.equal(r.status, 200, JSON.stringify(r.body));
+        assert.deepEqual([r.body.status, r.body.run_result.stdout], ["Success", "42\n"]);
+        assert.equal(fake.stats.creates.length, 1, "the job ran on the sandbox the warm-up created and checked");
+        assert.ok(lines.some((l) => /^reward function: sandbox e2b ready after \d+ms \(python, cpp, nodejs; concurrency 2\)$/.test(l)), lines.join("\n"));
+        assert.deepEqual(fake.stats.unknown, []);
+      } finally {
+        release();
+        await watch.stop();
+        await fake.close();
+      }
+      assert.deepEqual(watch.seen, []);
+    });
+  }
+
+  it("a warm-up refused by E2B (bad key) answers /run_code 503 with its code and hint, is tried again after the hold (one attempt however many requests), and succeeds once the key is accepted; no unhandled rejection", T, async () => {
+    const key = `ark_${randomBytes(16).toString("hex")}`;
+    const fake = await FakeE2B.start({ apiKey: `ark_${randomBytes(16).toString("hex")}` });
+    const watch = watchUnhandledRejections();
+    try {
+      const lines: string[] = [];
+      let nowMs = 1_000_000;
+      const h = lambdaHandler(makeRewardApp({ now: () => nowMs, retryHoldMs: 1000 }), { env: e2bEnv(fake, key), log: (l) => lines.push(l) });
+      const call = (spec: RequestSpec) => h(lambdaEvent(spec), {}).then(parseResult);
+
+      const ping = await call({ method: "GET", path: "/v1/ping" });
+      assert.deepEqual([ping.status, ping.body], [200, "pong"], "a bad key does not fail the cold start: ping needs no sandbox");
+      // The warm-up started at cold start fails with nobody waiting for it.
+      await waitFor("the warm-up to fail", () => lines.some((l) => l.startsWith("sandbox warm-up failed")));
+      const perAttempt = fake.stats.authFailures;
+      assert.ok(perAttempt > 0, "the fake refused the key");
+      assert.ok(lines.some((l) => /^sandbox warm-up failed: SandboxError e2b_auth_failed: .*\(check E2B_API_KEY.*\); the next request that needs the sandbox tries again/.test(l)), lines.join("\n"));
+
+      const refused = await call(runCode);
+      assert.equal(refused.status, 503);
+      assert.equal(refused.body.code, "e2b_auth_failed");
+      assert.equal(refused.body.hint, "check E2B_API_KEY (and E2B_DOMAIN for AGS)");
+      assert.match(refused.body.detail, /^the e2b sandbox backend is not available \(e2b_auth_failed\): the E2B\/AGS service rejected the credentials/);
+      assert.equal(refused.headers["retry-after"], "1");
+      assert.equal(fake.stats.authFailures, perAttempt, "within the hold the failure is answered from memory: no new attempt");
+      const noToken = await call({ ...runCode, headers: { "content-type": "application/json" } });
+      assert.equal(noToken.status, 401, "the token is checked before the backend: no failure details without it");
+      assert.equal((await call({ method: "GET", path: "/v1/ping" })).status, 200);
+
+      nowMs += 1000;
+      const burst = await Promise.all(Array.from({ length: 5 }, () => call(runCode)));
+      assert.deepEqual(burst.map((r) => [r.status, r.body.code]), Array(5).fill([503, "e2b_auth_failed"]));
+      assert.equal(fake.stats.authFailures, 2 * perAttempt, "after the hold the key is tried again (not cached for good), once for five concurrent requests");
+
+      fake.acceptApiKey(key);
+      const stillHeld = await call(runCode);
+      assert.equal(stillHeld.status, 503, "the hold applies to the new failure too");
+      nowMs += 1000;
+      const ok = await call(runCode);
+      assert.equal(ok.status, 200, JSON.stringify(ok.body));
+      assert.equal(ok.body.run_result.stdout, "42\n");
+      assert.equal((await call(runCode)).status, 200, "a ready backend is kept");
+      assert.equal(fake.stats.creates.length, 1);
+      assert.ok(lines.every((l) => !l.includes(key) && !l.includes(TOKEN)));
+      assert.ok(!JSON.stringify(refused.body).includes(key));
+    } finally {
+      await watch.stop();
+      await fake.close();
+    }
+    assert.deepEqual(watch.seen, [], "a failed warm-up is never an unhandled rejection");
+  });
+
+  it("ScaleBox the same way: an unreachable ScaleBox does not fail the cold start; /run_code answers 503 scalebox_unreachable, then runs once the server is up", T, async () => {
+    const sandbox = await LocalSandbox.create();
+    // A free loopback port: a server takes one and is closed, so nothing listens there until the test starts it again.
+    const probe = await startHttpServer({ backend: sandbox, cache: new ResultCache() }, { host: "127.0.0.1", port: 0 });
+    const url = probe.url;
+    await probe.close();
+    const watch = watchUnhandledRejections();
+    let server: Awaited<ReturnType<typeof startHttpServer>> | undefined;
+    try {
+      const lines: string[] = [];
+      let nowMs = 0;
+      const h = scfHandler(makeRewardApp({ now: () => nowMs }), { env: { RLPIPE_SANDBOX: "scalebox", RLPIPE_SCALEBOX_URL: url, RLPIPE_SANDBOX_TOKEN: TOKEN }, log: (l) => lines.push(l) });
+      const call = (spec: RequestSpec) => h(scfEvent(spec), {}).then(parseResult);
+      assert.deepEqual((await call({ method: "GET", path: "/v1/ping" })).body, "pong");
+      await waitFor("the warm-up to fail", () => lines.some((l) => l.startsWith("sandbox warm-up failed: SandboxError scalebox_unreachable")));
+      const refused = await call(runCode);
+      assert.deepEqual([refused.status, refused.body.code], [503, "scalebox_unreachable"]);
+      assert.match(refused.body.hint, /check the URL/);
+      const port = Number(new URL(url).port);
+      server = await startHttpServer({ backend: sandbox, cache: new ResultCache() }, { host: "127.0.0.1", port });
+      nowMs += 1000;
+      const ok = await call(runCode);
+      assert.deepEqual([ok.status, ok.body.run_result?.stdout], [200, "42\n"], JSON.stringify(ok.body));
+      assert.ok(lines.some((l) => /^reward function: sandbox scalebox ready after/.test(l)), lines.join("\n"));
+    } finally {
+      await watch.stop();
+      await server?.close();
+      await sandbox.close();
+    }
+    assert.deepEqual(watch.seen, []);
   });
 });
 

@@ -2,7 +2,10 @@
 // cloud function. Bubblewrap cannot run inside Lambda/FunctionGraph/SCF, so the sandbox is remote, chosen by
 // RLPIPE_SANDBOX: e2b (E2B, or Tencent AGS with E2B_DOMAIN) or scalebox (RLPIPE_SCALEBOX_URL). Every call but
 // /v1/ping needs RLPIPE_SANDBOX_TOKEN (bearer or /t/<token>/ prefix): a function has no loopback to trust.
+// The sandbox is checked in the background after the cold start, not during it (see makeRewardApp).
+import { Redactor } from "../../core/redact.js";
 import type { SandboxBackend } from "../../adapters/sandboxes/sandbox.js";
+import { BackendWarmup } from "../backend-warmup.js";
 import { createRemoteBackend } from "../remote-backends.js";
 import type { ColdStart, FunctionApp, FunctionAppFactory } from "../app.js";
 import { ResultCache } from "../reward.js";
@@ -58,31 +61,73 @@ export function sandboxConfig(cold: ColdStart): SandboxConfig {
   };
 }
 
-/** The configured backend (reads its key from the secret store; E2B is checked once, now). */
-export async function sandboxBackend(cold: ColdStart, c: SandboxConfig): Promise<SandboxBackend> {
+/** The backend's secrets, read now so that a missing E2B key fails the cold start and names the variable. */
+export interface SandboxSecrets {
+  readonly e2bApiKey?: string;
+  readonly scaleboxToken?: string;
+}
+
+export async function sandboxSecrets(cold: ColdStart, c: SandboxConfig): Promise<SandboxSecrets> {
+  if (c.kind === "e2b") return { e2bApiKey: await requireSecret(cold, REWARD_ENV.e2bKey, 8, "the E2B or Tencent AGS API key") };
+  const scaleboxToken = await optionalSecret(cold, REWARD_ENV.scaleboxToken);
+  return scaleboxToken === undefined ? {} : { scaleboxToken };
+}
+
+/**
+ * Creates the backend and checks it over the network: E2B creates one sandbox (a bad key or domain fails here,
+ * and the sandbox stays in the pool for the first job), ScaleBox pings its endpoints.
+ */
+export function openSandboxBackend(cold: ColdStart, c: SandboxConfig, s: SandboxSecrets): Promise<SandboxBackend> {
+  const concurrency = c.concurrency === undefined ? {} : { concurrency: c.concurrency };
   if (c.kind === "e2b") {
-    const apiKey = await requireSecret(cold, REWARD_ENV.e2bKey, 8, "the E2B or Tencent AGS API key");
     return createRemoteBackend("e2b", {
-      e2bApiKey: apiKey, env: cold.env,
-      ...(c.template === undefined ? {} : { template: c.template }),
-      ...(c.concurrency === undefined ? {} : { concurrency: c.concurrency }),
+      env: cold.env, ...(s.e2bApiKey === undefined ? {} : { e2bApiKey: s.e2bApiKey }),
+      ...(c.template === undefined ? {} : { template: c.template }), ...concurrency,
     });
   }
-  const scaleboxToken = await optionalSecret(cold, REWARD_ENV.scaleboxToken);
   return createRemoteBackend("scalebox", {
     scaleboxUrls: c.scaleboxUrls ?? [], scaleboxUrlSource: REWARD_ENV.scaleboxUrl,
-    ...(scaleboxToken === undefined ? {} : { scaleboxToken }),
-    ...(c.concurrency === undefined ? {} : { concurrency: c.concurrency }),
+    ...(s.scaleboxToken === undefined ? {} : { scaleboxToken: s.scaleboxToken }), ...concurrency,
   });
 }
 
-export const rewardApp: FunctionAppFactory = async (cold: ColdStart): Promise<FunctionApp> => {
-  const config = sandboxConfig(cold);
-  // Everything that can be checked without the network comes first: a missing token fails before a sandbox is made.
-  const token = await requireSecret(cold, REWARD_ENV.token, 16, "the bearer token every caller must present");
-  const backend = await sandboxBackend(cold, config);
-  const caps = await backend.capabilities();
-  cold.log(`reward function: sandbox ${caps.backend} (${caps.languages.join(", ")}; concurrency ${caps.maxConcurrency}); auth bearer token`);
-  const deps = { backend, cache: new ResultCache(), token };
-  return { http: (req) => route(req, deps) };
-};
+/** The configured backend, read and checked now (the console's score action, built on its first use). */
+export async function sandboxBackend(cold: ColdStart, c: SandboxConfig): Promise<SandboxBackend> {
+  return openSandboxBackend(cold, c, await sandboxSecrets(cold, c));
+}
+
+export interface RewardAppOptions {
+  /** After a failed warm-up, how long requests get that failure before the next one tries again (default 1 s). */
+  readonly retryHoldMs?: number;
+  /** The warm-up's clock (tests). */
+  readonly now?: () => number;
+}
+
+/**
+ * The cold start checks everything it can without the network (variables, secrets) and fails on the first
+ * problem, naming the variable. The backend warms up in the background (functions/backend-warmup.ts): /v1/ping
+ * answers at once; the routes that need the sandbox wait for it, or answer 503 with the failure's code and hint.
+ */
+export function makeRewardApp(opts: RewardAppOptions = {}): FunctionAppFactory {
+  return async (cold: ColdStart): Promise<FunctionApp> => {
+    const config = sandboxConfig(cold);
+    // A missing token fails before anything else is read.
+    const token = await requireSecret(cold, REWARD_ENV.token, 16, "the bearer token every caller must present");
+    const secrets = await sandboxSecrets(cold, config);
+    const redactor = new Redactor({ ...cold.env, RLPIPE_SANDBOX_TOKEN: token, E2B_API_KEY: secrets.e2bApiKey, RLPIPE_SCALEBOX_TOKEN: secrets.scaleboxToken });
+    const warmup = new BackendWarmup(config.kind, async () => {
+      const started = performance.now();
+      const backend = await openSandboxBackend(cold, config, secrets);
+      const caps = await backend.capabilities();
+      cold.log(`reward function: sandbox ${caps.backend} ready after ${(performance.now() - started).toFixed(0)}ms (${caps.languages.join(", ")}; concurrency ${caps.maxConcurrency})`);
+      return backend;
+    }, { log: cold.log, redact: (t) => redactor.redact(t), ...opts });
+    warmup.start();
+    cold.log(`reward function: sandbox ${config.kind}, warming up in the background; auth bearer token`);
+    const deps = { backend: () => warmup.get(), cache: new ResultCache(), token };
+    return { http: (req) => route(req, deps) };
+  };
+}
+
+// Pure: a bundle that imports this module for sandboxConfig alone (the console) drops the app and its router.
+export const rewardApp: FunctionAppFactory = /* @__PURE__ */ makeRewardApp();

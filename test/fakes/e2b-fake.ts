@@ -58,10 +58,18 @@ export class FakeE2B {
   private killOnStart = { count: 0, afterMs: 0 };
   /** Delay before answering a process start. */
   startDelayMs = 0;
+  /** The key the control plane accepts (FakeE2BOptions.apiKey until acceptApiKey changes it). */
+  private apiKey: string;
+  /** While set, creates wait for it before answering (holdCreates). */
+  private createGate: Promise<void> | undefined;
+  /** Creates waiting at the gate now. */
+  createsHeld = 0;
   private readonly dir = mkdtempSync(join(tmpdir(), "rlpipe-e2b-fake-"));
   private seq = 0;
 
-  private constructor(private readonly opts: FakeE2BOptions, private readonly api: Server, private readonly envd: Server) {}
+  private constructor(private readonly opts: FakeE2BOptions, private readonly api: Server, private readonly envd: Server) {
+    this.apiKey = opts.apiKey;
+  }
 
   static async start(opts: FakeE2BOptions): Promise<FakeE2B> {
     let fake: FakeE2B | undefined;
@@ -85,6 +93,21 @@ export class FakeE2B {
     this.createFaults = [];
     this.killOnStart = { count: 0, afterMs: 0 };
     this.startDelayMs = 0;
+  }
+
+  /** From now on the control plane accepts this key (and refuses the one before): a key fixed on the service's side. */
+  acceptApiKey(key: string): void {
+    this.apiKey = key;
+  }
+
+  /**
+   * Creates (authenticated and valid) wait until the returned function is called: a slow sandbox creation, for as
+   * long as a test needs. createsHeld says how many are waiting.
+   */
+  holdCreates(): () => void {
+    let release!: () => void;
+    this.createGate = new Promise<void>((res) => { release = res; });
+    return () => { this.createGate = undefined; release(); };
   }
 
   failNextCreates(count: number, status: number): void {
@@ -125,14 +148,21 @@ export class FakeE2B {
   private async onApi(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = new URL(req.url ?? "/", "http://x");
     const body = await readBody(req);
-    if (req.headers["x-api-key"] !== this.opts.apiKey) {
+    if (req.headers["x-api-key"] !== this.apiKey) {
       (this.stats as { authFailures: number }).authFailures++;
       return json(res, 401, { code: 401, message: "Invalid API key" });
     }
     const m = /^\/sandboxes(?:\/([^/]+))?(?:\/([a-z]+))?$/.exec(url.pathname);
     if (m === null) return this.unknownRoute(req, res);
     const [, id, action] = m;
-    if (req.method === "POST" && id === undefined) return this.create(body, res);
+    if (req.method === "POST" && id === undefined) {
+      if (this.createGate !== undefined) {
+        this.createsHeld++;
+        await this.createGate;
+        this.createsHeld--;
+      }
+      return this.create(body, res);
+    }
     const sb = id === undefined ? undefined : this.sandboxes.get(id);
     if (req.method === "DELETE" && action === undefined) {
       if (sb === undefined || !sb.alive) return json(res, 404, { code: 404, message: `sandbox ${id} not found` });
