@@ -21,6 +21,8 @@ import { invokeBundle, unzipIndependently } from "../test/function-invoker.js";
 import { ROOT } from "../test/helpers.js";
 
 const runs = Number(process.env["RUNS"] ?? 15);
+/** Only these functions (comma-separated FUNCTIONS=reward,runs; default all): a partial run does not write the results file. */
+const only = process.env["FUNCTIONS"]?.split(",").map((f) => f.trim()).filter((f) => f !== "");
 const MB = 1_000_000;
 
 function median(xs: readonly number[]): number {
@@ -65,6 +67,7 @@ async function main(): Promise<void> {
   try {
     for (const platform of FUNCTION_PLATFORMS) {
       for (const fn of FUNCTION_NAMES) {
+        if (only !== undefined && !only.includes(fn)) continue;
         const built = await buildFunctionBundle({ platform, fn });
         const zipPath = join(tmp, `${platform}-${fn}.zip`);
         writeFileSync(zipPath, built.zip);
@@ -115,6 +118,7 @@ async function main(): Promise<void> {
     await e2b.close();
     rmSync(tmp, { recursive: true, force: true });
   }
+  if (only !== undefined) return;
   mkdirSync(join(ROOT, "bench", "results"), { recursive: true });
   writeFileSync(join(ROOT, "bench", "results", "functions.json"), `${JSON.stringify({ machine, runs, nodeStartFloorMs: median(floor), results }, null, 2)}\n`);
 }

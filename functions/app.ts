@@ -14,6 +14,10 @@ export interface ColdStart {
   readonly secrets: SecretSource;
   /** The platform's log (redacted: secret values never appear). */
   readonly log: (line: string) => void;
+  /** The platform the app runs on (lambda, functiongraph, scf), when a platform adapter built it. */
+  readonly platform?: string;
+  /** The function instance's memory as the platform reports it (function GB-seconds in usage records). */
+  readonly memoryMb?: number;
 }
 
 export interface FunctionApp {

@@ -33,6 +33,11 @@ export class UsageMeter {
     this.now = opts.now ?? (() => new Date());
   }
 
+  /** Where records are written, if anywhere. */
+  get sinkUrl(): string | undefined {
+    return this.opts.sink === undefined ? undefined : this.opts.sink.url ?? "the usage store";
+  }
+
   /** Whether `run` may be counted under (a run name is also an object key prefix). */
   static validRun(run: string): boolean {
     return RUN_NAME.test(run);

@@ -3,6 +3,8 @@
 // RLPIPE_SANDBOX: e2b (E2B, or Tencent AGS with E2B_DOMAIN) or scalebox (RLPIPE_SCALEBOX_URL). Every call but
 // /v1/ping needs RLPIPE_SANDBOX_TOKEN (bearer or /t/<token>/ prefix): a function has no loopback to trust.
 // The sandbox is checked in the background after the cold start, not during it (see makeRewardApp).
+// Requests that name their run (X-Rlpipe-Run, /r/<run>/) are counted per run as `rlpipe serve` counts them; with
+// RLPIPE_USAGE_STORE the instance writes its record there before answering (functions/usage-sink.ts).
 import { Redactor } from "../../core/redact.js";
 import type { SandboxBackend } from "../../adapters/sandboxes/sandbox.js";
 import { BackendWarmup } from "../backend-warmup.js";
@@ -10,6 +12,8 @@ import { createRemoteBackend } from "../remote-backends.js";
 import type { ColdStart, FunctionApp, FunctionAppFactory } from "../app.js";
 import { ResultCache } from "../reward.js";
 import { route } from "../router.js";
+import { UsageMeter } from "../usage-meter.js";
+import { lazyStoreSink, parseUsageStore } from "../usage-sink.js";
 import { configError, optionalPositiveInt, optionalSecret, requireEnv, requireSecret } from "./config.js";
 
 export const REWARD_ENV = {
@@ -21,6 +25,7 @@ export const REWARD_ENV = {
   e2bKey: "E2B_API_KEY",
   e2bTemplate: "RLPIPE_E2B_TEMPLATE",
   concurrency: "RLPIPE_SANDBOX_CONCURRENCY",
+  usageStore: "RLPIPE_USAGE_STORE",
 } as const;
 
 /** Splits RLPIPE_SCALEBOX_URL (or SCALEBOX_URL, the name `rlpipe serve` reads) and checks each entry is an http(s) URL. */
@@ -101,6 +106,29 @@ export interface RewardAppOptions {
   readonly retryHoldMs?: number;
   /** The warm-up's clock (tests). */
   readonly now?: () => number;
+  /** Told the usage meter the app counts with (tests). */
+  readonly onMeter?: (meter: UsageMeter) => void;
+}
+
+/**
+ * This instance's usage meter: counts always (GET /v1/usage/<run>), writes only with RLPIPE_USAGE_STORE. Every
+ * write finishes before the answer that changed the counters goes out, because a function instance may be frozen
+ * or ended as soon as it has answered: a timer or a flush after the answer could lose what was counted.
+ */
+export function rewardUsageMeter(cold: ColdStart, sandbox: string): UsageMeter {
+  const raw = cold.env[REWARD_ENV.usageStore]?.trim() || undefined;
+  let sink;
+  if (raw !== undefined) {
+    try {
+      sink = lazyStoreSink(parseUsageStore(raw), cold.env);
+    } catch (e) {
+      throw configError("config_invalid", `${REWARD_ENV.usageStore}: ${(e as Error).message}`);
+    }
+  }
+  return new UsageMeter({
+    platform: cold.platform ?? "function", sandbox, log: cold.log,
+    ...(sink === undefined ? {} : { sink }), ...(cold.memoryMb === undefined ? {} : { memoryMb: cold.memoryMb }),
+  });
 }
 
 /**
@@ -111,6 +139,8 @@ export interface RewardAppOptions {
 export function makeRewardApp(opts: RewardAppOptions = {}): FunctionAppFactory {
   return async (cold: ColdStart): Promise<FunctionApp> => {
     const config = sandboxConfig(cold);
+    const usage = rewardUsageMeter(cold, config.kind);
+    opts.onMeter?.(usage);
     // A missing token fails before anything else is read.
     const token = await requireSecret(cold, REWARD_ENV.token, 16, "the bearer token every caller must present");
     const secrets = await sandboxSecrets(cold, config);
@@ -121,10 +151,10 @@ export function makeRewardApp(opts: RewardAppOptions = {}): FunctionAppFactory {
       const caps = await backend.capabilities();
       cold.log(`reward function: sandbox ${caps.backend} ready after ${(performance.now() - started).toFixed(0)}ms (${caps.languages.join(", ")}; concurrency ${caps.maxConcurrency})`);
       return backend;
-    }, { log: cold.log, redact: (t) => redactor.redact(t), ...opts });
+    }, { log: cold.log, redact: (t) => redactor.redact(t), ...(opts.retryHoldMs === undefined ? {} : { retryHoldMs: opts.retryHoldMs }), ...(opts.now === undefined ? {} : { now: opts.now }) });
     warmup.start();
-    cold.log(`reward function: sandbox ${config.kind}, warming up in the background; auth bearer token`);
-    const deps = { backend: () => warmup.get(), cache: new ResultCache(), token };
+    cold.log(`reward function: sandbox ${config.kind}, warming up in the background; auth bearer token; usage ${usage.sinkUrl === undefined ? "counted, not written" : `→ ${usage.sinkUrl}/<run>/usage/${usage.instance}.json`}`);
+    const deps = { backend: () => warmup.get(), cache: new ResultCache(), token, usage };
     return { http: (req) => route(req, deps) };
   };
 }

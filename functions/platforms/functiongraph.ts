@@ -8,7 +8,7 @@
 // (the runs function's obs:// store signs with them) and the app is built again when they change.
 import type { FunctionAppFactory } from "../app.js";
 import { apigHttpEvent } from "./apig-event.js";
-import { type HandlerOptions, type PlatformHandler, platformHandler } from "./handler.js";
+import { type HandlerOptions, type PlatformHandler, memoryOf, platformHandler } from "./handler.js";
 import type { HttpEvent, HttpLimits } from "./http-event.js";
 import { cachedSecrets } from "./runtime.js";
 
@@ -27,6 +27,7 @@ export interface FunctionGraphContext {
   getSecurityAccessKey?(): string;
   getSecuritySecretKey?(): string;
   getSecurityToken?(): string;
+  getMemorySize?(): number | string;
 }
 
 export function functionGraphHttpEvent(event: unknown): HttpEvent | undefined {
@@ -87,7 +88,10 @@ export function functionGraphHandler(factory: FunctionAppFactory, opts: HandlerO
     coldStart: (ctx, { env, log }) => {
       const appEnv = functionGraphEnv(env, ctx, (v) => log.remember(v));
       // Secrets: the context's user data (encrypted environment variables, decrypted) first, then process.env.
-      return { env: appEnv, secrets: cachedSecrets(async (name) => userData(ctx, name) ?? env[name], log), log: log.line };
+      return {
+        env: appEnv, secrets: cachedSecrets(async (name) => userData(ctx, name) ?? env[name], log), log: log.line,
+        platform: "functiongraph", ...memoryOf(typeof ctx?.getMemorySize === "function" ? ctx.getMemorySize() : undefined),
+      };
     },
   }, factory, opts);
 }

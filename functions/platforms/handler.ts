@@ -100,3 +100,9 @@ export function platformHandler<Ctx>(spec: PlatformSpec<Ctx>, factory: FunctionA
     }
   };
 }
+
+/** The memory a platform reports for the instance ({} when it says nothing usable): usage records' GB-seconds. */
+export function memoryOf(v: unknown): { memoryMb?: number } {
+  const n = typeof v === "number" ? v : typeof v === "string" && /^\d+$/.test(v.trim()) ? Number(v) : NaN;
+  return Number.isFinite(n) && n > 0 ? { memoryMb: n } : {};
+}

@@ -5,7 +5,7 @@
 // Secrets: Secrets Manager (RLPIPE_SECRET_ARN, <NAME>_SECRET_ARN), then plain environment variables.
 import type { FunctionAppFactory } from "../app.js";
 import { awsSecretReader } from "./aws-secrets.js";
-import { type HandlerOptions, type PlatformHandler, platformHandler } from "./handler.js";
+import { type HandlerOptions, type PlatformHandler, memoryOf, platformHandler } from "./handler.js";
 import { BadHttpEvent, type HttpEvent, type HttpLimits, flatQuery, lowerCaseHeaders } from "./http-event.js";
 import { cachedSecrets } from "./runtime.js";
 
@@ -62,6 +62,9 @@ export function lambdaHandler(factory: FunctionAppFactory, opts: HandlerOptions 
       env,
       secrets: cachedSecrets(awsSecretReader(env, fetch), log),
       log: log.line,
+      platform: "lambda",
+      // A reserved variable of the Lambda runtime (docs.aws.amazon.com/lambda/latest/dg/configuration-envvars.html).
+      ...memoryOf(env["AWS_LAMBDA_FUNCTION_MEMORY_SIZE"]),
     }),
   }, factory, opts);
 }

@@ -8,7 +8,7 @@
 // is built again when they change.
 import type { FunctionAppFactory } from "../app.js";
 import { apigHttpEvent } from "./apig-event.js";
-import { type HandlerOptions, type PlatformHandler, platformHandler } from "./handler.js";
+import { type HandlerOptions, type PlatformHandler, memoryOf, platformHandler } from "./handler.js";
 import type { HttpEvent, HttpLimits } from "./http-event.js";
 import { cachedSecrets } from "./runtime.js";
 
@@ -22,6 +22,7 @@ export const SCF_LIMITS: HttpLimits = { platform: "SCF", maxRequestBytes: 6 * 10
 export interface ScfContext {
   readonly request_id?: string;
   readonly function_name?: string;
+  readonly memory_limit_in_mb?: number | string;
 }
 
 export function scfHttpEvent(event: unknown): HttpEvent | undefined {
@@ -42,10 +43,10 @@ export function scfHandler(factory: FunctionAppFactory, opts: HandlerOptions = {
     limits: SCF_LIMITS,
     httpEvent: scfHttpEvent,
     credentialStamp: () => (opts.env ?? process.env)["TENCENTCLOUD_SECRETID"],
-    coldStart: (_ctx, { env, log }) => {
+    coldStart: (ctx, { env, log }) => {
       const appEnv = scfEnv(env);
       for (const k of ["COS_SECRET_KEY", "COS_SESSION_TOKEN"]) if (appEnv !== env && appEnv[k] !== undefined) log.remember(appEnv[k]!);
-      return { env: appEnv, secrets: cachedSecrets(async (name) => appEnv[name], log), log: log.line };
+      return { env: appEnv, secrets: cachedSecrets(async (name) => appEnv[name], log), log: log.line, platform: "scf", ...memoryOf(ctx?.memory_limit_in_mb) };
     },
   }, factory, opts);
 }
