@@ -61,6 +61,8 @@ export interface BundleReport {
   readonly packages: readonly BundleInput[];
   /** The cloud SDK families among them, with their bytes (largest first). */
   readonly sdks: readonly BundleInput[];
+  /** The SDK families in the handler file itself (read at every cold start; the rest of `sdks` is in chunks loaded on demand). */
+  readonly entrySdks: readonly BundleInput[];
   /** The largest single inputs (paths relative to the package root, or node_modules/…). */
   readonly topInputs: readonly BundleInput[];
   /** Files embedded for reading at runtime (package-relative). */
@@ -253,9 +255,10 @@ function buildFailure(e: unknown, platform: FunctionPlatform, fn: FunctionName):
     : { exitCode: 4, hint: "this is a bug in rlpipe; please report it with the command you ran" });
 }
 
-function summarize(meta: Metafile, root: string, top: number): { packages: BundleInput[]; topInputs: BundleInput[] } {
+function summarize(meta: Metafile, root: string, top: number, only?: (outputPath: string) => boolean): { packages: BundleInput[]; topInputs: BundleInput[] } {
   const byInput = new Map<string, number>();
-  for (const output of Object.values(meta.outputs)) {
+  for (const [outPath, output] of Object.entries(meta.outputs)) {
+    if (only !== undefined && !only(outPath)) continue;
     for (const [p, v] of Object.entries(output.inputs)) {
       if (p.startsWith("rlpipe-bundle:")) continue;
       const d = displayPath(p, root);
@@ -328,6 +331,7 @@ export async function buildFunctionBundle(opts: BundleOptions): Promise<BuiltBun
     });
   }
   const { packages, topInputs } = summarize(result.metafile!, root, opts.topInputs ?? 10);
+  const handlerFileInputs = summarize(result.metafile!, root, 0, (o) => toPosix(relative(OUT_DIR, o)) === target.handlerFile);
   const assetBytes = [...embedded].reduce((n, a) => n + statSync(join(root, a)).size, 0);
   if (assetBytes > MAX_ASSET_BYTES) {
     throw new RlpipeError("package_assets_too_large", `${opts.fn}/${opts.platform} would embed ${assetBytes} bytes of package files (${[...embedded].join(", ")})`, { exitCode: 4, hint: "this is a bug in rlpipe" });
@@ -338,7 +342,7 @@ export async function buildFunctionBundle(opts: BundleOptions): Promise<BuiltBun
       platform: opts.platform, function: opts.fn, runtime: target.runtime, handler: target.handler, handlerFile: target.handlerFile,
       format: target.format, nodeTarget: target.nodeTarget,
       rawBytes: outputs.reduce((n, f) => n + f.data.length, 0), files: outputs.map((f) => ({ path: f.path, bytes: f.data.length })), zipBytes: zip.length, sha256: createHash("sha256").update(zip).digest("hex"),
-      packages, sdks: sdkFamilies(packages), topInputs,
+      packages, sdks: sdkFamilies(packages), entrySdks: sdkFamilies(handlerFileInputs.packages), topInputs,
       assets: [...embedded].sort(),
     },
   };

@@ -35,6 +35,7 @@ interface Report {
   readonly handlerFile: string;
   readonly runtime: string;
   readonly sdks: readonly { path: string; bytes: number }[];
+  readonly entrySdks: readonly { path: string; bytes: number }[];
   readonly packages: readonly { path: string; bytes: number }[];
   readonly topInputs: readonly { path: string; bytes: number }[];
   readonly assets: readonly string[];
@@ -97,13 +98,17 @@ describe("rlpipe package: one self-contained zip per function and platform", () 
     }
   });
 
-  it("heavy SDKs only where used: reward holds e2b but no AWS SDK and no Tencent SDK, runs the S3 client but no e2b; reward is under 1 MiB zipped", () => {
+  it("heavy SDKs only where used: reward holds e2b, no Tencent SDK, and the S3 client only for RLPIPE_USAGE_STORE (on Lambda outside the handler file); runs the S3 client but no e2b; reward is under 1 MiB zipped", () => {
     for (const p of FUNCTION_PLATFORMS) {
       const by = new Map(reports.get(p)!.map((f) => [f.function, f]));
       const pkgs = (fn: FunctionName) => by.get(fn)!.packages.map((x) => x.path);
       const reward = by.get("reward")!;
       assert.ok(pkgs("reward").includes("e2b"), `${p} reward bundles e2b`);
-      assert.deepEqual(pkgs("reward").filter((x) => x.startsWith("@aws-sdk/") || x.startsWith("tencentcloud-sdk-")), [], `${p} reward: no AWS or Tencent SDK`);
+      assert.deepEqual(pkgs("reward").filter((x) => x.startsWith("tencentcloud-sdk-")), [], `${p} reward: no Tencent SDK`);
+      // The usage store's S3 client is imported only when RLPIPE_USAGE_STORE is set: Lambda's split bundle keeps it
+      // (and e2b) out of the handler file; a CommonJS bundle is one file, where it is parsed but not run.
+      assert.ok(pkgs("reward").includes("@aws-sdk/client-s3"), `${p} reward: the S3 client for the usage store`);
+      if (PLATFORM_TARGETS[p].format === "esm") assert.deepEqual(reward.entrySdks, [], `${p} reward: no SDK in ${PLATFORM_TARGETS[p].handlerFile}`);
       assert.ok(reward.assets.includes("adapters/sandboxes/harness/e2b_runner.py"), "the e2b runner travels inside the bundle");
       assert.ok(reward.zipBytes < MiB, `${p} reward: ${reward.zipBytes} bytes zipped (goal: under 1 MiB)`);
       assert.ok(pkgs("runs").includes("@aws-sdk/client-s3"), `${p} runs bundles the S3 client`);
@@ -154,6 +159,42 @@ describe("rlpipe package: one self-contained zip per function and platform", () 
         assert.deepEqual(fake.stats.unknown, []);
       });
     }
+
+    it("with RLPIPE_USAGE_STORE, each platform's bundle writes the run's usage to moto from a fresh process (the S3 client loaded on demand)", T, async () => {
+      const moto = await startMoto();
+      try {
+        assert.equal((await fetch(`${moto.endpoint}/rlpipe-usage`, { method: "PUT" })).status, 200);
+        const awsEnv = { S3_ENDPOINT: moto.endpoint, AWS_REGION: "us-east-1", AWS_ACCESS_KEY_ID: TEST_CREDENTIALS.accessKeyId, AWS_SECRET_ACCESS_KEY: TEST_CREDENTIALS.secretAccessKey };
+        const store = S3Store.fromUri(parseStoreUri("s3://rlpipe-usage/u"), awsEnv);
+        try {
+          for (const p of FUNCTION_PLATFORMS) {
+            const secrets = { RLPIPE_SANDBOX_TOKEN: TOKEN, E2B_API_KEY: E2B_KEY };
+            const env = {
+              RLPIPE_SANDBOX: "e2b", E2B_API_URL: fake.apiUrl, E2B_SANDBOX_URL: fake.sandboxUrl, E2B_DOMAIN: "localhost", RLPIPE_SANDBOX_CONCURRENCY: "1",
+              RLPIPE_USAGE_STORE: "s3://rlpipe-usage/u", ...awsEnv, ...(p === "functiongraph" ? {} : secrets),
+            };
+            const gt = JSON.stringify({ input: ["1 2"], output: ["3"], fn_name: null, type: "stdin_stdout" });
+            const run = `bundle-usage-${p}`;
+            const events = [eventFor(p, {
+              method: "POST", path: "/v1/rewards", headers: { authorization: `Bearer ${TOKEN}`, "content-type": "application/json", "x-rlpipe-run": run },
+              body: { samples: [{ data_source: "code", solution_str: "```python\na, b = map(int, input().split())\nprint(a + b)\n```", ground_truth: gt }] },
+            })];
+            const result = await invokeBundle({ platform: p, dir: dirs.get(`${p}/reward`)!, events, env, userData: secrets, timeoutMs: 90_000 });
+            const answer = parseResult(result.results[0]);
+            assert.equal(answer.status, 200, JSON.stringify(answer.body));
+            const listed = await store.list(`${run}/usage/`);
+            assert.equal(listed.length, 1, `${p}: one usage object\n${result.log}`);
+            const rec = JSON.parse((await store.get(listed[0]!.key)).toString("utf8")) as { platform: string; counters: { samples: number; evaluated: number } };
+            assert.equal(rec.platform, p);
+            assert.deepEqual([rec.counters.samples, rec.counters.evaluated], [1, 1]);
+          }
+        } finally {
+          await store.close();
+        }
+      } finally {
+        await moto.stop();
+      }
+    });
   });
 
   describe("the runs bundle in a fresh node process without node_modules, against moto", () => {
