@@ -186,6 +186,22 @@ describe("cost estimate: prices", () => {
     assert.ok(line(noIdle, "sandbox.vcpu").quantity.expected < vcpu.quantity.expected);
   });
 
+  it("a prepaid resource group's candidate is sunk cost: 0 marginal compute with a note saying so, never rate needed", () => {
+    const r = estimateCost(seed("retool-qwen3-4b-tione-ags"), { now, provider: "all" });
+    const tione = r.candidates.find((c) => c.provider === "tione")!;
+    assert.equal(tione.chosen, true);
+    assert.deepEqual([tione.cost, tione.currency, tione.unitPrice], [{ low: 0, expected: 0, high: 0 }, "CNY", undefined]);
+    assert.equal(tione.includedIn, line(r, "compute.rl.worker").includedIn, "the candidate and the breakdown name the same prepaid group");
+    assert.match(tione.includedIn!, /^prepaid resource group rsg-xxxxxxxx \(sunk cost\)$/);
+    assert.match(tione.note!, /^prepaid \(sunk\): included in prepaid resource group rsg-xxxxxxxx \(sunk cost\); 0 marginal compute cost$/);
+    assert.ok(CostReportSchema.safeParse(r).success);
+    // Pay-as-you-go on the same nodes has no public price: that one does need a rate.
+    const postpaid = estimateCost(edited("retool-qwen3-4b-tione-ags", [[["targets", "tione", "chargeType"], "POSTPAID_BY_HOUR"]]), { now, provider: "tione" });
+    const c = postpaid.candidates.find((x) => x.provider === "tione")!;
+    assert.deepEqual([c.cost, c.includedIn], [undefined, undefined]);
+    assert.match(c.note!, /^rate needed: /);
+  });
+
   it("co-located sandboxes are part of compute: quantity shown, no cost, not missing", () => {
     const r = estimateCost(seed("retool-qwen2.5-32b-h200"), { now });
     const sb = line(r, "sandbox");

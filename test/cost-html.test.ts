@@ -11,6 +11,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { pathToFileURL } from "node:url";
+import { estimateCost } from "../core/cost/estimate.js";
 import { breakdownChart, cumulativeChart, providersChart } from "../core/cost/render/charts.js";
 import { formatMoneyTriple } from "../core/cost/render/format.js";
 import { costHtml } from "../core/cost/render/html.js";
@@ -20,7 +21,7 @@ import { fillPolygon, rasterize } from "../core/plot/raster.js";
 import { parseColor } from "../core/plot/scene.js";
 import { sceneToSvg } from "../core/plot/svg.js";
 import { fixtureReport } from "./fixtures/cost-report.js";
-import { ROOT, recipePath } from "./helpers.js";
+import { ROOT, loadSeed, recipePath } from "./helpers.js";
 import { decodePng } from "./png-decode.js";
 
 const CLI = join(ROOT, "dist", "bin", "rlpipe.js");
@@ -87,6 +88,18 @@ describe("HTML cost report: one self-contained page", () => {
     }
     assert.ok(sceneToSvg(cumulative).includes(">budget cap ¥5,000<"));
     assert.match(sceneToSvg(cumulative), /<polygon points="[^"]+" fill="#1f77b4" fill-rule="evenodd" fill-opacity="0\.18"\/>/);
+  });
+
+  it("a prepaid (sunk) candidate: the candidates chart and table say prepaid, ¥0 marginal, not rate needed", () => {
+    const prepaid = estimateCost(loadSeed("retool-qwen3-4b-tione-ags").recipe, { now: new Date("2026-11-24T10:00:00Z"), provider: "all" });
+    const v = reportView(prepaid);
+    const providers = sceneToSvg(providersChart(v));
+    assert.ok(providers.includes(">prepaid (sunk): ¥0 marginal<"), providers);
+    assert.ok(!providers.includes(">rate needed<"), "no candidate of this recipe lacks a rate");
+    const page = costHtml(prepaid);
+    const row = /<tr class="chosen">.*?<\/tr>/.exec(page)![0];
+    assert.match(row, /<td>tione<\/td>.*<td class="money">prepaid \(sunk\)<\/td>.*<td class="money">¥0 \(sunk\)<\/td><td class="money">\$0 \(sunk\)<\/td>/);
+    assert.ok(!row.includes("rate needed") && !row.includes('class="need"'), row);
   });
 
   it("text from a recipe or a source is escaped, never markup", () => {

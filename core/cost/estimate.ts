@@ -288,9 +288,15 @@ function candidateOf(ctx: PriceContext, recipe: Recipe, provider: Provider, chos
   let cost: Range | undefined;
   let currency: Currency | undefined;
   let note: string | undefined;
+  let includedIn: string | undefined;
   if (needed.length > 0) note = `rate needed: ${[...new Set(needed)].join(", ")}`;
-  else if (priced.length === 0 && sunk.length > 0) note = sunk[0]!.includedIn!;
-  else if (priced.length > 0) {
+  else if (priced.length === 0 && sunk.length > 0) {
+    // Paid for already: nothing more to pay for this run's compute (the group's fee is sunk), which is a figure, not a gap.
+    includedIn = sunk[0]!.includedIn!;
+    cost = ZERO;
+    currency = "CNY";
+    note = `prepaid (sunk): included in ${includedIn}; 0 marginal compute cost`;
+  } else if (priced.length > 0) {
     currency = currencies.length === 1 ? currencies[0]! : "CNY";
     cost = round(add(...priced.map((l) => toCurrency(l.cost!, l.currency!, currency!, fx))));
     const anchors = priced.filter((l) => l.rate?.confidence === "anchor");
@@ -302,6 +308,7 @@ function candidateOf(ctx: PriceContext, recipe: Recipe, provider: Provider, chos
     provider, ...(region === undefined ? {} : { region }), ...(flavor === undefined ? {} : { flavor }), accelerators,
     nodes: recipe.resources.nodes, ...(unitPrice === undefined ? {} : { unitPrice }), hours: round(work.hours),
     ...(cost === undefined ? {} : { cost, currency: currency! }), chosen, ...(note === undefined ? {} : { note }),
+    ...(includedIn === undefined ? {} : { includedIn }),
   };
 }
 

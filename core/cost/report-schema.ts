@@ -48,7 +48,8 @@ export const CostReportSchema = z.strictObject({
   candidates: z.array(z.strictObject({
     provider: z.string(), region: z.string().optional(), flavor: z.string().optional(), accelerators: z.string().optional(),
     nodes: num(), unitPrice: RateSchema.optional(), hours: RangeSchema.describe("Wall-clock hours of the run"),
-    cost: RangeSchema.optional().describe("Training compute only"), currency: Currency.optional(), chosen: z.boolean(), note: z.string().optional(),
+    cost: RangeSchema.optional().describe("Training compute only; 0 when its compute is sunk (includedIn)"), currency: Currency.optional(), chosen: z.boolean(), note: z.string().optional(),
+    includedIn: z.string().optional().describe("Compute already paid for (a prepaid resource group or dedicated pool, sunk cost): cost 0 marginal, no unit price"),
   })),
   lines: z.array(CostLineSchema),
   fx: z.strictObject({ cnyPerUsd: num(), source: z.string(), dateRead: date() }),

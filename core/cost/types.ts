@@ -21,7 +21,9 @@ export interface CostLine { readonly id: string; readonly component: Component; 
   readonly note?: string }
 export interface Candidate { readonly provider: string; readonly region?: string; readonly flavor?: string; readonly accelerators?: string;
   readonly nodes: number; readonly unitPrice?: Rate; readonly hours: Range; readonly cost?: Range; readonly currency?: Currency;
-  readonly chosen: boolean; readonly note?: string }
+  readonly chosen: boolean; readonly note?: string;
+  /** Addition: the candidate's compute is paid for already (a prepaid group or pool, sunk): cost 0 marginal, no unit price, not missing. */
+  readonly includedIn?: string }
 export interface FxRate { readonly cnyPerUsd: number; readonly source: string; readonly dateRead: string }
 export interface CostReport {
   readonly schema: "rlpipe.cost-report"; readonly version: 1; readonly generatedAt: string;

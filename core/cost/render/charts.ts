@@ -8,7 +8,7 @@ import { sceneToSvg } from "../../plot/svg.js";
 import { formatTicks, niceTicks } from "../../plot/ticks.js";
 import type { CostReport, Range } from "../types.js";
 import { convert, formatMoney, formatQuantity } from "./format.js";
-import type { ReportView } from "./view.js";
+import { type ReportView, SUNK_UNIT_PRICE } from "./view.js";
 
 const INK = "#222222";
 const MUTED = "#6b6b6b";
@@ -32,6 +32,8 @@ export interface BarRow {
   readonly color: Color;
   readonly bold?: boolean;
   readonly missing?: string;
+  /** No bar because another line or a prepaid group pays for it: said in muted text, not as a warning. */
+  readonly included?: string;
 }
 
 /**
@@ -81,6 +83,10 @@ export function barChart(spec: { readonly title: string; readonly subtitle: stri
   spec.rows.forEach((r, i) => {
     const cy = top + i * rowH + rowH / 2;
     shapes.push({ kind: "text", x: plotX - 8, y: cy + 4, text: fit(r.label, 11, labelW - 12, r.bold === true), size: 11, color: INK, anchor: "end", ...(r.bold === true ? { bold: true } : {}) });
+    if (r.included !== undefined) {
+      shapes.push({ kind: "text", x: plotX + 6, y: cy + 4, text: fit(r.included, 11, width - plotX - PAD - 6), size: 11, color: MUTED, anchor: "start" });
+      return;
+    }
     if (r.value === undefined) {
       shapes.push({ kind: "text", x: plotX + 6, y: cy + 4, text: fit(r.missing ?? "rate needed", 11, width - plotX - PAD - 6, true), size: 11, color: WARN, anchor: "start", bold: true });
       return;
@@ -103,7 +109,7 @@ export function breakdownChart(view: ReportView): Scene {
   const rows: BarRow[] = view.breakdown.filter((b) => b.depth === 0).map((b) => ({
     label: b.label, color: COMPONENT_COLORS[b.component] ?? RUN_COLORS[7]!,
     // No cost: the line (or a line under it) needs a rate, or another line pays for it.
-    ...(b.costCNY === undefined ? { missing: b.includedIn !== undefined ? `included in ${b.includedIn}` : "rate needed" } : { value: b.costCNY }),
+    ...(b.costCNY !== undefined ? { value: b.costCNY } : b.includedIn !== undefined ? { included: `included in ${b.includedIn}` } : { missing: "rate needed" }),
   }));
   return barChart({ title: "Cost breakdown (chosen)", subtitle: "CNY; bar: expected, whisker: low–high", rows });
 }
@@ -112,9 +118,10 @@ export function breakdownChart(view: ReportView): Scene {
 export function providersChart(view: ReportView): Scene {
   const rows: BarRow[] = view.candidates.map((c) => ({
     label: `${c.chosen ? "▸ " : ""}${c.provider}${c.flavor === "—" ? "" : ` ${c.flavor}`}`, color: c.chosen ? CHOSEN : OTHER, bold: c.chosen,
-    ...(c.expectedCNY === undefined ? { missing: "rate needed" } : { value: c.expectedCNY }),
+    ...(c.includedIn !== undefined ? { included: `${SUNK_UNIT_PRICE}: ${formatMoney(0, "CNY")} marginal` } : c.expectedCNY === undefined ? { missing: "rate needed" } : { value: c.expectedCNY }),
   }));
-  return barChart({ title: "Candidates side by side", subtitle: "training compute, CNY; bar: expected, whisker: low–high; ▸ chosen", rows });
+  const sunk = rows.some((r) => r.included !== undefined) ? "; prepaid: compute already paid for" : "";
+  return barChart({ title: "Candidates side by side", subtitle: `training compute, CNY; bar: expected, whisker: low–high; ▸ chosen${sunk}`, rows });
 }
 
 /** Cumulative cost (CNY) over the run's steps: the expected line inside its low–high band; the budget cap when set. */
