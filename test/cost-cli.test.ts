@@ -281,6 +281,15 @@ describe("rlpipe cost on a seed recipe (the real estimate)", () => {
     assert.ok(md.includes("- chosen candidate tione: prepaid (sunk): included in prepaid resource group rsg-xxxxxxxx (sunk cost); 0 marginal compute cost"), md);
   });
 
+  it("storage capacity says how much is held during the run and how much after it (the split the cumulative chart draws)", () => {
+    const capacity = allLines(report.lines).find((l) => l.id === "storage.capacity")!;
+    const m = /^(\S+) GB-months while the run goes on \(checkpoints grow through it\), (\S+) after it \(kept (.+) months\)/.exec(capacity.note ?? "");
+    assert.ok(m !== null, capacity.note);
+    const table = costTable(report);
+    assert.ok(table.includes(`  - ${capacity.label}: ${capacity.note}`), table);
+    assert.ok(renderMarkdown(reportView(report)).includes(`- ${capacity.label}: ${capacity.note}`));
+  });
+
   it("rate needed rows name the item and how to supply it (recipe prices: or --rates)", async () => {
     assert.ok(allLines(report.lines).some((l) => l.rateNeeded !== undefined), "the TI-ONE seed's compute has no public price either");
     const r = await rlpipe(["cost", recipePath(MA_SEED), "--provider", "modelarts"], { cwd: dir });

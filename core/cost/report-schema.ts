@@ -57,7 +57,10 @@ export const CostReportSchema = z.strictObject({
   budget: z.strictObject({ cap: num(), currency: Currency, status: z.enum(["within", "over", "unknown", "at-risk"]) }).optional(),
   steps: RangeSchema.describe("Steps of the longest training stage"),
   secondsPerStep: RangeSchema,
-  cumulative: z.array(z.strictObject({ step: num(), cost: RangeSchema.describe("CNY") })),
+  cumulative: z.array(z.strictObject({
+    step: num(), cost: RangeSchema.describe("CNY incurred by this step"),
+    afterRun: z.boolean().optional().describe("The last point, after the run: adds storage kept for the retention months and the final export; its cost is the total"),
+  })).describe("The run's cost in CNY as it is incurred, for the chart"),
   assumptions: z.array(z.string()),
   exclusions: z.array(z.string()),
   priceSources: z.array(RateSchema).describe("Every rate used, in its source's unit"),

@@ -34,7 +34,10 @@ export interface CostReport {
   readonly totals: { readonly CNY: Range; readonly USD: Range; readonly incomplete: boolean };
   readonly budget?: { readonly cap: number; readonly currency: Currency; readonly status: "within" | "over" | "unknown" | "at-risk" };
   readonly steps: Range; readonly secondsPerStep: Range;
-  readonly cumulative: readonly { readonly step: number; readonly cost: Range }[]; // in CNY, for the chart
+  /** In CNY, for the chart: cost incurred by each step of the run; a last point with afterRun (at the last step) adds what is billed after it. */
+  readonly cumulative: readonly { readonly step: number; readonly cost: Range;
+    /** Addition: this point is after the run (storage kept for the retention months, the final model's export); its cost is the whole total. */
+    readonly afterRun?: boolean }[];
   readonly assumptions: readonly string[]; readonly exclusions: readonly string[];
   readonly priceSources: readonly Rate[];
   /** Addition: per stage, the work the compute lines price. */
