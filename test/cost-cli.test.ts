@@ -263,6 +263,33 @@ describe("rlpipe cost on a seed recipe (the real estimate)", () => {
     for (const s of report.priceSources) assert.ok(r.out.includes(s.id) && r.out.includes(`read ${s.dateRead}`), s.id);
   });
 
+  it("a prepaid resource group (the TI-ONE seed) is sunk cost in the candidates, as in the breakdown: table, Markdown and JSON agree", async () => {
+    const tione = report.candidates.find((c) => c.provider === "tione")!;
+    assert.equal(tione.chosen, true);
+    assert.deepEqual(tione.cost, { low: 0, expected: 0, high: 0 });
+    assert.match(tione.note!, /^prepaid \(sunk\): included in prepaid resource group rsg-xxxxxxxx \(sunk cost\)/);
+    const r = await rlpipe(["cost", recipePath(SEED)], { cwd: dir });
+    assert.equal(r.code, 0, r.err);
+    const row = r.out.split("\n").find((l) => /^ tione /.test(l))!;
+    assert.match(row, / prepaid \(sunk\) +19\.9k–266k +¥0 \(sunk\) +\$0 \(sunk\) +✔$/, row);
+    assert.ok(!row.includes("rate needed"), row);
+    assert.match(r.out, /\n │ {2}├─ stage rl: 1 × head 128C1000G .* included in prepaid resource group rsg-xxxxxxxx \(sunk cost\) /, "the breakdown says the same");
+    const md = renderMarkdown(reportView(report));
+    const mdRow = md.split("\n").find((l) => l.startsWith("| tione |"))!;
+    assert.match(mdRow, /\| prepaid \(sunk\) \| 19\.9k–266k \| ¥0 \(sunk\) \| \$0 \(sunk\) \| ✔ \|$/, mdRow);
+    // The candidates' sunk note is listed with the other notes, so the ✔ row's reason is on the page.
+    assert.ok(md.includes("- chosen candidate tione: prepaid (sunk): included in prepaid resource group rsg-xxxxxxxx (sunk cost); 0 marginal compute cost"), md);
+  });
+
+  it("storage capacity says how much is held during the run and how much after it (the split the cumulative chart draws)", () => {
+    const capacity = allLines(report.lines).find((l) => l.id === "storage.capacity")!;
+    const m = /^(\S+) GB-months while the run goes on \(checkpoints grow through it\), (\S+) after it \(kept (.+) months\)/.exec(capacity.note ?? "");
+    assert.ok(m !== null, capacity.note);
+    const table = costTable(report);
+    assert.ok(table.includes(`  - ${capacity.label}: ${capacity.note}`), table);
+    assert.ok(renderMarkdown(reportView(report)).includes(`- ${capacity.label}: ${capacity.note}`));
+  });
+
   it("rate needed rows name the item and how to supply it (recipe prices: or --rates)", async () => {
     assert.ok(allLines(report.lines).some((l) => l.rateNeeded !== undefined), "the TI-ONE seed's compute has no public price either");
     const r = await rlpipe(["cost", recipePath(MA_SEED), "--provider", "modelarts"], { cwd: dir });

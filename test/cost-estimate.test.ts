@@ -186,6 +186,22 @@ describe("cost estimate: prices", () => {
     assert.ok(line(noIdle, "sandbox.vcpu").quantity.expected < vcpu.quantity.expected);
   });
 
+  it("a prepaid resource group's candidate is sunk cost: 0 marginal compute with a note saying so, never rate needed", () => {
+    const r = estimateCost(seed("retool-qwen3-4b-tione-ags"), { now, provider: "all" });
+    const tione = r.candidates.find((c) => c.provider === "tione")!;
+    assert.equal(tione.chosen, true);
+    assert.deepEqual([tione.cost, tione.currency, tione.unitPrice], [{ low: 0, expected: 0, high: 0 }, "CNY", undefined]);
+    assert.equal(tione.includedIn, line(r, "compute.rl.worker").includedIn, "the candidate and the breakdown name the same prepaid group");
+    assert.match(tione.includedIn!, /^prepaid resource group rsg-xxxxxxxx \(sunk cost\)$/);
+    assert.match(tione.note!, /^prepaid \(sunk\): included in prepaid resource group rsg-xxxxxxxx \(sunk cost\); 0 marginal compute cost$/);
+    assert.ok(CostReportSchema.safeParse(r).success);
+    // Pay-as-you-go on the same nodes has no public price: that one does need a rate.
+    const postpaid = estimateCost(edited("retool-qwen3-4b-tione-ags", [[["targets", "tione", "chargeType"], "POSTPAID_BY_HOUR"]]), { now, provider: "tione" });
+    const c = postpaid.candidates.find((x) => x.provider === "tione")!;
+    assert.deepEqual([c.cost, c.includedIn], [undefined, undefined]);
+    assert.match(c.note!, /^rate needed: /);
+  });
+
   it("co-located sandboxes are part of compute: quantity shown, no cost, not missing", () => {
     const r = estimateCost(seed("retool-qwen2.5-32b-h200"), { now });
     const sb = line(r, "sandbox");
@@ -269,5 +285,33 @@ describe("cost estimate: prices", () => {
     assert.equal(status((r.totals.CNY.low + r.totals.CNY.expected) / 2), "over");
     const unknown = estimateCost(edited("qwen3-1.7b-code-toolcall", [[["cost"], { budget: { cap: 1e9, currency: "USD" } }]]), { now });
     assert.equal(unknown.budget!.status, "unknown", "an incomplete total cannot be judged within a cap");
+  });
+
+  it("cumulative cost accrues as it is incurred: storage held so far during the run, then one point after the run for retention and export", () => {
+    // TI-ONE seed: compute is sunk, AGS needs a rate, so the priced lines are COS storage, its requests and egress.
+    const r = estimateCost(seed("retool-qwen3-4b-tione-ags"), { now });
+    const cny = (l: CostLine) => (l.currency === "USD" ? l.cost!.expected * r.fx.cnyPerUsd : l.cost!.expected);
+    const capacity = line(r, "storage.capacity");
+    const requests = line(r, "storage.requests");
+    const egress = line(r, "egress");
+    const runMonths = r.stages!.reduce((s, st) => s + st.hours.expected, 0) / 730;
+    const during = (0.5 * runMonths) / (0.5 * runMonths + 1); // checkpoints grow through the run, then are kept 1 month (expected)
+    const after = r.cumulative.at(-1)!;
+    const end = r.cumulative.at(-2)!;
+    assert.equal(after.afterRun, true);
+    assert.equal(after.step, end.step);
+    assert.equal(end.afterRun, undefined);
+    assert.equal(r.cumulative.filter((p) => p.afterRun === true).length, 1);
+    close(after.cost.expected, r.totals.CNY.expected, 1e-4);
+    close(end.cost.expected, cny(capacity) * during + cny(requests), 1e-3);
+    close(after.cost.expected - end.cost.expected, cny(capacity) * (1 - during) + cny(egress), 1e-3);
+    // Stored data grows through the run: by half the steps, a quarter of the run's GB-months and half its requests.
+    const mid = r.cumulative.find((p) => p.step >= end.step / 2)!;
+    const f = mid.step / end.step;
+    assert.ok(mid.cost.expected > 0, "storage is paid for while it is held, not at the end");
+    close(mid.cost.expected, cny(capacity) * during * f * f + cny(requests) * f, 2e-2);
+    for (const p of r.cumulative) assert.ok(p.cost.low <= p.cost.expected && p.cost.expected <= p.cost.high, JSON.stringify(p));
+    assert.match(capacity.note!, /^[\d.,–kM]+ GB-months while the run goes on \(checkpoints grow through it\), [\d.,–kM]+ after it \(kept 0–1–3 months\)/);
+    assert.ok(CostReportSchema.safeParse(r).success);
   });
 });

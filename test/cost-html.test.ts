@@ -11,8 +11,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { pathToFileURL } from "node:url";
+import { estimateCost } from "../core/cost/estimate.js";
 import { breakdownChart, cumulativeChart, providersChart } from "../core/cost/render/charts.js";
-import { formatMoneyTriple } from "../core/cost/render/format.js";
+import { formatMoney, formatMoneyTriple } from "../core/cost/render/format.js";
 import { costHtml } from "../core/cost/render/html.js";
 import { reportView } from "../core/cost/render/view.js";
 import type { CostReport } from "../core/cost/types.js";
@@ -20,7 +21,7 @@ import { fillPolygon, rasterize } from "../core/plot/raster.js";
 import { parseColor } from "../core/plot/scene.js";
 import { sceneToSvg } from "../core/plot/svg.js";
 import { fixtureReport } from "./fixtures/cost-report.js";
-import { ROOT, recipePath } from "./helpers.js";
+import { ROOT, loadSeed, recipePath } from "./helpers.js";
 import { decodePng } from "./png-decode.js";
 
 const CLI = join(ROOT, "dist", "bin", "rlpipe.js");
@@ -87,6 +88,38 @@ describe("HTML cost report: one self-contained page", () => {
     }
     assert.ok(sceneToSvg(cumulative).includes(">budget cap ¥5,000<"));
     assert.match(sceneToSvg(cumulative), /<polygon points="[^"]+" fill="#1f77b4" fill-rule="evenodd" fill-opacity="0\.18"\/>/);
+  });
+
+  it("a prepaid (sunk) candidate: the candidates chart and table say prepaid, ¥0 marginal, not rate needed", () => {
+    const prepaid = estimateCost(loadSeed("retool-qwen3-4b-tione-ags").recipe, { now: new Date("2026-11-24T10:00:00Z"), provider: "all" });
+    const v = reportView(prepaid);
+    const providers = sceneToSvg(providersChart(v));
+    assert.ok(providers.includes(">prepaid (sunk): ¥0 marginal<"), providers);
+    assert.ok(!providers.includes(">rate needed<"), "no candidate of this recipe lacks a rate");
+    const page = costHtml(prepaid);
+    const row = /<tr class="chosen">.*?<\/tr>/.exec(page)![0];
+    assert.match(row, /<td>tione<\/td>.*<td class="money">prepaid \(sunk\)<\/td>.*<td class="money">¥0 \(sunk\)<\/td><td class="money">\$0 \(sunk\)<\/td>/);
+    assert.ok(!row.includes("rate needed") && !row.includes('class="need"'), row);
+  });
+
+  it("the cumulative chart: the line ends at the run's end; storage kept and the export after the run are a separate, labelled step", () => {
+    const r = estimateCost(loadSeed("retool-qwen3-4b-tione-ags").recipe, { now: new Date("2026-11-24T10:00:00Z") });
+    const during = r.cumulative.filter((p) => p.afterRun !== true);
+    const after = r.cumulative.find((p) => p.afterRun === true)!;
+    const scene = cumulativeChart(r, reportView(r));
+    const svg = sceneToSvg(scene);
+    const texts = scene.shapes.filter((s) => s.kind === "text").map((s) => s.text);
+    assert.ok(texts.includes("after the run"), texts.join(" | "));
+    assert.ok(texts.some((t) => t.includes(formatMoney(after.cost.expected, "CNY"))), "the total, with what comes after the run");
+    assert.ok(texts.some((t) => t.includes(formatMoney(during.at(-1)!.cost.expected, "CNY")) && t.includes("end of the run")), texts.join(" | "));
+    // The expected line has one point per step of the run (and the origin), none for after the run.
+    const line = scene.shapes.find((s) => s.kind === "line" && s.role === "series" && s.width === 2);
+    assert.ok(line !== undefined && line.kind === "line");
+    assert.equal(line.points.length, during.length + (during[0]!.step > 0 ? 1 : 0));
+    // Not flat until the last step: by the middle of the run the line has risen off the axis.
+    const ys = line.points.map((p) => p[1]);
+    assert.ok(ys[Math.floor(ys.length / 2)]! < ys[0]! - 5, `the line rises during the run: ${ys.join(",")}`);
+    assert.match(svg, /after the run/);
   });
 
   it("text from a recipe or a source is escaped, never markup", () => {

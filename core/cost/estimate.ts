@@ -11,6 +11,7 @@ import { type PriceContext, type Priced, priceFor, recipeRates } from "./rates.j
 import { ZERO, add, exact, mul, roundRange } from "./range.js";
 import { fmtRange } from "./recipe-facts.js";
 import { type Usage, usageFigure, usageOf } from "./quantities.js";
+import { formatQuantity } from "./render/format.js";
 import { DEVICES } from "./step-time.js";
 import type { Candidate, Catalog, Component, CostLine, CostReport, Currency, FxRate, Range, Rate, RateOverrides, StageSummary } from "./types.js";
 import { type Workload, deviceOf, workloadOf } from "./workload.js";
@@ -187,6 +188,9 @@ function computeLines(ctx: PriceContext, recipe: Recipe, provider: Provider, wor
   return [parentLine("compute", "compute", "Training compute", provider, items.map((i) => i.id).join(", "), units.size === 1 ? [...units][0]! : "hour", quantity, children)];
 }
 
+/** "306k–1.3M–5.45M": low–expected–high in the report's short quantity form. */
+const triple = (r: Range) => [r.low, r.expected, r.high].map(formatQuantity).join("–");
+
 function usageLines(ctx: PriceContext, provider: Provider, usage: Usage): CostLine[] {
   const lines: CostLine[] = [];
   const sb = usage.sandbox;
@@ -219,7 +223,11 @@ function usageLines(ctx: PriceContext, provider: Provider, usage: Usage): CostLi
       ]
       : [pricedLine(ctx, { id: "storage.requests", component: "storage", label: "requests", provider: st.service, priceId: `${st.service}:requests`, unit: "request", quantity: add(st.putRequests, st.getRequests) })];
     lines.push(parentLine("storage", "storage", `Checkpoints and metrics (${st.service.toUpperCase()})`, st.service, `${st.service}:standard:storage`, "gb-month", st.gbMonths, [
-      pricedLine(ctx, { id: "storage.capacity", component: "storage", label: `capacity (${fmtRange(round(st.storedGB, 3))} GB retained)`, provider: st.service, priceId: `${st.service}:standard:storage`, unit: "gb-month", quantity: st.gbMonths }),
+      pricedLine(ctx, {
+        id: "storage.capacity", component: "storage", label: `capacity (${fmtRange(round(st.storedGB, 3))} GB retained)`, provider: st.service, priceId: `${st.service}:standard:storage`, unit: "gb-month", quantity: st.gbMonths,
+        // The one line billed partly after the run: say how much, as the cumulative chart splits it.
+        note: `${triple(st.gbMonthsDuringRun)} GB-months while the run goes on (checkpoints grow through it), ${triple(st.gbMonthsAfterRun)} after it (kept ${fmtRange(st.retentionMonths)} months)`,
+      }),
       ...requestLines,
     ]));
     lines.push(pricedLine(ctx, { id: "egress", component: "egress", label: "Egress (final model export)", provider: st.service, priceId: `${st.service}:egress`, unit: "gb", quantity: st.egressGB }));
@@ -247,27 +255,55 @@ function totalsOf(lines: readonly CostLine[], fx: FxRate): CostReport["totals"] 
 
 const CUMULATIVE_POINTS_PER_STAGE = 20;
 
-/** Cost over the run in CNY: compute accrues with each stage's steps, sandbox and function use with its responses, storage and egress at the end. */
-function cumulativeOf(lines: readonly CostLine[], work: Workload, fx: FxRate): CostReport["cumulative"] {
+/** Each bound of `part` as a share of the same bound of `whole` (0 where the whole is 0). */
+const shareOf = (part: Range, whole: Range): Range => ({
+  low: whole.low > 0 ? part.low / whole.low : 0, expected: whole.expected > 0 ? part.expected / whole.expected : 0, high: whole.high > 0 ? part.high / whole.high : 0,
+});
+const times = (a: Range, b: Range): Range => ({ low: a.low * b.low, expected: a.expected * b.expected, high: a.high * b.high });
+
+/**
+ * Cost over the run in CNY, as it is incurred: compute with each stage's steps, sandbox and function use with its
+ * responses, storage requests with the run's time, and storage capacity by the GB-months held so far — stored data
+ * grows through the run, so at a share f of the run's time f² of the run's GB-months are used. What is billed after
+ * the run (storage kept for the retention months, the final model's export) is one more point at the last step,
+ * flagged afterRun, so the curve does not jump at the last step and the last point is still the whole total.
+ */
+function cumulativeOf(lines: readonly CostLine[], work: Workload, fx: FxRate, usage: Usage): CostReport["cumulative"] {
   const cny = (l: CostLine) => (l.cost === undefined || l.currency === undefined ? ZERO : toCurrency(l.cost, l.currency, "CNY", fx));
   const all = leaves(lines);
   const computeOf = (stage: string) => add(...all.filter((l) => l.component === "compute" && (l.id === `compute.${stage}` || l.id.startsWith(`compute.${stage}.`))).map(cny));
-  const usage = add(...all.filter((l) => l.component === "sandbox" || l.component === "functions").map(cny));
-  const atEnd = add(...all.filter((l) => l.component === "storage" || l.component === "egress").map(cny));
-  const totalResponses = work.stages.reduce((s, st) => s + st.responses.expected, 0);
-  const points: { step: number; cost: Range }[] = [{ step: 0, cost: ZERO }];
+  const perResponse = add(...all.filter((l) => l.component === "sandbox" || l.component === "functions").map(cny));
+  const capacity = add(...all.filter((l) => l.id === "storage.capacity").map(cny));
+  const st = usage.storage;
+  const capacityDuring = st === undefined ? ZERO : times(capacity, shareOf(st.gbMonthsDuringRun, st.gbMonths));
+  const capacityAfter = add(capacity, mul(capacityDuring, -1));
+  const storageRequests = add(...all.filter((l) => l.component === "storage" && l.id !== "storage.capacity").map(cny));
+  const afterRun = add(capacityAfter, ...all.filter((l) => l.component === "egress").map(cny));
+  const totalResponses = work.stages.reduce((s, x) => s + x.responses.expected, 0);
+  const totalHours = work.stages.reduce((s, x) => s + x.hours.expected, 0);
+  // Share of the run's time elapsed (expected hours), for what accrues with time rather than with steps.
+  const timeShare = (hours: number) => (totalHours > 0 ? Math.min(1, hours / totalHours) : 1);
+  const timed = (f: number) => add(mul(capacityDuring, f * f), mul(storageRequests, f));
+  const points: { step: number; cost: Range; afterRun?: boolean }[] = [{ step: 0, cost: ZERO }];
   let before = ZERO;
+  let hoursBefore = 0;
   let offset = 0;
-  for (const st of work.stages) {
-    const stageCost = add(computeOf(st.id), totalResponses === 0 ? ZERO : mul(usage, st.responses.expected / totalResponses));
-    const steps = st.steps === undefined ? 0 : Math.round(st.steps.expected);
+  for (const stage of work.stages) {
+    const stageCost = add(computeOf(stage.id), totalResponses === 0 ? ZERO : mul(perResponse, stage.responses.expected / totalResponses));
+    const steps = stage.steps === undefined ? 0 : Math.round(stage.steps.expected);
     const k = Math.min(CUMULATIVE_POINTS_PER_STAGE, Math.max(1, steps));
-    for (let i = 1; i <= k; i++) points.push({ step: offset + Math.round((steps * i) / k), cost: round(add(before, mul(stageCost, i / k))) });
+    for (let i = 1; i <= k; i++) {
+      const f = timeShare(hoursBefore + (stage.hours.expected * i) / k);
+      points.push({ step: offset + Math.round((steps * i) / k), cost: round(add(before, mul(stageCost, i / k), timed(f))) });
+    }
     before = add(before, stageCost);
+    hoursBefore += stage.hours.expected;
     offset += steps;
   }
+  // The run's end holds all of the run's storage (f = 1), also when rounding left the last share a hair under 1.
   const last = points[points.length - 1]!;
-  points[points.length - 1] = { step: last.step, cost: round(add(before, atEnd)) };
+  points[points.length - 1] = { step: last.step, cost: round(add(before, timed(1))) };
+  if (afterRun.high > 0) points.push({ step: last.step, cost: round(add(before, timed(1), afterRun)), afterRun: true });
   return points;
 }
 
@@ -288,9 +324,15 @@ function candidateOf(ctx: PriceContext, recipe: Recipe, provider: Provider, chos
   let cost: Range | undefined;
   let currency: Currency | undefined;
   let note: string | undefined;
+  let includedIn: string | undefined;
   if (needed.length > 0) note = `rate needed: ${[...new Set(needed)].join(", ")}`;
-  else if (priced.length === 0 && sunk.length > 0) note = sunk[0]!.includedIn!;
-  else if (priced.length > 0) {
+  else if (priced.length === 0 && sunk.length > 0) {
+    // Paid for already: nothing more to pay for this run's compute (the group's fee is sunk), which is a figure, not a gap.
+    includedIn = sunk[0]!.includedIn!;
+    cost = ZERO;
+    currency = "CNY";
+    note = `prepaid (sunk): included in ${includedIn}; 0 marginal compute cost`;
+  } else if (priced.length > 0) {
     currency = currencies.length === 1 ? currencies[0]! : "CNY";
     cost = round(add(...priced.map((l) => toCurrency(l.cost!, l.currency!, currency!, fx))));
     const anchors = priced.filter((l) => l.rate?.confidence === "anchor");
@@ -302,6 +344,7 @@ function candidateOf(ctx: PriceContext, recipe: Recipe, provider: Provider, chos
     provider, ...(region === undefined ? {} : { region }), ...(flavor === undefined ? {} : { flavor }), accelerators,
     nodes: recipe.resources.nodes, ...(unitPrice === undefined ? {} : { unitPrice }), hours: round(work.hours),
     ...(cost === undefined ? {} : { cost, currency: currency! }), chosen, ...(note === undefined ? {} : { note }),
+    ...(includedIn === undefined ? {} : { includedIn }),
   };
 }
 
@@ -365,7 +408,7 @@ export function estimateCost(recipe: Recipe, opts: EstimateOptions): CostReport 
     mode: (opts.overrides?.live?.length ?? 0) > 0 ? "online" : "offline",
     chosen, candidates, lines, fx, totals, ...(budget === undefined ? {} : { budget }),
     steps: main?.steps === undefined ? exact(0) : round(main.steps), secondsPerStep: main?.secondsPerStep === undefined ? exact(0) : round(main.secondsPerStep),
-    cumulative: cumulativeOf(lines, work, fx),
+    cumulative: cumulativeOf(lines, work, fx, usage),
     assumptions: dedupe(assumptions),
     exclusions: dedupe([...EXCLUSIONS.filter((e) => sunk || !e.startsWith("prepaid")), ...usage.exclusions]),
     priceSources: dedupeRates(sources), stages,

@@ -57,6 +57,8 @@ export interface Usage {
   readonly functions?: { readonly platform: FunctionPlatform; readonly requests: Range; readonly gbSeconds: Range; readonly memoryMB: number };
   readonly storage?: {
     readonly service: StorageService; readonly gbMonths: Range; readonly storedGB: Range;
+    /** gbMonths split: held while the run goes on (growing), and kept after it (the retention months). */
+    readonly gbMonthsDuringRun: Range; readonly gbMonthsAfterRun: Range; readonly retentionMonths: Range;
     readonly putRequests: Range; readonly getRequests: Range; readonly egressGB: Range;
   };
   readonly assumptions: readonly string[];
@@ -202,7 +204,9 @@ function storageOf(recipe: Recipe, provider: Provider, work: Workload, assumptio
   const months = usageFigure(recipe, "storageMonths");
   const runMonths = mul(work.hours, 1 / HOURS_PER_MONTH);
   // Stored data grows through the run (half of it on average), then stays for `months`.
-  const gbMonths = mul(stored, add(mul(runMonths, 0.5), months.value));
+  const gbMonthsDuringRun = mul(stored, runMonths, 0.5);
+  const gbMonthsAfterRun = mul(stored, months.value);
+  const gbMonths = add(gbMonthsDuringRun, gbMonthsAfterRun);
   const passes = mul(work.hours, 3600 / (recipe.checkpoints?.intervalS ?? 30));
   putRequests = add(putRequests, mul(passes, 2));
   const getRequests = passes;
@@ -214,5 +218,5 @@ function storageOf(recipe: Recipe, provider: Provider, work: Workload, assumptio
     `storage requests: one PUT per ${PART_BYTES / 1048576} MiB part of each checkpoint, and per sync pass (every ${recipe.checkpoints?.intervalS ?? 30} s) one LIST and two PUTs of metrics`,
     `egress: ${exports} download${exports === 1 ? "" : "s"} of the final model's bf16 weights (2 bytes per parameter)`,
   );
-  return { service, gbMonths, storedGB: stored, putRequests, getRequests, egressGB };
+  return { service, gbMonths, storedGB: stored, gbMonthsDuringRun, gbMonthsAfterRun, retentionMonths: months.value, putRequests, getRequests, egressGB };
 }

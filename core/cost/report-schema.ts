@@ -48,7 +48,8 @@ export const CostReportSchema = z.strictObject({
   candidates: z.array(z.strictObject({
     provider: z.string(), region: z.string().optional(), flavor: z.string().optional(), accelerators: z.string().optional(),
     nodes: num(), unitPrice: RateSchema.optional(), hours: RangeSchema.describe("Wall-clock hours of the run"),
-    cost: RangeSchema.optional().describe("Training compute only"), currency: Currency.optional(), chosen: z.boolean(), note: z.string().optional(),
+    cost: RangeSchema.optional().describe("Training compute only; 0 when its compute is sunk (includedIn)"), currency: Currency.optional(), chosen: z.boolean(), note: z.string().optional(),
+    includedIn: z.string().optional().describe("Compute already paid for (a prepaid resource group or dedicated pool, sunk cost): cost 0 marginal, no unit price"),
   })),
   lines: z.array(CostLineSchema),
   fx: z.strictObject({ cnyPerUsd: num(), source: z.string(), dateRead: date() }),
@@ -56,7 +57,10 @@ export const CostReportSchema = z.strictObject({
   budget: z.strictObject({ cap: num(), currency: Currency, status: z.enum(["within", "over", "unknown", "at-risk"]) }).optional(),
   steps: RangeSchema.describe("Steps of the longest training stage"),
   secondsPerStep: RangeSchema,
-  cumulative: z.array(z.strictObject({ step: num(), cost: RangeSchema.describe("CNY") })),
+  cumulative: z.array(z.strictObject({
+    step: num(), cost: RangeSchema.describe("CNY incurred by this step"),
+    afterRun: z.boolean().optional().describe("The last point, after the run: adds storage kept for the retention months and the final export; its cost is the total"),
+  })).describe("The run's cost in CNY as it is incurred, for the chart"),
   assumptions: z.array(z.string()),
   exclusions: z.array(z.string()),
   priceSources: z.array(RateSchema).describe("Every rate used, in its source's unit"),

@@ -21,7 +21,9 @@ export interface CostLine { readonly id: string; readonly component: Component; 
   readonly note?: string }
 export interface Candidate { readonly provider: string; readonly region?: string; readonly flavor?: string; readonly accelerators?: string;
   readonly nodes: number; readonly unitPrice?: Rate; readonly hours: Range; readonly cost?: Range; readonly currency?: Currency;
-  readonly chosen: boolean; readonly note?: string }
+  readonly chosen: boolean; readonly note?: string;
+  /** Addition: the candidate's compute is paid for already (a prepaid group or pool, sunk): cost 0 marginal, no unit price, not missing. */
+  readonly includedIn?: string }
 export interface FxRate { readonly cnyPerUsd: number; readonly source: string; readonly dateRead: string }
 export interface CostReport {
   readonly schema: "rlpipe.cost-report"; readonly version: 1; readonly generatedAt: string;
@@ -32,7 +34,10 @@ export interface CostReport {
   readonly totals: { readonly CNY: Range; readonly USD: Range; readonly incomplete: boolean };
   readonly budget?: { readonly cap: number; readonly currency: Currency; readonly status: "within" | "over" | "unknown" | "at-risk" };
   readonly steps: Range; readonly secondsPerStep: Range;
-  readonly cumulative: readonly { readonly step: number; readonly cost: Range }[]; // in CNY, for the chart
+  /** In CNY, for the chart: cost incurred by each step of the run; a last point with afterRun (at the last step) adds what is billed after it. */
+  readonly cumulative: readonly { readonly step: number; readonly cost: Range;
+    /** Addition: this point is after the run (storage kept for the retention months, the final model's export); its cost is the whole total. */
+    readonly afterRun?: boolean }[];
   readonly assumptions: readonly string[]; readonly exclusions: readonly string[];
   readonly priceSources: readonly Rate[];
   /** Addition: per stage, the work the compute lines price. */

@@ -8,7 +8,7 @@ import { sceneToSvg } from "../../plot/svg.js";
 import { formatTicks, niceTicks } from "../../plot/ticks.js";
 import type { CostReport, Range } from "../types.js";
 import { convert, formatMoney, formatQuantity } from "./format.js";
-import type { ReportView } from "./view.js";
+import { type ReportView, SUNK_UNIT_PRICE } from "./view.js";
 
 const INK = "#222222";
 const MUTED = "#6b6b6b";
@@ -32,6 +32,8 @@ export interface BarRow {
   readonly color: Color;
   readonly bold?: boolean;
   readonly missing?: string;
+  /** No bar because another line or a prepaid group pays for it: said in muted text, not as a warning. */
+  readonly included?: string;
 }
 
 /**
@@ -81,6 +83,10 @@ export function barChart(spec: { readonly title: string; readonly subtitle: stri
   spec.rows.forEach((r, i) => {
     const cy = top + i * rowH + rowH / 2;
     shapes.push({ kind: "text", x: plotX - 8, y: cy + 4, text: fit(r.label, 11, labelW - 12, r.bold === true), size: 11, color: INK, anchor: "end", ...(r.bold === true ? { bold: true } : {}) });
+    if (r.included !== undefined) {
+      shapes.push({ kind: "text", x: plotX + 6, y: cy + 4, text: fit(r.included, 11, width - plotX - PAD - 6), size: 11, color: MUTED, anchor: "start" });
+      return;
+    }
     if (r.value === undefined) {
       shapes.push({ kind: "text", x: plotX + 6, y: cy + 4, text: fit(r.missing ?? "rate needed", 11, width - plotX - PAD - 6, true), size: 11, color: WARN, anchor: "start", bold: true });
       return;
@@ -103,7 +109,7 @@ export function breakdownChart(view: ReportView): Scene {
   const rows: BarRow[] = view.breakdown.filter((b) => b.depth === 0).map((b) => ({
     label: b.label, color: COMPONENT_COLORS[b.component] ?? RUN_COLORS[7]!,
     // No cost: the line (or a line under it) needs a rate, or another line pays for it.
-    ...(b.costCNY === undefined ? { missing: b.includedIn !== undefined ? `included in ${b.includedIn}` : "rate needed" } : { value: b.costCNY }),
+    ...(b.costCNY !== undefined ? { value: b.costCNY } : b.includedIn !== undefined ? { included: `included in ${b.includedIn}` } : { missing: "rate needed" }),
   }));
   return barChart({ title: "Cost breakdown (chosen)", subtitle: "CNY; bar: expected, whisker: low–high", rows });
 }
@@ -112,28 +118,37 @@ export function breakdownChart(view: ReportView): Scene {
 export function providersChart(view: ReportView): Scene {
   const rows: BarRow[] = view.candidates.map((c) => ({
     label: `${c.chosen ? "▸ " : ""}${c.provider}${c.flavor === "—" ? "" : ` ${c.flavor}`}`, color: c.chosen ? CHOSEN : OTHER, bold: c.chosen,
-    ...(c.expectedCNY === undefined ? { missing: "rate needed" } : { value: c.expectedCNY }),
+    ...(c.includedIn !== undefined ? { included: `${SUNK_UNIT_PRICE}: ${formatMoney(0, "CNY")} marginal` } : c.expectedCNY === undefined ? { missing: "rate needed" } : { value: c.expectedCNY }),
   }));
   return barChart({ title: "Candidates side by side", subtitle: "training compute, CNY; bar: expected, whisker: low–high; ▸ chosen", rows });
 }
 
-/** Cumulative cost (CNY) over the run's steps: the expected line inside its low–high band; the budget cap when set. */
+/** Width of the column right of the steps that shows what is billed after the run. */
+const AFTER_RUN_W = 170;
+
+/**
+ * Cumulative cost (CNY) over the run's steps: the expected line inside its low–high band; the budget cap when set.
+ * What is billed after the run (storage kept, the final export) stands in its own column to the right, as a bar from
+ * the run's end to the total with the total's low–high whisker — not as a jump at the last step.
+ */
 export function cumulativeChart(report: CostReport, view: ReportView): Scene {
   const width = 1100;
   const height = 300;
   const shapes: Shape[] = [];
+  const pts = report.cumulative.filter((p) => p.afterRun !== true).sort((a, b) => a.step - b.step);
+  const after = report.cumulative.find((p) => p.afterRun === true);
   shapes.push({ kind: "text", x: PAD, y: PAD + 14, text: "Cumulative cost over the run", size: 14, color: INK, anchor: "start", bold: true });
-  shapes.push({ kind: "text", x: PAD, y: PAD + 31, text: "CNY by training step; line: expected, band: low–high", size: 10, color: MUTED, anchor: "start" });
-  const pts = [...report.cumulative].sort((a, b) => a.step - b.step);
+  const subtitle = `CNY by training step, as incurred; line: expected, band: low–high${after === undefined ? "" : "; right: storage kept and the final export, billed after the run"}`;
+  shapes.push({ kind: "text", x: PAD, y: PAD + 31, text: subtitle, size: 10, color: MUTED, anchor: "start" });
   const cap = view.budget === undefined ? undefined : convert(view.budget.cap, view.budget.currency, "CNY", report.fx);
-  const maxY = Math.max(0, ...pts.map((p) => p.cost.high), cap ?? 0);
+  const maxY = Math.max(0, ...report.cumulative.map((p) => p.cost.high), cap ?? 0);
   const maxX = Math.max(1, ...pts.map((p) => p.step));
   const yt = moneyTicks(maxY);
   const xt = niceTicks(0, maxX, { integer: true });
   const xLabels = formatTicks(xt);
   const labelW = Math.max(...yt.labels.map((l) => measureText(l, TICK)));
   const box = { x: PAD + labelW + 10, y: PAD + 46, w: 0, h: 0 };
-  const plot = { ...box, w: width - PAD - 10 - box.x, h: height - 40 - box.y };
+  const plot = { ...box, w: width - PAD - 10 - box.x - (after === undefined ? 0 : AFTER_RUN_W), h: height - 40 - box.y };
   const sx = (s: number) => plot.x + ((s - xt.lo) / (xt.hi - xt.lo)) * plot.w;
   const sy = (v: number) => plot.y + plot.h - (v / yt.hi) * plot.h;
   yt.values.forEach((v, i) => {
@@ -154,7 +169,32 @@ export function cumulativeChart(report: CostReport, view: ReportView): Scene {
     shapes.push({ kind: "area", points: [...upper, ...lower], fill: CHOSEN, opacity: 0.18 });
     shapes.push({ kind: "line", points: withOrigin.map((p) => [sx(p.step), sy(p.cost.expected)]), color: CHOSEN, width: 2, role: "series" });
     const last = withOrigin[withOrigin.length - 1]!;
-    shapes.push({ kind: "text", x: sx(last.step) - 4, y: sy(last.cost.expected) - 8, text: `${formatMoney(last.cost.expected, "CNY")} at step ${formatQuantity(last.step)}`, size: 11, color: INK, anchor: "end", bold: true });
+    const endText = `${formatMoney(last.cost.expected, "CNY")} at step ${formatQuantity(last.step)}${after === undefined ? "" : ", the end of the run"}`;
+    shapes.push({ kind: "text", x: sx(last.step) - 4, y: sy(last.cost.expected) - 8, text: endText, size: 11, color: INK, anchor: "end", bold: true });
+    if (after !== undefined) {
+      const x0 = plot.x + plot.w + 14;
+      const w = AFTER_RUN_W - 24;
+      const cx = x0 + 24;
+      shapes.push({ kind: "rect", x: x0, y: plot.y, w, h: plot.h, fill: "#f6f8fa" });
+      shapes.push({ kind: "line", points: [[snap(x0), plot.y], [snap(x0), plot.y + plot.h]], color: AXIS, width: 1, role: "axis" });
+      shapes.push({ kind: "text", x: x0 + w / 2, y: plot.y + plot.h + 15, text: "after the run", size: TICK, color: MUTED, anchor: "middle" });
+      // A bar from the run's end to the total: the storage colour, since retention is most of it.
+      const top = sy(after.cost.expected);
+      const base = sy(last.cost.expected);
+      shapes.push({ kind: "rect", x: cx - 14, y: top, w: 28, h: Math.max(1, base - top), fill: COMPONENT_COLORS["storage"]! });
+      shapes.push({ kind: "line", points: [[sx(last.step), base], [cx - 14, base]], color: CHOSEN, width: 1, opacity: 0.6, role: "series" });
+      if (after.cost.high > after.cost.low) {
+        shapes.push({ kind: "line", points: [[cx, sy(after.cost.low)], [cx, sy(after.cost.high)]], color: INK, width: 1.5, role: "series" });
+        shapes.push({ kind: "line", points: [[cx - 5, sy(after.cost.high)], [cx + 5, sy(after.cost.high)]], color: INK, width: 1.5, role: "series" });
+        shapes.push({ kind: "line", points: [[cx - 5, sy(after.cost.low)], [cx + 5, sy(after.cost.low)]], color: INK, width: 1.5, role: "series" });
+      }
+      // Labels right of the bar and its whisker, at the total's height (kept inside the plot).
+      const labelX = cx + 22;
+      const labelW = x0 + w - labelX - 4;
+      const labelY = Math.min(Math.max(plot.y + 12, top + 4), plot.y + plot.h - 17);
+      shapes.push({ kind: "text", x: labelX, y: labelY, text: fit(`${formatMoney(after.cost.expected, "CNY")} total`, 11, labelW, true), size: 11, color: INK, anchor: "start", bold: true });
+      shapes.push({ kind: "text", x: labelX, y: labelY + 13, text: fit(`+${formatMoney(after.cost.expected - last.cost.expected, "CNY")} after`, 10, labelW), size: 10, color: MUTED, anchor: "start" });
+    }
   }
   if (cap !== undefined) {
     const y = snap(sy(cap));

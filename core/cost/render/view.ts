@@ -28,6 +28,8 @@ export interface CandidateRow {
   readonly costUSD: string;
   readonly chosen: boolean;
   readonly note: string;
+  /** Its compute is paid for already (a prepaid group or pool): "prepaid (sunk)", cost 0 marginal. */
+  readonly includedIn?: string;
   /** Expected cost in CNY, for charts; undefined without a price. */
   readonly expectedCNY?: { readonly low: number; readonly expected: number; readonly high: number };
 }
@@ -84,6 +86,9 @@ export interface ReportView {
 
 const COMPONENT_ORDER: readonly Component[] = ["compute", "sandbox", "functions", "storage", "egress"];
 
+/** A candidate's unit price cell when its compute is sunk (prepaid): not a rate, and not a missing one. */
+export const SUNK_UNIT_PRICE = "prepaid (sunk)";
+
 /** "¥7.50/node-hour". */
 export function formatUnitPrice(rate: Rate | undefined): string {
   if (rate === undefined) return "rate needed";
@@ -110,6 +115,7 @@ function daysBetween(fromIso: string, toIso: string): number {
 
 function candidateCost(c: Candidate, report: CostReport): { CNY?: CandidateRow["expectedCNY"]; text: { CNY: string; USD: string } } {
   if (c.cost === undefined || c.currency === undefined) return { text: { CNY: "rate needed", USD: "rate needed" } };
+  if (c.includedIn !== undefined) return { CNY: c.cost, text: { CNY: `${formatMoney(0, "CNY")} (sunk)`, USD: `${formatMoney(0, "USD")} (sunk)` } };
   const cny = convertRange(c.cost, c.currency, "CNY", report.fx);
   const usd = convertRange(c.cost, c.currency, "USD", report.fx);
   return { CNY: cny, text: { CNY: formatMoneyRange(cny, "CNY"), USD: formatMoneyRange(usd, "USD") } };
@@ -190,8 +196,9 @@ export function reportView(report: CostReport, opts: { budget?: { cap: number; c
     const cost = candidateCost(c, report);
     return {
       provider: c.provider, region: c.region ?? "—", flavor: c.flavor ?? "—", accelerators: c.accelerators ?? "—", nodes: String(c.nodes),
-      unitPrice: formatUnitPrice(c.unitPrice), hours: formatQuantityRange(c.hours), costCNY: cost.text.CNY, costUSD: cost.text.USD,
-      chosen: c.chosen, note: c.note ?? "", ...(cost.CNY === undefined ? {} : { expectedCNY: cost.CNY }),
+      unitPrice: c.unitPrice === undefined && c.includedIn !== undefined ? SUNK_UNIT_PRICE : formatUnitPrice(c.unitPrice), hours: formatQuantityRange(c.hours), costCNY: cost.text.CNY, costUSD: cost.text.USD,
+      chosen: c.chosen, note: c.note ?? "", ...(c.includedIn === undefined ? {} : { includedIn: c.includedIn }),
+      ...(cost.CNY === undefined ? {} : { expectedCNY: cost.CNY }),
     };
   }));
 
@@ -220,7 +227,11 @@ export function reportView(report: CostReport, opts: { budget?: { cap: number; c
         : `every line priced; ${CURRENCY_SYMBOL.CNY} and ${CURRENCY_SYMBOL.USD} converted at the rate above`,
     },
     ratesNeeded: needing.map(rateNeededText),
-    notes: groupNotes(rows),
+    // The chosen row shows ✔ where others show their note: a sunk (prepaid) choice says why its cost is 0 here.
+    notes: [
+      ...groupNotes(rows),
+      ...report.candidates.filter((c) => c.chosen && c.includedIn !== undefined && c.note !== undefined).map((c) => `chosen candidate ${c.provider}: ${c.note}`),
+    ],
     assumptions: [...report.assumptions],
     exclusions: [...report.exclusions],
     sources: [...report.priceSources].sort((a, b) => a.id.localeCompare(b.id) || a.dateRead.localeCompare(b.dateRead)).map((s) => ({
