@@ -282,7 +282,8 @@ describe("packaging: npm pack of a fresh clone, installed offline into a tempora
     assert.deepEqual(byFn.get("reward")!.assets, ["adapters/sandboxes/harness/e2b_runner.py"], "the E2B runner is embedded from the installed package");
     assert.ok(byFn.get("console")!.assets.includes("recipes/python/rlpipe_reward.py"), "the shipped Python shims are embedded");
     assert.ok(byFn.get("reward")!.sdks.some((x) => x.path === "e2b"), JSON.stringify(byFn.get("reward")!.sdks));
-    assert.ok(!byFn.get("reward")!.sdks.some((x) => x.path.startsWith("@aws-sdk")), "no AWS SDK in the reward bundle");
+    assert.ok(!byFn.get("reward")!.sdks.some((x) => x.path.startsWith("tencentcloud")), "no Tencent SDK in the reward bundle");
+    assert.ok(byFn.get("runs")!.sdks.some((x) => x.path.startsWith("@aws-sdk")), JSON.stringify(byFn.get("runs")!.sdks));
   });
 
   it("after `npm link` on a temporary global prefix, `rlpipe` from PATH runs (package and bin are both symlinks)", async () => {
