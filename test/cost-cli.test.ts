@@ -315,6 +315,17 @@ describe("rlpipe cost on a seed recipe (the real estimate)", () => {
     assert.match(t.out, /¥43\.21\/node-hour .* user\n/);
     assert.ok(!t.out.includes(`item: ${FLAVOR_RATE},`), "the flavor needs no rate any more");
     assert.ok(t.out.includes(formatMoneyTriple(withRate.totals.CNY, "CNY")));
+    assert.doesNotMatch(t.err, /priced nothing/, "a rate that was used draws no warning");
+  });
+
+  it("a --rates entry that prices nothing (a mistyped flavor id) is named on stderr with the closest id", async () => {
+    const rates = join(dir, "typo-rates.yaml");
+    const typo = FLAVOR_RATE.replace("8snt9b2", "8snt9b3");
+    writeFileSync(rates, `prices:\n  - {item: "${typo}", value: 43.21, currency: CNY, unit: node-hour, source: "quote 2026-11"}\n`);
+    const r = await rlpipe(["cost", recipePath(MA_SEED), "--provider", "modelarts", "--rates", rates], { cwd: dir });
+    assert.equal(r.code, 0, r.err);
+    assert.ok(r.err.includes(`rate "${typo}" priced nothing in this estimate; did you mean "${FLAVOR_RATE}"?`), r.err);
+    assert.match(r.out, /rate needed/, "the typo priced nothing: the flavor still needs a rate");
   });
 
   it("md and html to --out: the file is written whole and its path printed; html goes to .rlpipe/cost/<recipe>.html by default", async () => {

@@ -5,6 +5,8 @@ import { mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } 
 import { dirname, join } from "node:path";
 import { parseArgs } from "node:util";
 import { estimateCost } from "../../core/cost/estimate.js";
+import { CATALOG } from "../../core/cost/catalog.js";
+import { unusedRates } from "../../core/cost/rates.js";
 import { parseRatesFile, userRates } from "../../core/cost/rates-file.js";
 import { costHtml } from "../../core/cost/render/html.js";
 import { renderMarkdown } from "../../core/cost/render/markdown.js";
@@ -108,6 +110,10 @@ export async function runCost(argv: readonly string[], io: Io): Promise<number> 
   const report: CostReport = live === undefined
     ? { ...estimate, recipe: { ...estimate.recipe, file } }
     : { ...estimate, recipe: { ...estimate.recipe, file }, mode: "online", assumptions: [...estimate.assumptions, ...live.assumptions] };
+  // A rate that priced nothing is almost always a mistyped id: say so instead of silently pricing without it.
+  for (const u of unusedRates(report, user, CATALOG.rows.map((r) => r.id))) {
+    io.err(`rlpipe cost: warning: ${values.rates}: rate ${JSON.stringify(u.id)} priced nothing in this estimate${u.closest === undefined ? "" : `; did you mean ${JSON.stringify(u.closest)}?`}`);
+  }
   const budget = loaded.recipe.cost?.budget;
   const text = renderCost(report, format, budget);
 

@@ -4,8 +4,9 @@
 // entries of a recipe's `prices:`); docs/cost.md describes both.
 import { RlpipeError } from "../errors.js";
 import type { Recipe } from "../recipe/schema.js";
+import { didYouMean } from "../recipe/suggest.js";
 import { catalogRow } from "./catalog.js";
-import type { Basis, Catalog, CatalogRow, CostLine, Rate, RateOverrides } from "./types.js";
+import type { Basis, Catalog, CatalogRow, CostLine, CostReport, Rate, RateOverrides } from "./types.js";
 import { convertPrice } from "./units.js";
 
 const day = (now: Date) => now.toISOString().slice(0, 10);
@@ -68,4 +69,25 @@ export function priceFor(ctx: PriceContext, id: string, unit: string, supply?: s
     rateNeeded: { item: id, unit, howToSupply: supply ?? howToSupply(id, unit) },
     ...(row === undefined ? {} : { row }),
   };
+}
+
+/** Every rate id an estimate used or asked for: its sources, and the rate-needed items of its lines and their children. */
+export function rateIdsOf(report: CostReport): Set<string> {
+  const ids = new Set(report.priceSources.map((r) => r.id));
+  const visit = (l: CostLine) => { if (l.rateNeeded !== undefined) ids.add(l.rateNeeded.item); for (const c of l.children ?? []) visit(c); };
+  for (const l of report.lines) visit(l);
+  return ids;
+}
+
+/**
+ * User rates that priced nothing in this estimate — usually a mistyped id (a flavor name one character off) — each
+ * with the closest id the estimate used or asked for, so a typo is not silently ignored.
+ */
+export function unusedRates(report: CostReport, user: readonly Rate[], known: readonly string[]): { readonly id: string; readonly closest?: string }[] {
+  const used = rateIdsOf(report);
+  const candidates = [...new Set([...used, ...known])].sort();
+  return user.filter((r) => !used.has(r.id)).map((r) => {
+    const hint = didYouMean(r.id, candidates, false);
+    return hint === undefined ? { id: r.id } : { id: r.id, closest: hint.replace(/^did you mean /, "").replace(/\?$/, "") };
+  });
 }
