@@ -16,9 +16,12 @@ import {
 } from "../../core/grading/types.js";
 import { Semaphore } from "../../core/util/semaphore.js";
 import { type Capabilities, type EvaluateOptions, type SandboxBackend, SandboxError } from "./sandbox.js";
+import type { HarnessCase, HarnessEvent, HarnessOutcome } from "./harness-events.js";
 import { keyringFilter } from "./seccomp.js";
+import { WarmPool } from "./warm.js";
 
-const HARNESS = resolve(dirname(fileURLToPath(import.meta.url)), "../../../adapters/sandboxes/harness/local_harness.py");
+const HARNESS_DIR = resolve(dirname(fileURLToPath(import.meta.url)), "../../../adapters/sandboxes/harness");
+const HARNESS = join(HARNESS_DIR, "local_harness.py");
 
 export interface LocalSandboxOptions {
   /** Programs running at once (default: the number of cores). */
@@ -30,35 +33,17 @@ export interface LocalSandboxOptions {
   readonly tmpfsBytes?: number;
   /** Where per-program work dirs are created on the host. */
   readonly workRoot?: string;
+  /**
+   * per-program (default): one bubblewrap per program. warm: Python programs run in a long-lived sandbox per
+   * slot that forks per program and per case (see warm.ts); other languages stay per-program.
+   */
+  readonly isolation?: Isolation;
+  /** warm: programs a warm sandbox serves before it is replaced (default 200). */
+  readonly warmMaxPrograms?: number;
 }
 
-interface HarnessCase { kind: "stdio" | "call" | "assert"; stdin?: string; fnName?: string; args?: readonly unknown[]; testCode?: string; entryPoint?: string; files?: Record<string, string> }
-
-interface HarnessEvent {
-  event: "compile" | "start" | "case";
-  index?: number;
-  exitCode: number | null;
-  signal?: number | null;
-  stdout: string;
-  stderr: string;
-  timeMs: number;
-  timedOut: boolean;
-  outputExceeded?: boolean;
-  memoryExceeded?: boolean;
-  valueJson?: string;
-  unavailable?: boolean;
-}
-
-interface HarnessOutcome {
-  compile?: HarnessEvent;
-  cases: Map<number, HarnessEvent>;
-  /** Index of a case that started and never finished (the program killed the harness, or the budget ran out). */
-  interrupted?: number;
-  budgetExhausted: boolean;
-  /** The harness was stopped on purpose after a failing case (stopOnFirstFailure). */
-  stoppedEarly?: boolean;
-  infraError?: string;
-}
+export const ISOLATIONS = ["per-program", "warm"] as const;
+export type Isolation = (typeof ISOLATIONS)[number];
 
 const TOOLCHAINS: Record<string, string> = { cpp: "/usr/bin/g++", nodejs: "/usr/bin/node" };
 /** Sandbox uids are 64000, 64001, … (one per slot); none of them exists on the host. */
@@ -73,6 +58,8 @@ export class LocalSandbox implements SandboxBackend {
   /** The seccomp filter bubblewrap installs (keyring calls refused), when there is one for this architecture. */
   private readonly seccompFile: string | undefined;
   private closed = false;
+  /** The warm sandboxes (isolation warm), one per slot. */
+  private readonly warm: WarmPool | undefined;
 
   private constructor(private readonly bwrap: string, private readonly python: string, private readonly languages: string[], private readonly opts: LocalSandboxOptions) {
     this.slots = new Semaphore(opts.concurrency ?? Math.max(1, availableParallelism()));
@@ -81,6 +68,13 @@ export class LocalSandbox implements SandboxBackend {
     const filter = keyringFilter();
     this.seccompFile = filter === undefined ? undefined : join(this.workRoot, "seccomp.bpf");
     if (filter !== undefined) writeFileSync(this.seccompFile!, filter);
+    if (opts.isolation === "warm") {
+      this.warm = new WarmPool({
+        bwrap, python, seccompFile: this.seccompFile, workRoot: this.workRoot, maxPrograms: opts.warmMaxPrograms ?? 200,
+        bwrapArgs: (work, uid, seccomp) => this.bwrapArgs(work, uid, seccomp, true),
+      });
+      this.warm.prestart(this.freeUids);
+    }
   }
 
   /** Checks bubblewrap and the toolchains; fails with a hint when bubblewrap is missing. */
@@ -145,6 +139,7 @@ export class LocalSandbox implements SandboxBackend {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    this.warm?.close();
     rmSync(this.workRoot, { recursive: true, force: true });
   }
 
@@ -215,6 +210,12 @@ export class LocalSandbox implements SandboxBackend {
   /** One bubblewrap sandbox running the harness over `cases` from `from`; returns what it reported. */
   private async runHarness(uid: number, language: string, code: string, cases: HarnessCase[], limits: Required<Limits>, signal: AbortSignal | undefined, from = 0, stopOnFailure?: readonly TestCase[]): Promise<HarnessOutcome> {
     if (this.closed) return { cases: new Map(), budgetExhausted: false, infraError: "the sandbox is closed" };
+    if (this.warm !== undefined && language === "python") {
+      return this.warm.run(uid, {
+        language, code, cases, limits, startIndex: from,
+        ...(stopOnFailure === undefined ? {} : { stopAfter: (ev: HarnessEvent) => gradeCase(stopOnFailure[ev.index!]!, toExecution(ev)).status !== "passed" }),
+      }, limits.totalTimeoutMs, signal);
+    }
     const jobDir = mkdtempSync(join(this.workRoot, "job-"));
     const work = join(jobDir, "work");
     mkdirSync(work);
@@ -271,7 +272,8 @@ export class LocalSandbox implements SandboxBackend {
     }
   }
 
-  private bwrapArgs(work: string, uid: number, seccompOnFd3: boolean): string[] {
+  /** `warm`: the whole harness directory at /opt/rlpipe and no command (the warm pool adds the zygote's). */
+  private bwrapArgs(work: string, uid: number, seccompOnFd3: boolean, warm = false): string[] {
     return [
       // --as-pid-1: no bubblewrap process inside the sandbox. Its reaper was dumpable by the program's uid, so a
       // program could read its memory and take its descriptors (pidfd_getfd), among them the result stream.
@@ -285,12 +287,12 @@ export class LocalSandbox implements SandboxBackend {
       "--proc", "/proc", "--dev", "/dev",
       "--size", String(this.opts.tmpfsBytes ?? 256 << 20), "--tmpfs", "/tmp",
       "--bind", work, "/work", "--chdir", "/work",
-      "--ro-bind", HARNESS, "/opt/rlpipe/harness.py",
+      ...(warm ? ["--ro-bind", HARNESS_DIR, "/opt/rlpipe"] : ["--ro-bind", HARNESS, "/opt/rlpipe/harness.py"]),
       ...(seccompOnFd3 ? ["--seccomp", "3"] : []),
       "--clearenv",
       "--setenv", "PATH", "/usr/bin:/bin", "--setenv", "HOME", "/tmp", "--setenv", "TMPDIR", "/tmp",
       "--setenv", "LANG", "C.UTF-8", "--setenv", "PYTHONDONTWRITEBYTECODE", "1", "--setenv", "PYTHONHASHSEED", "0",
-      this.python, "-I", "/opt/rlpipe/harness.py",
+      ...(warm ? [] : [this.python, "-I", "/opt/rlpipe/harness.py"]),
     ];
   }
 }
