@@ -7,11 +7,15 @@ export type { BackendOptions } from "./remote-backends.js";
 export const SANDBOX_KINDS = ["local", "scalebox", "e2b"] as const;
 export type SandboxKind = (typeof SANDBOX_KINDS)[number];
 
-export async function createBackend(kind: string, opts: BackendOptions = {}): Promise<SandboxBackend> {
+/** Isolation modes of the local sandbox (adapters/sandboxes/local.ts ISOLATIONS); per-program is the default. */
+export const LOCAL_ISOLATIONS = ["per-program", "warm"] as const;
+export type LocalIsolation = (typeof LOCAL_ISOLATIONS)[number];
+
+export async function createBackend(kind: string, opts: BackendOptions = {}, isolation: LocalIsolation = "per-program"): Promise<SandboxBackend> {
   switch (kind) {
     case "local": {
       const { LocalSandbox } = await import("../adapters/sandboxes/local.js");
-      return LocalSandbox.create(opts.concurrency === undefined ? {} : { concurrency: opts.concurrency });
+      return LocalSandbox.create({ isolation, ...(opts.concurrency === undefined ? {} : { concurrency: opts.concurrency }) });
     }
     case "scalebox":
     case "e2b":

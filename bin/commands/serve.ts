@@ -3,7 +3,7 @@
 // /v1/rewards, /v1/ping). Binding beyond loopback requires a token.
 import { parseArgs } from "node:util";
 import { RlpipeError } from "../../core/errors.js";
-import { createBackend } from "../../functions/backends.js";
+import { createBackend, LOCAL_ISOLATIONS, type LocalIsolation } from "../../functions/backends.js";
 import { isLoopback, startHttpServer } from "../../functions/platforms/http.js";
 import { ResultCache } from "../../functions/reward.js";
 import { UsageMeter } from "../../functions/usage-meter.js";
@@ -46,11 +46,14 @@ export async function runServe(argv: readonly string[], io: Io): Promise<number>
   }
   const concurrency = values.concurrency === undefined ? undefined : Number(values.concurrency);
   if (concurrency !== undefined && (!Number.isInteger(concurrency) || concurrency < 1)) throw usage("--concurrency must be a positive integer");
+  const isolation = values.isolation as LocalIsolation;
+  if (!(LOCAL_ISOLATIONS as readonly string[]).includes(isolation)) throw usage(`--isolation must be ${LOCAL_ISOLATIONS.join(" or ")}, got ${values.isolation}`);
+  if (isolation !== "per-program" && values.sandbox !== "local") throw usage("--isolation warm needs --sandbox local");
   const scaleboxUrls = values["scalebox-url"] ?? (process.env["SCALEBOX_URL"]?.split(",").filter((u) => u !== "") ?? []);
   const runs = await runsDeps(values["runs-store"], values["runs-secret-env"]);
   const backend = values.sandbox === "none" ? undefined : await createBackend(values.sandbox, {
     scaleboxUrls, ...(concurrency === undefined ? {} : { concurrency }), ...(values["e2b-template"] === undefined ? {} : { template: values["e2b-template"] }),
-  });
+  }, isolation);
   if (backend === undefined && runs === undefined) throw usage("--sandbox none serves nothing without --runs-store");
   // Per-run usage (what `rlpipe cost --run` reads): counted always, written to --usage-store when given.
   const usageStore = values["usage-store"] === undefined ? undefined : await (await import("../../adapters/storage/store.js")).openStore(values["usage-store"]);
