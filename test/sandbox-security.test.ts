@@ -17,6 +17,7 @@ import { FakeE2B } from "./fakes/e2b-fake.js";
 import { makeCanaries, rlpipeServe, securitySuite } from "./sandbox-security.js";
 
 securitySuite("rlpipe serve --sandbox local", rlpipeServe(["--sandbox", "local"]));
+securitySuite("rlpipe serve --sandbox local --isolation warm", rlpipeServe(["--sandbox", "local", "--isolation", "warm"]));
 
 const JOB: EvalJob = {
   id: "sum", language: "python", code: "a, b = map(int, input().split())\nprint(a + b)",
