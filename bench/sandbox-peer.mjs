@@ -2,7 +2,7 @@
 // Benchmark (issue 12, item 4): `rlpipe serve --sandbox local` side by side with a ScaleBox/SandboxFusion server, in one run.
 //
 //   node bench/sandbox-peer.mjs [--isolation per-program[,warm]] [--peer URL [--peer-pid PID]] [--rounds 3]
-//                               [--programs 200] [--seq 60] [--conc-requests 200] [--in-flight 8] [--concurrency N]
+//                               [--programs 200] [--seq 60] [--conc-requests 200] [--in-flight 8] [--concurrency N] [--keep-alive]
 //
 // Workloads (the same client and request bodies for every server; the bodies are the SandboxFusion API ScaleBox accepts):
 //   (a) /common_evaluate_batch, a 10-case Python stdin/stdout a+b program, --in-flight requests at once → test cases/s;
@@ -30,7 +30,7 @@ const { values: opt } = parseArgs({
     isolation: { type: "string" }, peer: { type: "string" }, "peer-pid": { type: "string" },
     rounds: { type: "string", default: "3" }, programs: { type: "string", default: "200" }, seq: { type: "string", default: "60" },
     "conc-requests": { type: "string", default: "200" }, "in-flight": { type: "string", default: "8" }, concurrency: { type: "string" },
-    help: { type: "boolean", default: false },
+    "keep-alive": { type: "boolean", default: false }, help: { type: "boolean", default: false },
   },
   strict: true,
 });
@@ -89,7 +89,11 @@ function treeCpuS(rootPid) {
   return sum / clkTck;
 }
 
-// ---------- HTTP client (keep-alive, one agent per server; the same for every server) ----------
+// A fresh connection per request by default, as side_by_side.py's urllib does: with keep-alive, uvicorn's separate
+// header/body writes meet Nagle + delayed ACK and a /run_code answer stalls ~40 ms, which would measure TCP, not the server.
+const newAgent = () => new http.Agent({ keepAlive: opt["keep-alive"], maxSockets: inFlight });
+
+// ---------- HTTP client (one agent per server; the same for every server) ----------
 function post(server, path, body, timeoutMs = 120_000) {
   const data = Buffer.from(JSON.stringify(body));
   const u = new URL(path, server.url);
@@ -191,7 +195,7 @@ async function startRlpipe(isolation) {
   });
   const name = `rlpipe-${isolation ?? "per-program"}`;
   console.log(`${name}: ${url} (pid ${child.pid}; node ${args.slice(1).join(" ").replace(root + "/", "")})`);
-  return { name, kind: "rlpipe", url, pid: child.pid, child, agent: new http.Agent({ keepAlive: true, maxSockets: inFlight }), stderr: () => stderr };
+  return { name, kind: "rlpipe", url, pid: child.pid, child, agent: newAgent(), stderr: () => stderr };
 }
 async function stop(server) {
   server.agent.destroy();
@@ -215,7 +219,7 @@ try {
   for (const iso of isolations) servers.push(await startRlpipe(iso));
   if (opt.peer !== undefined) {
     const url = opt.peer.replace(/\/$/, "");
-    servers.push({ name: "peer", kind: "peer", url, pid: peerPid, agent: new http.Agent({ keepAlive: true, maxSockets: inFlight }) });
+    servers.push({ name: "peer", kind: "peer", url, pid: peerPid, agent: newAgent() });
     console.log(`peer: ${url}${peerPid === undefined ? " (no --peer-pid: its CPU is not measured)" : ` (pid ${peerPid})`}`);
   }
   // Warm-up and controls: a correct program is accepted, an a−b program rejected, print(1) prints 1.
@@ -256,6 +260,11 @@ try {
       results[s.name].ratioToPeer = ratio;
       console.log(`ratio ${s.name}/peer: cases/s ${ratio.casesPerS.toFixed(2)}× (goal ≥ 2.5×); run_code p50 ${ratio.p50Ms.toFixed(2)}× (goal ≤ 0.5×); ` +
         `run_code req/s ${ratio.reqPerS.toFixed(2)}× (goal ≥ 3×)${ratio.cpuMsPerCase === undefined ? "" : `; server CPU per case ${ratio.cpuMsPerCase.toFixed(2)}×`}`);
+      // Paired: each round's ratio (the two servers measured back to back), so load that drifts between rounds cancels out.
+      const rs = results[s.name].rounds, ps = results.peer.rounds;
+      const paired = Object.fromEntries(["casesPerS", "p50Ms", "reqPerS"].map((k) => [k, rs.map((x, i) => x[k] / ps[i][k])]));
+      results[s.name].pairedRatiosToPeer = paired;
+      console.log(`  per round: cases/s ${paired.casesPerS.map((x) => x.toFixed(2)).join(" ")}; p50 ${paired.p50Ms.map((x) => x.toFixed(2)).join(" ")}; req/s ${paired.reqPerS.map((x) => x.toFixed(2)).join(" ")}`);
     }
   }
 } catch (e) {
