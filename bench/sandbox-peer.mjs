@@ -10,7 +10,7 @@
 // Servers are measured in rounds, alternating (the order rotates each round). Every answer is checked: a wrong answer
 // is an error that stops the bench, never a fast result; a negative control (an a−b program) must be rejected.
 // Each rlpipe path is a child `node dist/bin/rlpipe.js serve` on 127.0.0.1 (kernel-chosen free port), stopped by its pid.
-// `--isolation` is passed to `rlpipe serve` only when given here (main has only the per-program path).
+// `--isolation` is passed to `rlpipe serve` only when given here; per-program is the server's default, warm is opt-in (--isolation per-program,warm measures both).
 // Server CPU: utime+stime+cutime+cstime of the server's pid and all its live descendants (/proc), before and after each
 // workload, so the programs the server ran count too; for the peer only when --peer-pid (e.g. /tmp/peers/scalebox/server.pid).
 // Prints the machine, per-server figures, ratios rlpipe/peer; writes bench/results/sandbox-peer.json. Nothing leaves 127.0.0.1.
