@@ -40,6 +40,32 @@ print(files, [p for p in procs if "sleep" in p], open("/proc/sysvipc/shm").read(
     assert.equal(b.stdout, "{'/work': ['p'], '/tmp': [], '/dev/shm': []} [] 0\n");
   });
 
+  // What a program can change about the process it runs in (umask, cwd, limits, signal dispositions, a sleeping
+  // thread, the environment) must not carry over: the next program starts from the zygote's state, not the last one's.
+  const state = `
+import os, resource, signal, threading
+print(oct(os.umask(0o022)), os.getcwd(), resource.getrlimit(resource.RLIMIT_NOFILE), signal.getsignal(signal.SIGTERM),
+      signal.getsignal(signal.SIGINT), threading.active_count(), sorted(k for k in os.environ if k.startswith("LEFT")))`;
+  const tamper = `
+import os, resource, signal, threading, time
+os.umask(0); os.chdir("/tmp"); resource.setrlimit(resource.RLIMIT_NOFILE, (16, 16))
+signal.signal(signal.SIGTERM, signal.SIG_IGN); signal.signal(signal.SIGINT, signal.SIG_IGN)
+os.environ["LEFT_BY_A"] = "1"; os.putenv("LEFT_BY_A_PUT", "1")
+threading.Thread(target=time.sleep, args=(300,), daemon=False).start()
+print("tampered")`;
+
+  it("umask, cwd, limits, signal dispositions, a sleeping thread and environment changes do not reach the next program", async () => {
+    const baseline = await sb.run({ language: "python", code: state, limits: { runTimeoutMs: 10_000 } });
+    assert.equal(baseline.status, "ok", baseline.stderr);
+    // Its non-daemon thread still sleeps when the program's main code ends: the harness ends the program there.
+    const a = await sb.run({ language: "python", code: tamper, limits: { runTimeoutMs: 1500 } });
+    assert.equal(a.stdout, "tampered\n", a.stderr);
+    const b = await sb.run({ language: "python", code: state, limits: { runTimeoutMs: 10_000 } });
+    assert.equal(b.status, "ok", b.stderr);
+    assert.equal(b.stdout, baseline.stdout, "the next program sees the zygote's state, not the tampering program's");
+    assert.doesNotMatch(b.stdout, /LEFT/);
+  });
+
   it("grades a batch like the per-program path", async () => {
     const tests = [{ kind: "stdio" as const, stdin: "1 2", expectedStdout: "3" }, { kind: "stdio" as const, stdin: "2 2", expectedStdout: "5" }];
     const [r] = await sb.evaluate([{ id: "x", language: "python", code: "a, b = map(int, input().split())\nprint(a + b)", tests, limits: { runTimeoutMs: 5000 } }]);
