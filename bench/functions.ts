@@ -11,10 +11,12 @@
 // writes bench/results/functions.json. Needs a build (npm run build); no network, no credentials.
 import { spawnSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { randomBytes } from "node:crypto";
 import os from "node:os";
 import { join } from "node:path";
 import { buildFunctionBundle } from "../bin/function-bundle.js";
 import { FUNCTION_NAMES, FUNCTION_PLATFORMS, type FunctionName, type FunctionPlatform, PLATFORM_TARGETS } from "../core/packaging/targets.js";
+import { fakeE2bKey } from "../test/fakes/credentials.js";
 import { FakeE2B } from "../test/fakes/e2b-fake.js";
 import { eventFor, parseResult } from "../test/fakes/platform-events.js";
 import { invokeBundle, unzipIndependently } from "../test/function-invoker.js";
@@ -32,9 +34,9 @@ function median(xs: readonly number[]): number {
 }
 
 /** What the function needs at cold start, and the event it answers (nothing here leaves the machine). */
-const E2B_KEY = "e2b_0000000000000000000000000000000000000000";
-
-const TOKEN = "bench-secret-0123456789abcdef";
+// Generated per run: never a key-shaped literal in the repository.
+const E2B_KEY = fakeE2bKey();
+const TOKEN = randomBytes(24).toString("hex");
 
 function workload(platform: FunctionPlatform, fn: FunctionName, e2b: FakeE2B): { env: Record<string, string>; userData: Record<string, string>; event: unknown } {
   const secretName = fn === "reward" ? "RLPIPE_SANDBOX_TOKEN" : "RLPIPE_RUNS_SECRET";

@@ -10,7 +10,7 @@ import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, 
 import { tmpdir } from "node:os";
 import { delimiter, dirname, join, relative, resolve } from "node:path";
 import { after, before, describe, it } from "node:test";
-import { fakeTencentSecretId } from "./fakes/credentials.js";
+import { fakeTencentSecretId, fakeTencentSecretKey } from "./fakes/credentials.js";
 import { TioneFake } from "./fakes/tione-fake.js";
 import { ROOT, editYaml } from "./helpers.js";
 
@@ -301,7 +301,7 @@ describe("packaging: npm pack of a fresh clone, installed offline into a tempora
 
   it("the installed TI-ONE client (tencentcloud-sdk-nodejs-common) signs requests the strict TC3 fake accepts", async () => {
     const secretId = fakeTencentSecretId();
-    const secretKey = "rlpipe-test-tc3-secret-key/packaging";
+    const secretKey = fakeTencentSecretKey();
     const fake = await TioneFake.start([{ secretId, secretKey }]);
     try {
       const script = `
