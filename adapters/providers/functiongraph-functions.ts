@@ -14,6 +14,7 @@ import { parseEndpoint } from "../../core/util/endpoint.js";
 import { type DeployedFunction, type FunctionSpec, type FunctionsApi, FunctionsApiError, type FunctionsFailureKind, codePlaceholder, maskedSecrets, networkFailure } from "./functions-api.js";
 import { resolveHuaweiAccount } from "./huawei-account.js";
 import { type HuaweiCredentials, encodePathSegment, signRequest } from "./huawei-sign.js";
+import { huaweiErrorReply } from "./huawei-error.js";
 
 type Env = Readonly<Record<string, string | undefined>>;
 
@@ -58,7 +59,6 @@ const FunctionInfo = z.looseObject({
   description: z.string().nullable().optional(),
 });
 const ListResponse = z.looseObject({ functions: z.array(FunctionInfo).nullable().optional(), next_marker: z.number().optional(), count: z.number().optional() });
-const ErrorBody = z.looseObject({ error_code: z.string(), error_msg: z.string().optional() });
 
 function deployedOf(f: z.infer<typeof FunctionInfo>): DeployedFunction {
   return {
@@ -76,13 +76,7 @@ const AUTH_HINT = "check HUAWEICLOUD_SDK_AK/SK (and the security token of tempor
 
 /** An error reply as a FunctionsApiError carrying FunctionGraph's code. */
 export function functionGraphError(what: string, status: number, text: string): FunctionsApiError {
-  let code: string | undefined;
-  let msg: string | undefined;
-  try {
-    const p = ErrorBody.safeParse(JSON.parse(text));
-    if (p.success) { code = p.data.error_code; msg = p.data.error_msg; }
-  } catch { /* not JSON */ }
-  const detail = `HTTP ${status}${code === undefined ? "" : ` ${code}`}${msg === undefined ? "" : `: ${msg.slice(0, 300)}`}`;
+  const { code, detail } = huaweiErrorReply(status, text);
   let kind: FunctionsFailureKind;
   let ours: string;
   let hint: string | undefined;

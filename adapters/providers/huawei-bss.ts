@@ -13,6 +13,7 @@ import { parseEndpoint } from "../../core/util/endpoint.js";
 import type { HuaweiCredentials } from "./huawei-sign.js";
 import { signRequest } from "./huawei-sign.js";
 import { kindOfNetworkError, ProviderError, tlsFailure } from "./provider.js";
+import { huaweiErrorReply } from "./huawei-error.js";
 
 export const BSS_DEFAULT_ENDPOINT = "https://bss.myhuaweicloud.com";
 export const BSS_RATINGS_PATH = "/v2/bills/ratings/on-demand-resources";
@@ -55,7 +56,6 @@ const RatingsResponse = z.looseObject({
 export type ProductRating = z.infer<typeof ProductResult>;
 export interface Ratings { readonly currency: "CNY" | "USD"; readonly results: readonly ProductRating[] }
 
-const ErrorBody = z.looseObject({ error_code: z.string().optional(), error_msg: z.string().optional() });
 
 export function resolveBssEndpoint(env: Readonly<Record<string, string | undefined>>): string {
   const raw = env["BSS_ENDPOINT"]?.trim() || BSS_DEFAULT_ENDPOINT;
@@ -117,13 +117,7 @@ export class BssClient {
 
 /** An error answer of BSS or API Gateway as a ProviderError (exit 3) naming the API and the provider's code. */
 export function bssError(status: number, text: string): ProviderError {
-  let code: string | undefined;
-  let msg: string | undefined;
-  try {
-    const p = ErrorBody.safeParse(JSON.parse(text));
-    if (p.success) { code = p.data.error_code; msg = p.data.error_msg; }
-  } catch { /* not JSON */ }
-  const detail = `HTTP ${status}${code === undefined ? "" : ` ${code}`}${msg === undefined ? "" : `: ${msg.slice(0, 300)}`}`;
+  const { code, detail } = huaweiErrorReply(status, text);
   const opts = { httpStatus: status, ...(code === undefined ? {} : { providerCode: code }) };
   if (status === 401 || code?.startsWith("APIGW.") === true || code === "CBC.0151" || code === "CBC.0154") {
     return new ProviderError("modelarts", "fatal", "bss_auth_failed", `${BSS_API} refused the credentials: ${detail}`, {

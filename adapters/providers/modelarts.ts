@@ -26,6 +26,7 @@ import type { Recipe } from "../../core/recipe/schema.js";
 import { parseEndpoint } from "../../core/util/endpoint.js";
 import { resolveHuaweiAccount, readIfExists } from "./huawei-account.js";
 import { type HuaweiCredentials, encodePathSegment, signRequest } from "./huawei-sign.js";
+import { huaweiErrorReply } from "./huawei-error.js";
 import {
   type AdapterContext, type AdapterFactory, type FailureKind, type JobBilling, type JobRef, type JobStatus, type LogPage, type ProviderAdapter, ProviderError,
   kindOfHttpStatus, kindOfNetworkError, tlsFailure,
@@ -101,7 +102,6 @@ const JobResponse = z.looseObject({
 export type ModelArtsJob = z.infer<typeof JobResponse>;
 const SearchResponse = z.looseObject({ count: z.number().optional(), total: z.number().optional(), items: z.array(JobResponse).optional() });
 const LogPreview = z.looseObject({ content: z.string().optional(), current_size: z.number().optional(), full_size: z.number().optional() });
-const ErrorBody = z.looseObject({ error_code: z.string().optional(), error_msg: z.string().optional() });
 const Flavor = z.looseObject({
   flavor_id: z.string().min(1),
   flavor_name: z.string().optional(),
@@ -241,13 +241,7 @@ function networkCode(e: unknown): string {
 
 /** Map an error reply: {error_code, error_msg} from ModelArts or API Gateway. Never echoes request headers. */
 export function httpError(what: string, status: number, text: string): ProviderError {
-  let code: string | undefined;
-  let msg: string | undefined;
-  try {
-    const parsed = ErrorBody.safeParse(JSON.parse(text));
-    if (parsed.success) { code = parsed.data.error_code; msg = parsed.data.error_msg; }
-  } catch { /* not JSON: status only */ }
-  const detail = `HTTP ${status}${code === undefined ? "" : ` ${code}`}${msg === undefined ? "" : `: ${msg.slice(0, 500)}`}`;
+  const { code, detail } = huaweiErrorReply(status, text, 500);
   const opts = { httpStatus: status, ...(code === undefined ? {} : { providerCode: code }) };
   let kind: FailureKind;
   let ourCode: string;
