@@ -7,8 +7,8 @@
 // CBC.99006050 a usage unit other than hours, CBC.99006074 an unknown usage factor, CBC.0151 a project that is
 // not the account's. Prices come from a table in yuan per hour of one unit; the answer multiplies by usage_value
 // and subscription_num, applies the account's discount, and reports measure_id 1 (yuan) and currency CNY.
-import { type IncomingMessage, type Server, type ServerResponse, createServer } from "node:http";
-import type { AddressInfo } from "node:net";
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { type LoopbackServer, listenLoopback } from "./loopback.js";
 import { sdkHmacProblem } from "./huawei-verify.js";
 
 export interface FakeBssProduct {
@@ -46,27 +46,22 @@ export class FakeBss {
   readonly inquiries: Record<string, unknown>[] = [];
   readonly rejected: { code: string; msg: string }[] = [];
   requests = 0;
-  private server: Server | undefined;
+  private server: LoopbackServer | undefined;
 
   constructor(readonly opts: FakeBssOptions) {}
 
   get endpoint(): string {
-    const a = this.server?.address() as AddressInfo | undefined;
-    if (a === undefined) throw new Error("fake not started");
-    return `http://127.0.0.1:${a.port}`;
+    if (this.server === undefined) throw new Error("fake not started");
+    return this.server.endpoint;
   }
 
   async start(): Promise<this> {
-    this.server = createServer((req, res) => { void this.handle(req, res); });
-    await new Promise<void>((resolve) => this.server!.listen(0, "127.0.0.1", resolve));
+    this.server = await listenLoopback((req, res) => this.handle(req, res));
     return this;
   }
 
   async close(): Promise<void> {
-    const s = this.server;
-    if (s === undefined) return;
-    s.closeAllConnections();
-    await new Promise<void>((resolve) => s.close(() => resolve()));
+    await this.server?.close();
   }
 
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {

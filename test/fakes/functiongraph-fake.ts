@@ -6,8 +6,8 @@
 // (not a zip, or no handler file at its root), FSS.0409 a name taken in the application, FSS.1051 (404) no such
 // function, FSS.1001 a bad query. Calls are recorded so tests can count creates; faults can be injected.
 import { createHash, randomUUID } from "node:crypto";
-import { type IncomingMessage, type Server, type ServerResponse, createServer } from "node:http";
-import type { AddressInfo } from "node:net";
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { type LoopbackServer, listenLoopback } from "./loopback.js";
 import { sdkHmacProblem } from "./huawei-verify.js";
 import { zipEntryNames } from "./zip-listing.js";
 
@@ -73,26 +73,22 @@ export class FakeFunctionGraph {
   readonly functions = new Map<string, FgFunction>();
   readonly calls: FgCall[] = [];
   readonly createFaults: FgCreateFault[] = [];
-  private server: Server | undefined;
+  private server: LoopbackServer | undefined;
 
   constructor(readonly opts: FakeFunctionGraphOptions) {}
 
   static async start(opts: FakeFunctionGraphOptions): Promise<FakeFunctionGraph> {
     const f = new FakeFunctionGraph(opts);
-    f.server = createServer((req, res) => { void f.handle(req, res); });
-    await new Promise<void>((resolve) => f.server!.listen(0, "127.0.0.1", resolve));
+    f.server = await listenLoopback((req, res) => f.handle(req, res));
     return f;
   }
 
   get endpoint(): string {
-    return `http://127.0.0.1:${(this.server!.address() as AddressInfo).port}`;
+    return this.server!.endpoint;
   }
 
   async close(): Promise<void> {
-    const s = this.server;
-    if (s === undefined) return;
-    s.closeAllConnections();
-    await new Promise<void>((resolve) => s.close(() => resolve()));
+    await this.server?.close();
   }
 
   /** Calls of one operation that succeeded. */

@@ -7,8 +7,8 @@
 // Creating/Updating for `settleLooks` GetFunction calls, then Active, and refuses other changes meanwhile
 // (FailedOperation.*). The runtime is fixed at creation. Calls are recorded so tests can count creates.
 import { randomUUID } from "node:crypto";
-import { type IncomingMessage, type Server, type ServerResponse, createServer } from "node:http";
-import type { AddressInfo } from "node:net";
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { type LoopbackServer, listenLoopback } from "./loopback.js";
 import { type FakeCredential, verifyTc3 } from "./tione-fake.js";
 import { zipEntryNames } from "./zip-listing.js";
 
@@ -54,26 +54,22 @@ export class FakeScf {
   readonly calls: ScfCall[] = [];
   /** GetFunction calls a function stays Creating/Updating after a create or code update. */
   settleLooks = 1;
-  private server: Server | undefined;
+  private server: LoopbackServer | undefined;
 
   constructor(private readonly creds: readonly FakeCredential[]) {}
 
   static async start(creds: readonly FakeCredential[]): Promise<FakeScf> {
     const f = new FakeScf(creds);
-    f.server = createServer((req, res) => { void f.handle(req, res); });
-    await new Promise<void>((resolve) => f.server!.listen(0, "127.0.0.1", resolve));
+    f.server = await listenLoopback((req, res) => f.handle(req, res));
     return f;
   }
 
   get endpoint(): string {
-    return `http://127.0.0.1:${(this.server!.address() as AddressInfo).port}`;
+    return this.server!.endpoint;
   }
 
   async close(): Promise<void> {
-    const s = this.server;
-    if (s === undefined) return;
-    s.closeAllConnections();
-    await new Promise<void>((resolve) => s.close(() => resolve()));
+    await this.server?.close();
   }
 
   succeeded(action: string): number {
