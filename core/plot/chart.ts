@@ -41,10 +41,11 @@ export interface ChartLayout {
 /** Distinct, colour-blind-tolerable line colours (the common "category10" set), reused when runs outnumber it. */
 export const RUN_COLORS: readonly Color[] = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"];
 
-const INK = "#222222";
-const MUTED = "#6b6b6b";
-const GRID = "#e6e6e6";
-const AXIS = "#b4b4b4";
+/** Text, secondary text, grid and axis colours: every chart drawn from core/plot uses the same ones. */
+export const INK = "#222222";
+export const MUTED = "#6b6b6b";
+export const GRID = "#e6e6e6";
+export const AXIS = "#b4b4b4";
 const CARD = "#dddddd";
 
 const PAD = 20;

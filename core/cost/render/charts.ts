@@ -1,7 +1,7 @@
 // The cost report's charts as plot scenes (core/plot): the breakdown of the chosen candidate by line, the
 // candidates side by side, and the cumulative cost over the run's steps — each a bar or line at the expected
 // value with its low–high range drawn around it, in CNY. The HTML report inlines them as SVG.
-import { RUN_COLORS } from "../../plot/chart.js";
+import { AXIS, GRID, INK, MUTED, RUN_COLORS } from "../../plot/chart.js";
 import { measureText } from "../../plot/font.js";
 import type { Color, Point, Scene, Shape } from "../../plot/scene.js";
 import { sceneToSvg } from "../../plot/svg.js";
@@ -10,10 +10,6 @@ import type { CostReport, Range } from "../types.js";
 import { convert, formatMoney, formatQuantity } from "./format.js";
 import { type ReportView, SUNK_UNIT_PRICE } from "./view.js";
 
-const INK = "#222222";
-const MUTED = "#6b6b6b";
-const GRID = "#e6e6e6";
-const AXIS = "#b4b4b4";
 const WARN = "#b45309";
 const PAD = 16;
 const TICK = 10;
