@@ -48,16 +48,18 @@ const CREDENTIAL_VARS = [
 ];
 
 /**
- * The environment the console's providers and stores read: the function's, with the CLI's provider credential
+ * The environment the console's providers and stores read: the function's, plus the provider keys its secret store
+ * holds (`fromSecrets`, for variables the env leaves unset), with the CLI's provider credential
  * variables filled from the platform's when unset — Huawei keys are account keys whatever service they sign for,
  * so the OBS set (a FunctionGraph agency's, or configured) signs ModelArts calls too; likewise Tencent's COS set
  * or an SCF role's keys sign TI-ONE calls. A key is always taken with its own token.
  */
-export function consoleEnv(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+export function consoleEnv(env: NodeJS.ProcessEnv, fromSecrets: Readonly<Record<string, string>> = {}): NodeJS.ProcessEnv {
   // Known variables are read once (FunctionGraph's env answers some only when asked, and a spread would miss them);
   // anything else is still asked of the platform's env (a recipe's secrets, e.g. from FunctionGraph's user data).
   const filled: Record<string, string | undefined> = {};
   for (const k of CREDENTIAL_VARS) if (env[k] !== undefined) filled[k] = env[k];
+  for (const [k, v] of Object.entries(fromSecrets)) if ((filled[k] ?? "") === "") filled[k] = v;
   const set = (to: readonly [string, string, string], from: readonly [string, string, string]) => {
     if (filled[to[0]] !== undefined || filled[to[1]] !== undefined || filled[from[0]] === undefined || filled[from[1]] === undefined) return;
     filled[to[0]] = filled[from[0]];
@@ -121,27 +123,20 @@ export const SECRET_CREDENTIAL_VARS = [
   "TENCENTCLOUD_SECRET_ID", "TENCENTCLOUD_SECRET_KEY",
 ] as const;
 
-/** The platform's env with the provider credentials the secret source holds filled in where the env has none. */
-async function withSecretCredentials(cold: ColdStart): Promise<NodeJS.ProcessEnv> {
+/** The provider credentials the secret source holds for variables the platform's env leaves unset. */
+async function secretCredentials(cold: ColdStart): Promise<Record<string, string>> {
   const found: Record<string, string> = {};
   for (const name of SECRET_CREDENTIAL_VARS) {
     if ((cold.env[name] ?? "") !== "") continue;
     const v = await optionalSecret(cold, name);
     if (v !== undefined) found[name] = v;
   }
-  if (Object.keys(found).length === 0) return cold.env;
-  const has = (k: string | symbol): k is string => typeof k === "string" && Object.hasOwn(found, k);
-  return new Proxy(cold.env, {
-    get: (t, k, r) => (has(k) ? found[k] : Reflect.get(t, k, r)),
-    has: (t, k) => has(k) || Reflect.has(t, k),
-    ownKeys: (t) => [...new Set([...Reflect.ownKeys(t), ...Object.keys(found)])],
-    getOwnPropertyDescriptor: (t, k) => (has(k) ? { value: found[k], enumerable: true, configurable: true, writable: true } : Reflect.getOwnPropertyDescriptor(t, k)),
-  });
+  return found;
 }
 
 export function makeConsoleApp(opts: ConsoleAppOptions = {}): FunctionAppFactory {
   return async (cold: ColdStart): Promise<FunctionApp> => {
-    const env = consoleEnv(await withSecretCredentials(cold));
+    const env = consoleEnv(cold.env, await secretCredentials(cold));
     const redactor = new Redactor(env, ["TENCENTCLOUD_SECRETKEY", "TENCENTCLOUD_SESSIONTOKEN"]);
     const log = (line: string) => cold.log(redactor.redact(line));
     const storeOpts = { onRetry: retryLines(log) };
