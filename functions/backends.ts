@@ -7,11 +7,11 @@ export type { BackendOptions } from "./remote-backends.js";
 export const SANDBOX_KINDS = ["local", "scalebox", "e2b"] as const;
 export type SandboxKind = (typeof SANDBOX_KINDS)[number];
 
-/** Isolation modes of the local sandbox (adapters/sandboxes/local.ts ISOLATIONS); per-program is the default. */
-export const LOCAL_ISOLATIONS = ["per-program", "warm"] as const;
+/** Isolation modes of the local sandbox (adapters/sandboxes/local.ts ISOLATIONS); warm is the default. */
+export const LOCAL_ISOLATIONS = ["warm", "per-program"] as const;
 export type LocalIsolation = (typeof LOCAL_ISOLATIONS)[number];
 
-export async function createBackend(kind: string, opts: BackendOptions = {}, isolation: LocalIsolation = "per-program"): Promise<SandboxBackend> {
+export async function createBackend(kind: string, opts: BackendOptions = {}, isolation: LocalIsolation = "warm"): Promise<SandboxBackend> {
   switch (kind) {
     case "local": {
       const { LocalSandbox } = await import("../adapters/sandboxes/local.js");

@@ -158,6 +158,23 @@ describe("rlpipe serve", () => {
   });
 });
 
+describe("rlpipe serve --isolation", () => {
+  it("an unknown isolation path, or one for a sandbox that has none, is a usage error (exit 2) before anything starts", () => {
+    const bad = rlpipe(["serve", "--isolation", "lukewarm"]);
+    assert.equal(bad.code, 2, bad.err);
+    assert.match(bad.err, /--isolation must be warm or per-program, got lukewarm/);
+    const remote = rlpipe(["serve", "--sandbox", "scalebox", "--isolation", "per-program"]);
+    assert.equal(remote.code, 2, remote.err);
+    assert.match(remote.err, /--isolation applies to --sandbox local only/);
+  });
+
+  it("--help names warm as the default and per-program as the other path", () => {
+    const help = rlpipe(["serve", "--help"]);
+    assert.equal(help.code, 0);
+    assert.match(help.out, /--isolation MODE\s+--sandbox local: warm \(programs fork from long-lived sandboxes, cleaned after each program\) or per-program \(a fresh bubblewrap per program\) \(default warm\)/);
+  });
+});
+
 describe("rlpipe plan without --provider", () => {
   let dir: string;
   before(() => { dir = mkdtempSync(join(tmpdir(), "rlpipe-plan-target-")); });

@@ -16,8 +16,9 @@ import { ResultCache } from "../functions/reward.js";
 import { FakeE2B } from "./fakes/e2b-fake.js";
 import { makeCanaries, rlpipeServe, securitySuite } from "./sandbox-security.js";
 
-securitySuite("rlpipe serve --sandbox local", rlpipeServe(["--sandbox", "local"]));
-securitySuite("rlpipe serve --sandbox local --isolation warm", rlpipeServe(["--sandbox", "local", "--isolation", "warm"]));
+// Both isolation paths: the default (warm) and per-program.
+securitySuite("rlpipe serve --sandbox local (warm, the default)", rlpipeServe(["--sandbox", "local"]));
+securitySuite("rlpipe serve --sandbox local --isolation per-program", rlpipeServe(["--sandbox", "local", "--isolation", "per-program"]));
 
 const JOB: EvalJob = {
   id: "sum", language: "python", code: "a, b = map(int, input().split())\nprint(a + b)",

@@ -1,8 +1,13 @@
-// What the in-sandbox harness (harness/local_harness.py, and the warm zygote built on it) reports, one JSON line per event.
+// What the in-sandbox zygote (harness/zygote.py over harness/local_harness.py) reports, one JSON line per event.
 export interface HarnessCase { kind: "stdio" | "call" | "assert"; stdin?: string; fnName?: string; args?: readonly unknown[]; testCode?: string; entryPoint?: string; files?: Record<string, string> }
 
 export interface HarnessEvent {
-  event: "compile" | "start" | "case" | "done";
+  /**
+   * ready: the zygote can take a program. built: a program is ready to run (compile: its compiler's result, for
+   * languages that compile). case: one case ran. budget: the job's total budget ran out before or during case
+   * `index`. done: the program ended and the zygote cleaned up after it.
+   */
+  event: "ready" | "built" | "compile" | "case" | "budget" | "done";
   index?: number;
   exitCode: number | null;
   signal?: number | null;
@@ -14,8 +19,23 @@ export interface HarnessEvent {
   memoryExceeded?: boolean;
   valueJson?: string;
   unavailable?: boolean;
-  /** warm zygote, event "done": what the clean-up after the program found left over (empty: clean). */
+  /** case: [fork, program, collect] milliseconds as the harness measured them. */
+  t?: [number, number, number];
+  /** done: what the clean-up after the program found left over or changed (empty: clean). */
   anomaly?: string[];
+  /** done: how long the clean-up took. */
+  cleanupMs?: number;
+}
+
+/** Where a program's time went inside the sandbox (milliseconds; sums over its cases). */
+export interface ProgramTiming {
+  readonly buildMs: number;
+  readonly forkMs: number;
+  readonly programMs: number;
+  readonly collectMs: number;
+  readonly cleanupMs: number;
+  /** From sending the job to the zygote until its "done" (or exit). */
+  readonly wallMs: number;
 }
 
 export interface HarnessOutcome {
@@ -24,7 +44,8 @@ export interface HarnessOutcome {
   /** Index of a case that started and never finished (the program killed the harness, or the budget ran out). */
   interrupted?: number;
   budgetExhausted: boolean;
-  /** The harness was stopped on purpose after a failing case (stopOnFirstFailure). */
+  /** The job stopped after a failing case (stopOnFirstFailure). */
   stoppedEarly?: boolean;
   infraError?: string;
+  timing?: ProgramTiming;
 }

@@ -1,14 +1,16 @@
 // The embedded sandbox: every program runs in bubblewrap — empty network namespace, empty environment plus a
-// short whitelist, an unprivileged uid of its own, read-only /usr, private tmpfs, a fresh work dir removed afterwards, rlimits, a
-// wall clock that kills the whole group, output capped. A harness inside loads the program once and forks a
-// process per test case, so a batch pays one interpreter start (and one compile) per program, not per case.
+// short whitelist, an unprivileged uid of its own, read-only /usr, private tmpfs, a fresh work dir, rlimits, a
+// wall clock that kills the whole group, output capped. Inside, a zygote (harness/zygote.py) builds a program once
+// and forks a process per test case. Two isolation paths share that harness and the security suite:
+//   warm (default): a pool of long-lived zygotes (warm.ts) fork per program and clean up after each one, so a
+//     program pays forks, not a bubblewrap and interpreter start;
+//   per-program: a fresh bubblewrap sandbox per program (zygote.ts with one program), discarded after it.
 // Nothing of the server reaches a program: bubblewrap itself starts with an empty environment and stays outside
-// the sandbox (the harness is pid 1), inherited descriptors are closed, kernel keyring calls are refused.
-import { spawn, spawnSync } from "node:child_process";
-import { chmodSync, closeSync, existsSync, mkdirSync, mkdtempSync, openSync, rmSync, writeFileSync } from "node:fs";
+// the sandbox (the zygote is pid 1), inherited descriptors are closed, kernel keyring calls are refused.
+import { spawnSync } from "node:child_process";
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { availableParallelism, tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
-import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import { compileFailed, gradeCase, gradeJudge, summarize } from "../../core/grading/grade.js";
 import {
@@ -18,10 +20,11 @@ import { Semaphore } from "../../core/util/semaphore.js";
 import { type Capabilities, type EvaluateOptions, type SandboxBackend, SandboxError } from "./sandbox.js";
 import type { HarnessCase, HarnessEvent, HarnessOutcome } from "./harness-events.js";
 import { keyringFilter } from "./seccomp.js";
+import { SandboxTimings, type SandboxTimingsSnapshot } from "./timings.js";
 import { WarmPool } from "./warm.js";
+import { Zygote } from "./zygote.js";
 
 const HARNESS_DIR = resolve(dirname(fileURLToPath(import.meta.url)), "../../../adapters/sandboxes/harness");
-const HARNESS = join(HARNESS_DIR, "local_harness.py");
 
 export interface LocalSandboxOptions {
   /** Programs running at once (default: the number of cores). */
@@ -29,25 +32,26 @@ export interface LocalSandboxOptions {
   readonly bwrap?: string;
   /** Interpreter for the harness and Python programs (Debian's; the pyenv shim costs ~100 ms per start). */
   readonly python?: string;
-  /** Size of the private /tmp inside the sandbox. */
+  /** Size of each private tmpfs inside the sandbox (/tmp and the work dir /work). */
   readonly tmpfsBytes?: number;
-  /** Where per-program work dirs are created on the host. */
+  /** Where the sandbox keeps its few host files (the seccomp filter). */
   readonly workRoot?: string;
-  /**
-   * per-program (default): one bubblewrap per program. warm: Python programs run in a long-lived sandbox per
-   * slot that forks per program and per case (see warm.ts); other languages stay per-program.
-   */
+  /** warm (default): programs fork from a pool of long-lived sandboxes (warm.ts). per-program: one bubblewrap per program. */
   readonly isolation?: Isolation;
-  /** warm: programs a warm sandbox serves before it is replaced (default 200). */
+  /** warm: programs a sandbox serves before it is replaced (default 200). */
   readonly warmMaxPrograms?: number;
+  /** warm: age after which an idle sandbox is replaced (default 10 minutes). */
+  readonly warmMaxAgeMs?: number;
 }
 
-export const ISOLATIONS = ["per-program", "warm"] as const;
+export const ISOLATIONS = ["warm", "per-program"] as const;
 export type Isolation = (typeof ISOLATIONS)[number];
+export const DEFAULT_ISOLATION: Isolation = "warm";
 
 const TOOLCHAINS: Record<string, string> = { cpp: "/usr/bin/g++", nodejs: "/usr/bin/node" };
-/** Sandbox uids are 64000, 64001, … (one per slot); none of them exists on the host. */
+/** Sandbox uids: 64000, 64001, … per-program slots; warm zygotes from 64500 (none of them exists on the host). */
 const FIRST_UID = 64000;
+const FIRST_WARM_UID = 64500;
 
 export class LocalSandbox implements SandboxBackend {
   readonly name = "local";
@@ -58,8 +62,10 @@ export class LocalSandbox implements SandboxBackend {
   /** The seccomp filter bubblewrap installs (keyring calls refused), when there is one for this architecture. */
   private readonly seccompFile: string | undefined;
   private closed = false;
-  /** The warm sandboxes (isolation warm), one per slot. */
+  /** The pool of long-lived sandboxes (isolation warm). */
   private readonly warm: WarmPool | undefined;
+  /** Where requests' time goes (stats()). */
+  private readonly timings = new SandboxTimings();
 
   private constructor(private readonly bwrap: string, private readonly python: string, private readonly languages: string[], private readonly opts: LocalSandboxOptions) {
     this.slots = new Semaphore(opts.concurrency ?? Math.max(1, availableParallelism()));
@@ -68,13 +74,19 @@ export class LocalSandbox implements SandboxBackend {
     const filter = keyringFilter();
     this.seccompFile = filter === undefined ? undefined : join(this.workRoot, "seccomp.bpf");
     if (filter !== undefined) writeFileSync(this.seccompFile!, filter);
-    if (opts.isolation === "warm") {
+    if ((opts.isolation ?? DEFAULT_ISOLATION) === "warm") {
+      const spares = 1;
       this.warm = new WarmPool({
-        bwrap, python, seccompFile: this.seccompFile, workRoot: this.workRoot, maxPrograms: opts.warmMaxPrograms ?? 200,
-        bwrapArgs: (work, uid, seccomp) => this.bwrapArgs(work, uid, seccomp, true),
+        size: this.slots.size, spares, maxPrograms: opts.warmMaxPrograms ?? 200, maxAgeMs: opts.warmMaxAgeMs ?? 10 * 60_000,
+        // Twice the pool: a retiring zygote keeps its uid until it has exited.
+        uids: Array.from({ length: 2 * (this.slots.size + spares) }, (_, i) => FIRST_WARM_UID + i),
+        spawn: (uid, maxPrograms) => this.spawnZygote(uid, maxPrograms),
       });
-      this.warm.prestart(this.freeUids);
     }
+  }
+
+  get isolation(): Isolation {
+    return this.warm === undefined ? "per-program" : "warm";
   }
 
   /** Checks bubblewrap and the toolchains; fails with a hint when bubblewrap is missing. */
@@ -86,9 +98,10 @@ export class LocalSandbox implements SandboxBackend {
       throw new SandboxError("bwrap_missing", `bubblewrap is not available at ${bwrap}`, { hint: "install it: apt-get install -y bubblewrap (npm test does this)" });
     }
     if (!existsSync(python)) throw new SandboxError("python_missing", `the sandbox harness needs ${python}`, { hint: "install Debian's python3" });
-    if (!existsSync(HARNESS)) throw new SandboxError("harness_missing", `sandbox harness not found at ${HARNESS}`);
+    if (!existsSync(join(HARNESS_DIR, "zygote.py"))) throw new SandboxError("harness_missing", `sandbox harness not found in ${HARNESS_DIR}`);
     const languages = ["python", ...Object.entries(TOOLCHAINS).filter(([, p]) => existsSync(p)).map(([l]) => l)];
     const sandbox = new LocalSandbox(bwrap, python, languages, opts);
+    await sandbox.warm?.warmedUp();
     // One real run proves the sandbox works here (namespaces permitted, /usr usable).
     const check = await sandbox.run({ language: "python", code: "print(1)", limits: { runTimeoutMs: 10_000 } });
     if (check.status !== "ok" || check.stdout !== "1\n") {
@@ -125,8 +138,15 @@ export class LocalSandbox implements SandboxBackend {
     return Promise.all(jobs.map((job) => this.withSlot((uid) => this.evaluateOne(uid, job, opts.signal), opts.signal)));
   }
 
+  /** Where requests' time went since the sandbox started (sums and counts; see timings.ts). */
+  stats(): SandboxTimingsSnapshot {
+    return this.timings.snapshot();
+  }
+
   private async withSlot<T>(fn: (uid: number) => Promise<T>, signal?: AbortSignal): Promise<T> {
+    const queued = performance.now();
     return this.slots.run(async () => {
+      this.timings.add("queueMs", performance.now() - queued);
       const uid = this.freeUids.pop()!;
       try {
         return await fn(uid);
@@ -168,7 +188,9 @@ export class LocalSandbox implements SandboxBackend {
         const detail = out.compile.timedOut ? "compilation timed out" : out.compile.stderr;
         return summarize(job.id, this.name, compileFailed(n, detail), performance.now() - started);
       }
+      const grading = performance.now();
       for (const [i, ev] of out.cases) results[i] = { index: i, ...gradeCase(job.tests[i]!, toExecution(ev), job.checker), exitCode: ev.exitCode, stdout: ev.stdout, stderr: ev.stderr, timeMs: ev.timeMs };
+      this.timings.add("gradeMs", performance.now() - grading);
       if (out.interrupted !== undefined && results[out.interrupted] === undefined && !out.stoppedEarly) {
         results[out.interrupted] = out.budgetExhausted
           ? { index: out.interrupted, status: "skipped", detail: "Total Timeout" }
@@ -176,7 +198,11 @@ export class LocalSandbox implements SandboxBackend {
       }
       if (out.budgetExhausted) break;
       const firstFailure = results.findIndex((r) => r !== undefined && r.status !== "passed");
-      if (job.stopOnFirstFailure === true && firstFailure >= 0) break;
+      if (job.stopOnFirstFailure === true && firstFailure >= 0) {
+        // Cases the sandbox ran before it saw the stop do not count: the answer is the same however fast it stopped.
+        for (let i = firstFailure + 1; i < n; i++) results[i] = undefined;
+        break;
+      }
       const next = results.findIndex((r) => r === undefined);
       if (next < 0 || next === from) break;
       from = next;
@@ -207,92 +233,61 @@ export class LocalSandbox implements SandboxBackend {
     });
   }
 
-  /** One bubblewrap sandbox running the harness over `cases` from `from`; returns what it reported. */
+  /** Runs one program's `cases` from `from` in a warm zygote or a fresh sandbox; returns what it reported. */
   private async runHarness(uid: number, language: string, code: string, cases: HarnessCase[], limits: Required<Limits>, signal: AbortSignal | undefined, from = 0, stopOnFailure?: readonly TestCase[]): Promise<HarnessOutcome> {
     if (this.closed) return { cases: new Map(), budgetExhausted: false, infraError: "the sandbox is closed" };
-    if (this.warm !== undefined && language === "python") {
-      return this.warm.run(uid, {
-        language, code, cases, limits, startIndex: from,
-        ...(stopOnFailure === undefined ? {} : { stopAfter: (ev: HarnessEvent) => gradeCase(stopOnFailure[ev.index!]!, toExecution(ev)).status !== "passed" }),
-      }, limits.totalTimeoutMs, signal);
-    }
-    const jobDir = mkdtempSync(join(this.workRoot, "job-"));
-    const work = join(jobDir, "work");
-    mkdirSync(work);
-    chmodSync(work, 0o777); // writable by the sandbox uid; the 0700 parent keeps other host users out
-    writeFileSync(join(work, "job.json"), JSON.stringify({ language, code, cases, startIndex: from, limits }));
-    const outcome: HarnessOutcome = { cases: new Map(), budgetExhausted: false };
-    let current: number | undefined;
-    let stderr = "";
-    // bwrap reads the filter from fd 3; each sandbox gets its own descriptor (a shared one shares the offset).
-    let filterFd: number | undefined;
-    try {
-      if (this.seccompFile !== undefined) filterFd = openSync(this.seccompFile, "r");
-      // An empty environment: bubblewrap's own environ must hold none of the server's secrets (with a reaper
-      // inside the sandbox it was readable there as /proc/1/environ). bwrap sets the program's few variables.
-      const child = spawn(this.bwrap, this.bwrapArgs(work, uid, filterFd !== undefined), { stdio: ["ignore", "pipe", "pipe", filterFd ?? "ignore"], detached: true, env: {} });
-      if (filterFd !== undefined) { closeSync(filterFd); filterFd = undefined; } // the child has its copy
-      const killGroup = () => { try { process.kill(-child.pid!, "SIGKILL"); } catch { /* already gone */ } };
-      const budget = setTimeout(() => { outcome.budgetExhausted = true; killGroup(); }, limits.totalTimeoutMs);
-      const onAbort = () => killGroup();
-      signal?.addEventListener("abort", onAbort, { once: true });
-      child.stderr!.on("data", (d: Buffer) => { if (stderr.length < 8192) stderr += d.toString("utf8"); });
-      const lines = createInterface({ input: child.stdout! });
-      lines.on("line", (line) => {
-        let ev: HarnessEvent;
-        try { ev = JSON.parse(line) as HarnessEvent; } catch { return; }
-        if (ev.event === "compile") outcome.compile = ev;
-        else if (ev.event === "start") current = ev.index;
-        else if (ev.event === "case" && ev.index !== undefined) {
-          outcome.cases.set(ev.index, ev);
-          current = undefined;
-          if (stopOnFailure !== undefined && gradeCase(stopOnFailure[ev.index]!, toExecution(ev)).status !== "passed") {
-            outcome.stoppedEarly = true;
-            killGroup();
-          }
-        }
-      });
-      const exit = await new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((res) => child.on("close", (c, s) => res({ code: c, signal: s })));
-      clearTimeout(budget);
-      signal?.removeEventListener("abort", onAbort);
-      if (signal?.aborted === true) return { cases: outcome.cases, budgetExhausted: false, infraError: "aborted" };
-      if (current !== undefined) outcome.interrupted = current;
-      const ranSomething = outcome.compile !== undefined || outcome.cases.size > 0 || current !== undefined;
-      if (!ranSomething && !outcome.budgetExhausted) {
-        outcome.infraError = `sandbox failed to start (exit ${exit.code ?? exit.signal}): ${stderr.trim().slice(0, 500) || "no output"}`;
-      } else if (outcome.compile?.unavailable === true) {
-        outcome.infraError = outcome.compile.stderr;
+    const job = {
+      language, code, cases, limits, startIndex: from,
+      ...(stopOnFailure === undefined ? {} : { stopAfter: (ev: HarnessEvent) => gradeCase(stopOnFailure[ev.index!]!, toExecution(ev)).status !== "passed" }),
+    };
+    let out: HarnessOutcome;
+    if (this.warm !== undefined) {
+      const waiting = performance.now();
+      out = await this.warm.run(job, limits.totalTimeoutMs, signal);
+      this.timings.add("zygoteWaitMs", performance.now() - waiting - (out.timing?.wallMs ?? 0));
+    } else {
+      const z = this.spawnZygote(uid, 1);
+      try {
+        const { clean: _, ...o } = await z.run(job, limits.totalTimeoutMs, signal);
+        out = o;
+      } finally {
+        z.retire();
       }
-      return outcome;
-    } catch (e) {
-      return { cases: outcome.cases, budgetExhausted: false, infraError: `sandbox failed to start: ${(e as Error).message}` };
-    } finally {
-      if (filterFd !== undefined) closeSync(filterFd);
-      rmSync(jobDir, { recursive: true, force: true });
+      if (out.infraError !== undefined && out.infraError.startsWith("sandbox exited")) out.infraError = `sandbox failed to start: ${out.infraError}`;
     }
+    if (out.timing !== undefined) this.timings.addProgram(out.timing, out.cases.size);
+    return out;
   }
 
-  /** `warm`: the whole harness directory at /opt/rlpipe and no command (the warm pool adds the zygote's). */
-  private bwrapArgs(work: string, uid: number, seccompOnFd3: boolean, warm = false): string[] {
+  /** A sandbox running the zygote for up to `maxPrograms` programs. */
+  private spawnZygote(uid: number, maxPrograms: number): Zygote {
+    return Zygote.spawn({ bwrap: this.bwrap, seccompFile: this.seccompFile, args: this.bwrapArgs(uid, this.seccompFile !== undefined, maxPrograms) });
+  }
+
+  private bwrapArgs(uid: number, seccompOnFd3: boolean, maxPrograms: number): string[] {
+    const tmpfsBytes = String(this.opts.tmpfsBytes ?? 256 << 20);
     return [
       // --as-pid-1: no bubblewrap process inside the sandbox. Its reaper was dumpable by the program's uid, so a
       // program could read its memory and take its descriptors (pidfd_getfd), among them the result stream.
-      // The harness is pid 1 instead: not dumpable, it reaps, and its exit ends every process in the sandbox.
+      // The zygote is pid 1 instead: not dumpable, it reaps, and its exit ends every process in the sandbox.
       "--unshare-all", "--as-pid-1", "--die-with-parent", "--new-session",
       "--uid", String(uid), "--gid", String(uid), "--cap-drop", "ALL",
       "--ro-bind", "/usr", "/usr",
       "--symlink", "usr/lib", "/lib", "--symlink", "usr/lib64", "/lib64", "--symlink", "usr/bin", "/bin", "--symlink", "usr/sbin", "/sbin",
       "--ro-bind-try", "/etc/alternatives", "/etc/alternatives",
       "--ro-bind-try", "/etc/ld.so.cache", "/etc/ld.so.cache",
-      "--proc", "/proc", "--dev", "/dev",
-      "--size", String(this.opts.tmpfsBytes ?? 256 << 20), "--tmpfs", "/tmp",
-      "--bind", work, "/work", "--chdir", "/work",
-      ...(warm ? ["--ro-bind", HARNESS_DIR, "/opt/rlpipe"] : ["--ro-bind", HARNESS, "/opt/rlpipe/harness.py"]),
+      "--proc", "/proc", "--dev", "/dev", "--size", tmpfsBytes, "--tmpfs", "/dev/shm", "--mqueue", "/dev/mqueue",
+      // The work dir is a tmpfs of the sandbox's own too: nothing of a program reaches the host's disk.
+      "--size", tmpfsBytes, "--tmpfs", "/tmp", "--size", tmpfsBytes, "--tmpfs", "/work", "--chdir", "/work",
+      "--ro-bind", HARNESS_DIR, "/opt/rlpipe",
+      // bubblewrap's own / and /dev belong to the sandbox uid: read-only, so that the only writable places are
+      // /work, /tmp, /dev/shm and /dev/mqueue, the ones a warm zygote empties after every program.
+      "--remount-ro", "/dev", "--remount-ro", "/",
       ...(seccompOnFd3 ? ["--seccomp", "3"] : []),
       "--clearenv",
       "--setenv", "PATH", "/usr/bin:/bin", "--setenv", "HOME", "/tmp", "--setenv", "TMPDIR", "/tmp",
       "--setenv", "LANG", "C.UTF-8", "--setenv", "PYTHONDONTWRITEBYTECODE", "1", "--setenv", "PYTHONHASHSEED", "0",
-      ...(warm ? [] : [this.python, "-I", "/opt/rlpipe/harness.py"]),
+      this.python, "-I", "/opt/rlpipe/zygote.py", String(maxPrograms),
     ];
   }
 }

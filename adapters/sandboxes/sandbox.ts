@@ -16,6 +16,13 @@ export interface EvaluateOptions {
   readonly signal?: AbortSignal;
 }
 
+/** Where a backend's time went since it started: program and case counts, milliseconds summed per phase. */
+export interface SandboxStats {
+  readonly programs: number;
+  readonly cases: number;
+  readonly ms: Readonly<Record<string, number>>;
+}
+
 export interface SandboxBackend {
   readonly name: string;
   capabilities(): Promise<Capabilities>;
@@ -24,6 +31,8 @@ export interface SandboxBackend {
   /** Many jobs; results in the same order. A job whose sandbox failed has status infra_error (never a 0 score). */
   evaluate(jobs: readonly EvalJob[], opts?: EvaluateOptions): Promise<EvalResult[]>;
   close(): Promise<void>;
+  /** Timing counters, for backends that keep them (the local sandbox). */
+  stats?(): SandboxStats;
 }
 
 /** Sandbox adapter failures (setup, configuration). Program failures are never errors. */

@@ -1,156 +1,159 @@
-// Warm isolation for the local sandbox: per slot one long-lived bubblewrap sandbox running the zygote
-// (harness/warm_zygote.py), which forks a manager per program and a child per test case, so a program pays a
-// fork instead of a bubblewrap and interpreter start. The zygote cleans up after each program itself (kills
-// every other process of its PID namespace, empties /work, /tmp and /dev/shm, removes System V IPC objects)
-// and exits on any leftover; this side replaces a zygote that exited, was killed (budget, abort, stop at the
-// first failure) or served `maxPrograms` programs, and starts the replacement at once so the next program
-// does not wait for it.
-import { type ChildProcess, spawn } from "node:child_process";
-import { chmodSync, closeSync, mkdirSync, openSync, rmSync } from "node:fs";
-import { join } from "node:path";
-import { createInterface } from "node:readline";
-import type { Limits } from "../../core/grading/types.js";
-import type { HarnessCase, HarnessEvent, HarnessOutcome } from "./harness-events.js";
+// Warm isolation for the local sandbox: a pool of long-lived zygotes (zygote.ts), each a bubblewrap sandbox that
+// forks a manager per program and a child per test case, so a program pays forks instead of a bubblewrap and
+// interpreter start. The zygote restores a clean state after every program itself and exits on any leftover or
+// change (harness/zygote.py); this side replaces a zygote that exited, was killed (stuck past its budget, an
+// abort), served `maxPrograms` programs or is older than `maxAgeMs`. The pool holds `spares` zygotes more than
+// programs can run at once, started ahead of need, so a program never waits for a cold start unless zygotes are
+// replaced faster than they start.
+import type { HarnessOutcome } from "./harness-events.js";
+import { Zygote, type ZygoteJob } from "./zygote.js";
 
 export interface WarmPoolOptions {
-  /** bubblewrap arguments for a sandbox with `work` as /work (everything but the command). */
-  readonly bwrapArgs: (work: string, uid: number, seccompOnFd3: boolean) => string[];
-  readonly bwrap: string;
-  readonly python: string;
-  readonly seccompFile: string | undefined;
-  readonly workRoot: string;
+  /** Programs that may run at once (the sandbox's concurrency). */
+  readonly size: number;
+  /** Ready zygotes kept beyond `size` (default 1). */
+  readonly spares?: number;
   /** Programs a zygote serves before it is replaced. */
   readonly maxPrograms: number;
+  /** Age after which an idle zygote is replaced. */
+  readonly maxAgeMs: number;
+  /** Starts a zygote with this uid, serving up to `maxPrograms`. */
+  readonly spawn: (uid: number, maxPrograms: number) => Zygote;
+  /** Uids for zygotes: at least twice the pool (retiring zygotes keep theirs until they are gone). */
+  readonly uids: readonly number[];
 }
 
-export interface WarmProgram {
-  readonly language: string;
-  readonly code: string;
-  readonly cases: readonly HarnessCase[];
-  readonly limits: Required<Limits>;
-  readonly startIndex: number;
-  /** Called per finished case; returning true stops the program (the zygote is replaced). */
-  readonly stopAfter?: (ev: HarnessEvent) => boolean;
+/** Zygotes in a row that may fail to start before programs get an infra error instead of waiting. */
+const MAX_FAILED_STARTS = 3;
+const RESTART_DELAY_MS = 1000;
+
+interface Member {
+  readonly zygote: Zygote;
+  readonly uid: number;
+  ready: boolean;
+  busy: boolean;
 }
 
-class Zygote {
-  private listener: ((ev: HarnessEvent) => void) | undefined;
-  private onExit: (() => void) | undefined;
-  exited = false;
-  served = 0;
-  stderr = "";
-
-  constructor(readonly proc: ChildProcess, readonly workDir: string) {
-    proc.stderr!.on("data", (d: Buffer) => { if (this.stderr.length < 8192) this.stderr += d.toString("utf8"); });
-    createInterface({ input: proc.stdout! }).on("line", (line) => {
-      let ev: HarnessEvent;
-      try { ev = JSON.parse(line) as HarnessEvent; } catch { return; }
-      this.listener?.(ev);
-    });
-    proc.on("close", () => { this.exited = true; this.onExit?.(); });
-    proc.stdin!.on("error", () => { /* the zygote is gone; its close handler reports it */ });
-  }
-
-  kill(): void {
-    try { process.kill(-this.proc.pid!, "SIGKILL"); } catch { /* already gone */ }
-  }
-
-  /** Sends one program and collects its events until the zygote reports it done or exits. */
-  run(job: WarmProgram, budgetMs: number, signal?: AbortSignal): Promise<HarnessOutcome & { clean: boolean }> {
-    const outcome: HarnessOutcome = { cases: new Map(), budgetExhausted: false };
-    let current: number | undefined;
-    this.served++;
-    return new Promise((resolve) => {
-      let settled = false;
-      const finish = (clean: boolean, infraError?: string) => {
-        if (settled) return;
-        settled = true;
-        clearTimeout(budget);
-        signal?.removeEventListener("abort", onAbort);
-        this.listener = undefined;
-        this.onExit = undefined;
-        if (current !== undefined) outcome.interrupted = current;
-        if (signal?.aborted === true) { resolve({ cases: outcome.cases, budgetExhausted: false, infraError: "aborted", clean: false }); return; }
-        const ranSomething = outcome.compile !== undefined || outcome.cases.size > 0 || current !== undefined;
-        if (infraError !== undefined && !ranSomething && !outcome.budgetExhausted && outcome.stoppedEarly !== true) outcome.infraError = infraError;
-        else if (outcome.compile?.unavailable === true) outcome.infraError = outcome.compile.stderr;
-        resolve({ ...outcome, clean });
-      };
-      const budget = setTimeout(() => { outcome.budgetExhausted = true; this.kill(); }, budgetMs);
-      const onAbort = () => this.kill();
-      signal?.addEventListener("abort", onAbort, { once: true });
-      this.onExit = () => finish(false, `warm sandbox exited: ${this.stderr.trim().slice(0, 500) || "no output"}`);
-      this.listener = (ev) => {
-        if (ev.event === "compile") outcome.compile = ev;
-        else if (ev.event === "start") current = ev.index;
-        else if (ev.event === "case" && ev.index !== undefined) {
-          outcome.cases.set(ev.index, ev);
-          current = undefined;
-          if (job.stopAfter?.(ev) === true) { outcome.stoppedEarly = true; this.kill(); }
-        } else if (ev.event === "done") {
-          // A manager that died mid-case (the program killed it) shows up as an anomaly with `current` set.
-          finish((ev.anomaly ?? []).length === 0);
-        }
-      };
-      if (this.exited) { finish(false, `warm sandbox exited: ${this.stderr.trim().slice(0, 500) || "no output"}`); return; }
-      const { stopAfter: _, ...wire } = job;
-      this.proc.stdin!.write(`${JSON.stringify(wire)}\n`);
-    });
-  }
-}
-
-/** One zygote per slot uid, replaced after `maxPrograms`, any anomaly, or a kill. */
 export class WarmPool {
-  private readonly zygotes = new Map<number, Zygote>();
+  private readonly members = new Set<Member>();
+  private readonly freeUids: number[];
+  private readonly waiters: (() => void)[] = [];
+  private readonly ageTimer: NodeJS.Timeout;
   private closed = false;
-  private spawned = 0;
+  /** Zygotes in a row that exited before they were ready, and what the last one said. */
+  private failedStarts = 0;
+  private lastFailure = "";
+  private refill: NodeJS.Timeout | undefined;
+  /** Zygotes started since the pool was made (the first `size + spares` included). */
+  spawned = 0;
 
-  constructor(private readonly opts: WarmPoolOptions) {}
-
-  /** Starts the zygotes of these slots now (so no request waits for a cold start). */
-  prestart(uids: readonly number[]): void {
-    for (const uid of uids) this.zygoteFor(uid);
+  constructor(private readonly opts: WarmPoolOptions) {
+    this.freeUids = [...opts.uids];
+    this.fill();
+    // Zygotes past their age are replaced one per tick while another ready one is idle, so none waits for it.
+    this.ageTimer = setInterval(() => this.retireOld(), Math.max(1000, Math.floor(opts.maxAgeMs / 4)));
+    this.ageTimer.unref();
   }
 
-  async run(uid: number, job: WarmProgram, budgetMs: number, signal?: AbortSignal): Promise<HarnessOutcome> {
-    if (this.closed) return { cases: new Map(), budgetExhausted: false, infraError: "the sandbox is closed" };
-    const z = this.zygoteFor(uid);
-    const { clean, ...outcome } = await z.run(job, budgetMs, signal);
-    if (!clean || z.exited || z.served >= this.opts.maxPrograms) this.replace(uid, z);
+  private get target(): number {
+    return this.opts.size + (this.opts.spares ?? 1);
+  }
+
+  /** Resolves once every zygote of the initial pool is ready (or failed to start). */
+  async warmedUp(): Promise<void> {
+    await Promise.all([...this.members].map((m) => m.zygote.ready));
+  }
+
+  async run(job: ZygoteJob, budgetMs: number, signal?: AbortSignal): Promise<HarnessOutcome> {
+    const m = await this.acquire(signal);
+    if (typeof m === "string") return { cases: new Map(), budgetExhausted: false, infraError: m };
+    const { clean, ...outcome } = await m.zygote.run(job, budgetMs, signal);
+    m.busy = false;
+    if (!clean || m.zygote.exited || m.zygote.served >= this.opts.maxPrograms) this.drop(m, !clean);
+    this.wake();
     return outcome;
   }
 
   close(): void {
     this.closed = true;
-    for (const z of this.zygotes.values()) z.kill();
-    this.zygotes.clear();
+    clearInterval(this.ageTimer);
+    clearTimeout(this.refill);
+    for (const m of this.members) m.zygote.kill();
+    this.members.clear();
+    for (const w of this.waiters.splice(0)) w();
   }
 
-  private replace(uid: number, old: Zygote): void {
-    old.kill();
-    const dir = old.workDir;
-    old.proc.once("close", () => rmSync(dir, { recursive: true, force: true }));
-    if (old.exited) rmSync(dir, { recursive: true, force: true });
-    this.zygotes.delete(uid);
-    if (!this.closed) this.zygoteFor(uid); // respawn ahead of the next program
-  }
-
-  private zygoteFor(uid: number): Zygote {
-    const have = this.zygotes.get(uid);
-    if (have !== undefined && !have.exited) return have;
-    const work = join(this.opts.workRoot, `warm-${uid}-${this.spawned++}`);
-    mkdirSync(work, { mode: 0o700 });
-    chmodSync(work, 0o777); // writable by the sandbox uid; the 0700 work root keeps other host users out
-    let filterFd: number | undefined;
-    try {
-      if (this.opts.seccompFile !== undefined) filterFd = openSync(this.opts.seccompFile, "r");
-      const args = [...this.opts.bwrapArgs(work, uid, filterFd !== undefined), this.opts.python, "-I", "/opt/rlpipe/warm_zygote.py", String(this.opts.maxPrograms)];
-      const proc = spawn(this.opts.bwrap, args, { stdio: ["pipe", "pipe", "pipe", filterFd ?? "ignore"], detached: true, env: {} });
-      const z = new Zygote(proc, work);
-      this.zygotes.set(uid, z);
-      return z;
-    } finally {
-      if (filterFd !== undefined) closeSync(filterFd);
+  /** An idle ready zygote, waiting for one when none is; or why there is none. */
+  private async acquire(signal?: AbortSignal): Promise<Member | string> {
+    for (;;) {
+      if (this.closed) return "the sandbox is closed";
+      if (signal?.aborted === true) return "aborted";
+      const m = [...this.members].find((x) => x.ready && !x.busy && !x.zygote.exited);
+      if (m !== undefined) {
+        m.busy = true;
+        return m;
+      }
+      if (this.failedStarts >= MAX_FAILED_STARTS) return `sandbox failed to start: ${this.lastFailure}`;
+      this.fill();
+      await new Promise<void>((resolve) => {
+        const done = () => { signal?.removeEventListener("abort", done); resolve(); };
+        this.waiters.push(done);
+        signal?.addEventListener("abort", done, { once: true });
+      });
     }
+  }
+
+  private wake(): void {
+    const w = this.waiters.shift();
+    w?.();
+  }
+
+  /** Takes a zygote out of the pool (killing it when it misbehaved, else letting it exit) and starts a replacement. */
+  private drop(m: Member, kill: boolean): void {
+    if (!this.members.delete(m)) return;
+    if (kill) m.zygote.kill();
+    else m.zygote.retire();
+    this.fill();
+  }
+
+  private fill(): void {
+    if (this.refill !== undefined) return; // after failed starts: wait for the scheduled retry
+    while (!this.closed && this.members.size < this.target && this.freeUids.length > 0) this.start();
+  }
+
+  private start(): void {
+    const uid = this.freeUids.shift()!;
+    const zygote = this.opts.spawn(uid, this.opts.maxPrograms);
+    this.spawned++;
+    const m: Member = { zygote, uid, ready: false, busy: false };
+    this.members.add(m);
+    void zygote.ready.then((ok) => {
+      if (!ok) return;
+      m.ready = true;
+      this.failedStarts = 0;
+      this.wake();
+    });
+    void zygote.closed.then(() => {
+      this.freeUids.push(uid);
+      const member = this.members.delete(m);
+      if (!m.ready) {
+        // Exited before it was ready: bubblewrap or the interpreter cannot start. Retry later, not in a loop.
+        this.failedStarts++;
+        this.lastFailure = zygote.diagnostics;
+        if (this.refill === undefined && !this.closed) {
+          this.refill = setTimeout(() => { this.refill = undefined; this.fill(); }, RESTART_DELAY_MS);
+          this.refill.unref();
+        }
+      } else if (member) {
+        this.fill(); // died while idle: replace it
+      }
+      for (const w of this.waiters.splice(0)) w();
+    });
+  }
+
+  private retireOld(): void {
+    const idle = [...this.members].filter((x) => x.ready && !x.busy && !x.zygote.exited);
+    const old = idle.find((x) => x.zygote.ageMs > this.opts.maxAgeMs);
+    if (old !== undefined && idle.length > 1) this.drop(old, false);
   }
 }

@@ -48,7 +48,7 @@ export async function runServe(argv: readonly string[], io: Io): Promise<number>
   if (concurrency !== undefined && (!Number.isInteger(concurrency) || concurrency < 1)) throw usage("--concurrency must be a positive integer");
   const isolation = values.isolation as LocalIsolation;
   if (!(LOCAL_ISOLATIONS as readonly string[]).includes(isolation)) throw usage(`--isolation must be ${LOCAL_ISOLATIONS.join(" or ")}, got ${values.isolation}`);
-  if (isolation !== "per-program" && values.sandbox !== "local") throw usage("--isolation warm needs --sandbox local");
+  if (argv.some((a) => a === "--isolation" || a.startsWith("--isolation=")) && values.sandbox !== "local") throw usage("--isolation applies to --sandbox local only");
   const scaleboxUrls = values["scalebox-url"] ?? (process.env["SCALEBOX_URL"]?.split(",").filter((u) => u !== "") ?? []);
   const runs = await runsDeps(values["runs-store"], values["runs-secret-env"]);
   const backend = values.sandbox === "none" ? undefined : await createBackend(values.sandbox, {
