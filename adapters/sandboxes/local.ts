@@ -25,6 +25,9 @@ import { WarmPool } from "./warm.js";
 import { Zygote } from "./zygote.js";
 
 const HARNESS_DIR = resolve(dirname(fileURLToPath(import.meta.url)), "../../../adapters/sandboxes/harness");
+const HARNESS_FILES = ["zygote.py", "local_harness.py"] as const;
+/** bubblewrap reads the seccomp filter from fd 3 and the harness files from fds 4, 5, … */
+const HARNESS_FD = 4;
 
 export interface LocalSandboxOptions {
   /** Programs running at once (default: the number of cores). */
@@ -98,7 +101,7 @@ export class LocalSandbox implements SandboxBackend {
       throw new SandboxError("bwrap_missing", `bubblewrap is not available at ${bwrap}`, { hint: "install it: apt-get install -y bubblewrap (npm test does this)" });
     }
     if (!existsSync(python)) throw new SandboxError("python_missing", `the sandbox harness needs ${python}`, { hint: "install Debian's python3" });
-    if (!existsSync(join(HARNESS_DIR, "zygote.py"))) throw new SandboxError("harness_missing", `sandbox harness not found in ${HARNESS_DIR}`);
+    if (HARNESS_FILES.some((f) => !existsSync(join(HARNESS_DIR, f)))) throw new SandboxError("harness_missing", `sandbox harness not found in ${HARNESS_DIR}`);
     const languages = ["python", ...Object.entries(TOOLCHAINS).filter(([, p]) => existsSync(p)).map(([l]) => l)];
     const sandbox = new LocalSandbox(bwrap, python, languages, opts);
     await sandbox.warm?.warmedUp();
@@ -261,7 +264,10 @@ export class LocalSandbox implements SandboxBackend {
 
   /** A sandbox running the zygote for up to `maxPrograms` programs. */
   private spawnZygote(uid: number, maxPrograms: number): Zygote {
-    return Zygote.spawn({ bwrap: this.bwrap, seccompFile: this.seccompFile, args: this.bwrapArgs(uid, this.seccompFile !== undefined, maxPrograms) });
+    return Zygote.spawn({
+      bwrap: this.bwrap, seccompFile: this.seccompFile, uid, args: this.bwrapArgs(uid, this.seccompFile !== undefined, maxPrograms),
+      dataFiles: HARNESS_FILES.map((f) => join(HARNESS_DIR, f)),
+    });
   }
 
   private bwrapArgs(uid: number, seccompOnFd3: boolean, maxPrograms: number): string[] {
@@ -279,7 +285,8 @@ export class LocalSandbox implements SandboxBackend {
       "--proc", "/proc", "--dev", "/dev", "--size", tmpfsBytes, "--tmpfs", "/dev/shm", "--mqueue", "/dev/mqueue",
       // The work dir is a tmpfs of the sandbox's own too: nothing of a program reaches the host's disk.
       "--size", tmpfsBytes, "--tmpfs", "/tmp", "--size", tmpfsBytes, "--tmpfs", "/work", "--chdir", "/work",
-      "--ro-bind", HARNESS_DIR, "/opt/rlpipe",
+      // The harness comes on descriptors (zygote.ts): bubblewrap may run as a uid that cannot read the checkout.
+      ...HARNESS_FILES.flatMap((f, i) => ["--perms", "0444", "--ro-bind-data", String(HARNESS_FD + i), `/opt/rlpipe/${f}`]),
       // bubblewrap's own / and /dev belong to the sandbox uid: read-only, so that the only writable places are
       // /work, /tmp, /dev/shm and /dev/mqueue, the ones a warm zygote empties after every program.
       "--remount-ro", "/dev", "--remount-ro", "/",

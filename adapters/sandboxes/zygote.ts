@@ -13,6 +13,10 @@ export interface ZygoteSpawn {
   readonly args: readonly string[];
   /** A seccomp filter file bubblewrap reads from fd 3. */
   readonly seccompFile: string | undefined;
+  /** The sandbox's uid: bubblewrap itself runs as it when the server is root (see spawn). */
+  readonly uid: number;
+  /** Files bubblewrap reads from fds 4, 5, … (--ro-bind-data): opened here, so the sandbox uid needs no access. */
+  readonly dataFiles: readonly string[];
 }
 
 export interface ZygoteJob {
@@ -60,16 +64,27 @@ export class Zygote {
     }));
   }
 
-  /** Starts bubblewrap with an empty environment (its own environ must hold no secret of the server). */
+  /**
+   * Starts bubblewrap with an empty environment (its own environ must hold no secret of the server). A server
+   * running as root starts it as the sandbox's uid: a sandbox of root's is root's outside its namespaces, and the
+   * kernel exempts root's processes from RLIMIT_NPROC, so a fork bomb would fill the machine's process table (and
+   * an escape would be root). As its own unprivileged uid, the limit holds and nothing of the host is root's.
+   */
   static spawn(s: ZygoteSpawn): Zygote {
-    let filterFd: number | undefined;
+    const fds: number[] = [];
     try {
-      // Each sandbox gets its own descriptor for the filter (a shared one would share the read offset).
-      if (s.seccompFile !== undefined) filterFd = openSync(s.seccompFile, "r");
-      const proc = spawn(s.bwrap, [...s.args], { stdio: ["pipe", "pipe", "pipe", filterFd ?? "ignore"], detached: true, env: {} });
+      // Each sandbox gets its own descriptors (a shared one would share the read offset).
+      const filterFd = s.seccompFile === undefined ? undefined : openSync(s.seccompFile, "r");
+      if (filterFd !== undefined) fds.push(filterFd);
+      const dataFds = s.dataFiles.map((f) => { const fd = openSync(f, "r"); fds.push(fd); return fd; });
+      const asRoot = process.getuid?.() === 0;
+      const proc = spawn(s.bwrap, [...s.args], {
+        stdio: ["pipe", "pipe", "pipe", filterFd ?? "ignore", ...dataFds], detached: true, env: {}, cwd: "/",
+        ...(asRoot ? { uid: s.uid, gid: s.uid } : {}),
+      });
       return new Zygote(proc);
     } finally {
-      if (filterFd !== undefined) closeSync(filterFd); // the child has its copy
+      for (const fd of fds) closeSync(fd); // the child has its copies
     }
   }
 

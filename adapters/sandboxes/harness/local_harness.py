@@ -2,14 +2,18 @@
 unprivileged uid, read-only /usr, empty environment).
 
 It builds a program once (Python: compiled once; C++: g++ once) and runs every test case in a fresh forked
-process: its own process group, rlimits (memory, processes, file size, CPU, descriptors), a wall clock that kills
-the whole group, a fresh working directory, and stdin/stdout/stderr on memory files capped by RLIMIT_FSIZE. Events
+process: rlimits (memory, processes, file size, CPU, descriptors), a wall clock, a fresh working directory, and
+stdin/stdout/stderr on memory files capped by RLIMIT_FSIZE; after each case every other process is killed. Events
 go out as JSON lines on a descriptor of their own; Node grades them. Expected outputs never enter the sandbox.
 
-Cost matters here (every GRPO step waits for thousands of cases), so the per-case path avoids what a fork makes
-expensive on this kind of machine (page faults): Python programs get text streams built once before any fork,
-the case's files are memfds reused from case to case, descriptors are closed with one close_range, and leftover
-processes are found by one waitpid (the caller is a reaper, so every descendant still alive is its child).
+Cost matters here (every GRPO step waits for thousands of cases), and on this kind of machine a fork's cost is
+mostly page faults: every page either side writes after it is copied. So a case process does almost nothing
+itself. The manager (the process running a program's cases) prepares what a case process inherits: stdin, stdout,
+stderr and the returned value are memfds on 0-3, reused from case to case; it sits in the case's directory; its
+priority, process, descriptor and core-file limits, signal dispositions and Python's text streams are already the
+program's. The case process only closes the other descriptors (one close_range) and sets the limits that count per
+process (memory, file size, CPU). The wall clock is a pidfd the manager polls (no signal handler anywhere), and
+leftover processes are found by one waitpid (the manager is a reaper: every live descendant is its child).
 
 Hardening against the program (same uid): the harness is not dumpable (no ptrace, no /proc/<pid>/mem, environ,
 fd or pidfd_getfd of its streams); descriptors inherited from whoever started the server are closed first; every
@@ -22,19 +26,21 @@ import _signal
 import ctypes
 import os
 import resource
+import select
 import sys
 import time
 
 WORK = "/work"
 PR_SET_DUMPABLE = 4
 PR_SET_CHILD_SUBREAPER = 36
-# Every descriptor the harness holds is below this once inherited ones are closed (it opens a handful).
+# The job stream, the event stream and diagnostics (the sandbox's stderr) live on these; 0-3 are a case's.
+JOBS, EVENTS, DIAG = 100, 101, 102
+# Every descriptor the harness holds is below this once inherited ones are closed.
 FD_CEILING = 1024
 libc = ctypes.CDLL(None, use_errno=True)
-SIGKILL, SIGALRM, SIGPIPE, SIGINT, SIGXFSZ, SIGXCPU = 9, 14, 13, 2, 25, 24
+SIGKILL, SIGPIPE, SIGINT, SIGXFSZ, SIGXCPU = 9, 13, 2, 25, 24
 SIG_DFL, SIG_IGN = _signal.SIG_DFL, _signal.SIG_IGN
 
-EVENTS = -1  # the event stream (set by take_streams)
 SOURCE = [""]  # the program's text (for tracebacks)
 STD = None  # (stdin, stdout, stderr) text streams on fds 0/1/2 for Python programs, built once, never used before a fork
 
@@ -95,53 +101,39 @@ def close_inherited_fds():
 
 
 def take_streams():
-    """Moves the job stream (fd 0) and the event stream (fd 1) to descriptors of their own, so that 0/1/2 can be a
-    program's; builds the text streams Python programs get. Returns the job stream's descriptor."""
-    global EVENTS, STD
+    """Moves the job stream (fd 0), the event stream (fd 1) and stderr to JOBS, EVENTS and DIAG, so that 0-3 can be a
+    case's; builds the text streams Python programs get."""
+    global STD
     close_inherited_fds()
-    jobs = os.dup(0)  # not inheritable (PEP 446): an exec'd compiler or program never gets it
-    EVENTS = os.dup(1)
+    os.dup2(0, JOBS, inheritable=False)  # an exec'd compiler or program never gets these
+    os.dup2(1, EVENTS, inheritable=False)
+    os.dup2(2, DIAG, inheritable=False)
     null = os.open("/dev/null", os.O_RDWR)
     os.dup2(null, 0)
     os.dup2(null, 1)
     os.close(null)
     # What a fresh interpreter would have with LANG=C.UTF-8 and no terminal; bound to fd numbers, so they read and
-    # write whatever a case dup2'd there. Never written before a fork, so a child starts with empty buffers.
+    # write whatever a case has there. Never used outside a case process, so each one starts with empty buffers.
     STD = (
         open(0, "r", encoding="utf-8", closefd=False),
         open(1, "w", encoding="utf-8", closefd=False),
         open(2, "w", encoding="utf-8", errors="backslashreplace", closefd=False, buffering=1),
     )
-    return jobs
 
 
-class Timeout(Exception):
-    pass
-
-
-def _alarm(signum, frame):
-    raise Timeout()
-
-
-def install_alarm():
-    _signal.signal(SIGALRM, _alarm)
-
-
-def wait_with_timeout(pid, timeout_s):
-    """waitpid with a wall-clock limit; on timeout kill the child's whole process group."""
-    _signal.setitimer(_signal.ITIMER_REAL, max(timeout_s, 0.001))
+def wait_child(pid, timeout_s):
+    """waitpid with a wall-clock limit (a pidfd polled: no signal handler); on timeout the process is killed, and the
+    caller kills what it left (end_strays). Returns (status, timed_out)."""
+    pidfd = os.pidfd_open(pid)
     try:
-        _, status = os.waitpid(pid, 0)
-        timed_out = False
-    except Timeout:
-        timed_out = True
-        try:
-            os.killpg(pid, SIGKILL)
-        except OSError:
-            pass
+        poller = select.poll()
+        poller.register(pidfd, select.POLLIN)
+        timed_out = not poller.poll(max(1, int(timeout_s * 1000)))
+        if timed_out:
+            os.kill(pid, SIGKILL)
         _, status = os.waitpid(pid, 0)
     finally:
-        _signal.setitimer(_signal.ITIMER_REAL, 0)
+        os.close(pidfd)
     return status, timed_out
 
 
@@ -176,15 +168,12 @@ def reap():
 
 def end_strays():
     """After a case: the caller is a reaper (pid 1 or a subreaper), so every descendant still alive is its child. No
-    child left: nothing to do (one waitpid); otherwise kill everything but the zygote."""
-    while True:
-        try:
-            pid, _ = os.waitpid(-1, os.WNOHANG)
-        except ChildProcessError:
-            return
-        if pid == 0:
-            kill_strays()
-            return
+    child at all: nothing to do (one waitpid); otherwise kill everything but the zygote."""
+    try:
+        os.waitpid(-1, os.WNOHANG)
+    except ChildProcessError:
+        return
+    kill_strays()
 
 
 def remove_tree(path):
@@ -232,50 +221,58 @@ def _empty(fd):
 
 
 class CaseFiles:
-    """stdin, stdout, stderr and the returned value of a case: memory files, emptied before each case. A case's
-    process shares their offsets, so results are read with pread and the offsets reset before the next case."""
+    """A case's stdin, stdout, stderr and returned value: memfds the manager holds on fds 0-3 for the whole program,
+    so a case process inherits them in place. Case processes share their offsets: results are read with pread, and
+    everything is emptied and rewound before the next case."""
 
     def __init__(self):
-        self.fds = [os.memfd_create(n, os.MFD_CLOEXEC) for n in ("stdin", "stdout", "stderr", "value")]
+        for fd in range(4):
+            memfd = os.memfd_create("case%d" % fd, 0)
+            if memfd != fd:
+                os.dup2(memfd, fd)
+                os.close(memfd)
 
-    def reset(self, stdin):
-        for fd in self.fds:
+    @staticmethod
+    def reset(stdin):
+        for fd in range(4):
             os.ftruncate(fd, 0)
             os.lseek(fd, 0, os.SEEK_SET)
         data = stdin.encode() if stdin else b""
         while data:
-            data = data[os.write(self.fds[0], data):]
-        os.lseek(self.fds[0], 0, os.SEEK_SET)
+            data = data[os.write(0, data):]
+        os.lseek(0, 0, os.SEEK_SET)
 
-    def read(self, which, cap):
-        fd = self.fds[which]
+    @staticmethod
+    def read(fd, cap):
         size = os.fstat(fd).st_size
         if size == 0:
             return "", False
         data = os.pread(fd, min(size, cap + 1), 0)
         return data[:cap].decode("utf-8", "replace"), len(data) > cap
 
-    def size(self, which):
-        return os.fstat(self.fds[which]).st_size
 
-
-def limit_child(limits, address_space):
-    os.setpgid(0, 0)
-    # Below the harness in CPU weight, so a runaway program cannot delay the timeout that kills it.
+def enter_program(job):
+    """In the manager, once per program: what every case process inherits instead of setting it up itself."""
+    limits = job["limits"]
+    libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+    # Below the server and the zygote in CPU weight, so a runaway program cannot delay the clock that stops it.
     os.nice(10)
+    for res, val in ((resource.RLIMIT_NPROC, limits.get("maxProcesses", 32)), (resource.RLIMIT_NOFILE, 256), (resource.RLIMIT_CORE, 0)):
+        resource.setrlimit(res, (val, val))
+    # Signal dispositions as in a fresh interpreter, but SIGXFSZ kills (the output cap); exec'd programs reset SIGPIPE.
+    _signal.signal(SIGINT, _signal.default_int_handler)
+    _signal.signal(SIGXFSZ, SIG_DFL)
+    sys.stdin, sys.stdout, sys.stderr = STD
+    sys.__stdin__, sys.__stdout__, sys.__stderr__ = STD
+    return CaseFiles()
+
+
+def case_limits(limits, address_space=None):
+    """The limits that count per process, as setrlimit arguments (a case process applies them itself)."""
     mem = address_space if address_space is not None else limits["memoryMb"] * 1024 * 1024
     cpu = max(1, int(limits["runTimeoutMs"] / 1000) + 1)
-    for res, val in (
-        (resource.RLIMIT_AS, mem),
-        (resource.RLIMIT_NPROC, limits.get("maxProcesses", 32)),
-        (resource.RLIMIT_FSIZE, limits["maxOutputBytes"] + 1),
-        (resource.RLIMIT_CPU, cpu),
-        (resource.RLIMIT_NOFILE, 256),
-        (resource.RLIMIT_CORE, 0),
-    ):
-        resource.setrlimit(res, (val, val))
-    _signal.signal(SIGXFSZ, SIG_DFL)
-    _signal.signal(SIGALRM, SIG_DFL)
+    size = limits["maxOutputBytes"] + 1
+    return ((resource.RLIMIT_AS, (mem, mem)), (resource.RLIMIT_FSIZE, (size, size)), (resource.RLIMIT_CPU, (cpu, cpu)))
 
 
 def write_files(cdir, files):
@@ -290,95 +287,107 @@ def write_files(cdir, files):
             f.write(base64.b64decode(data))
 
 
-def run_case(index, job, artifact, case, files, deadline):
-    """Runs one case and emits its event. Returns False when the job's budget ran out before or during it."""
-    limits = job["limits"]
-    cap = limits["maxOutputBytes"]
-    timeout_s = limits["runTimeoutMs"] / 1000.0
-    left_s = deadline - time.monotonic()
-    if left_s <= 0:
-        emit({"event": "budget", "index": index})
-        return False
-    cut_by_budget = left_s < timeout_s
-    cdir = "%s/c%d" % (WORK, index)
+def exec_in_child(limits, argv):
+    """In a forked child: the per-process limits, then exec (compilers, compiled programs, node)."""
     try:
-        os.mkdir(cdir, 0o700)
-    except FileExistsError:
-        remove_tree(cdir)  # an earlier case of the program planted it
-        os.mkdir(cdir, 0o700)
-    if case.get("files"):
-        write_files(cdir, case["files"])
-    files.reset(case.get("stdin"))
-    lang = job["language"]
-    kind = case["kind"]
-    t0 = time.monotonic()
-    try:
-        pid = os.fork()
-    except OSError:
-        # Processes left behind exhaust the process limit; clear them and retry once.
-        kill_strays()
-        pid = os.fork()
-    if pid == 0:
+        os.closerange(3, FD_CEILING)
+        for res, val in limits:
+            resource.setrlimit(res, val)
+        _signal.signal(SIGPIPE, SIG_DFL)
+        os.execv(argv[0], argv)
+    finally:
+        os._exit(127)
+
+
+class Runner:
+    """Runs the cases of one built program (in the manager)."""
+
+    def __init__(self, job, artifact, files):
+        self.job = job
+        self.artifact = artifact
+        self.files = files
+        self.limits = job["limits"]
+        self.cap = self.limits["maxOutputBytes"]
+        lang = job["language"]
+        self.lang = lang
+        if lang == "nodejs":
+            # V8 reserves far more address space than it uses; bound its heap instead of RLIMIT_AS.
+            self.child_limits = case_limits(self.limits, 16 << 30)
+            self.argv = ["/usr/bin/node", "--max-old-space-size=%d" % self.limits["memoryMb"], artifact]
+        else:
+            self.child_limits = case_limits(self.limits)
+            self.argv = [artifact]
+
+    def run(self, index, case, deadline):
+        """Runs one case and emits its event. False when the job's budget ran out before or during it."""
+        timeout_s = self.limits["runTimeoutMs"] / 1000.0
+        left_s = deadline - time.monotonic()
+        if left_s <= 0:
+            emit({"event": "budget", "index": index})
+            return False
+        cut_by_budget = left_s < timeout_s
+        cdir = "%s/c%d" % (WORK, index)
         try:
-            fds = files.fds
-            os.dup2(fds[0], 0)
-            os.dup2(fds[1], 1)
-            os.dup2(fds[2], 2)
-            if lang == "python" and kind == "call":
-                os.dup2(fds[3], 3)
-                os.closerange(4, FD_CEILING)
-            else:
-                os.closerange(3, FD_CEILING)
-            os.chdir(cdir)
-            if lang == "python":
-                limit_child(limits, None)
-                os._exit(run_python(artifact, case))
-            _signal.signal(SIGPIPE, SIG_DFL)
-            if lang == "cpp":
-                limit_child(limits, None)
-                os.execv(artifact, [artifact])
-            elif lang == "nodejs":
-                # V8 reserves far more address space than it uses; bound its heap instead of RLIMIT_AS.
-                limit_child(limits, 16 << 30)
-                os.execv("/usr/bin/node", ["node", "--max-old-space-size=%d" % limits["memoryMb"], artifact])
-            os._exit(127)
-        except BaseException:  # noqa: BLE001 - never return into the harness from the child
-            os._exit(126)
-    t1 = time.monotonic()
-    status, timed_out = wait_with_timeout(pid, min(timeout_s, left_s))
-    t2 = time.monotonic()
-    end_strays()
-    stdout, out_over = files.read(1, cap)
-    stderr, err_over = files.read(2, cap)
-    exit_code = os.WEXITSTATUS(status) if os.WIFEXITED(status) else None
-    sig = os.WTERMSIG(status) if os.WIFSIGNALED(status) else None
-    try:
-        os.rmdir(cdir)
-    except OSError:
-        remove_tree(cdir)  # the program left files there
-    if timed_out and cut_by_budget:
-        emit({"event": "budget", "index": index})
-        return False
-    result = {
-        "event": "case", "index": index, "exitCode": exit_code, "signal": sig, "stdout": stdout, "stderr": stderr,
-        "timeMs": round((t2 - t1) * 1000.0, 3), "timedOut": timed_out or sig == SIGXCPU,
-        "outputExceeded": out_over or err_over or sig == SIGXFSZ or "File too large" in stderr,
-        "memoryExceeded": "MemoryError" in stderr or "bad_alloc" in stderr or "heap out of memory" in stderr,
-    }
-    if kind == "call" and files.size(3) > 0:
-        result["valueJson"], _ = files.read(3, cap)
-    result["t"] = [round((t1 - t0) * 1000.0, 3), round((t2 - t1) * 1000.0, 3), round((time.monotonic() - t2) * 1000.0, 3)]
-    emit(result)
-    return True
+            os.mkdir(cdir, 0o700)
+        except FileExistsError:
+            remove_tree(cdir)  # an earlier case of the program planted it
+            os.mkdir(cdir, 0o700)
+        if case.get("files"):
+            write_files(cdir, case["files"])
+        os.chdir(cdir)
+        self.files.reset(case.get("stdin"))
+        call = case["kind"] == "call"
+        t0 = time.monotonic()
+        try:
+            pid = os.fork()
+        except OSError:
+            # Processes left behind exhaust the process limit; clear them and retry once.
+            kill_strays()
+            pid = os.fork()
+        if pid == 0:
+            if self.lang != "python":
+                exec_in_child(self.child_limits, self.argv)
+            code = 126
+            try:
+                os.closerange(4 if call else 3, FD_CEILING)
+                for res, val in self.child_limits:
+                    resource.setrlimit(res, val)
+                code = run_python(self.artifact, case)
+            finally:
+                os._exit(code)
+        t1 = time.monotonic()
+        status, timed_out = wait_child(pid, min(timeout_s, left_s))
+        t2 = time.monotonic()
+        end_strays()
+        stdout, out_over = self.files.read(1, self.cap)
+        stderr, err_over = self.files.read(2, self.cap)
+        os.chdir(WORK)
+        try:
+            os.rmdir(cdir)
+        except OSError:
+            remove_tree(cdir)  # the program left files there
+        if timed_out and cut_by_budget:
+            emit({"event": "budget", "index": index})
+            return False
+        exit_code = os.WEXITSTATUS(status) if os.WIFEXITED(status) else None
+        sig = os.WTERMSIG(status) if os.WIFSIGNALED(status) else None
+        result = {
+            "event": "case", "index": index, "exitCode": exit_code, "signal": sig, "stdout": stdout, "stderr": stderr,
+            "timeMs": round((t2 - t1) * 1000.0, 3), "timedOut": timed_out or sig == SIGXCPU,
+            "outputExceeded": out_over or err_over or sig == SIGXFSZ or "File too large" in stderr,
+            "memoryExceeded": "MemoryError" in stderr or "bad_alloc" in stderr or "heap out of memory" in stderr,
+        }
+        if call:
+            value, _ = self.files.read(3, self.cap)
+            if value:
+                result["valueJson"] = value
+        result["t"] = [round((t1 - t0) * 1000.0, 3), round((t2 - t1) * 1000.0, 3), round((time.monotonic() - t2) * 1000.0, 3)]
+        emit(result)
+        return True
 
 
 def run_python(compiled, case):
-    """Runs in the forked child: execute the program with the case's stdin; returns the exit code."""
-    sys.stdin, sys.stdout, sys.stderr = STD
-    sys.__stdin__, sys.__stdout__, sys.__stderr__ = STD
-    # Signal dispositions as in a fresh interpreter (the zygote has none of its own).
-    _signal.signal(SIGPIPE, SIG_IGN)
-    _signal.signal(SIGINT, _signal.default_int_handler)
+    """Runs in the case process: execute the program with the case's stdin; returns the exit code."""
     code = 0
     glb = {"__name__": "__main__", "__builtins__": __builtins__}
     try:
@@ -453,19 +462,11 @@ def build(job, files):
             f.write(job["code"])
         binary = os.path.join(src, "main")
         files.reset("")
+        compile_limits = case_limits({**limits, "runTimeoutMs": limits["compileTimeoutMs"], "memoryMb": max(limits["memoryMb"], 2048)})
         pid = os.fork()
         if pid == 0:
-            try:
-                os.dup2(files.fds[0], 0)
-                os.dup2(files.fds[1], 1)
-                os.dup2(files.fds[2], 2)
-                os.closerange(3, FD_CEILING)
-                limit_child({**limits, "runTimeoutMs": limits["compileTimeoutMs"], "memoryMb": max(limits["memoryMb"], 2048)}, None)
-                _signal.signal(SIGPIPE, SIG_DFL)
-                os.execv("/usr/bin/g++", ["g++", "-O2", "-std=c++17", "-pipe", "-o", binary, path])
-            finally:
-                os._exit(127)
-        status, timed_out = wait_with_timeout(pid, limits["compileTimeoutMs"] / 1000.0)
+            exec_in_child(compile_limits, ["/usr/bin/g++", "-O2", "-std=c++17", "-pipe", "-o", binary, path])
+        status, timed_out = wait_child(pid, limits["compileTimeoutMs"] / 1000.0)
         end_strays()
         cout, _ = files.read(1, limits["maxOutputBytes"])
         cerr, _ = files.read(2, limits["maxOutputBytes"])
@@ -476,19 +477,20 @@ def build(job, files):
 
 
 def run_program(job, stop_requested):
-    """Builds the program and runs its cases from startIndex on, until done, stopped (stop_requested() is true
-    between cases: the server saw a failing case and the job stops at the first failure) or out of budget."""
+    """In the manager: builds the program and runs its cases from startIndex on, until done, stopped (stop_requested()
+    is true between cases: the server saw a failing case and the job stops at the first failure) or out of budget."""
     deadline = time.monotonic() + job["limits"]["totalTimeoutMs"] / 1000.0
-    files = CaseFiles()
+    files = enter_program(job)
     artifact, event = build(job, files)
     emit(event)
     if artifact is None:
         return
+    runner = Runner(job, artifact, files)
     first = job.get("startIndex", 0)
     for i, case in enumerate(job["cases"]):
         if i < first:
             continue
         if i > first and stop_requested():
             return
-        if not run_case(i, job, artifact, case, files, deadline):
+        if not runner.run(i, case, deadline):
             return

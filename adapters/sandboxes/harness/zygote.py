@@ -133,15 +133,12 @@ def clean_up(start_vitals, start_rss, modes):
     return left
 
 
-def manager(job, jobs_fd):
-    """In a fresh fork per program: a reaper for everything the program starts; runs the harness over /work (emptied
-    after every program)."""
-    h.libc.prctl(h.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
-    h.install_alarm()
+def manager(job):
+    """In a fresh fork per program: runs the harness over /work (emptied after every program)."""
 
     def stop_requested():
         # The server writes "stop" when a case failed and the job stops at the first failure.
-        return bool(job.get("stopOnFailure")) and bool(select.select([jobs_fd], [], [], 0)[0])
+        return bool(job.get("stopOnFailure")) and bool(select.select([h.JOBS], [], [], 0)[0])
 
     h.run_program(job, stop_requested)
 
@@ -150,9 +147,9 @@ def main():
     h.libc.prctl(h.PR_SET_DUMPABLE, 0, 0, 0, 0)
     # No handler at all (Python installs one for SIGINT): pid 1 of a namespace then gets no signal from inside it.
     _signal.signal(h.SIGINT, h.SIG_DFL)
-    jobs_fd = h.take_streams()
+    h.take_streams()
     max_programs = int(sys.argv[1])
-    lines = Lines(jobs_fd)
+    lines = Lines(h.JOBS)
     gc.collect()
     gc.freeze()  # what a fork shares stays shared: the collector never touches (copies) the zygote's objects
     start_vitals = vitals()
@@ -172,8 +169,11 @@ def main():
         if pid == 0:
             code = 1
             try:
-                manager(job, jobs_fd)
+                manager(job)
                 code = 0
+            except BaseException:  # noqa: BLE001 - a harness bug: say what it was where the server reads diagnostics
+                import traceback
+                os.write(h.DIAG, traceback.format_exc().encode())
             finally:
                 os._exit(code)
         _, status = os.waitpid(pid, 0)
