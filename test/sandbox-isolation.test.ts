@@ -6,7 +6,7 @@
 // path runs in the same zygote unless that zygote was replaced; tests that expect a clean-up, not a
 // replacement, check that the second program ran in the same sandbox (its PID namespace).
 import assert from "node:assert/strict";
-import { randomBytes } from "node:crypto";
+import { createHash, randomBytes } from "node:crypto";
 import { after, before, describe, it } from "node:test";
 import { ISOLATIONS, LocalSandbox } from "../adapters/sandboxes/local.js";
 import type { RunResult } from "../core/grading/types.js";
@@ -165,6 +165,38 @@ sys.stdout.write("denied %d\\n" % denied)`);
       const b = await run(look);
       assert.equal(b.status, "ok", b.stderr);
       assert.equal(split(b).rest, split(baseline).rest);
+      sameSandboxOnWarm(a, b);
+    });
+
+    it("a program's text, input, output and the names of the files it left are not in the next program's memory", async () => {
+      // The next program forks from the same zygote and so inherits its memory, freed parts included: none of the
+      // previous program's bytes may be there. It knows the secret only by its hash, so its own memory cannot match.
+      const secret = `rlpipe-leak-${randomBytes(16).toString("hex")}`;
+      const hash = createHash("sha256").update(secret).digest("hex");
+      const a = await sb.run({
+        // A larger input (~70 KB, below malloc's mmap threshold) stays in freed heap memory where it is not reused at once.
+        language: "python", stdin: `${secret}-stdin\n`.repeat(1500), limits: { runTimeoutMs: 10_000 },
+        code: `${SANDBOX_ID}\nimport os\ns = "${secret}"\nopen("/tmp/" + s + "-name", "w").close()\nprint(s + "-stdout", input())`,
+      });
+      assert.equal(a.status, "ok", a.stderr);
+      assert.match(split(a).rest, new RegExp(`^${secret}-stdout ${secret}-stdin\n$`));
+      const b = await run(`
+import ctypes, hashlib, re
+# Its own memory, read in place (a process that is not dumpable cannot open /proc/self/mem).
+found, scanned = [], 0
+for line in open("/proc/self/maps").read().splitlines():
+    span, perms = line.split()[:2]
+    lo, hi = (int(x, 16) for x in span.split("-"))
+    if "r" not in perms or hi - lo > (64 << 20) or "[vvar" in line or line.endswith(("[vsyscall]", "[vdso]")):
+        continue
+    data = ctypes.string_at(lo, hi - lo)
+    scanned += len(data)
+    for m in re.finditer(rb"rlpipe-leak-[0-9a-f]{32}", data):
+        if hashlib.sha256(m.group()).hexdigest() == "${hash}":
+            found.append(line)
+print(found, scanned > (4 << 20))`);
+      assert.equal(b.status, "ok", b.stderr);
+      assert.equal(split(b).rest, "[] True\n", "the previous program's secret is in the next program's memory");
       sameSandboxOnWarm(a, b);
     });
 

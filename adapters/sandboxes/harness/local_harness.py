@@ -24,6 +24,7 @@ other process is killed after each case (daemons escape process groups).
 import _json
 import _signal
 import ctypes
+import gc
 import os
 import resource
 import select
@@ -486,6 +487,9 @@ def run_program(job, stop_requested):
     if artifact is None:
         return
     runner = Runner(job, artifact, files)
+    # Objects made since the zygote froze its own (the job, the compiled program) join them: a collection in a case
+    # process then never walks (and copies) them.
+    gc.freeze()
     first = job.get("startIndex", 0)
     for i, case in enumerate(job["cases"]):
         if i < first:

@@ -2,18 +2,22 @@
 
     python3 -I zygote.py MAX_PROGRAMS
 
-It reads one program per line (JSON) on stdin, forks a manager per program, and the manager runs local_harness over
-a fresh work dir (build once, fork per case). Per-program isolation runs one zygote per program (MAX_PROGRAMS 1);
-warm isolation keeps it for many, so after each program it restores a clean state itself — programs share its
-mount, PID and IPC namespaces and its uid:
-  * every other process is killed (the zygote is pid 1: orphans are its children);
-  * /work, /tmp, /dev/shm and /dev/mqueue are emptied, System V IPC objects removed;
-  * its own limits, priority, CPU affinity and memory are checked against what they were when it started (a
+Per program it forks a manager ahead of need; the manager reads the next job (one JSON line) from the job stream,
+runs local_harness over /work (build once, fork per case), and then restores a clean state: programs share the
+sandbox's mount, PID and IPC namespaces and its uid, so it
+  * kills every process but the zygote (the program's daemons included);
+  * empties /work, /tmp, /dev/shm and /dev/mqueue (and restores their modes) and removes System V IPC objects;
+  * checks the zygote's limits, priority, CPU affinity and memory against what they were when it started (a
     program of the same uid can change another process's limits, priority and affinity with prlimit,
     setpriority and sched_setaffinity).
-Anything left over or changed is an anomaly: it reports it and exits, and the server starts a fresh sandbox. A
-program cannot reach the zygote itself: it is not dumpable, installs no signal handler (pid 1 of a namespace gets
-no signal from inside it that it does not handle) and holds the job stream on a descriptor no program has.
+Anything left over or changed is an anomaly: the manager reports it and the zygote exits, so the server starts a
+fresh sandbox; so does a manager that did not finish (the program killed it). Per-program isolation runs one
+zygote per program (MAX_PROGRAMS 1), and the sandbox itself is discarded after it.
+
+Nothing a program chose ever enters the zygote's memory — not its job, its output, nor the names of the files it
+left — so no later program can find it there (each fork copies the zygote's memory, freed parts included). A program
+cannot reach the zygote either: it is not dumpable, installs no signal handler (pid 1 of a namespace gets no signal
+from inside it that it does not handle) and holds the job stream on a descriptor no program has.
 
 Events (JSON lines): "ready" once; per program the harness's events ("built" or "compile", then "case" or
 "budget" per case), then "done" with the anomalies found (empty: clean) and the clean-up time.
@@ -31,13 +35,16 @@ import local_harness as h  # noqa: E402
 
 WRITABLE = ("/work", "/tmp", "/dev/shm", "/dev/mqueue")
 RLIMITS = tuple(getattr(resource, n) for n in dir(resource) if n.startswith("RLIMIT_"))
-# A zygote whose memory grew this much while serving programs (large jobs parsed) is replaced.
+# A zygote whose memory grew this much is replaced (it parses nothing of a program's, so it should not grow).
 MAX_GROWTH_BYTES = 64 << 20
 IPC_RMID = 0
+# How a manager ends: the program ran and all is clean; the program ran and something is left (reported in its
+# "done"); the job stream ended (the server retired the zygote).
+CLEAN, DIRTY, NO_JOB = 0, 2, 3
 
 
 class Lines:
-    """Lines of the job stream, read on the raw descriptor (a manager checks the same descriptor for "stop")."""
+    """Lines of the job stream, read on the raw descriptor (the manager checks the same descriptor for "stop")."""
 
     def __init__(self, fd):
         self.fd = fd
@@ -65,18 +72,18 @@ def read_small(path):
         os.close(fd)
 
 
-def rss_bytes():
-    return int(read_small("/proc/self/statm").split()[1]) * os.sysconf("SC_PAGE_SIZE")
-
-
-def vitals():
-    """What another process of the same uid could change about the zygote from outside, and the modes of the
-    writable places (a program owns them and could close them to the next program)."""
+def zygote_state():
+    """What another process of the same uid can change about the zygote from outside: its limits, priority and CPU
+    affinity (read from any process of the sandbox), and its memory."""
     return (
-        tuple(resource.getrlimit(r) for r in RLIMITS),
-        os.getpriority(os.PRIO_PROCESS, 0),
-        tuple(sorted(os.sched_getaffinity(0))),
+        tuple(resource.prlimit(1, r) for r in RLIMITS),
+        os.getpriority(os.PRIO_PROCESS, 1),
+        tuple(sorted(os.sched_getaffinity(1))),
     )
+
+
+def zygote_rss_bytes():
+    return int(read_small("/proc/1/statm").split()[1]) * os.sysconf("SC_PAGE_SIZE")
 
 
 def sysv_ids():
@@ -110,9 +117,11 @@ def writable_modes():
     return modes
 
 
-def clean_up(start_vitals, start_rss, modes):
-    """After a program: kill, wipe, remove; returns what is still there or changed (empty when clean)."""
+def clean_up(baseline):
+    """In the manager, after the program: kill, wipe, remove; returns what is still there or changed (empty: clean)."""
+    state, rss, modes = baseline
     left = []
+    os.chdir("/")
     if not h.kill_strays():
         left.append("processes left that could not be killed")
     for d, mode in modes.items():
@@ -125,22 +134,34 @@ def clean_up(start_vitals, start_rss, modes):
     if ids:
         remove_ipc(ids)
         left += ["sysv %s %d" % k for k in sysv_ids()]
-    if vitals() != start_vitals:
+    if zygote_state() != state:
         left.append("limits, priority or CPU affinity of the zygote changed")
-    grown = rss_bytes() - start_rss
+    grown = zygote_rss_bytes() - rss
     if grown > MAX_GROWTH_BYTES:
         left.append("zygote memory grew by %d MiB" % (grown >> 20))
     return left
 
 
-def manager(job):
-    """In a fresh fork per program: runs the harness over /work (emptied after every program)."""
+def manager(baseline, clean):
+    """In a fresh fork per program: reads the job, runs it, and (when another program may follow) cleans up."""
+    lines = Lines(h.JOBS)
+    while True:
+        line = lines.next()
+        if line is None:
+            return NO_JOB
+        if line.strip() not in (b"", b"stop"):  # a stop that arrived after its program ended
+            break
+    job = h.loads(line.decode())
 
     def stop_requested():
         # The server writes "stop" when a case failed and the job stops at the first failure.
         return bool(job.get("stopOnFailure")) and bool(select.select([h.JOBS], [], [], 0)[0])
 
     h.run_program(job, stop_requested)
+    started = time.monotonic()
+    anomaly = clean_up(baseline) if clean else []
+    h.emit({"event": "done", "anomaly": anomaly, "cleanupMs": round((time.monotonic() - started) * 1000.0, 3)})
+    return DIRTY if anomaly else CLEAN
 
 
 def main():
@@ -149,42 +170,31 @@ def main():
     _signal.signal(h.SIGINT, h.SIG_DFL)
     h.take_streams()
     max_programs = int(sys.argv[1])
-    lines = Lines(h.JOBS)
     gc.collect()
     gc.freeze()  # what a fork shares stays shared: the collector never touches (copies) the zygote's objects
-    start_vitals = vitals()
-    start_rss = rss_bytes()
-    modes = writable_modes()
+    baseline = (zygote_state(), zygote_rss_bytes(), writable_modes())
     h.emit({"event": "ready"})
-    served = 0
-    while served < max_programs:
-        line = lines.next()
-        if line is None:
-            return  # the server closed the stream: retired
-        if line.strip() in (b"", b"stop"):
-            continue  # a stop that arrived after its program ended
-        job = h.loads(line.decode())
-        served += 1
+    for served in range(max_programs):
         pid = os.fork()
         if pid == 0:
             code = 1
             try:
-                manager(job)
-                code = 0
+                code = manager(baseline, clean=served + 1 < max_programs)
             except BaseException:  # noqa: BLE001 - a harness bug: say what it was where the server reads diagnostics
                 import traceback
                 os.write(h.DIAG, traceback.format_exc().encode())
             finally:
                 os._exit(code)
         _, status = os.waitpid(pid, 0)
-        anomaly = []
-        if not (os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0):
-            anomaly.append("manager ended with status %d" % status)
-        started = time.monotonic()
-        if served < max_programs:
-            anomaly += clean_up(start_vitals, start_rss, modes)
-        h.emit({"event": "done", "anomaly": anomaly, "cleanupMs": round((time.monotonic() - started) * 1000.0, 3)})
-        if anomaly:
+        code = os.WEXITSTATUS(status) if os.WIFEXITED(status) else None
+        if code == NO_JOB:
+            return  # the server closed the job stream: retired
+        h.end_strays()  # normally nothing: the manager killed its program's processes
+        if code == DIRTY:
+            return  # the manager reported what it found
+        if code != CLEAN:
+            # The program killed its manager (or the harness failed): a fresh sandbox for the next program.
+            h.emit({"event": "done", "anomaly": ["manager ended with status %d" % status], "cleanupMs": 0})
             return
 
 
