@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // Benchmark (issue 12, item 4): `rlpipe serve --sandbox local` side by side with a ScaleBox/SandboxFusion server, in one run.
 //
-//   node bench/sandbox-peer.mjs [--isolation per-program[,warm]] [--peer URL [--peer-pid PID]] [--rounds 3]
+//   node bench/sandbox-peer.mjs [--isolation warm[,per-program]] [--peer URL [--peer-pid PID]] [--rounds 3]
 //                               [--programs 200] [--seq 60] [--conc-requests 200] [--in-flight 8] [--concurrency N] [--keep-alive]
 //
 // Workloads (the same client and request bodies for every server; the bodies are the SandboxFusion API ScaleBox accepts):
@@ -10,9 +10,11 @@
 // Servers are measured in rounds, alternating (the order rotates each round). Every answer is checked: a wrong answer
 // is an error that stops the bench, never a fast result; a negative control (an a−b program) must be rejected.
 // Each rlpipe path is a child `node dist/bin/rlpipe.js serve` on 127.0.0.1 (kernel-chosen free port), stopped by its pid.
-// `--isolation` is passed to `rlpipe serve` only when given here; per-program is the server's default, warm is opt-in (--isolation per-program,warm measures both).
+// `--isolation` is passed to `rlpipe serve` only when given here; warm is the server's default (--isolation warm,per-program measures both).
 // Server CPU: utime+stime+cutime+cstime of the server's pid and all its live descendants (/proc), before and after each
 // workload, so the programs the server ran count too; for the peer only when --peer-pid (e.g. /tmp/peers/scalebox/server.pid).
+// Where rlpipe's time goes: GET /v1/stats before and after each workload, printed per test case and per request (HTTP
+// parse/handle/respond; queue, zygote wait, build, fork, program, collect, clean-up, round trip, grading).
 // Prints the machine, per-server figures, ratios rlpipe/peer; writes bench/results/sandbox-peer.json. Nothing leaves 127.0.0.1.
 import { spawn, spawnSync } from "node:child_process";
 import { mkdirSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
@@ -35,7 +37,7 @@ const { values: opt } = parseArgs({
   strict: true,
 });
 if (opt.help) {
-  console.log(readFileSync(fileURLToPath(import.meta.url), "utf8").split("\n").slice(1, 18).map((l) => l.replace(/^\/\/ ?/, "")).join("\n"));
+  console.log(readFileSync(fileURLToPath(import.meta.url), "utf8").split("\n").slice(1, 19).map((l) => l.replace(/^\/\/ ?/, "")).join("\n"));
   process.exit(0);
 }
 const int = (name, min = 1) => {
@@ -65,12 +67,13 @@ console.log(`machine: ${machine.cpu}, ${machine.cores} cores, ${machine.memGiB} 
 
 // ---------- server CPU from /proc ----------
 const clkTck = Number(spawnSync("getconf", ["CLK_TCK"], { encoding: "utf8" }).stdout.trim()) || 100;
-/** Parsed /proc/<pid>/stat: ppid and ticks (own + waited-for children). undefined when the process is gone. */
+/** Parsed /proc/<pid>/stat: ppid, its own ticks and ticks with waited-for children. undefined when the process is gone. */
 function procStat(pid) {
   try {
     const s = readFileSync(`/proc/${pid}/stat`, "utf8");
     const f = s.slice(s.lastIndexOf(")") + 2).split(" "); // fields from #3 (state) on; comm may hold spaces
-    return { ppid: Number(f[1]), ticks: Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14]) };
+    const own = Number(f[11]) + Number(f[12]);
+    return { ppid: Number(f[1]), own, ticks: own + Number(f[13]) + Number(f[14]) };
   } catch { return undefined; }
 }
 /** CPU seconds of a process tree: each live member's own and reaped children's time (a dead member's time is in its parent's). */
@@ -145,21 +148,52 @@ async function pool(n, width, fn) {
   const worker = async () => { for (let k = next++; k < n; k = next++) await fn(k); };
   await Promise.all(Array.from({ length: Math.min(width, n) }, worker));
 }
-/** Runs fn, returning wall seconds and the server tree's CPU seconds over it. */
+/** Runs fn, returning wall seconds, the server tree's CPU seconds over it, and the server process's own (rlpipe: node). */
 async function measured(server, fn) {
   const c0 = server.pid === undefined ? undefined : treeCpuS(server.pid);
+  const o0 = server.pid === undefined ? undefined : procStat(server.pid)?.own;
   const t0 = performance.now();
   await fn();
   const wallS = (performance.now() - t0) / 1000;
   const cpuS = c0 === undefined ? undefined : treeCpuS(server.pid) - c0;
-  return { wallS, cpuS };
+  const ownCpuS = o0 === undefined ? undefined : ((procStat(server.pid)?.own ?? o0) - o0) / clkTck;
+  return { wallS, cpuS, ownCpuS };
 }
 const pct = (xs, p) => { const s = [...xs].sort((a, b) => a - b); return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))]; };
 const median = (xs) => pct(xs, 50);
 
+// ---------- where rlpipe's time goes: GET /v1/stats before and after a workload ----------
+function getJson(server, path) {
+  const u = new URL(path, server.url);
+  return new Promise((resolve, reject) => {
+    http.get({ host: u.hostname, port: u.port, path: u.pathname, agent: server.agent }, (res) => {
+      const chunks = [];
+      res.on("data", (c) => chunks.push(c));
+      res.on("end", () => { try { resolve(JSON.parse(Buffer.concat(chunks).toString("utf8"))); } catch (e) { reject(e); } });
+    }).on("error", reject);
+  });
+}
+/** Milliseconds per phase spent during fn (server: its HTTP side; sandbox: queue, zygote, build, fork, program, …). */
+async function withBreakdown(server, key, fn) {
+  if (server.kind !== "rlpipe") return fn();
+  const before = await getJson(server, "/v1/stats");
+  const out = await fn();
+  const after = await getJson(server, "/v1/stats");
+  const acc = (server.breakdown[key] ??= { requests: 0, programs: 0, cases: 0, ms: {} });
+  acc.requests += after.server.requests - before.server.requests - 1; // less the stats request itself
+  acc.programs += after.sandbox.programs - before.sandbox.programs;
+  acc.cases += after.sandbox.cases - before.sandbox.cases;
+  for (const [k, v] of Object.entries(after.server.ms)) acc.ms[`http ${k.replace(/Ms$/, "")}`] = (acc.ms[`http ${k.replace(/Ms$/, "")}`] ?? 0) + v - before.server.ms[k];
+  for (const [k, v] of Object.entries(after.sandbox.ms)) acc.ms[k.replace(/Ms$/, "")] = (acc.ms[k.replace(/Ms$/, "")] ?? 0) + v - before.sandbox.ms[k];
+  return out;
+}
+
 async function batchPhase(s) {
-  const m = await measured(s, () => pool(programs, inFlight, async () => checkBatch(s, await post(s, "/common_evaluate_batch", batchBody()), true)));
-  return { casesPerS: (programs * CASES) / m.wallS, cpuMsPerCase: m.cpuS === undefined ? undefined : (m.cpuS * 1000) / (programs * CASES), wallS: m.wallS };
+  const m = await withBreakdown(s, "batch", () => measured(s, () => pool(programs, inFlight, async () => checkBatch(s, await post(s, "/common_evaluate_batch", batchBody()), true))));
+  return {
+    casesPerS: (programs * CASES) / m.wallS, cpuMsPerCase: m.cpuS === undefined ? undefined : (m.cpuS * 1000) / (programs * CASES),
+    ownCpuMsPerCase: m.ownCpuS === undefined ? undefined : (m.ownCpuS * 1000) / (programs * CASES), wallS: m.wallS,
+  };
 }
 async function seqPhase(s) {
   const ms = [];
@@ -172,7 +206,7 @@ async function seqPhase(s) {
   return { p50Ms: median(ms), p90Ms: pct(ms, 90) };
 }
 async function concPhase(s) {
-  const m = await measured(s, () => pool(concN, inFlight, async () => checkRunCode(s, await post(s, "/run_code", runCodeBody()))));
+  const m = await withBreakdown(s, "run_code", () => measured(s, () => pool(concN, inFlight, async () => checkRunCode(s, await post(s, "/run_code", runCodeBody())))));
   return { reqPerS: concN / m.wallS, cpuMsPerReq: m.cpuS === undefined ? undefined : (m.cpuS * 1000) / concN };
 }
 
@@ -195,7 +229,7 @@ async function startRlpipe(isolation) {
   });
   const name = `rlpipe-${isolation ?? "per-program"}`;
   console.log(`${name}: ${url} (pid ${child.pid}; node ${args.slice(1).join(" ").replace(root + "/", "")})`);
-  return { name, kind: "rlpipe", url, pid: child.pid, child, agent: newAgent(), stderr: () => stderr };
+  return { name, kind: "rlpipe", url, pid: child.pid, child, agent: newAgent(), stderr: () => stderr, breakdown: {} };
 }
 async function stop(server) {
   server.agent.destroy();
@@ -236,20 +270,30 @@ try {
       const row = { ...(await batchPhase(s)), ...(await seqPhase(s)), ...(await concPhase(s)), load1 };
       results[s.name].rounds.push(row);
       console.log(`round ${r + 1} ${s.name.padEnd(20)} ${row.casesPerS.toFixed(0).padStart(5)} cases/s` +
-        `${row.cpuMsPerCase === undefined ? "" : ` (server CPU ${row.cpuMsPerCase.toFixed(2)} ms/case)`}` +
+        `${row.cpuMsPerCase === undefined ? "" : ` (server CPU ${row.cpuMsPerCase.toFixed(2)} ms/case, its main process ${row.ownCpuMsPerCase.toFixed(2)})`}` +
         `  run_code p50 ${row.p50Ms.toFixed(1)} ms p90 ${row.p90Ms.toFixed(1)} ms  ${row.reqPerS.toFixed(1)} req/s at ${inFlight} in flight` +
         `${row.cpuMsPerReq === undefined ? "" : ` (server CPU ${row.cpuMsPerReq.toFixed(2)} ms/req)`}  load ${load1.toFixed(2)}`);
     }
   }
   // Summary: the median over rounds of each figure.
-  const keys = ["casesPerS", "cpuMsPerCase", "p50Ms", "p90Ms", "reqPerS", "cpuMsPerReq"];
+  const keys = ["casesPerS", "cpuMsPerCase", "ownCpuMsPerCase", "p50Ms", "p90Ms", "reqPerS", "cpuMsPerReq"];
   console.log(`\nmedian of ${rounds} rounds (${programs} programs × ${CASES} cases at ${inFlight} in flight; ${seqN} sequential and ${concN} at ${inFlight} in flight /run_code print(1)):`);
   for (const s of servers) {
     const rows = results[s.name].rounds;
     const med = Object.fromEntries(keys.map((k) => [k, rows.every((x) => x[k] !== undefined) ? median(rows.map((x) => x[k])) : undefined]));
     results[s.name].median = med;
     const f = (v, d, u) => (v === undefined ? "n/a" : `${v.toFixed(d)}${u}`);
-    console.log(`${s.name.padEnd(20)} ${f(med.casesPerS, 0, " cases/s")}, server CPU ${f(med.cpuMsPerCase, 2, " ms/case")}; run_code p50 ${f(med.p50Ms, 1, " ms")}, p90 ${f(med.p90Ms, 1, " ms")}, ${f(med.reqPerS, 1, " req/s")}, server CPU ${f(med.cpuMsPerReq, 2, " ms/req")}`);
+    console.log(`${s.name.padEnd(20)} ${f(med.casesPerS, 0, " cases/s")}, server CPU ${f(med.cpuMsPerCase, 2, " ms/case")} (main process ${f(med.ownCpuMsPerCase, 2, "")}); run_code p50 ${f(med.p50Ms, 1, " ms")}, p90 ${f(med.p90Ms, 1, " ms")}, ${f(med.reqPerS, 1, " req/s")}, server CPU ${f(med.cpuMsPerReq, 2, " ms/req")}`);
+  }
+  // Where a test case's time went on each rlpipe path, summed over all rounds: wall milliseconds per case (phases
+  // overlap across the programs in flight, so they add up to more than the wall time per case at the measured rate).
+  for (const s of servers.filter((x) => x.kind === "rlpipe")) {
+    results[s.name].breakdown = s.breakdown;
+    for (const [key, b] of Object.entries(s.breakdown)) {
+      const per = key === "batch" ? b.cases : b.requests;
+      const parts = Object.entries(b.ms).map(([k, v]) => `${k} ${(v / per).toFixed(3)}`).join(", ");
+      console.log(`${s.name} ${key}: ms per ${key === "batch" ? "test case" : "request"} (${b.requests} requests, ${b.programs} programs, ${b.cases} cases): ${parts}`);
+    }
   }
   if (opt.peer !== undefined) {
     const p = results.peer.median;

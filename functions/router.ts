@@ -25,6 +25,8 @@ export interface FunctionDeps {
   readonly retryBaseDelayMs?: number;
   /** Per-run usage counters (core/run-usage.ts); requests that name no run are not counted. */
   readonly usage?: UsageMeter;
+  /** Where the server's own time went (node:http adds its request parsing and responding; GET /v1/stats). */
+  readonly serverStats?: () => Readonly<Record<string, unknown>>;
 }
 
 type Route = (req: FnRequest, deps: FunctionDeps & { backend: SandboxBackend }) => Promise<FnResponse>;
@@ -75,6 +77,12 @@ export async function route(req: FnRequest, deps: FunctionDeps): Promise<FnRespo
     if (!UsageMeter.validRun(name)) return json(400, { detail: `invalid run name ${JSON.stringify(name)}` });
     const snap = deps.usage.snapshot(name);
     return snap === undefined ? json(404, { detail: `this instance counted nothing for run ${name}` }) : json(200, snap);
+  }
+  if (path === "/v1/stats") {
+    if (req.method !== "GET") return json(405, { detail: "Method Not Allowed" }, { allow: "GET" });
+    if (!authorized) return json(401, { detail: "missing or invalid token" }, { "www-authenticate": "Bearer" });
+    const backend = typeof deps.backend === "function" ? undefined : deps.backend;
+    return json(200, { server: deps.serverStats?.() ?? null, sandbox: backend?.stats?.() ?? null });
   }
   const r = ROUTES[path];
   if (r === undefined || (deps.backend === undefined && r.public !== true)) return json(404, { detail: "Not Found" });

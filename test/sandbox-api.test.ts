@@ -27,6 +27,21 @@ describe("sandbox function: SandboxFusion / ScaleBox API", () => {
   });
   after(async () => { await server.close(); await sb.close(); });
 
+  it("GET /v1/stats says where the time went: the server's parse, handle and respond, the sandbox's phases per program", async () => {
+    const before = await (await fetch(`${server.url}/v1/stats`)).json() as { server: { requests: number; ms: Record<string, number> }; sandbox: { programs: number; cases: number; ms: Record<string, number> } };
+    const tests = { type: "stdin_stdout", input: ["1 2", "2 3", "3 4"], output: ["3", "5", "7"] };
+    const r = await post(`${server.url}/common_evaluate_batch`, { completion: A_PLUS_B, config: { language: "python", provided_data: { test_cases: tests }, extra: { run_all_cases: true } } });
+    assert.equal(r.body.accepted, true);
+    const after = await (await fetch(`${server.url}/v1/stats`)).json() as typeof before;
+    assert.equal(after.server.requests - before.server.requests, 2, "the batch and the first stats request");
+    assert.equal(after.sandbox.programs - before.sandbox.programs, 1);
+    assert.equal(after.sandbox.cases - before.sandbox.cases, 3);
+    assert.deepEqual(Object.keys(after.sandbox.ms), ["queueMs", "zygoteWaitMs", "buildMs", "forkMs", "programMs", "collectMs", "cleanupMs", "roundTripMs", "gradeMs"]);
+    for (const k of ["forkMs", "programMs", "collectMs"]) assert.ok(after.sandbox.ms[k]! > before.sandbox.ms[k]!, `${k} grew`);
+    for (const k of ["parseMs", "handleMs", "respondMs"]) assert.ok(after.server.ms[k]! > before.server.ms[k]!, `${k} grew`);
+    assert.ok(after.server.ms["handleMs"]! - before.server.ms["handleMs"]! >= after.sandbox.ms["programMs"]! - before.sandbox.ms["programMs"]!, "handling includes the programs' time");
+  });
+
   it("answers the seed's curl health check exactly", async () => {
     const r = await post(`${server.url}/run_code`, { code: 'print("Hello, world!")', language: "python" });
     assert.equal(r.status, 200);
@@ -184,6 +199,8 @@ describe("sandbox function: failures, auth and limits", () => {
 
   it("requires the token (header or /t/<token>/ prefix); ping stays public", async () => {
     assert.equal((await post(`${server.url}/run_code`, { code: "1", language: "python" })).status, 401);
+    assert.equal((await fetch(`${server.url}/v1/stats`)).status, 401);
+    assert.equal((await fetch(`${server.url}/v1/stats`, { headers: auth })).status, 200);
     assert.equal((await post(`${server.url}/run_code`, { code: "1", language: "python" }, { authorization: "Bearer wrong-token-000000000000" })).status, 401);
     assert.equal((await post(`${server.url}/t/${token}/run_code`, { code: "1", language: "python" })).status, 200);
     assert.equal((await post(`${server.url}/t/nope/run_code`, { code: "1", language: "python" })).status, 401);

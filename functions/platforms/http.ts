@@ -41,8 +41,20 @@ function send(res: ServerResponse, r: FnResponse): void {
   res.end(body);
 }
 
+/** Milliseconds summed over requests: reading and parsing the body, handling, serializing and writing the answer. */
+class ServerTimings {
+  requests = 0;
+  readonly ms = { parseMs: 0, handleMs: 0, respondMs: 0 };
+
+  snapshot(): Record<string, unknown> {
+    return { requests: this.requests, ms: Object.fromEntries(Object.entries(this.ms).map(([k, v]) => [k, Math.round(v * 1000) / 1000])) };
+  }
+}
+
 export async function startHttpServer(deps: FunctionDeps, opts: HttpServerOptions): Promise<RunningServer> {
   const limit = opts.maxBodyBytes ?? 32 << 20;
+  const timings = new ServerTimings();
+  deps = { ...deps, serverStats: () => timings.snapshot() };
   const server: Server = createServer(async (req, res) => {
     const started = performance.now();
     const path = (req.url ?? "/").split("?")[0]!;
@@ -70,9 +82,15 @@ export async function startHttpServer(deps: FunctionDeps, opts: HttpServerOption
       const headers: Record<string, string | undefined> = {};
       for (const [k, v] of Object.entries(req.headers)) headers[k] = Array.isArray(v) ? v.join(",") : v;
       const query = Object.fromEntries(new URLSearchParams((req.url ?? "").split("?")[1] ?? ""));
+      const parsed = performance.now();
       const r = await route({ method: req.method ?? "GET", path, headers, query, body }, deps);
+      const handled = performance.now();
       status = r.status;
       send(res, r);
+      timings.requests++;
+      timings.ms.parseMs += parsed - started;
+      timings.ms.handleMs += handled - parsed;
+      timings.ms.respondMs += performance.now() - handled;
     } catch (e) {
       if (e instanceof BodyTooLarge) {
         status = 413;
