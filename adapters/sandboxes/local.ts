@@ -143,7 +143,7 @@ export class LocalSandbox implements SandboxBackend {
 
   /** Where requests' time went since the sandbox started (sums and counts; see timings.ts). */
   stats(): SandboxTimingsSnapshot {
-    return this.timings.snapshot();
+    return { ...this.timings.snapshot(), ...(this.warm === undefined ? {} : { counts: { ...this.warm.counts } }) };
   }
 
   private async withSlot<T>(fn: (uid: number) => Promise<T>, signal?: AbortSignal): Promise<T> {

@@ -21,6 +21,8 @@ export interface SandboxStats {
   readonly programs: number;
   readonly cases: number;
   readonly ms: Readonly<Record<string, number>>;
+  /** Event counts (the local sandbox: sandboxes started and retired, programs that waited for one to start). */
+  readonly counts?: Readonly<Record<string, number>>;
 }
 
 export interface SandboxBackend {

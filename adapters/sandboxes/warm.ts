@@ -44,8 +44,9 @@ export class WarmPool {
   private failedStarts = 0;
   private lastFailure = "";
   private refill: NodeJS.Timeout | undefined;
-  /** Zygotes started since the pool was made (the first `size + spares` included). */
-  spawned = 0;
+  /** Zygotes started since the pool was made (the first `size + spares` included), retired, and programs that found
+   * no ready zygote and waited for one to start. */
+  readonly counts = { zygotesStarted: 0, zygotesRetired: 0, coldWaits: 0 };
 
   constructor(private readonly opts: WarmPoolOptions) {
     this.freeUids = [...opts.uids];
@@ -85,6 +86,7 @@ export class WarmPool {
 
   /** An idle ready zygote, waiting for one when none is; or why there is none. */
   private async acquire(signal?: AbortSignal): Promise<Member | string> {
+    let waited = false;
     for (;;) {
       if (this.closed) return "the sandbox is closed";
       if (signal?.aborted === true) return "aborted";
@@ -94,6 +96,8 @@ export class WarmPool {
         return m;
       }
       if (this.failedStarts >= MAX_FAILED_STARTS) return `sandbox failed to start: ${this.lastFailure}`;
+      if (!waited) this.counts.coldWaits++;
+      waited = true;
       this.fill();
       await new Promise<void>((resolve) => {
         const done = () => { signal?.removeEventListener("abort", done); resolve(); };
@@ -111,6 +115,7 @@ export class WarmPool {
   /** Takes a zygote out of the pool (killing it when it misbehaved, else letting it exit) and starts a replacement. */
   private drop(m: Member, kill: boolean): void {
     if (!this.members.delete(m)) return;
+    this.counts.zygotesRetired++;
     if (kill) m.zygote.kill();
     else m.zygote.retire();
     this.fill();
@@ -124,7 +129,7 @@ export class WarmPool {
   private start(): void {
     const uid = this.freeUids.shift()!;
     const zygote = this.opts.spawn(uid, this.opts.maxPrograms);
-    this.spawned++;
+    this.counts.zygotesStarted++;
     const m: Member = { zygote, uid, ready: false, busy: false };
     this.members.add(m);
     void zygote.ready.then((ok) => {
@@ -141,8 +146,8 @@ export class WarmPool {
         this.failedStarts++;
         this.lastFailure = zygote.diagnostics;
         if (this.refill === undefined && !this.closed) {
+          // Not unref'd: a program may be waiting for this retry (close() clears it).
           this.refill = setTimeout(() => { this.refill = undefined; this.fill(); }, RESTART_DELAY_MS);
-          this.refill.unref();
         }
       } else if (member) {
         this.fill(); // died while idle: replace it
