@@ -133,6 +133,10 @@ export function rlpipeServe(args: readonly string[]): StartServer {
         });
         void exited.then(() => { clearTimeout(timer); reject(new Error(`rlpipe serve exited: ${stderr}`)); });
       });
+      // The path under test is the one asked for (the default: warm), so "both paths pass" means what it says.
+      const asked = args.includes("--isolation") ? args[args.indexOf("--isolation") + 1] : "warm";
+      const running = /; isolation ([\w-]+);/.exec(stdout)?.[1];
+      if (args.includes("local") && running !== asked) throw new Error(`rlpipe serve runs isolation ${running ?? "(none said)"}, not ${asked}: ${stdout}`);
       return {
         url: banner[1]!, headers: { authorization: `Bearer ${canaries.env[canaries.tokenEnv]}` }, languages: banner[2]!.split(", "),
         keyringPlanted: stdout.includes("rlpipe-security: keyring planted"), stop,

@@ -115,7 +115,7 @@ export class LocalSandbox implements SandboxBackend {
   }
 
   async capabilities(): Promise<Capabilities> {
-    return { backend: this.name, languages: [...this.languages], maxConcurrency: this.slots.size, specialJudge: true };
+    return { backend: this.name, languages: [...this.languages], maxConcurrency: this.slots.size, specialJudge: true, isolation: this.isolation };
   }
 
   async run(req: RunRequest, signal?: AbortSignal): Promise<RunResult> {

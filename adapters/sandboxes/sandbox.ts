@@ -9,6 +9,8 @@ export interface Capabilities {
   readonly backend: string;
   readonly languages: readonly Language[];
   readonly maxConcurrency: number;
+  /** How programs are isolated from each other, for backends with a choice (the local sandbox: warm, per-program). */
+  readonly isolation?: string;
   readonly specialJudge: boolean;
 }
 

@@ -71,7 +71,7 @@ export async function runServe(argv: readonly string[], io: Io): Promise<number>
   }
   const caps = await backend?.capabilities();
   const what = [
-    caps === undefined ? undefined : `sandbox ${caps.backend}: ${caps.languages.join(", ")}; concurrency ${caps.maxConcurrency}`,
+    caps === undefined ? undefined : `sandbox ${caps.backend}: ${caps.languages.join(", ")}; ${caps.isolation === undefined ? "" : `isolation ${caps.isolation}; `}concurrency ${caps.maxConcurrency}`,
     runs === undefined ? undefined : `runs → ${runs.store.url}`,
     usageStore === undefined ? undefined : `usage → ${values["usage-store"]}`,
   ].filter((x) => x !== undefined).join("; ");
