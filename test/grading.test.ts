@@ -17,6 +17,19 @@ describe("code extraction (ScaleBox's default rule)", () => {
     assert.equal(extractCode("```javascript\nconsole.log(1)\n```", "nodejs").code, "console.log(1)");
   });
 
+  it("takes an unclosed fence to the end, then code without fences: Python's top-level def/class blocks, bash's whole text", () => {
+    // A truncated answer: the fence never closes.
+    assert.deepEqual(extractCode("Here:\n```cpp\nbool f(long n) {\n    return n > 1;\n}", "cpp"), { code: "bool f(long n) {\n    return n > 1;\n}", language: "cpp" });
+    // No fences: every def/class with the imports before it, blank lines inside dropped; prose is not code.
+    const bare = "Sure, here it is.\n\nimport math\ndef helper(x):\n    return math.isqrt(x)\n\ndef double_check(s):\n\n    return helper(len(s)) > 1\nThat's all.";
+    assert.deepEqual(extractCode(bare, "python"), { code: "import math\ndef helper(x):\n    return math.isqrt(x)\ndef double_check(s):\n    return helper(len(s)) > 1", language: "python" });
+    assert.deepEqual(extractCode("\nclass Solution:\n    def f(self, n: int) -> List[int]:\n        return [n]\n", "python").code, "class Solution:\n    def f(self, n: int) -> List[int]:\n        return [n]");
+    assert.deepEqual(extractCode("echo hi\n\necho there", "bash"), { code: "echo hi\necho there", language: "bash" });
+    assert.deepEqual(extractCode("print(1) but not a def", "python"), { code: "" });
+    // A complete fence always wins over an unclosed one or bare code.
+    assert.equal(extractCode("def f():\n    pass\n```python\nprint(2)\n```\n```python\nprint(3)", "python").code, "print(2)");
+  });
+
   it("detects the language from the first tagged fence and canonicalizes aliases", () => {
     assert.equal(detectLanguage("text\n```c++\nint main(){}\n```"), "cpp");
     assert.equal(detectLanguage("```\nplain\n```"), "python");

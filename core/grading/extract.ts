@@ -1,7 +1,12 @@
-// Code extraction from a model completion, as ScaleBox does by default: drop <think>…</think>, then the
-// first fenced block in the target language, else the first fenced block of any language, else nothing.
+// Code extraction from a model completion, by ScaleBox's default priorities: drop <think>…</think>; then the
+// complete fenced blocks, else an unclosed fence running to the end (a truncated answer), else code found without
+// fences (Python: top-level def/class blocks with the imports before them; bash: the whole text). Among the blocks of
+// the best kind, the first tagged with the target language wins, else the first.
 
 const FENCE = /```[ \t]*([A-Za-z0-9_+#.-]*)[^\n]*\n([\s\S]*?)```/g;
+const OPEN_FENCE = /```[ \t]*([A-Za-z0-9_+#.-]*)[^\n]*\n([\s\S]*)$/;
+/** Python without fences: optional import/from/comment lines, a def or class line, its indented body. */
+const PYTHON_BLOCK = /(?:^(?:import|from|#)[^\n]*\n)*^(?:def|class) [^\n]+\n(?:[ \t]+[^\n]*\n)+/gm;
 
 const ALIASES: Record<string, readonly string[]> = {
   python: ["python", "py", "python3"],
@@ -33,17 +38,32 @@ export interface Extracted {
   readonly language?: string;
 }
 
+function block(tag: string | undefined, code: string): Extracted {
+  const body = code.replace(/\n[ \t]*$/, "");
+  return tag === undefined || tag === "" ? { code: body } : { code: body, language: canonicalLanguage(tag) };
+}
+
+/** The first block in `want`, else the first block. */
+function pick(blocks: readonly Extracted[], want: string): Extracted | undefined {
+  return blocks.find((b) => b.language === want) ?? blocks[0];
+}
+
 export function extractCode(completion: string, language: string): Extracted {
   const text = stripThinking(completion);
   const want = canonicalLanguage(language);
-  let first: Extracted | undefined;
-  for (const m of text.matchAll(FENCE)) {
-    const tag = m[1] ?? "";
-    const block: Extracted = tag === "" ? { code: m[2]!.replace(/\n$/, "") } : { code: m[2]!.replace(/\n$/, ""), language: canonicalLanguage(tag) };
-    if (block.language === want) return block;
-    first ??= block;
+  const fenced = [...text.matchAll(FENCE)].map((m) => block(m[1], m[2]!));
+  if (fenced.length > 0) return pick(fenced, want)!;
+  const open = OPEN_FENCE.exec(text);
+  if (open !== null) return block(open[1], open[2]!);
+  if (want === "python") {
+    // Blank lines dropped first (as ScaleBox does), so a body's blank lines do not end a block.
+    const dense = `${text.split("\n").filter((l) => l.trim() !== "").join("\n")}\n`;
+    const defs = [...dense.matchAll(PYTHON_BLOCK)].map((m) => m[0]);
+    // Every top-level def/class, not only the first: a helper and the function calling it both count.
+    if (defs.length > 0) return { code: defs.join("").replace(/\n$/, ""), language: "python" };
   }
-  return first ?? { code: "" };
+  if (want === "bash" && text.trim() !== "") return { code: text.split("\n").filter((l) => l.trim() !== "").join("\n"), language: "bash" };
+  return { code: "" };
 }
 
 /** The language of the first tagged fence (scalebox.py's rule when the request names none). */
