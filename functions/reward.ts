@@ -4,7 +4,7 @@
 // infra_error — never as a 0 score.
 import { createHash } from "node:crypto";
 import { z } from "zod";
-import { parseTestCases, TestCaseError } from "../core/grading/cases.js";
+import { parseTestCases, programWithTail, TestCaseError } from "../core/grading/cases.js";
 import { detectLanguage, extractCode } from "../core/grading/extract.js";
 import { scoreOf } from "../core/grading/grade.js";
 import type { EvalJob, EvalResult } from "../core/grading/types.js";
@@ -111,7 +111,7 @@ export async function handleRewards(req: FnRequest, deps: RewardDeps): Promise<F
       return;
     }
     const job: Omit<EvalJob, "id"> = {
-      language, code, tests: parsedCases.tests,
+      language, code: parsedCases.tail === undefined ? code : programWithTail(code, parsedCases.tail), tests: parsedCases.tests,
       ...(parsedCases.checker === undefined ? {} : { checker: parsedCases.checker }),
       limits: { runTimeoutMs: (config.run_timeout_s ?? 10) * 1000, totalTimeoutMs: (config.total_timeout_s ?? 300) * 1000, memoryMb: config.memory_mb ?? 1024 },
     };

@@ -1,9 +1,9 @@
-// SandboxFusion/ScaleBox-compatible API over any sandbox backend: POST /run_code, POST /common_evaluate_batch,
+// SandboxFusion/ScaleBox-compatible API over any sandbox backend: POST /run_code, POST /common_evaluate(_batch),
 // GET /v1/ping — the shapes and status enums verl's SandboxFusionTool, the seed's scalebox.py and ScaleBox's
 // own clients use, so they work unchanged. Grading follows SandboxFusion's strict line comparison (ScaleBox
 // dropped the line-count check; rlpipe keeps it). Pure: request in, response out.
 import { z } from "zod";
-import { parseTestCases, TestCaseError } from "../core/grading/cases.js";
+import { type ParsedCases, parseCaseList, parseTestCases, programWithTail, TestCaseError } from "../core/grading/cases.js";
 import { canonicalLanguage, extractCode } from "../core/grading/extract.js";
 import type { CaseResult, EvalJob, EvalResult, RunResult, TestCase } from "../core/grading/types.js";
 import type { SandboxBackend } from "../adapters/sandboxes/sandbox.js";
@@ -35,7 +35,7 @@ const SubmitRequest = z.object({
     compile_timeout: z.number().positive().nullable().optional(),
     run_timeout: z.number().positive().nullable().optional(),
     mem_limit: z.number().nullable().optional(),
-    provided_data: z.object({ test_cases: z.unknown() }).passthrough().nullable().optional(),
+    provided_data: z.record(z.string(), z.unknown()).nullable().optional(),
     extra: z.record(z.string(), z.unknown()).nullable().optional(),
   }).passthrough(),
 });
@@ -87,11 +87,17 @@ export async function handleRunCode(req: FnRequest, deps: SandboxApiDeps): Promi
       memoryMb: r.memory_limit_MB > 0 ? r.memory_limit_MB : deps.defaultMemoryMb ?? 1024,
     },
   });
-  return json(200, runCodeResponse(result));
+  return json(200, runCodeResponse(result, canonicalLanguage(r.language)));
 }
 
+/**
+ * Languages whose build step is rlpipe's own: SandboxFusion runs the interpreter directly, so a program that does
+ * not parse fails in its run (run_result, exit 1, the interpreter's message on stderr), not in a compile step.
+ */
+const NO_COMPILE_STEP = new Set(["python"]);
+
 /** SandboxFusion's parse_run_status: Error → SandboxError; time limit or non-zero exit → Failed; else Success. */
-export function runCodeResponse(r: RunResult): RunCodeResponseSF {
+export function runCodeResponse(r: RunResult, language = ""): RunCodeResponseSF {
   if (r.status === "infra_error") return sandboxError(r.error ?? "sandbox error");
   const compile = r.compile === undefined ? null : {
     status: r.compile.timedOut ? "TimeLimitExceeded" as const : "Finished" as const,
@@ -100,6 +106,7 @@ export function runCodeResponse(r: RunResult): RunCodeResponseSF {
   if (r.status === "compile_error") {
     // The local backend reports an unavailable language as compile_error with no compile step: a missing runtime.
     if (compile === null) return sandboxError(r.stderr);
+    if (NO_COMPILE_STEP.has(language)) return { status: "Failed", message: "", compile_result: null, run_result: { ...compile, return_code: 1 }, executor_pod_name: null, files: {} };
     return { status: "Failed", message: "", compile_result: compile, run_result: null, executor_pod_name: null, files: {} };
   }
   const timedOut = r.status === "timeout";
@@ -119,6 +126,15 @@ function sandboxError(message: string): RunCodeResponseSF {
 }
 
 export async function handleCommonEvaluateBatch(req: FnRequest, deps: SandboxApiDeps): Promise<FnResponse> {
+  return commonEvaluate(req, deps, (data, extra) => parseTestCases(data["test_cases"], extra), "config.provided_data.test_cases is required (rlpipe evaluates provided test cases only)");
+}
+
+/** ScaleBox's non-batch endpoint: the same evaluation, with test cases as a list of one-case objects. */
+export async function handleCommonEvaluate(req: FnRequest, deps: SandboxApiDeps): Promise<FnResponse> {
+  return commonEvaluate(req, deps, parseCaseList, "config.provided_data needs test_cases (a list) or test (rlpipe evaluates provided test cases only)");
+}
+
+async function commonEvaluate(req: FnRequest, deps: SandboxApiDeps, parse: (data: Record<string, unknown>, extra: Record<string, unknown>) => ParsedCases, missing: string): Promise<FnResponse> {
   const parsed = SubmitRequest.safeParse(req.body);
   if (!parsed.success) return unprocessable(parsed.error.issues);
   const { completion, config, id } = parsed.data;
@@ -126,27 +142,25 @@ export async function handleCommonEvaluateBatch(req: FnRequest, deps: SandboxApi
     return json(400, { detail: `config.language field must exist, got ${config.language ?? "None"}` });
   }
   const extra = config.extra ?? {};
-  if (config.provided_data === undefined || config.provided_data === null) {
-    return json(400, { detail: "config.provided_data.test_cases is required (rlpipe evaluates provided test cases only)" });
-  }
-  let tests: TestCase[];
-  let checker;
+  if (config.provided_data === undefined || config.provided_data === null) return json(400, { detail: missing });
+  let cases: ParsedCases;
   try {
-    ({ tests, checker } = parseTestCases(config.provided_data.test_cases, extra));
+    cases = parse(config.provided_data, extra);
   } catch (e) {
     if (e instanceof TestCaseError) return json(400, { detail: e.message });
     throw e;
   }
   const language = canonicalLanguage(config.language);
   const extracted = extractCode(completion, language);
+  const code = cases.tail === undefined ? extracted.code : programWithTail(extracted.code, cases.tail);
   const compiled = language !== "python" && language !== "nodejs";
   const runTimeoutS = config.run_timeout ?? (compiled ? 10 : 20);
   const job: EvalJob = {
     id: String(id),
     language,
-    code: extracted.code,
-    tests,
-    ...(checker === undefined ? {} : { checker }),
+    code,
+    tests: cases.tests,
+    ...(cases.checker === undefined ? {} : { checker: cases.checker }),
     limits: {
       runTimeoutMs: runTimeoutS * 1000,
       compileTimeoutMs: (config.compile_timeout ?? 10) * 1000,
@@ -160,18 +174,21 @@ export async function handleCommonEvaluateBatch(req: FnRequest, deps: SandboxApi
     // Never report success for a sandbox failure; clients (scalebox.py, ScaleBox's own) retry on 5xx.
     return json(503, { detail: `sandbox error: ${result!.error ?? "unknown"}` });
   }
-  return json(200, evalResponse(job, result!, extracted.code, extra["return_full_case"] === true));
+  return json(200, evalResponse(job, result!, code, extra["return_full_case"] === true));
 }
 
 function truncate(s: string, full: boolean): string {
   return full || s.length <= 1000 ? s : `${s.slice(0, 1000)}...`;
 }
 
-function caseExecInfo(c: CaseResult): RunCodeResponseSF {
+function caseExecInfo(c: CaseResult, language: string): RunCodeResponseSF {
   if (c.status === "skipped") return sandboxError(c.detail ?? "Total Timeout");
   if (c.status === "infra_error") return sandboxError(c.detail ?? "sandbox error");
   if (c.status === "compile_error") {
-    return { status: "Failed", message: "", compile_result: { status: "Finished", execution_time: null, return_code: 1, stdout: "", stderr: c.stderr ?? c.detail ?? "" }, run_result: null, executor_pod_name: null, files: {} };
+    const step: CommandRunResultSF = { status: "Finished", execution_time: null, return_code: 1, stdout: "", stderr: c.stderr ?? c.detail ?? "" };
+    return NO_COMPILE_STEP.has(language)
+      ? { status: "Failed", message: "", compile_result: null, run_result: step, executor_pod_name: null, files: {} }
+      : { status: "Failed", message: "", compile_result: step, run_result: null, executor_pod_name: null, files: {} };
   }
   const timedOut = c.status === "timeout";
   return {
@@ -201,7 +218,7 @@ function evalResponse(job: EvalJob, r: EvalResult, extractedCode: string, full: 
     extracted_code: extractedCode,
     full_code: null,
     test_code: null,
-    tests: shown.map((c) => ({ passed: c.status === "passed", exec_info: caseExecInfo(c), test_info: testInfo(job.tests[c.index]!, full), rlpipe_status: c.status })),
+    tests: shown.map((c) => ({ passed: c.status === "passed", exec_info: caseExecInfo(c, job.language), test_info: testInfo(job.tests[c.index]!, full), rlpipe_status: c.status })),
     extracted_type: null,
     extra: null,
   };

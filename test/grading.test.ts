@@ -1,7 +1,7 @@
 // Grading in one place (core/grading): extraction, comparison, test-case formats, case statuses, scores.
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { TestCaseError, parseTestCases } from "../core/grading/cases.js";
+import { TestCaseError, parseCaseList, parseTestCases, programWithTail } from "../core/grading/cases.js";
 import { compareStdout, parsePyFloat, valuesEqual } from "../core/grading/compare.js";
 import { canonicalLanguage, detectLanguage, extractCode } from "../core/grading/extract.js";
 import { gradeCase, gradeJudge, scoreOf, summarize } from "../core/grading/grade.js";
@@ -88,6 +88,36 @@ describe("test-case formats", () => {
     assert.deepEqual(he.tests, [{ kind: "assert", testCode: "def check(c):\n    assert c(1)", entryPoint: "f" }]);
     const judged = parseTestCases({ input: ["1"], output: ["1"] }, { special_judge_program: "exit(0)" });
     assert.deepEqual(judged.checker, { kind: "special", program: "exit(0)", language: "python" });
+  });
+
+  it("json_input: a string input is one JSON value per line and its output is JSON text", () => {
+    const lcb = parseTestCases({ type: "function_call", fn_name: "f", json_input: true, input: ["[[1, 2]]\n1\n\"abc\"", "[[3]]\n2\n\"'\""], output: ["15", "[1, 2]"] });
+    assert.deepEqual(lcb.tests, [
+      { kind: "call", fnName: "f", args: [[[1, 2]], 1, "abc"], expected: 15 },
+      { kind: "call", fnName: "f", args: [[[3]], 2, "'"], expected: [1, 2] },
+    ]);
+    assert.throws(() => parseTestCases({ type: "function_call", fn_name: "f", json_input: true, input: ["1"], output: ["not json"] }), /output\[0\] must be JSON text/);
+  });
+
+  it("MultiPL-E asserts: the program is the code cut at the first stop token, then the tests' tail", () => {
+    const p = parseTestCases({ type: "assert", tests: "}\nint main() {\n    assert(f(2));\n}\n", stop_tokens: ["\n}", "\nint main"] });
+    assert.deepEqual(p.tests, [{ kind: "assert", testCode: "" }]);
+    assert.equal(programWithTail("bool f(long n) {\n    if (n) { return true; }\n    return false;\n}\nint main() {}", p.tail!),
+      "bool f(long n) {\n    if (n) { return true; }\n    return false;}\nint main() {\n    assert(f(2));\n}\n");
+    assert.throws(() => parseTestCases({ type: "assert", tests: "x", stop_tokens: "\n}" }), /stop_tokens must be a list of strings/);
+  });
+
+  it("/common_evaluate's lists: one object per case (function calls or stdio), or SandboxFusion's test list", () => {
+    const calls = parseCaseList({ test_cases: [{ type: "function_call", input: [1, 2], output: [3], fn_name: "add" }, { type: "function_call", input: [3, 4], output: [7], fn_name: "add" }] });
+    assert.deepEqual(calls.tests, [{ kind: "call", fnName: "add", args: [1, 2], expected: 3 }, { kind: "call", fnName: "add", args: [3, 4], expected: 7 }]);
+    const untyped = parseCaseList({ test_cases: [{ input: [5], output: [25], fn_name: "sq" }] });
+    assert.equal(untyped.tests[0]!.kind, "call");
+    const stdio = parseCaseList({ test_cases: [{ type: "stdin_stdout", input: "1 2", output: "3" }] });
+    assert.deepEqual(stdio.tests, [{ kind: "stdio", stdin: "1 2", expectedStdout: "3" }]);
+    const sf = parseCaseList({ test: [{ input: { stdin: "1 2" }, output: { stdout: "3" } }, { input: { stdin: "3 4" }, output: { stdout: "7" } }] });
+    assert.deepEqual(sf.tests.map((t) => t.kind === "stdio" && [t.stdin, t.expectedStdout]), [["1 2", "3"], ["3 4", "7"]]);
+    assert.throws(() => parseCaseList({ cases: [] }), /needs test_cases \(a list of cases\) or test/);
+    assert.throws(() => parseCaseList({ test_cases: ["x"] }), /test case 0 must be an object/);
   });
 
   it("rejects malformed test cases with a message (never a silent 0)", () => {

@@ -42,6 +42,71 @@ describe("sandbox function: SandboxFusion / ScaleBox API", () => {
     assert.ok(after.server.ms["handleMs"]! - before.server.ms["handleMs"]! >= after.sandbox.ms["programMs"]! - before.sandbox.ms["programMs"]!, "handling includes the programs' time");
   });
 
+  it("POST /common_evaluate (ScaleBox's non-batch endpoint): a list of function-call cases, or SandboxFusion's stdio list", async () => {
+    const calls = await post(`${server.url}/common_evaluate`, {
+      completion: "```python\ndef add(a, b):\n    return a + b\n```",
+      config: { language: "python", provided_data: { test_cases: [{ type: "function_call", input: [1, 2], output: [3], fn_name: "add" }, { type: "function_call", input: [3, 4], output: [7], fn_name: "add" }] }, extra: { run_all_cases: true } },
+    });
+    assert.equal(calls.status, 200, JSON.stringify(calls.body));
+    assert.equal(calls.body.accepted, true);
+    assert.equal(calls.body.tests.length, 2);
+    const stdio = await post(`${server.url}/common_evaluate`, {
+      completion: A_PLUS_B,
+      config: { language: "python", provided_data: { test: [{ input: { stdin: "1 2" }, output: { stdout: "3" } }, { input: { stdin: "3 4" }, output: { stdout: "8" } }] }, extra: { run_all_cases: true } },
+    });
+    assert.deepEqual(stdio.body.tests.map((t: { passed: boolean }) => t.passed), [true, false]);
+    const bad = await post(`${server.url}/common_evaluate`, { completion: A_PLUS_B, config: { language: "python", provided_data: { cases: [] } } });
+    assert.equal(bad.status, 400);
+    assert.match(bad.body.detail, /needs test_cases \(a list of cases\) or test/);
+  });
+
+  it("function calls get ScaleBox's prelude (typing, collections, math, …), and unfenced def/class completions are extracted", async () => {
+    // LeetCode style: `List` without an import, no fences at all.
+    const leet = await post(`${server.url}/common_evaluate_batch`, {
+      completion: "\nclass Solution:\n    def addDigits(self, num: int) -> List[int]:\n        return [9 if num % 9 == 0 else num % 9] if num else [0]\n",
+      config: { language: "python", provided_data: { test_cases: { type: "function_call", fn_name: "addDigits", input: [[38], [0]], output: [[[2]], [[0]]] } }, extra: { run_all_cases: true } },
+    });
+    assert.equal(leet.body.accepted, true, JSON.stringify(leet.body.tests));
+    const helpers = await post(`${server.url}/common_evaluate_batch`, {
+      completion: "def f(xs):\n    return sorted(Counter(xs).items())\n",
+      config: { language: "python", provided_data: { test_cases: { type: "function_call", fn_name: "f", input: [[[1, 1, 2]]], output: [[[[1, 2], [2, 1]]]] } } },
+    });
+    assert.equal(helpers.body.accepted, true, JSON.stringify(helpers.body.tests));
+    // A stdio program is run as a script: no prelude names.
+    const script = await post(`${server.url}/common_evaluate_batch`, {
+      completion: "```python\nprint(sqrt(4))\n```",
+      config: { language: "python", provided_data: { test_cases: { type: "stdin_stdout", input: [""], output: ["2.0"] } } },
+    });
+    assert.equal(script.body.accepted, false);
+    assert.match(script.body.tests[0].exec_info.run_result.stderr, /NameError: name 'sqrt' is not defined/);
+  });
+
+  it("a Python syntax error comes back in run_result (as SandboxFusion runs the interpreter); tracebacks show only the program", async () => {
+    const syntax = await post(`${server.url}/run_code`, { language: "python", code: "int a = 1", run_timeout: 5 });
+    assert.equal(syntax.body.status, "Failed");
+    assert.equal(syntax.body.compile_result, null);
+    assert.equal(syntax.body.run_result.status, "Finished");
+    assert.equal(syntax.body.run_result.return_code, 1);
+    assert.match(syntax.body.run_result.stderr, /SyntaxError: invalid syntax/);
+    const tb = await post(`${server.url}/run_code`, { language: "python", code: "def g(x):\n    return 1 / x\n\ng(0)", run_timeout: 5 });
+    assert.equal(tb.body.run_result.stderr, 'Traceback (most recent call last):\n  File "main.py", line 4, in <module>\n    g(0)\n  File "main.py", line 2, in g\n    return 1 / x\n           ~~^~~\nZeroDivisionError: division by zero\n');
+    const batch = await post(`${server.url}/common_evaluate_batch`, {
+      completion: "```python\ndef f(:\n```", config: { language: "python", provided_data: { test_cases: { type: "stdin_stdout", input: ["1"], output: ["1"] } } },
+    });
+    assert.equal(batch.body.tests[0].exec_info.compile_result, null);
+    assert.match(batch.body.tests[0].exec_info.run_result.stderr, /SyntaxError/);
+  });
+
+  it("MultiPL-E asserts (tests as the program's tail, stop_tokens): a C++ completion cut at the stop token, then the asserts", async () => {
+    const completion = "```cpp\n#include <bits/stdc++.h>\nusing namespace std;\nbool is_not_prime(long n) {\n    if (n <= 1) return true;\n    for (long i = 2; i * i <= n; i++)\n        if (n % i == 0) return true;\n    return false;\n}";
+    const tests = (wrong: boolean) => ({ type: "assert", tests: `}\nint main() {\n    auto candidate = is_not_prime;\n    assert(candidate((2)) == (false));\n    assert(candidate((35)) == (${wrong ? "false" : "true"}));\n}\n`, stop_tokens: ["\n}"] });
+    const ok = await post(`${server.url}/common_evaluate_batch`, { completion, config: { language: "cpp", provided_data: { test_cases: tests(false) }, extra: { run_all_cases: true } } });
+    assert.equal(ok.body.accepted, true, JSON.stringify(ok.body));
+    const wrong = await post(`${server.url}/common_evaluate_batch`, { completion, config: { language: "cpp", provided_data: { test_cases: tests(true) }, extra: { run_all_cases: true } } });
+    assert.equal(wrong.body.accepted, false);
+    assert.equal(wrong.body.tests[0].rlpipe_status, "wrong_answer", "a failed assert(3) is a wrong answer, not a crash");
+  });
+
   it("answers the seed's curl health check exactly", async () => {
     const r = await post(`${server.url}/run_code`, { code: 'print("Hello, world!")', language: "python" });
     assert.equal(r.status, 200);

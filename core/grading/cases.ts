@@ -1,6 +1,8 @@
 // Test cases as datasets write them → rlpipe TestCases. Accepts ScaleBox's / SandboxFusion's
-// provided_data.test_cases ({type, input[], output[], fn_name, json_input, test, entry_point}) and verl's
-// built-in sandbox format ({inputs[], outputs[], fn_name}), as a JSON string or an object.
+// provided_data.test_cases ({type, input[], output[], fn_name, json_input, test, entry_point}; MultiPL-E asserts
+// {type: assert, tests: "<program tail>", stop_tokens}) and verl's built-in sandbox format ({inputs[], outputs[],
+// fn_name}), as a JSON string or an object; and, for /common_evaluate, a list of one-case objects or
+// provided_data.test ([{input: {stdin}, output: {stdout}}]).
 import type { Checker, TestCase } from "./types.js";
 
 export class TestCaseError extends Error {
@@ -10,6 +12,21 @@ export class TestCaseError extends Error {
 export interface ParsedCases {
   readonly tests: TestCase[];
   readonly checker?: Checker;
+  /**
+   * MultiPL-E asserts: the program is the completion cut at the first stop token, then this tail (which closes
+   * the function and holds the asserts); it passes when it exits 0. See programWithTail.
+   */
+  readonly tail?: { readonly text: string; readonly stopTokens: readonly string[] };
+}
+
+/** A MultiPL-E program: the code up to its first stop token, then the tests' tail. */
+export function programWithTail(code: string, tail: NonNullable<ParsedCases["tail"]>): string {
+  let end = code.length;
+  for (const t of tail.stopTokens) {
+    const at = t === "" ? -1 : code.indexOf(t);
+    if (at >= 0 && at < end) end = at;
+  }
+  return code.slice(0, end) + tail.text;
 }
 
 type Json = Record<string, unknown>;
@@ -61,10 +78,16 @@ export function parseTestCases(groundTruth: unknown, extra: Json = {}): ParsedCa
   const fnName = typeof o["fn_name"] === "string" && o["fn_name"] !== "" ? o["fn_name"] : undefined;
   const type = typeof o["type"] === "string" ? o["type"] : fnName !== undefined ? "function_call" : "stdin_stdout";
   let tests: TestCase[];
+  let tail: ParsedCases["tail"];
   if (type === "assert") {
     const entryPoint = typeof o["entry_point"] === "string" ? o["entry_point"] : undefined;
     if (typeof o["test"] === "string") tests = [{ kind: "assert", testCode: o["test"], ...(entryPoint === undefined ? {} : { entryPoint }) }];
-    else {
+    else if (typeof o["tests"] === "string") {
+      const stops = o["stop_tokens"] ?? [];
+      if (!Array.isArray(stops) || !stops.every((t) => typeof t === "string")) throw new TestCaseError("stop_tokens must be a list of strings");
+      tail = { text: o["tests"], stopTokens: stops };
+      tests = [{ kind: "assert", testCode: "" }];
+    } else {
       const many = list(o, "tests", "test_list");
       if (many === undefined) throw new TestCaseError("assert test cases need `test` (a string) or `tests` (a list)");
       tests = many.map((t, i) => ({ kind: "assert" as const, testCode: text(t, `tests[${i}]`) }));
@@ -78,7 +101,15 @@ export function parseTestCases(groundTruth: unknown, extra: Json = {}): ParsedCa
       const jsonInput = o["json_input"] === true;
       // ScaleBox asserts `fn(*input) == output[0]`: outputs are one-element lists of the return value.
       tests = inputs.map((input, i) => {
-        const out = outputs[i];
+        let out = outputs[i];
+        // json_input: a string input is one JSON value per line, and the output is then JSON text too.
+        if (jsonInput && typeof input === "string" && typeof out === "string") {
+          try {
+            out = [JSON.parse(out)];
+          } catch {
+            throw new TestCaseError(`output[${i}] must be JSON text (json_input is true)`);
+          }
+        }
         return { kind: "call" as const, fnName, args: callArgs(input, jsonInput), expected: Array.isArray(out) && out.length === 1 ? out[0] : out };
       });
     } else if (type === "stdin_stdout") {
@@ -89,5 +120,31 @@ export function parseTestCases(groundTruth: unknown, extra: Json = {}): ParsedCa
   }
   const judge = typeof extra["special_judge_program"] === "string" ? extra["special_judge_program"] : typeof o["special_judge_program"] === "string" ? o["special_judge_program"] : undefined;
   const judgeLanguage = typeof extra["special_judge_language"] === "string" ? extra["special_judge_language"] : typeof o["special_judge_language"] === "string" ? o["special_judge_language"] : "python";
-  return { tests, ...(judge === undefined ? {} : { checker: { kind: "special", program: judge, language: judgeLanguage } }) };
+  return { tests, ...(judge === undefined ? {} : { checker: { kind: "special", program: judge, language: judgeLanguage } }), ...(tail === undefined ? {} : { tail }) };
+}
+
+/**
+ * ScaleBox's /common_evaluate: provided_data.test_cases as a list of one-case objects ({type, input, output,
+ * fn_name}; the first one's type, or fn_name, decides the kind), or provided_data.test as SandboxFusion's stdio
+ * list ([{input: {stdin}, output: {stdout}}]).
+ */
+export function parseCaseList(providedData: Json, extra: Json = {}): ParsedCases {
+  const list = providedData["test_cases"] ?? providedData["test"];
+  if (!Array.isArray(list)) throw new TestCaseError("provided_data needs test_cases (a list of cases) or test (a list of {input: {stdin}, output: {stdout}})");
+  if (list.length === 0) return parseTestCases({ type: "stdin_stdout", input: [], output: [] }, extra);
+  const cases = list.map((c, i) => {
+    if (c === null || typeof c !== "object" || Array.isArray(c)) throw new TestCaseError(`test case ${i} must be an object`);
+    return c as Json;
+  });
+  const first = cases[0]!;
+  const fnName = typeof first["fn_name"] === "string" && first["fn_name"] !== "" ? first["fn_name"] : undefined;
+  const type = typeof first["type"] === "string" ? first["type"] : fnName !== undefined ? "function_call" : "stdin_stdout";
+  const field = (c: Json, key: "input" | "output", stream: "stdin" | "stdout") => {
+    const v = c[key];
+    return v !== null && typeof v === "object" && !Array.isArray(v) ? (v as Json)[stream] : v;
+  };
+  return parseTestCases({
+    type, ...(fnName === undefined ? {} : { fn_name: fnName }), json_input: first["json_input"] === true,
+    input: cases.map((c) => field(c, "input", "stdin")), output: cases.map((c) => field(c, "output", "stdout")),
+  }, extra);
 }

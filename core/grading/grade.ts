@@ -43,7 +43,8 @@ export function gradeCase(test: TestCase, exec: CaseExecution, checker: Checker 
     }
     case "assert": {
       if (!failed) return { status: "passed" };
-      const assertion = /AssertionError/.test(exec.stderr);
+      // Python's AssertionError; C/C++'s assert(3) ("Assertion `…' failed.").
+      const assertion = /AssertionError|Assertion [`'].*' failed/.test(exec.stderr);
       return { status: assertion ? "wrong_answer" : "runtime_error", ...(lastLine(exec.stderr) === undefined ? {} : { detail: lastLine(exec.stderr)! }) };
     }
   }

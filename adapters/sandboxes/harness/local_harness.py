@@ -318,6 +318,8 @@ class Runner:
         else:
             self.child_limits = case_limits(self.limits)
             self.argv = [artifact]
+        calls = lang == "python" and any(c["kind"] == "call" for c in job["cases"])
+        self.prelude = prelude_globals(artifact) if calls else None
 
     def run(self, index, case, deadline):
         """Runs one case and emits its event. False when the job's budget ran out before or during it."""
@@ -353,7 +355,7 @@ class Runner:
                 os.closerange(4 if call else 3, FD_CEILING)
                 for res, val in self.child_limits:
                     resource.setrlimit(res, val)
-                code = run_python(self.artifact, case)
+                code = run_python(self.artifact, case, self.prelude)
             finally:
                 os._exit(code)
         t1 = time.monotonic()
@@ -387,13 +389,63 @@ class Runner:
         return True
 
 
-def run_python(compiled, case):
+# What a function-call program may use without importing it, as ScaleBox's harness gives it (star imports of these, in
+# this order, then the modules themselves, and a deep recursion limit). A program gets only the names it refers to,
+# imported once per program by the manager (prelude_globals), so a program that needs none of them pays nothing.
+PRELUDE_MODULES = ("string", "re", "datetime", "collections", "heapq", "bisect", "copy", "math", "random", "statistics",
+                   "itertools", "functools", "operator", "io", "sys", "json", "builtins", "typing")
+PRELUDE_RECURSION_LIMIT = 6 * 10 ** 5
+PRELUDE_INDEX = {}  # name → module that provides it (the last star import wins), set by the zygote (prelude_index)
+
+
+def prelude_index():
+    """name → module for every name the prelude's star imports provide. Imports all of them: call it in a process that
+    is thrown away (the zygote keeps only this table, not the modules)."""
+    import importlib
+    index = {}
+    for name in PRELUDE_MODULES:
+        module = importlib.import_module(name)
+        public = getattr(module, "__all__", None) or [n for n in dir(module) if not n.startswith("_")]
+        for attr in public:
+            index[attr] = name
+        index.setdefault(name, name)
+    return index
+
+
+def referenced_names(code, out=None):
+    """Every global name a code object (and the functions and classes inside it) refers to."""
+    out = set() if out is None else out
+    out.update(code.co_names)
+    for const in code.co_consts:
+        if hasattr(const, "co_names"):
+            referenced_names(const, out)
+    return out
+
+
+def prelude_globals(compiled):
+    """The prelude names this program uses and does not define itself, bound as the prelude would bind them."""
+    import builtins
+    import importlib
+    glb = {}
+    for name in sorted(referenced_names(compiled)):
+        module = PRELUDE_INDEX.get(name)
+        if module is None or module == "builtins" or (hasattr(builtins, name) and module != "typing"):
+            continue
+        mod = importlib.import_module(module)
+        glb[name] = mod if name == module else getattr(mod, name)
+    return glb
+
+
+def run_python(compiled, case, prelude=None):
     """Runs in the case process: execute the program with the case's stdin; returns the exit code."""
     code = 0
     glb = {"__name__": "__main__", "__builtins__": __builtins__}
     try:
-        exec(compiled, glb)
         kind = case["kind"]
+        if kind == "call":
+            glb.update(prelude or {})
+            sys.setrecursionlimit(PRELUDE_RECURSION_LIMIT)
+        exec(compiled, glb)
         if kind == "call":
             fn_name = case["fnName"]
             if fn_name in glb:
@@ -419,7 +471,11 @@ def run_python(compiled, case):
         import traceback
         # The program has no file of its own: give its source to the traceback the way a file would.
         linecache.cache["main.py"] = (len(SOURCE[0]), None, SOURCE[0].splitlines(True), "main.py")
-        traceback.print_exception(type(e), e, e.__traceback__)
+        # The harness's own frames are not the program's (a model learning from tool output should not see them).
+        tb = e.__traceback__
+        while tb is not None and tb.tb_frame.f_code.co_filename == __file__:
+            tb = tb.tb_next
+        traceback.print_exception(type(e), e, tb)
         code = 1
     try:
         sys.stdout.flush()

@@ -164,11 +164,39 @@ def manager(baseline, clean):
     return DIRTY if anomaly else CLEAN
 
 
+def prelude_index():
+    """The function-call prelude's name table (local_harness.prelude_index), built in a child that imports the
+    prelude's modules and is thrown away: the zygote keeps the table, not the modules (every fork would copy them)."""
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        code = 1
+        try:
+            os.close(r)
+            data = h.dumps(h.prelude_index()).encode()
+            while data:
+                data = data[os.write(w, data):]
+            code = 0
+        finally:
+            os._exit(code)
+    os.close(w)
+    chunks = []
+    while True:
+        chunk = os.read(r, 1 << 16)
+        if not chunk:
+            break
+        chunks.append(chunk)
+    os.close(r)
+    os.waitpid(pid, 0)
+    return h.loads(b"".join(chunks).decode()) if chunks else {}
+
+
 def main():
     h.libc.prctl(h.PR_SET_DUMPABLE, 0, 0, 0, 0)
     # No handler at all (Python installs one for SIGINT): pid 1 of a namespace then gets no signal from inside it.
     _signal.signal(h.SIGINT, h.SIG_DFL)
     h.take_streams()
+    h.PRELUDE_INDEX = prelude_index()
     max_programs = int(sys.argv[1])
     gc.collect()
     gc.freeze()  # what a fork shares stays shared: the collector never touches (copies) the zygote's objects
