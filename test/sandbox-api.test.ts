@@ -132,9 +132,9 @@ describe("sandbox function: SandboxFusion / ScaleBox API", () => {
     assert.equal(cpp.body.status, "Failed");
     assert.equal(cpp.body.run_result, null);
     assert.notEqual(cpp.body.compile_result.return_code, 0);
-    const missingRuntime = await post(`${server.url}/run_code`, { ...base, language: "go", code: "package main\nfunc main(){}" });
+    const missingRuntime = await post(`${server.url}/run_code`, { ...base, language: "lean", code: "theorem t : True := trivial" });
     assert.equal(missingRuntime.body.status, "SandboxError");
-    assert.match(missingRuntime.body.message, /language go is not available/);
+    assert.match(missingRuntime.body.message, /language lean is not available/);
     const withFile = await post(`${server.url}/run_code`, { ...base, code: "print(open('in/x.txt').read())", files: { "in/x.txt": Buffer.from("data").toString("base64") } });
     assert.equal(withFile.body.run_result.stdout, "data\n");
   });

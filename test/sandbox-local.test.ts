@@ -6,7 +6,9 @@ import { spawnSync } from "node:child_process";
 import { createServer, type Server } from "node:net";
 import { after, before, describe, it } from "node:test";
 import type { EvalJob, TestCase } from "../core/grading/types.js";
+import { existsSync } from "node:fs";
 import { LocalSandbox } from "../adapters/sandboxes/local.js";
+import { detectToolchains } from "../adapters/sandboxes/toolchains.js";
 
 const stdio = (stdin: string, expectedStdout: string): TestCase => ({ kind: "stdio", stdin, expectedStdout });
 const job = (id: string, code: string, tests: TestCase[], extra: Partial<EvalJob> = {}): EvalJob =>
@@ -69,6 +71,36 @@ describe("local sandbox: grading", () => {
     assert.equal(slow!.cases[0]!.status, "timeout");
   });
 
+  it("runs every language whose toolchain is installed here: a+b on stdin, built once per program, a wrong one rejected", { timeout: 240_000 }, async () => {
+    const langs = (await sb.capabilities()).languages;
+    const installed = detectToolchains().map((t) => t.language);
+    assert.deepEqual(langs, ["python", ...installed]);
+    // What this kind of machine has (Debian's bash and perl; the JDK and Go the machine comes with).
+    for (const l of ["bash", "perl", ...(existsSync("/usr/lib/jvm") ? ["java"] : []), ...(existsSync("/usr/local/go/bin/go") ? ["go"] : [])]) assert.ok(installed.includes(l), `${l} is installed but not offered`);
+    const programs: Record<string, [string, string]> = {
+      cpp: ["#include <iostream>\nint main(){long a,b;std::cin>>a>>b;std::cout<<a+b<<\"\\n\";}", "#include <iostream>\nint main(){long a,b;std::cin>>a>>b;std::cout<<a-b<<\"\\n\";}"],
+      nodejs: ["const [a,b]=require('fs').readFileSync(0,'utf8').trim().split(/\\s+/).map(Number);console.log(a+b)", "console.log(0)"],
+      bash: ["read a b\necho $((a + b))", "read a b\necho $((a - b))"],
+      perl: ["my ($a, $b) = split ' ', <STDIN>;\nprint $a + $b, \"\\n\";", "print \"0\\n\";"],
+      java: ["import java.util.*;\npublic class Main {\n  public static void main(String[] x) {\n    Scanner s = new Scanner(System.in);\n    System.out.println(s.nextLong() + s.nextLong());\n  }\n}", "public class Main { public static void main(String[] x) { System.out.println(0); } }"],
+      go: ["package main\nimport \"fmt\"\nfunc main() {\n  var a, b int\n  fmt.Scan(&a, &b)\n  fmt.Println(a + b)\n}", "package main\nimport \"fmt\"\nfunc main() { fmt.Println(0) }"],
+      rust: ["use std::io::*;\nfn main() {\n  let mut s = String::new();\n  stdin().read_to_string(&mut s).unwrap();\n  let v: Vec<i64> = s.split_whitespace().map(|x| x.parse().unwrap()).collect();\n  println!(\"{}\", v[0] + v[1]);\n}", "fn main() { println!(\"0\"); }"],
+      php: ["<?php\n[$a, $b] = array_map('intval', explode(' ', trim(fgets(STDIN))));\necho $a + $b, \"\\n\";", "<?php echo \"0\\n\";"],
+      ruby: ["a, b = gets.split.map(&:to_i)\nputs a + b", "puts 0"],
+      lua: ["local a, b = io.read('n', 'n')\nprint(math.floor(a + b))", "print(0)"],
+      R: ["x <- scan(file('stdin'), quiet = TRUE)\ncat(x[1] + x[2], '\\n')", "cat(0, '\\n')"],
+    };
+    const tests = [stdio("1 2", "3"), stdio("40 2", "42")];
+    const limits = { runTimeoutMs: 20_000, compileTimeoutMs: 120_000 };
+    const jobs = installed.flatMap((language) => {
+      const [right, wrong] = programs[language]!;
+      return [{ id: `${language}-ok`, language, code: right, tests, limits }, { id: `${language}-wrong`, language, code: wrong, tests, limits }];
+    });
+    const results = await sb.evaluate(jobs);
+    const summary = results.map((r) => `${r.id}: ${r.cases.map((c) => c.status).join(",")}${r.cases[0]!.detail ? ` (${r.cases[0]!.detail})` : ""}`);
+    for (const r of results) assert.equal(r.passed, r.id.endsWith("-ok") ? 2 : 0, summary.join("\n"));
+  });
+
   it("runs C++ (compiled once) and JavaScript", async () => {
     const [cpp, js] = await sb.evaluate([
       { ...job("cpp", "#include <cstdio>\nint main(){long a,b;scanf(\"%ld %ld\",&a,&b);printf(\"%ld\\n\",a*b);}", [stdio("6 7", "42"), stdio("2 3", "6")]), language: "cpp" },
@@ -79,10 +111,11 @@ describe("local sandbox: grading", () => {
   });
 
   it("an unavailable language is a clear failure of that job, not a crash", async () => {
-    const [r] = await sb.evaluate([{ ...job("rust", "fn main(){}", [stdio("", "")]), language: "rust" }]);
+    // Lean has no toolchain rlpipe knows (toolchains.ts), on any machine.
+    const [r] = await sb.evaluate([{ ...job("lean", "theorem t : True := trivial", [stdio("", "")]), language: "lean" }]);
     assert.equal(r!.cases[0]!.status, "compile_error");
-    assert.match(r!.cases[0]!.detail!, /language rust is not available in the local sandbox \(available: python, cpp, nodejs\)/);
-    const run = await sb.run({ language: "rust", code: "", limits: { runTimeoutMs: 1000 } });
+    assert.match(r!.cases[0]!.detail!, /language lean is not available in the local sandbox \(available: python, cpp, nodejs[a-zA-Z, ]*\)/);
+    const run = await sb.run({ language: "lean", code: "", limits: { runTimeoutMs: 1000 } });
     assert.match(run.stderr, /not available/);
   });
 

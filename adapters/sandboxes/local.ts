@@ -21,6 +21,7 @@ import { type Capabilities, type EvaluateOptions, type SandboxBackend, SandboxEr
 import type { HarnessCase, HarnessEvent, HarnessOutcome } from "./harness-events.js";
 import { keyringFilter } from "./seccomp.js";
 import { SandboxTimings, type SandboxTimingsSnapshot } from "./timings.js";
+import { detectToolchains, type Toolchain } from "./toolchains.js";
 import { WarmPool } from "./warm.js";
 import { Zygote } from "./zygote.js";
 
@@ -45,13 +46,14 @@ export interface LocalSandboxOptions {
   readonly warmMaxPrograms?: number;
   /** warm: age after which an idle sandbox is replaced (default 10 minutes). */
   readonly warmMaxAgeMs?: number;
+  /** The languages besides Python (default: every toolchain installed here, toolchains.ts). */
+  readonly toolchains?: readonly Toolchain[];
 }
 
 export const ISOLATIONS = ["warm", "per-program"] as const;
 export type Isolation = (typeof ISOLATIONS)[number];
 export const DEFAULT_ISOLATION: Isolation = "warm";
 
-const TOOLCHAINS: Record<string, string> = { cpp: "/usr/bin/g++", nodejs: "/usr/bin/node" };
 /** Sandbox uids: 64000, 64001, … per-program slots; warm zygotes from 64500 (none of them exists on the host). */
 const FIRST_UID = 64000;
 const FIRST_WARM_UID = 64500;
@@ -70,7 +72,11 @@ export class LocalSandbox implements SandboxBackend {
   /** Where requests' time goes (stats()). */
   private readonly timings = new SandboxTimings();
 
-  private constructor(private readonly bwrap: string, private readonly python: string, private readonly languages: string[], private readonly opts: LocalSandboxOptions) {
+  /** Python (the harness's own interpreter) and every language whose toolchain is installed (toolchains.ts). */
+  private readonly languages: string[];
+
+  private constructor(private readonly bwrap: string, private readonly python: string, private readonly toolchains: readonly Toolchain[], private readonly opts: LocalSandboxOptions) {
+    this.languages = ["python", ...toolchains.map((t) => t.language)];
     this.slots = new Semaphore(opts.concurrency ?? Math.max(1, availableParallelism()));
     this.freeUids = Array.from({ length: this.slots.size }, (_, i) => FIRST_UID + i);
     this.workRoot = mkdtempSync(join(opts.workRoot ?? tmpdir(), "rlpipe-sandbox-"));
@@ -102,8 +108,7 @@ export class LocalSandbox implements SandboxBackend {
     }
     if (!existsSync(python)) throw new SandboxError("python_missing", `the sandbox harness needs ${python}`, { hint: "install Debian's python3" });
     if (HARNESS_FILES.some((f) => !existsSync(join(HARNESS_DIR, f)))) throw new SandboxError("harness_missing", `sandbox harness not found in ${HARNESS_DIR}`);
-    const languages = ["python", ...Object.entries(TOOLCHAINS).filter(([, p]) => existsSync(p)).map(([l]) => l)];
-    const sandbox = new LocalSandbox(bwrap, python, languages, opts);
+    const sandbox = new LocalSandbox(bwrap, python, opts.toolchains ?? detectToolchains(), opts);
     await sandbox.warm?.warmedUp();
     // One real run proves the sandbox works here (namespaces permitted, /usr usable).
     const check = await sandbox.run({ language: "python", code: "print(1)", limits: { runTimeoutMs: 10_000 } });
@@ -239,8 +244,9 @@ export class LocalSandbox implements SandboxBackend {
   /** Runs one program's `cases` from `from` in a warm zygote or a fresh sandbox; returns what it reported. */
   private async runHarness(uid: number, language: string, code: string, cases: HarnessCase[], limits: Required<Limits>, signal: AbortSignal | undefined, from = 0, stopOnFailure?: readonly TestCase[]): Promise<HarnessOutcome> {
     if (this.closed) return { cases: new Map(), budgetExhausted: false, infraError: "the sandbox is closed" };
+    const toolchain = this.toolchains.find((t) => t.language === language);
     const job = {
-      language, code, cases, limits, startIndex: from,
+      language, code, cases, limits, startIndex: from, ...(toolchain === undefined ? {} : { toolchain }),
       ...(stopOnFailure === undefined ? {} : { stopAfter: (ev: HarnessEvent) => gradeCase(stopOnFailure[ev.index!]!, toExecution(ev)).status !== "passed" }),
     };
     let out: HarnessOutcome;
@@ -281,6 +287,8 @@ export class LocalSandbox implements SandboxBackend {
       "--ro-bind", "/usr", "/usr",
       "--symlink", "usr/lib", "/lib", "--symlink", "usr/lib64", "/lib64", "--symlink", "usr/bin", "/bin", "--symlink", "usr/sbin", "/sbin",
       "--ro-bind-try", "/etc/alternatives", "/etc/alternatives",
+      // Configuration some toolchains read outside /usr (the JDK's /etc/java-*, PHP's and R's).
+      ...[...new Set(this.toolchains.flatMap((t) => t.binds ?? []))].sort().flatMap((b) => ["--ro-bind-try", b, b]),
       "--ro-bind-try", "/etc/ld.so.cache", "/etc/ld.so.cache",
       "--proc", "/proc", "--dev", "/dev", "--size", tmpfsBytes, "--tmpfs", "/dev/shm", "--mqueue", "/dev/mqueue",
       // The work dir is a tmpfs of the sandbox's own too: nothing of a program reaches the host's disk.

@@ -6,6 +6,7 @@ import { closeSync, openSync } from "node:fs";
 import { createInterface } from "node:readline";
 import type { Limits } from "../../core/grading/types.js";
 import type { HarnessCase, HarnessEvent, HarnessOutcome, ProgramTiming } from "./harness-events.js";
+import type { Toolchain } from "./toolchains.js";
 
 export interface ZygoteSpawn {
   readonly bwrap: string;
@@ -25,6 +26,8 @@ export interface ZygoteJob {
   readonly cases: readonly HarnessCase[];
   readonly limits: Required<Limits>;
   readonly startIndex: number;
+  /** How to build and run a program in a language other than Python. */
+  readonly toolchain?: Toolchain;
   /** Called per finished case; true stops the program after it (the zygote stays usable). */
   readonly stopAfter?: (ev: HarnessEvent) => boolean;
 }

@@ -258,7 +258,8 @@ def enter_program(job):
     libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
     # Below the server and the zygote in CPU weight, so a runaway program cannot delay the clock that stops it.
     os.nice(10)
-    for res, val in ((resource.RLIMIT_NPROC, limits.get("maxProcesses", 32)), (resource.RLIMIT_NOFILE, 256), (resource.RLIMIT_CORE, 0)):
+    nproc = (job.get("toolchain") or {}).get("maxProcesses") or 32
+    for res, val in ((resource.RLIMIT_NPROC, nproc), (resource.RLIMIT_NOFILE, 256), (resource.RLIMIT_CORE, 0)):
         resource.setrlimit(res, (val, val))
     # Signal dispositions as in a fresh interpreter, but SIGXFSZ kills (the output cap); exec'd programs reset SIGPIPE.
     _signal.signal(SIGINT, _signal.default_int_handler)
@@ -288,16 +289,23 @@ def write_files(cdir, files):
             f.write(base64.b64decode(data))
 
 
-def exec_in_child(limits, argv):
-    """In a forked child: the per-process limits, then exec (compilers, compiled programs, node)."""
+def exec_in_child(limits, argv, env):
+    """In a forked child: the per-process limits, then exec (compilers, compiled programs, interpreters)."""
     try:
         os.closerange(3, FD_CEILING)
         for res, val in limits:
             resource.setrlimit(res, val)
         _signal.signal(SIGPIPE, SIG_DFL)
-        os.execv(argv[0], argv)
+        os.execve(argv[0], argv, env)
     finally:
         os._exit(127)
+
+
+def toolchain_env(job):
+    """The sandbox's variables (PATH, HOME, TMPDIR, LANG) and the toolchain's own."""
+    env = dict(os.environ)
+    env.update((job.get("toolchain") or {}).get("env") or {})
+    return env
 
 
 class Runner:
@@ -311,13 +319,13 @@ class Runner:
         self.cap = self.limits["maxOutputBytes"]
         lang = job["language"]
         self.lang = lang
-        if lang == "nodejs":
-            # V8 reserves far more address space than it uses; bound its heap instead of RLIMIT_AS.
-            self.child_limits = case_limits(self.limits, 16 << 30)
-            self.argv = ["/usr/bin/node", "--max-old-space-size=%d" % self.limits["memoryMb"], artifact]
-        else:
-            self.child_limits = case_limits(self.limits)
-            self.argv = [artifact]
+        self.child_limits = case_limits(self.limits)
+        if lang != "python":
+            tc = job["toolchain"]
+            # Runtimes that reserve far more address space than they use get their heap bounded by their own flag.
+            self.child_limits = case_limits(self.limits, tc.get("addressSpaceBytes"))
+            self.argv = [a.replace("{mem}", str(self.limits["memoryMb"])) for a in tc["run"]]
+            self.env = toolchain_env(job)
         calls = lang == "python" and any(c["kind"] == "call" for c in job["cases"])
         self.prelude = prelude_globals(artifact) if calls else None
 
@@ -349,7 +357,7 @@ class Runner:
             pid = os.fork()
         if pid == 0:
             if self.lang != "python":
-                exec_in_child(self.child_limits, self.argv)
+                exec_in_child(self.child_limits, self.argv, self.env)
             code = 126
             try:
                 os.closerange(4 if call else 3, FD_CEILING)
@@ -494,9 +502,8 @@ def _json_default(o):
 
 
 def build(job, files):
-    """Compile the program once. Returns (artifact, event): artifact None when it cannot run."""
+    """Build the program once. Returns (artifact, event): artifact None when it cannot run."""
     lang = job["language"]
-    src = os.path.join(WORK, "src")
     limits = job["limits"]
     started = time.monotonic()
     if lang == "python":
@@ -507,30 +514,31 @@ def build(job, files):
             import traceback
             return None, {"event": "compile", "exitCode": 1, "stdout": "", "stderr": "".join(traceback.format_exception_only(type(e), e)), "timeMs": 0, "timedOut": False}
         return compiled, {"event": "built", "timeMs": round((time.monotonic() - started) * 1000.0, 3)}
+    tc = job.get("toolchain")
+    if tc is None:
+        return None, {"event": "compile", "exitCode": None, "stdout": "", "stderr": "language %s is not available" % lang, "timeMs": 0, "timedOut": False, "unavailable": True}
+    src = os.path.join(WORK, "src")
     os.mkdir(src, 0o700)
-    if lang == "nodejs":
-        path = os.path.join(src, "main.js")
-        with open(path, "w") as f:
-            f.write(job["code"])
+    path = os.path.join(src, tc["file"])
+    with open(path, "w") as f:
+        f.write(job["code"])
+    if not tc.get("compile"):
         return path, {"event": "built", "timeMs": 0}
-    if lang == "cpp":
-        path = os.path.join(src, "main.cpp")
-        with open(path, "w") as f:
-            f.write(job["code"])
-        binary = os.path.join(src, "main")
-        files.reset("")
-        compile_limits = case_limits({**limits, "runTimeoutMs": limits["compileTimeoutMs"], "memoryMb": max(limits["memoryMb"], 2048)})
-        pid = os.fork()
-        if pid == 0:
-            exec_in_child(compile_limits, ["/usr/bin/g++", "-O2", "-std=c++17", "-pipe", "-o", binary, path])
-        status, timed_out = wait_child(pid, limits["compileTimeoutMs"] / 1000.0)
-        end_strays()
-        cout, _ = files.read(1, limits["maxOutputBytes"])
-        cerr, _ = files.read(2, limits["maxOutputBytes"])
-        code = os.WEXITSTATUS(status) if os.WIFEXITED(status) else None
-        event = {"event": "compile", "exitCode": code, "stdout": cout, "stderr": cerr, "timeMs": round((time.monotonic() - started) * 1000, 3), "timedOut": timed_out}
-        return (binary if code == 0 and not timed_out else None), event
-    return None, {"event": "compile", "exitCode": None, "stdout": "", "stderr": "language %s is not available" % lang, "timeMs": 0, "timedOut": False, "unavailable": True}
+    files.reset("")
+    # A compiler writes objects and binaries far larger than a program's output cap.
+    compile_limits = case_limits({**limits, "runTimeoutMs": limits["compileTimeoutMs"], "memoryMb": max(limits["memoryMb"], 2048), "maxOutputBytes": 1 << 30}, tc.get("addressSpaceBytes"))
+    os.chdir(src)
+    pid = os.fork()
+    if pid == 0:
+        exec_in_child(compile_limits, tc["compile"], toolchain_env(job))
+    status, timed_out = wait_child(pid, limits["compileTimeoutMs"] / 1000.0)
+    end_strays()
+    os.chdir(WORK)
+    cout, _ = files.read(1, limits["maxOutputBytes"])
+    cerr, _ = files.read(2, limits["maxOutputBytes"])
+    code = os.WEXITSTATUS(status) if os.WIFEXITED(status) else None
+    event = {"event": "compile", "exitCode": code, "stdout": cout, "stderr": cerr, "timeMs": round((time.monotonic() - started) * 1000, 3), "timedOut": timed_out}
+    return (path if code == 0 and not timed_out else None), event
 
 
 def run_program(job, stop_requested):
