@@ -2,6 +2,7 @@
 // (extra fields are ignored there), and `rlpipe <command> --help` prints formatHelp() of the same object, so the
 // help cannot miss an option the command accepts. Commands whose files do not import their spec yet are checked
 // against it by test/cli-help.test.ts.
+import { TOOLCHAIN_PACKAGES } from "../adapters/sandboxes/toolchains.js";
 import { EXIT_CODE_MEANINGS } from "../core/errors.js";
 import { FUNCTION_NAMES, FUNCTION_PLATFORMS } from "../core/packaging/targets.js";
 import { PROVIDERS } from "../core/recipe/schema.js";
@@ -262,6 +263,20 @@ from the environment (AWS_*, HUAWEICLOUD_SDK_AK/SK or OBS_*, TENCENTCLOUD_SECRET
     options: {
       "secret-env": { type: "string", value: "NAME", description: "environment variable holding the runs function's secret (≥ 16 characters)" },
       out: { type: "string", value: "FILE", description: "where to write the token" },
+      help,
+    },
+  },
+  sandbox: {
+    usage: "sandbox setup [--languages a,b,...] [--dry-run] [--json]",
+    summary: "install the local sandbox's language toolchains (Debian packages) and list the languages it offers",
+    description: `Installs the Debian packages of the local sandbox's toolchains with apt-get (as root, or with sudo):
+${Object.entries(TOOLCHAIN_PACKAGES).map(([l, p]) => `${l} (${p.join(" ")})`).join(", ")}.
+Python needs nothing (the sandbox's own interpreter); a language whose toolchain is already installed is skipped. Then prints the
+languages rlpipe serve --sandbox local offers on this machine. Exit 3 when apt-get fails.`,
+    options: {
+      languages: { type: "string", value: "LIST", description: "comma-separated languages to install (default: all of them)" },
+      "dry-run": { type: "boolean", default: false, description: "say what would be installed, install nothing" },
+      json: { ...json, description: "packages, what was installed and the languages offered, as JSON" },
       help,
     },
   },

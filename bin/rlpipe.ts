@@ -35,6 +35,7 @@ export async function main(argv: readonly string[], io: Io = processIo()): Promi
       case "stop": return await (await import("./commands/runs.js")).runStop(rest, io);
       case "list": return await (await import("./commands/runs.js")).runList(rest, io);
       case "tione": return await (await import("./commands/tione.js")).runTione(rest, io);
+      case "sandbox": return (await import("./commands/sandbox.js")).runSandbox(rest, io);
       case "package": return await (await import("./commands/package.js")).runPackage(rest, io);
       case "functions": return await (await import("./commands/functions.js")).runFunctions(rest, io);
       case "--version": case "-V": case "version": io.out(VERSION); return 0;

@@ -80,6 +80,14 @@ if ! command -v chromium >/dev/null 2>&1 || [ ! -d /usr/share/fonts/truetype/wqy
     || { echo "setup.sh: could not install chromium and fonts-wqy-microhei (apt-get install -y chromium fonts-wqy-microhei)" >&2; exit 1; }
 fi
 
+# ---- the local sandbox's language toolchains the tests run (Debian packages; Go, Java, bash and Perl come with the
+# machine): rlpipe's own installer, which skips what is there
+if [ ! -x /usr/bin/php ] || [ ! -x /usr/bin/ruby ] || [ ! -x /usr/bin/lua5.4 ] || [ ! -x /usr/bin/rustc ]; then
+  log "rlpipe sandbox setup --languages php,ruby,lua,rust"
+  node dist/bin/rlpipe.js sandbox setup --languages php,ruby,lua,rust >/dev/null \
+    || { echo "setup.sh: could not install the sandbox toolchains (rlpipe sandbox setup --languages php,ruby,lua,rust)" >&2; exit 1; }
+fi
+
 # ---- Python test environment: a project-local virtualenv (never the system site-packages)
 VENV="$ROOT/.venv-test"
 PY_REQS=(hydra-core==1.3.2 omegaconf==2.3.0 antlr4-python3-runtime==4.9.3 pytest==8.3.4 "moto[server]==5.2.1" "ray[default]==2.60.0")

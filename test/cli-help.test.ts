@@ -175,6 +175,23 @@ describe("rlpipe serve --isolation", () => {
   });
 });
 
+describe("rlpipe sandbox setup", () => {
+  it("skips installed toolchains without calling apt, refuses unknown languages (exit 2), and says what it would do", () => {
+    const have = rlpipe(["sandbox", "setup", "--languages", "bash,perl", "--json"]);
+    assert.equal(have.code, 0, have.err);
+    assert.match(have.err, /the toolchains of bash, perl are installed/);
+    const doc = JSON.parse(have.out) as { packages: string[]; installed: string[]; languages: string[]; unavailable: string[] };
+    assert.deepEqual([doc.packages, doc.installed, doc.unavailable], [[], [], []]);
+    assert.ok(doc.languages[0] === "python" && doc.languages.includes("bash") && doc.languages.includes("perl"));
+    const bad = rlpipe(["sandbox", "setup", "--languages", "bash,cobol"]);
+    assert.equal(bad.code, 2);
+    assert.match(bad.err, /--languages: cobol is not a language rlpipe installs \(known: cpp, nodejs, go, java, rust, bash, perl, php, ruby, lua, R; Python needs nothing\)/);
+    const sub = rlpipe(["sandbox", "install"]);
+    assert.equal(sub.code, 2);
+    assert.match(sub.err, /rlpipe sandbox takes one subcommand: setup \(got install\)/);
+  });
+});
+
 describe("rlpipe plan without --provider", () => {
   let dir: string;
   before(() => { dir = mkdtempSync(join(tmpdir(), "rlpipe-plan-target-")); });

@@ -1,0 +1,61 @@
+// rlpipe sandbox setup [--languages a,b] [--dry-run] [--json]: installs the Debian packages of the local sandbox's
+// toolchains (adapters/sandboxes/toolchains.ts), then says which languages the sandbox offers now.
+import { spawnSync } from "node:child_process";
+import { parseArgs } from "node:util";
+import { RlpipeError } from "../../core/errors.js";
+import { detectToolchains, TOOLCHAIN_PACKAGES } from "../../adapters/sandboxes/toolchains.js";
+import { COMMANDS, formatHelp } from "../help.js";
+import type { Io } from "../io.js";
+import { usage } from "./plan.js";
+
+function installed(pkg: string): boolean {
+  const r = spawnSync("dpkg-query", ["-W", "-f=${Status}", pkg], { encoding: "utf8" });
+  return r.status === 0 && r.stdout.trim() === "install ok installed";
+}
+
+function apt(args: readonly string[]): { ok: boolean; output: string } {
+  const root = process.getuid?.() === 0;
+  const r = spawnSync(root ? "apt-get" : "sudo", [...(root ? [] : ["apt-get"]), ...args], {
+    encoding: "utf8", env: { ...process.env, DEBIAN_FRONTEND: "noninteractive" },
+  });
+  return { ok: r.status === 0, output: `${r.stdout ?? ""}${r.stderr ?? ""}${r.error === undefined ? "" : r.error.message}` };
+}
+
+export function runSandbox(argv: readonly string[], io: Io): number {
+  const { values, positionals } = parseArgs({ args: [...argv], options: COMMANDS.sandbox.options, allowPositionals: true, strict: true });
+  if (values.help) { io.out(formatHelp("sandbox")); return 0; }
+  if (positionals[0] !== "setup" || positionals.length !== 1) throw usage(`rlpipe sandbox takes one subcommand: setup (got ${positionals.join(" ") || "none"})`);
+  const known = Object.keys(TOOLCHAIN_PACKAGES);
+  const languages = values.languages === undefined ? known : values.languages.split(",").map((l) => l.trim()).filter((l) => l !== "");
+  const unknown = languages.filter((l) => !known.includes(l));
+  if (unknown.length > 0) throw usage(`--languages: ${unknown.join(", ")} ${unknown.length === 1 ? "is" : "are"} not a language rlpipe installs (known: ${known.join(", ")}; Python needs nothing)`);
+  // A language whose toolchain is already there (Go from go.dev in /usr/local/go, say) needs no package.
+  const before = new Set(detectToolchains().map((t) => t.language));
+  const packages = [...new Set(languages.filter((l) => !before.has(l)).flatMap((l) => TOOLCHAIN_PACKAGES[l]!))].sort();
+  const missing = packages.filter((p) => !installed(p));
+  const command = ["install", "-y", "--no-install-recommends", ...missing];
+  if (missing.length === 0) io.err(`rlpipe sandbox setup: the toolchains of ${languages.join(", ")} are installed`);
+  else if (values["dry-run"]) io.err(`rlpipe sandbox setup: would run apt-get ${command.join(" ")}`);
+  else {
+    io.err(`rlpipe sandbox setup: apt-get ${command.join(" ")}`);
+    let r = apt(command);
+    if (!r.ok) {
+      // A fresh machine's package lists may be stale or empty.
+      const update = apt(["update"]);
+      r = update.ok ? apt(command) : update;
+    }
+    if (!r.ok) {
+      throw new RlpipeError("apt_failed", `apt-get could not install ${missing.join(", ")}: ${r.output.trim().split("\n").slice(-3).join(" | ")}`, {
+        exitCode: 3, hint: "run as root or with sudo on a Debian/Ubuntu machine that reaches its package mirror",
+      });
+    }
+  }
+  const offered = ["python", ...detectToolchains().map((t) => t.language)];
+  const absent = languages.filter((l) => !offered.includes(l));
+  if (values.json) io.out(JSON.stringify({ packages, installed: values["dry-run"] ? [] : missing, dryRun: values["dry-run"] === true, languages: offered, unavailable: absent }));
+  else {
+    io.out(`languages: ${offered.join(", ")}`);
+    if (absent.length > 0) io.out(`not available: ${absent.join(", ")}${values["dry-run"] ? " (dry run: nothing was installed)" : ""}`);
+  }
+  return 0;
+}
