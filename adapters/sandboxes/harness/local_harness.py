@@ -434,6 +434,8 @@ def prelude_globals(compiled):
     """The prelude names this program uses and does not define itself, bound as the prelude would bind them."""
     import builtins
     import importlib
+    if not PRELUDE_INDEX:
+        PRELUDE_INDEX.update(prelude_index())  # a one-program sandbox (per-program isolation) builds it here
     glb = {}
     for name in sorted(referenced_names(compiled)):
         module = PRELUDE_INDEX.get(name)

@@ -196,8 +196,10 @@ def main():
     # No handler at all (Python installs one for SIGINT): pid 1 of a namespace then gets no signal from inside it.
     _signal.signal(h.SIGINT, h.SIG_DFL)
     h.take_streams()
-    h.PRELUDE_INDEX = prelude_index()
     max_programs = int(sys.argv[1])
+    if max_programs > 1:
+        # Worth it for a zygote that serves many programs; a one-program sandbox builds it only when a job needs it.
+        h.PRELUDE_INDEX = prelude_index()
     gc.collect()
     gc.freeze()  # what a fork shares stays shared: the collector never touches (copies) the zygote's objects
     baseline = (zygote_state(), zygote_rss_bytes(), writable_modes())
