@@ -81,6 +81,25 @@ describe("sandbox function: SandboxFusion / ScaleBox API", () => {
     assert.match(script.body.tests[0].exec_info.run_result.stderr, /NameError: name 'sqrt' is not defined/);
   });
 
+  it("function calls in JavaScript and Go: the value is returned as JSON and compared outside the sandbox", { timeout: 120_000 }, async () => {
+    const cases = [{ type: "function_call", input: [1, 2], output: [3], fn_name: "add" }, { type: "function_call", input: [3, 4], output: [7], fn_name: "add" }];
+    const evaluate = (language: string, code: string, test_cases: unknown[] = cases) =>
+      post(`${server.url}/common_evaluate`, { completion: `\`\`\`${language}\n${code}\n\`\`\``, config: { language, compile_timeout: 60, provided_data: { test_cases }, extra: { run_all_cases: true } } });
+    const js = await evaluate("nodejs", "function add(a, b) {\n  return a + b;\n}");
+    assert.equal(js.body.accepted, true, JSON.stringify(js.body.tests));
+    const jsClass = await evaluate("javascript", "class Solution {\n  add(a, b) { return a + b; }\n}");
+    assert.equal(jsClass.body.accepted, true, JSON.stringify(jsClass.body.tests));
+    const jsWrong = await evaluate("nodejs", "function add(a, b) { return a - b; }");
+    assert.deepEqual(jsWrong.body.tests.map((t: { rlpipe_status: string }) => t.rlpipe_status), ["wrong_answer", "wrong_answer"]);
+    // Go comes with this kind of machine (the language test in sandbox-local checks it is offered).
+    assert.ok((await sb.capabilities()).languages.includes("go"), "Go is installed here but not offered");
+    const go = await evaluate("go", "func add(a int, b int) int {\n\treturn a + b\n}");
+    assert.equal(go.body.accepted, true, JSON.stringify(go.body.tests));
+    // Arguments are decoded into the parameters' types: slices and maps too.
+    const goSlices = await evaluate("go", "func add(xs []int, m map[string]int) []int {\n\treturn append(xs, m[\"k\"])\n}", [{ type: "function_call", input: [[1, 2], { k: 9 }], output: [[1, 2, 9]], fn_name: "add" }]);
+    assert.equal(goSlices.body.accepted, true, JSON.stringify(goSlices.body.tests));
+  });
+
   it("a Python syntax error comes back in run_result (as SandboxFusion runs the interpreter); tracebacks show only the program", async () => {
     const syntax = await post(`${server.url}/run_code`, { language: "python", code: "int a = 1", run_timeout: 5 });
     assert.equal(syntax.body.status, "Failed");

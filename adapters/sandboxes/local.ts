@@ -245,8 +245,10 @@ export class LocalSandbox implements SandboxBackend {
   private async runHarness(uid: number, language: string, code: string, cases: HarnessCase[], limits: Required<Limits>, signal: AbortSignal | undefined, from = 0, stopOnFailure?: readonly TestCase[]): Promise<HarnessOutcome> {
     if (this.closed) return { cases: new Map(), budgetExhausted: false, infraError: "the sandbox is closed" };
     const toolchain = this.toolchains.find((t) => t.language === language);
+    const fnNames = [...new Set(cases.filter((c) => c.kind === "call").map((c) => c.fnName!))].sort();
+    const callDriver = fnNames.length === 0 ? undefined : toolchain?.callDriver?.(fnNames);
     const job = {
-      language, code, cases, limits, startIndex: from, ...(toolchain === undefined ? {} : { toolchain }),
+      language, code, cases, limits, startIndex: from, ...(toolchain === undefined ? {} : { toolchain }), ...(callDriver === undefined ? {} : { callDriver }),
       ...(stopOnFailure === undefined ? {} : { stopAfter: (ev: HarnessEvent) => gradeCase(stopOnFailure[ev.index!]!, toExecution(ev)).status !== "passed" }),
     };
     let out: HarnessOutcome;

@@ -24,6 +24,101 @@ export interface Toolchain {
   readonly maxProcesses?: number;
   /** Host paths bound read-only into the sandbox, when they exist (configuration a toolchain reads outside /usr). */
   readonly binds?: readonly string[];
+  /**
+   * Function-call cases: code added to the program that reads `.rlpipe-call.json` ({fn, args}) from the case's
+   * directory, calls the function and writes its value as JSON on descriptor 3 (the harness compares it; the
+   * expected value never enters the sandbox). In the program's own file (`file` absent) or a file of its own.
+   */
+  readonly callDriver?: (fnNames: readonly string[]) => CallDriver;
+}
+
+export interface CallDriver {
+  readonly text: string;
+  /** A file of its own in /work/src (languages that build a directory); absent: appended to the program. */
+  readonly file?: string;
+  /** Put before the program (Go: its package clause, when the completion has none). */
+  readonly prefix?: string;
+}
+
+/** JavaScript: the function (or a method of `class Solution`) by name, through eval in the module's scope. */
+const JS_CALL_DRIVER = `
+;(function rlpipeCall() {
+  const fs = require("fs");
+  let call;
+  try { call = JSON.parse(fs.readFileSync(".rlpipe-call.json", "utf8")); } catch (e) { return; }
+  let fn;
+  try { fn = eval(call.fn); } catch (e) { fn = undefined; }
+  if (typeof fn !== "function") {
+    let cls;
+    try { cls = eval("Solution"); } catch (e) { cls = undefined; }
+    if (typeof cls === "function" && typeof cls.prototype[call.fn] === "function") { const s = new cls(); fn = s[call.fn].bind(s); }
+  }
+  if (typeof fn !== "function") throw new ReferenceError(call.fn + " is not defined");
+  const write = (v) => fs.writeSync(3, JSON.stringify(v === undefined ? null : v));
+  const out = fn(...call.args);
+  if (out !== null && typeof out === "object" && typeof out.then === "function") out.then(write); else write(out);
+})();
+`;
+
+/** Go: the functions by name (known when the program is built), arguments decoded into their parameter types. */
+function goCallDriver(fnNames: readonly string[]): CallDriver {
+  const table = fnNames.filter((n) => /^[A-Za-z_][A-Za-z0-9_]*$/.test(n)).map((n) => `\t\t${JSON.stringify(n)}: ${n},`).join("\n");
+  return {
+    file: "rlpipe_call.go",
+    prefix: "package main\n",
+    text: `package main
+
+import (
+\t"encoding/json"
+\t"fmt"
+\t"os"
+\t"reflect"
+)
+
+func main() {
+\tdata, err := os.ReadFile(".rlpipe-call.json")
+\tif err != nil {
+\t\tpanic(err)
+\t}
+\tvar call struct {
+\t\tFn   string            \`json:"fn"\`
+\t\tArgs []json.RawMessage \`json:"args"\`
+\t}
+\tif err := json.Unmarshal(data, &call); err != nil {
+\t\tpanic(err)
+\t}
+\tfns := map[string]interface{}{
+${table}
+\t}
+\tf, ok := fns[call.Fn]
+\tif !ok {
+\t\tpanic(fmt.Sprintf("function %s is not defined", call.Fn))
+\t}
+\tfn := reflect.ValueOf(f)
+\tif fn.Type().NumIn() != len(call.Args) {
+\t\tpanic(fmt.Sprintf("%s takes %d arguments, the case gives %d", call.Fn, fn.Type().NumIn(), len(call.Args)))
+\t}
+\tin := make([]reflect.Value, len(call.Args))
+\tfor i, raw := range call.Args {
+\t\tv := reflect.New(fn.Type().In(i))
+\t\tif err := json.Unmarshal(raw, v.Interface()); err != nil {
+\t\t\tpanic(fmt.Sprintf("argument %d: %v", i, err))
+\t\t}
+\t\tin[i] = v.Elem()
+\t}
+\tout := fn.Call(in)
+\tvar value interface{}
+\tif len(out) > 0 {
+\t\tvalue = out[0].Interface()
+\t}
+\ttext, err := json.Marshal(value)
+\tif err != nil {
+\t\tpanic(err)
+\t}
+\tos.NewFile(3, "value").Write(text)
+}
+`,
+  };
 }
 
 const SRC = "/work/src";
@@ -48,11 +143,12 @@ export function detectToolchains(): Toolchain[] {
   const gxx = first("/usr/bin/g++");
   if (gxx !== undefined) out.push({ language: "cpp", file: "main.cpp", compile: [gxx, "-O2", "-std=c++17", "-pipe", "-o", `${SRC}/main`, `${SRC}/main.cpp`], run: [`${SRC}/main`] });
   const node = first("/usr/bin/node", "/usr/local/bin/node");
-  if (node !== undefined && node.startsWith("/usr/")) out.push({ language: "nodejs", file: "main.js", run: [node, "--max-old-space-size={mem}", `${SRC}/main.js`], addressSpaceBytes: BIG_ADDRESS_SPACE });
+  if (node !== undefined && node.startsWith("/usr/")) out.push({ language: "nodejs", file: "main.js", run: [node, "--max-old-space-size={mem}", `${SRC}/main.js`], addressSpaceBytes: BIG_ADDRESS_SPACE, callDriver: () => ({ text: JS_CALL_DRIVER }) });
   const go = first("/usr/local/go/bin/go", "/usr/lib/go/bin/go", "/usr/bin/go");
   if (go !== undefined) {
     out.push({
-      language: "go", file: "main.go", compile: [go, "build", "-o", `${SRC}/main`, `${SRC}/main.go`], run: [`${SRC}/main`],
+      // The package in /work/src: the program, and for function calls the driver's file beside it.
+      language: "go", file: "main.go", compile: [go, "build", "-o", `${SRC}/main`], run: [`${SRC}/main`], callDriver: goCallDriver,
       // A private build cache per program (GOCACHE in /tmp, emptied after it); GOPATH and modules off the network.
       env: { GOCACHE: "/tmp/.go-cache", GOPATH: "/tmp/.go", GO111MODULE: "off", GOTOOLCHAIN: "local", CGO_ENABLED: "0", GOFLAGS: "-buildvcs=false", GOMAXPROCS: "2" },
       addressSpaceBytes: BIG_ADDRESS_SPACE, maxProcesses: 256,

@@ -6,7 +6,7 @@ import { closeSync, openSync } from "node:fs";
 import { createInterface } from "node:readline";
 import type { Limits } from "../../core/grading/types.js";
 import type { HarnessCase, HarnessEvent, HarnessOutcome, ProgramTiming } from "./harness-events.js";
-import type { Toolchain } from "./toolchains.js";
+import type { CallDriver, Toolchain } from "./toolchains.js";
 
 export interface ZygoteSpawn {
   readonly bwrap: string;
@@ -28,6 +28,8 @@ export interface ZygoteJob {
   readonly startIndex: number;
   /** How to build and run a program in a language other than Python. */
   readonly toolchain?: Toolchain;
+  /** Function-call cases in such a language: the code that calls the function (toolchains.ts). */
+  readonly callDriver?: CallDriver;
   /** Called per finished case; true stops the program after it (the zygote stays usable). */
   readonly stopAfter?: (ev: HarnessEvent) => boolean;
 }

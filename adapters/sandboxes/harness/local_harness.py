@@ -289,10 +289,11 @@ def write_files(cdir, files):
             f.write(base64.b64decode(data))
 
 
-def exec_in_child(limits, argv, env):
-    """In a forked child: the per-process limits, then exec (compilers, compiled programs, interpreters)."""
+def exec_in_child(limits, argv, env, keep_value_fd=False):
+    """In a forked child: the per-process limits, then exec (compilers, compiled programs, interpreters). A
+    function-call case keeps descriptor 3, where its program's call driver writes the returned value."""
     try:
-        os.closerange(3, FD_CEILING)
+        os.closerange(4 if keep_value_fd else 3, FD_CEILING)
         for res, val in limits:
             resource.setrlimit(res, val)
         _signal.signal(SIGPIPE, SIG_DFL)
@@ -345,6 +346,9 @@ class Runner:
             os.mkdir(cdir, 0o700)
         if case.get("files"):
             write_files(cdir, case["files"])
+        if case["kind"] == "call" and self.lang != "python":
+            with open(os.path.join(cdir, ".rlpipe-call.json"), "w") as f:
+                f.write(dumps({"fn": case["fnName"], "args": case["args"]}))
         os.chdir(cdir)
         self.files.reset(case.get("stdin"))
         call = case["kind"] == "call"
@@ -357,7 +361,7 @@ class Runner:
             pid = os.fork()
         if pid == 0:
             if self.lang != "python":
-                exec_in_child(self.child_limits, self.argv, self.env)
+                exec_in_child(self.child_limits, self.argv, self.env, keep_value_fd=call)
             code = 126
             try:
                 os.closerange(4 if call else 3, FD_CEILING)
@@ -522,8 +526,17 @@ def build(job, files):
     src = os.path.join(WORK, "src")
     os.mkdir(src, 0o700)
     path = os.path.join(src, tc["file"])
+    driver = job.get("callDriver")
+    code = job["code"]
+    if driver and driver.get("prefix") and not code.lstrip().startswith(driver["prefix"].strip()):
+        code = driver["prefix"] + code
+    if driver and not driver.get("file"):
+        code += driver["text"]
     with open(path, "w") as f:
-        f.write(job["code"])
+        f.write(code)
+    if driver and driver.get("file"):
+        with open(os.path.join(src, driver["file"]), "w") as f:
+            f.write(driver["text"])
     if not tc.get("compile"):
         return path, {"event": "built", "timeMs": 0}
     files.reset("")
