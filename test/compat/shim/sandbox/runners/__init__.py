@@ -1,0 +1,7 @@
+from enum import Enum
+
+
+class CommandRunStatus(str, Enum):
+    Finished = "Finished"
+    Error = "Error"
+    TimeLimitExceeded = "TimeLimitExceeded"

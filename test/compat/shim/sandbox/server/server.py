@@ -1,0 +1,1 @@
+app = None  # the tests pass it to TestClient, which talks HTTP instead
