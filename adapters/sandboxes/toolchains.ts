@@ -158,7 +158,8 @@ export function detectToolchains(): Toolchain[] {
   if (java !== undefined) {
     out.push({
       language: "java", file: "Main.java", compile: [join(java, "bin", "javac"), "-encoding", "UTF-8", "-d", SRC, `${SRC}/Main.java`],
-      run: [join(java, "bin", "java"), "-Xmx{mem}m", "-Xss64m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-cp", SRC, "Main"],
+      // -ea: assert statements are checked, as SandboxFusion runs Java.
+      run: [join(java, "bin", "java"), "-ea", "-Xmx{mem}m", "-Xss64m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-cp", SRC, "Main"],
       addressSpaceBytes: BIG_ADDRESS_SPACE, maxProcesses: 256, binds: ["/etc/java-17-openjdk", "/etc/java-21-openjdk"],
     });
   }
