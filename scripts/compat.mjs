@@ -96,7 +96,7 @@ function languageOf(suite, t) {
   const hay = (suite === "sandboxfusion" ? t.file : t.name).replace(/^test_/, "").toLowerCase();
   for (const l of LANGUAGES) {
     const k = l.toLowerCase();
-    if (hay === k || hay.startsWith(`${k}_`) || (suite === "scalebox" && hay.includes(`${k}_`))) return k === "r" ? "R" : k === "javascript" ? "nodejs" : l;
+    if (hay === k || hay.startsWith(`${k}_`) || (suite === "scalebox" && `_${hay}`.includes(`_${k}_`))) return k === "r" ? "R" : k === "javascript" ? "nodejs" : l;
   }
   return "general";
 }
