@@ -69,7 +69,11 @@ export async function handleRunCode(req: FnRequest, deps: SandboxApiDeps): Promi
   const parsed = RunCodeRequest.safeParse(req.body);
   if (!parsed.success) return unprocessable(parsed.error.issues);
   const r = parsed.data;
-  if (r.fetch_files.length > 0) return json(200, sandboxError("fetch_files is not supported by rlpipe's sandbox"));
+  for (const path of r.fetch_files) {
+    if (path.split("/").includes("..") || (path.startsWith("/") && !path.startsWith("/tmp/"))) {
+      return json(200, sandboxError(`fetch_files: ${path} must be relative to the work dir or under /tmp`));
+    }
+  }
   const files: Record<string, Uint8Array> = {};
   for (const [path, data] of Object.entries(r.files)) {
     if (data === null) continue;
@@ -81,6 +85,7 @@ export async function handleRunCode(req: FnRequest, deps: SandboxApiDeps): Promi
     code: r.code,
     ...(r.stdin === null || r.stdin === undefined ? {} : { stdin: r.stdin }),
     files,
+    ...(r.fetch_files.length === 0 ? {} : { fetchFiles: r.fetch_files }),
     limits: {
       runTimeoutMs: r.run_timeout * 1000,
       compileTimeoutMs: r.compile_timeout * 1000,
@@ -118,7 +123,7 @@ export function runCodeResponse(r: RunResult, language = ""): RunCodeResponseSF 
     stderr: r.status === "output_limit" ? `${r.stderr}\n[rlpipe: output limit exceeded]`.trimStart() : r.stderr,
   };
   const failed = timedOut || r.status !== "ok";
-  return { status: failed ? "Failed" : "Success", message: "", compile_result: compile, run_result: run, executor_pod_name: null, files: {} };
+  return { status: failed ? "Failed" : "Success", message: "", compile_result: compile, run_result: run, executor_pod_name: null, files: { ...r.files } };
 }
 
 function sandboxError(message: string): RunCodeResponseSF {

@@ -1,5 +1,5 @@
 // What the in-sandbox zygote (harness/zygote.py over harness/local_harness.py) reports, one JSON line per event.
-export interface HarnessCase { kind: "stdio" | "call" | "assert"; stdin?: string; fnName?: string; args?: readonly unknown[]; testCode?: string; entryPoint?: string; files?: Record<string, string> }
+export interface HarnessCase { kind: "stdio" | "call" | "assert"; stdin?: string; fnName?: string; args?: readonly unknown[]; testCode?: string; entryPoint?: string; files?: Record<string, string>; fetch?: string[] }
 
 export interface HarnessEvent {
   /**
@@ -25,6 +25,8 @@ export interface HarnessEvent {
   anomaly?: string[];
   /** done: how long the clean-up took. */
   cleanupMs?: number;
+  /** case: the files it asked to fetch that existed after the run (path → base64). */
+  files?: Record<string, string>;
 }
 
 /** Where a program's time went inside the sandbox (milliseconds; sums over its cases). */

@@ -127,7 +127,8 @@ export class LocalSandbox implements SandboxBackend {
     const limits = withDefaults(req.limits);
     if (!this.languages.includes(req.language)) return unavailable(req.language, this.languages);
     const files = Object.fromEntries(Object.entries(req.files ?? {}).map(([k, v]) => [k, Buffer.from(v).toString("base64")]));
-    const out = await this.withSlot((uid) => this.runHarness(uid, req.language, req.code, [{ kind: "stdio", stdin: req.stdin ?? "", files }], { ...limits, totalTimeoutMs: limits.runTimeoutMs + limits.compileTimeoutMs + 10_000 }, signal), signal);
+    const fetch = req.fetchFiles === undefined || req.fetchFiles.length === 0 ? {} : { fetch: [...req.fetchFiles] };
+    const out = await this.withSlot((uid) => this.runHarness(uid, req.language, req.code, [{ kind: "stdio", stdin: req.stdin ?? "", files, ...fetch }], { ...limits, totalTimeoutMs: limits.runTimeoutMs + limits.compileTimeoutMs + 10_000 }, signal), signal);
     if (out.infraError !== undefined) return { status: "infra_error", exitCode: null, stdout: "", stderr: "", timeMs: 0, error: out.infraError };
     const compile = out.compile === undefined ? undefined
       : { exitCode: out.compile.exitCode, stdout: out.compile.stdout, stderr: out.compile.stderr, timeMs: out.compile.timeMs, timedOut: out.compile.timedOut };
@@ -139,7 +140,7 @@ export class LocalSandbox implements SandboxBackend {
       return { status: out.interrupted === 0 ? "runtime_error" : "infra_error", exitCode: null, stdout: "", stderr: "", timeMs: 0, error: "the program terminated the sandbox" };
     }
     const status = c.timedOut ? "timeout" : c.outputExceeded ? "output_limit" : c.exitCode !== 0 && c.memoryExceeded ? "memory_limit" : c.exitCode === 0 ? "ok" : "runtime_error";
-    return { status, exitCode: c.exitCode, stdout: c.stdout, stderr: c.stderr, timeMs: c.timeMs, ...(compile === undefined ? {} : { compile }) };
+    return { status, exitCode: c.exitCode, stdout: c.stdout, stderr: c.stderr, timeMs: c.timeMs, ...(compile === undefined ? {} : { compile }), ...(c.files === undefined ? {} : { files: c.files }) };
   }
 
   async evaluate(jobs: readonly EvalJob[], opts: EvaluateOptions = {}): Promise<EvalResult[]> {

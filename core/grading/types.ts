@@ -88,6 +88,8 @@ export interface RunRequest {
   readonly stdin?: string;
   /** Extra input files, relative paths inside the run's work dir → bytes. */
   readonly files?: Readonly<Record<string, Uint8Array>>;
+  /** Files to return after the run: relative to its work dir, or absolute under /tmp (what exists is returned). */
+  readonly fetchFiles?: readonly string[];
   readonly limits: Limits;
 }
 
@@ -100,6 +102,8 @@ export interface RunResult {
   readonly compile?: { readonly exitCode: number | null; readonly stdout: string; readonly stderr: string; readonly timeMs: number; readonly timedOut: boolean };
   /** Set for infra_error. */
   readonly error?: string;
+  /** The fetched files that existed (RunRequest.fetchFiles), base64. */
+  readonly files?: Readonly<Record<string, string>>;
 }
 
 /**

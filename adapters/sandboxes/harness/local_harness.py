@@ -277,6 +277,27 @@ def case_limits(limits, address_space=None):
     return ((resource.RLIMIT_AS, (mem, mem)), (resource.RLIMIT_FSIZE, (size, size)), (resource.RLIMIT_CPU, (cpu, cpu)))
 
 
+def fetch_files(cdir, paths, cap):
+    """The files a run asked to get back (relative to its directory, or under /tmp) that exist as regular files, read
+    without following links and up to the output cap each, base64-encoded."""
+    import binascii
+    out = {}
+    for p in paths:
+        full = p if p.startswith("/tmp/") else os.path.join(cdir, p)
+        try:
+            fd = os.open(full, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+        except OSError:
+            continue
+        try:
+            if os.fstat(fd).st_mode & 0o170000 != 0o100000:
+                continue
+            data = os.read(fd, cap)
+        finally:
+            os.close(fd)
+        out[p] = binascii.b2a_base64(data, newline=False).decode()
+    return out
+
+
 def write_files(cdir, files):
     """Input files for the run (tool calls) or a special judge's stdin.txt / stdout.txt / answer.txt."""
     import base64
@@ -376,6 +397,7 @@ class Runner:
         end_strays()
         stdout, out_over = self.files.read(1, self.cap)
         stderr, err_over = self.files.read(2, self.cap)
+        fetched = fetch_files(cdir, case["fetch"], self.cap) if case.get("fetch") else None
         os.chdir(WORK)
         try:
             os.rmdir(cdir)
@@ -396,6 +418,8 @@ class Runner:
             value, _ = self.files.read(3, self.cap)
             if value:
                 result["valueJson"] = value
+        if fetched is not None:
+            result["files"] = fetched
         result["t"] = [round((t1 - t0) * 1000.0, 3), round((t2 - t1) * 1000.0, 3), round((time.monotonic() - t2) * 1000.0, 3)]
         emit(result)
         return True
