@@ -114,6 +114,17 @@ describe("sandbox function: SandboxFusion / ScaleBox API", () => {
     assert.match(outside.body.message, /fetch_files: \/etc\/passwd must be relative to the work dir or under \/tmp/);
   });
 
+  it("an answer of 200,000 lines (several MiB) is graded, not cut: the output cap is 16 MiB by default", async () => {
+    const n = 200_000;
+    const expected = Array.from({ length: n }, (_, i) => String(i * 12345)).join("\n");
+    const r = await post(`${server.url}/common_evaluate_batch`, {
+      completion: "```python\nimport sys\nn = int(input())\nsys.stdout.write('\\n'.join(str(i * 12345) for i in range(n)) + '\\n')\n```",
+      config: { language: "python", provided_data: { test_cases: { type: "stdin_stdout", input: [String(n)], output: [expected] } }, extra: { return_full_case: false } },
+    });
+    assert.ok(expected.length > 1 << 20, "more than the old 1 MiB cap");
+    assert.equal(r.body.accepted, true, JSON.stringify(r.body.tests?.[0]?.rlpipe_status));
+  });
+
   it("a Python syntax error comes back in run_result (as SandboxFusion runs the interpreter); tracebacks show only the program", async () => {
     const syntax = await post(`${server.url}/run_code`, { language: "python", code: "int a = 1", run_timeout: 5 });
     assert.equal(syntax.body.status, "Failed");

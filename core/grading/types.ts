@@ -18,8 +18,9 @@ export interface Limits {
   readonly totalTimeoutMs?: number;
 }
 
+/** maxOutputBytes: 16 MiB per stream — 200,000 lines of numbers (an ordinary competitive-programming answer) fit. */
 export const DEFAULT_LIMITS: Required<Limits> = {
-  runTimeoutMs: 10_000, compileTimeoutMs: 10_000, memoryMb: 1024, maxOutputBytes: 1 << 20, totalTimeoutMs: 300_000,
+  runTimeoutMs: 10_000, compileTimeoutMs: 10_000, memoryMb: 1024, maxOutputBytes: 16 << 20, totalTimeoutMs: 300_000,
 };
 
 /** Limits with every unset field at its default. */
