@@ -9,7 +9,8 @@
 // its in-process TestClient and models; test/compat/shim/ stands in for those (an HTTP client to the server under
 // test, plain classes for the request and response shapes), so the request bodies and assertions are theirs.
 // ScaleBox's test_sandbox_common_evaluate.py already speaks HTTP (URL). test/compat/compat-lists.json names the tests
-// skipped (what this machine lacks) and the ones that expect ScaleBox's lenient stdio comparison (kept strict).
+// not run (what this machine lacks, each with its reason) and the ones that expect ScaleBox's lenient stdio
+// comparison (kept strict).
 // Prints pass/fail/skip per language and writes the results as JSON (default bench/results/compat.json).
 import { spawn, spawnSync } from "node:child_process";
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
@@ -115,9 +116,12 @@ try {
       const xml = join(dir, "junit.xml");
       const env = { ...process.env, PYTHONPATH: join(root, "test", "compat", "shim"), RLPIPE_URL: server.url, URL: server.url, PYTHONDONTWRITEBYTECODE: "1" };
       const t0 = performance.now();
-      // The test files only: samples/ holds helpers of theirs (python_gpu imports torch at collection).
-      const files = readdirSync(dir).filter((f) => /^test_.*\.py$/.test(f)).sort();
-      spawnSync(python, ["-m", "pytest", "-q", "-p", "no:cacheprovider", `--junitxml=${xml}`, "-o", "junit_family=xunit1", ...files], { cwd: dir, env, stdio: ["ignore", "ignore", "inherit"], timeout: 3600_000 });
+      // The test files only (samples/ holds helpers of theirs), less what this machine cannot run (named with reasons).
+      const notRun = JSON.parse(readFileSync(join(root, "test", "compat", "compat-lists.json"), "utf8")).notRun;
+      const files = readdirSync(dir).filter((f) => /^test_.*\.py$/.test(f) && notRun[f] === undefined).sort();
+      const deselect = Object.keys(notRun).filter((k) => k.includes("::") && files.includes(k.split("::")[0])).flatMap((k) => ["--deselect", k]);
+      spawnSync(python, ["-m", "pytest", "-q", "-p", "no:cacheprovider", `--junitxml=${xml}`, "-o", "junit_family=xunit1", ...deselect, ...files], { cwd: dir, env, stdio: ["ignore", "ignore", "inherit"], timeout: 3600_000 });
+      const skipped = Object.entries(notRun).filter(([k]) => existsSync(join(dir, k.split("::")[0]))).map(([k, reason]) => ({ test: k, reason }));
       if (!existsSync(xml)) { console.error(`${name}: pytest wrote no results`); exitCode = 1; continue; }
       const tests = junit(readFileSync(xml, "utf8"));
       const byLang = {};
@@ -128,8 +132,9 @@ try {
         if (t.outcome === "failed") row.failures.push(`${t.name}: ${t.message}`);
       }
       const total = Object.values(byLang).reduce((a, r) => ({ passed: a.passed + r.passed, failed: a.failed + r.failed, skipped: a.skipped + r.skipped, strict: a.strict + r.strict }), { passed: 0, failed: 0, skipped: 0, strict: 0 });
-      results[name] = { commit: suite.commit, seconds: Math.round((performance.now() - t0) / 1000), total, languages: byLang };
-      console.log(`\n${name} @ ${suite.commit.slice(0, 7)}: ${total.passed} passed, ${total.failed} failed, ${total.skipped} skipped (named), ${total.strict} kept strict — ${tests.length} tests in ${results[name].seconds} s`);
+      results[name] = { commit: suite.commit, seconds: Math.round((performance.now() - t0) / 1000), total, languages: byLang, notRun: skipped };
+      console.log(`\n${name} @ ${suite.commit.slice(0, 7)}: ${total.passed} passed, ${total.failed} failed, ${total.skipped} skipped by the suite, ${total.strict} kept strict — ${tests.length} tests in ${results[name].seconds} s`);
+      for (const s of skipped) console.log(`  not run: ${s.test} — ${s.reason}`);
       for (const [l, r] of Object.entries(byLang).sort()) console.log(`  ${l.padEnd(14)} ${String(r.passed).padStart(3)} passed ${String(r.failed).padStart(3)} failed ${String(r.skipped).padStart(3)} skipped ${String(r.strict).padStart(3)} strict`);
     } finally {
       rmSync(dir, { recursive: true, force: true });
