@@ -227,7 +227,7 @@ async function startRlpipe(isolation) {
     });
     child.once("exit", (code) => { clearTimeout(timer); reject(new Error(`rlpipe serve exited ${code} before listening: ${stderr.trim()}`)); });
   });
-  const name = `rlpipe-${isolation ?? "per-program"}`;
+  const name = `rlpipe-${isolation ?? "warm"}`;
   console.log(`${name}: ${url} (pid ${child.pid}; node ${args.slice(1).join(" ").replace(root + "/", "")})`);
   return { name, kind: "rlpipe", url, pid: child.pid, child, agent: newAgent(), stderr: () => stderr, breakdown: {} };
 }
@@ -322,7 +322,7 @@ machine.load1AtEnd = loadNow();
 mkdirSync(join(root, "bench", "results"), { recursive: true });
 writeFileSync(join(root, "bench", "results", "sandbox-peer.json"), `${JSON.stringify({
   machine, when: new Date().toISOString(), ok: exitCode === 0,
-  workload: { programs, casesPerProgram: CASES, inFlight, runCodeSequential: seqN, runCodeConcurrent: concN, rounds, isolations: isolations.map((i) => i ?? "per-program (default)"), peer: opt.peer ?? null },
+  workload: { programs, casesPerProgram: CASES, inFlight, runCodeSequential: seqN, runCodeConcurrent: concN, rounds, isolations: isolations.map((i) => i ?? "warm (default)"), peer: opt.peer ?? null },
   results,
 }, null, 2)}\n`);
 process.exit(exitCode);

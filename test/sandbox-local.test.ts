@@ -6,7 +6,9 @@ import { spawnSync } from "node:child_process";
 import { createServer, type Server } from "node:net";
 import { after, before, describe, it } from "node:test";
 import type { EvalJob, TestCase } from "../core/grading/types.js";
-import { existsSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { LocalSandbox } from "../adapters/sandboxes/local.js";
 import { detectToolchains } from "../adapters/sandboxes/toolchains.js";
 
@@ -244,6 +246,36 @@ describe("local sandbox: security checklist", () => {
       assert.equal((await small.capabilities()).maxConcurrency, 1);
     } finally {
       await small.close();
+    }
+  });
+});
+
+describe("local sandbox: start-up", () => {
+  it("runs its harness from bytecode compiled by the sandbox's interpreter; an interpreter that cannot compile it is a clear error and leaves no files", async () => {
+    const root = mkdtempSync(join(tmpdir(), "rlpipe-start-"));
+    try {
+      // An interpreter that exists but fails (here: `false` for python3): the error names it and the harness file.
+      await assert.rejects(LocalSandbox.create({ python: "/bin/false", workRoot: root }), (e: Error & { code?: string }) => {
+        assert.equal(e.code, "harness_compile_failed");
+        assert.match(e.message, /\/bin\/false could not compile the sandbox harness zygote\.py/);
+        return true;
+      });
+      assert.deepEqual(readdirSync(root), [], "nothing is left in the work root");
+      const sb = await LocalSandbox.create({ workRoot: root, concurrency: 1 });
+      try {
+        const dirs = readdirSync(root);
+        assert.equal(dirs.length, 1);
+        assert.deepEqual(readdirSync(join(root, dirs[0]!)).filter((f) => f.endsWith(".pyc")).sort(), ["local_harness.pyc", "zygote.pyc"]);
+        // The program runs as `python main.py` would: its own argv, its directory first on sys.path (not the harness's).
+        const code = "import sys\nfrom helper import x\nprint(sys.argv, sys.path[0] in ('', '.'), x)";
+        const r = await sb.run({ language: "python", code, files: { "helper.py": new TextEncoder().encode("x = 7\n") }, limits: { runTimeoutMs: 5000 } });
+        assert.equal(r.stdout, "['main.py'] True 7\n", r.stderr);
+      } finally {
+        await sb.close();
+      }
+      assert.deepEqual(readdirSync(root), [], "close removes its files");
+    } finally {
+      rmSync(root, { recursive: true, force: true });
     }
   });
 });

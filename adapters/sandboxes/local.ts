@@ -30,6 +30,30 @@ const HARNESS_FILES = ["zygote.py", "local_harness.py"] as const;
 /** bubblewrap reads the seccomp filter from fd 3 and the harness files from fds 4, 5, … */
 const HARNESS_FD = 4;
 
+/**
+ * Compiles the harness to bytecode files (unchecked hash-based .pyc, for this interpreter) in dir. A zygote that
+ * loads bytecode instead of compiling its source keeps ~1.5 MiB less heap (the compiler's scraps stay in Python's
+ * arenas), and every fork copies, and every exit unmaps, the page table of the whole heap: fewer pages, cheaper cases.
+ * Names in tracebacks stay /opt/rlpipe/<file>.py.
+ */
+function compileHarness(python: string, dir: string): string[] {
+  const script = [
+    "import importlib.util, marshal, sys",
+    "src, name, out = sys.argv[1:4]",
+    "data = open(src, 'rb').read()",
+    "code = compile(data, name, 'exec', dont_inherit=True)",
+    // flags 0b01: hash-based, source not checked (the sandbox has no source to check against)
+    "pyc = importlib.util.MAGIC_NUMBER + (1).to_bytes(4, 'little') + importlib.util.source_hash(data) + marshal.dumps(code)",
+    "open(out, 'wb').write(pyc)",
+  ].join("\n");
+  return HARNESS_FILES.map((f) => {
+    const out = join(dir, f.replace(/\.py$/, ".pyc"));
+    const r = spawnSync(python, ["-I", "-c", script, join(HARNESS_DIR, f), `/opt/rlpipe/${f}`, out], { encoding: "utf8" });
+    if (r.status !== 0) throw new SandboxError("harness_compile_failed", `${python} could not compile the sandbox harness ${f}: ${(r.stderr || r.error?.message || "").trim().slice(0, 300)}`);
+    return out;
+  });
+}
+
 export interface LocalSandboxOptions {
   /** Programs running at once (default: the number of cores). */
   readonly concurrency?: number;
@@ -66,6 +90,8 @@ export class LocalSandbox implements SandboxBackend {
   private readonly workRoot: string;
   /** The seccomp filter bubblewrap installs (keyring calls refused), when there is one for this architecture. */
   private readonly seccompFile: string | undefined;
+  /** The harness as bytecode (compileHarness), bound into every sandbox at /opt/rlpipe. */
+  private readonly harnessFiles: readonly string[];
   private closed = false;
   /** The pool of long-lived sandboxes (isolation warm). */
   private readonly warm: WarmPool | undefined;
@@ -83,6 +109,12 @@ export class LocalSandbox implements SandboxBackend {
     const filter = keyringFilter();
     this.seccompFile = filter === undefined ? undefined : join(this.workRoot, "seccomp.bpf");
     if (filter !== undefined) writeFileSync(this.seccompFile!, filter);
+    try {
+      this.harnessFiles = compileHarness(python, this.workRoot);
+    } catch (e) {
+      rmSync(this.workRoot, { recursive: true, force: true });
+      throw e;
+    }
     if ((opts.isolation ?? DEFAULT_ISOLATION) === "warm") {
       const spares = 1;
       this.warm = new WarmPool({
@@ -275,7 +307,7 @@ export class LocalSandbox implements SandboxBackend {
   private spawnZygote(uid: number, maxPrograms: number): Zygote {
     return Zygote.spawn({
       bwrap: this.bwrap, seccompFile: this.seccompFile, uid, args: this.bwrapArgs(uid, this.seccompFile !== undefined, maxPrograms),
-      dataFiles: HARNESS_FILES.map((f) => join(HARNESS_DIR, f)),
+      dataFiles: this.harnessFiles,
     });
   }
 
@@ -297,7 +329,7 @@ export class LocalSandbox implements SandboxBackend {
       // The work dir is a tmpfs of the sandbox's own too: nothing of a program reaches the host's disk.
       "--size", tmpfsBytes, "--tmpfs", "/tmp", "--size", tmpfsBytes, "--tmpfs", "/work", "--chdir", "/work",
       // The harness comes on descriptors (zygote.ts): bubblewrap may run as a uid that cannot read the checkout.
-      ...HARNESS_FILES.flatMap((f, i) => ["--perms", "0444", "--ro-bind-data", String(HARNESS_FD + i), `/opt/rlpipe/${f}`]),
+      ...HARNESS_FILES.flatMap((f, i) => ["--perms", "0444", "--ro-bind-data", String(HARNESS_FD + i), `/opt/rlpipe/${f}c`]),
       // bubblewrap's own / and /dev belong to the sandbox uid: read-only, so that the only writable places are
       // /work, /tmp, /dev/shm and /dev/mqueue, the ones a warm zygote empties after every program.
       "--remount-ro", "/dev", "--remount-ro", "/",
@@ -305,7 +337,7 @@ export class LocalSandbox implements SandboxBackend {
       "--clearenv",
       "--setenv", "PATH", "/usr/bin:/bin", "--setenv", "HOME", "/tmp", "--setenv", "TMPDIR", "/tmp",
       "--setenv", "LANG", "C.UTF-8", "--setenv", "PYTHONDONTWRITEBYTECODE", "1", "--setenv", "PYTHONHASHSEED", "0",
-      this.python, "-I", "/opt/rlpipe/zygote.py", String(maxPrograms),
+      this.python, "-I", "/opt/rlpipe/zygote.pyc", String(maxPrograms),
     ];
   }
 }

@@ -266,6 +266,9 @@ def enter_program(job):
     _signal.signal(SIGXFSZ, SIG_DFL)
     sys.stdin, sys.stdout, sys.stderr = STD
     sys.__stdin__, sys.__stdout__, sys.__stderr__ = STD
+    # As `python main.py` in the case's directory: the program's own argv, and its files importable (not the harness).
+    sys.argv[:] = ["main.py"]
+    sys.path[0] = ""
     return CaseFiles()
 
 
@@ -511,7 +514,7 @@ def run_python(compiled, case, prelude=None):
         linecache.cache["main.py"] = (len(SOURCE[0]), None, SOURCE[0].splitlines(True), "main.py")
         # The harness's own frames are not the program's (a model learning from tool output should not see them).
         tb = e.__traceback__
-        while tb is not None and tb.tb_frame.f_code.co_filename == __file__:
+        while tb is not None and tb.tb_frame.f_code.co_filename == HARNESS_FILENAME:
             tb = tb.tb_next
         traceback.print_exception(type(e), e, tb)
         code = 1
@@ -521,6 +524,9 @@ def run_python(compiled, case, prelude=None):
     except BaseException:  # noqa: BLE001
         code = code or 1
     return code
+
+
+HARNESS_FILENAME = run_python.__code__.co_filename  # this file's name in code objects (it may run from bytecode)
 
 
 def _json_default(o):

@@ -200,6 +200,9 @@ def main():
     if max_programs > 1:
         # Worth it for a zygote that serves many programs; a one-program sandbox builds it only when a job needs it.
         h.PRELUDE_INDEX = prelude_index()
+    # The compiler builds its AST types on first use (~0.5 ms, 50 pages): once here, not in every manager. (A harness
+    # loaded from bytecode has not compiled anything yet.)
+    compile("pass", "<warm-up>", "exec")
     gc.collect()
     gc.freeze()  # what a fork shares stays shared: the collector never touches (copies) the zygote's objects
     baseline = (zygote_state(), zygote_rss_bytes(), writable_modes())
