@@ -101,6 +101,29 @@ export async function handleRunCode(req: FnRequest, deps: SandboxApiDeps): Promi
  */
 const NO_COMPILE_STEP = new Set(["python"]);
 
+/**
+ * The first command SandboxFusion runs for a language (sandbox/runners/major.py and minor.py) and whether it is a
+ * compile step. Where a runtime is missing, SandboxFusion's shell answers exit 127 in that step, and so does rlpipe.
+ */
+const SF_FIRST_COMMAND: Readonly<Record<string, readonly [command: string, compileStep: boolean]>> = {
+  python: ["python", false], pytest: ["pytest", false], python_gpu: ["python", false], cpp: ["g++", true], cuda: ["nvcc", true],
+  csharp: ["dotnet", false], go: ["go", true], go_test: ["go", false], java: ["javac", true], junit: ["javac", true],
+  nodejs: ["node", false], javascript: ["node", false], typescript: ["tsx", false], jest: ["npm", false], php: ["php", false],
+  rust: ["rustc", true], bash: ["/bin/bash", false], lua: ["lua", false], R: ["Rscript", false], perl: ["perl", false],
+  D_ut: ["dmd", true], ruby: ["ruby", false], scala: ["scalac", true], julia: ["julia", false], kotlin_script: ["kotlin", false],
+  verilog: ["iverilog", true], lean: ["lake", false], swift: ["swiftc", true], racket: ["racket", false], sql: ["sqlite3", false],
+};
+
+/** What SandboxFusion answers when a language's runtime is not installed: its first command fails with exit 127. */
+function missingRuntime(language: string): RunCodeResponseSF {
+  const [command, compileStep] = SF_FIRST_COMMAND[language] ?? [language, false];
+  const step: CommandRunResultSF = {
+    status: "Finished", execution_time: 0, return_code: 127, stdout: "",
+    stderr: `/bin/bash: line 1: ${command}: command not found\nrlpipe: this server has no ${language} toolchain (rlpipe sandbox setup --languages ${language} installs the ones it knows)\n`,
+  };
+  return { status: "Failed", message: "", compile_result: compileStep ? step : null, run_result: compileStep ? null : step, executor_pod_name: null, files: {} };
+}
+
 /** SandboxFusion's parse_run_status: Error → SandboxError; time limit or non-zero exit → Failed; else Success. */
 export function runCodeResponse(r: RunResult, language = ""): RunCodeResponseSF {
   if (r.status === "infra_error") return sandboxError(r.error ?? "sandbox error");
@@ -110,7 +133,7 @@ export function runCodeResponse(r: RunResult, language = ""): RunCodeResponseSF 
   };
   if (r.status === "compile_error") {
     // The local backend reports an unavailable language as compile_error with no compile step: a missing runtime.
-    if (compile === null) return sandboxError(r.stderr);
+    if (compile === null) return missingRuntime(language);
     if (NO_COMPILE_STEP.has(language)) return { status: "Failed", message: "", compile_result: null, run_result: { ...compile, return_code: 1 }, executor_pod_name: null, files: {} };
     return { status: "Failed", message: "", compile_result: compile, run_result: null, executor_pod_name: null, files: {} };
   }

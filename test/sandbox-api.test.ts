@@ -177,8 +177,16 @@ describe("sandbox function: SandboxFusion / ScaleBox API", () => {
     assert.equal(cpp.body.run_result, null);
     assert.notEqual(cpp.body.compile_result.return_code, 0);
     const missingRuntime = await post(`${server.url}/run_code`, { ...base, language: "lean", code: "theorem t : True := trivial" });
-    assert.equal(missingRuntime.body.status, "SandboxError");
-    assert.match(missingRuntime.body.message, /language lean is not available/);
+    // As SandboxFusion answers when a runtime is missing: its first command (lean: `lake build`) exits 127.
+    assert.equal(missingRuntime.body.status, "Failed");
+    assert.equal(missingRuntime.body.compile_result, null);
+    assert.equal(missingRuntime.body.run_result.return_code, 127);
+    assert.match(missingRuntime.body.run_result.stderr, /lake: command not found\nrlpipe: this server has no lean toolchain/);
+    const missingCompiler = await post(`${server.url}/run_code`, { ...base, language: "swift", code: "print(1)" });
+    assert.equal(missingCompiler.body.status, "Failed");
+    assert.equal(missingCompiler.body.run_result, null);
+    assert.equal(missingCompiler.body.compile_result.return_code, 127);
+    assert.match(missingCompiler.body.compile_result.stderr, /swiftc: command not found/);
     const withFile = await post(`${server.url}/run_code`, { ...base, code: "print(open('in/x.txt').read())", files: { "in/x.txt": Buffer.from("data").toString("base64") } });
     assert.equal(withFile.body.run_result.stdout, "data\n");
   });
