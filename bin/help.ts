@@ -179,6 +179,7 @@ E2B_DOMAIN=<region>.tencentags.com).`,
       "usage-store": { type: "string", value: "URI", description: "write each run's usage (requests, sandbox seconds; rlpipe cost --run reads it) to <run>/usage/ in this store (file://, s3://, obs://, cos://)" },
       concurrency: { type: "string", value: "N", description: "programs run at once (for e2b: the sandbox pool size)" },
       isolation: { type: "string", default: "warm", value: "MODE", description: "--sandbox local: warm (programs fork from long-lived sandboxes, cleaned after each program) or per-program (a fresh bubblewrap per program)" },
+      "python-env": { type: "string", value: "DIR", description: "--sandbox local: run Python programs in this environment (numpy, sympy, pandas, …), made by rlpipe sandbox setup --python-env DIR; mounted read-only" },
       quiet: { type: "boolean", default: false, description: "do not log requests on stderr" },
       help,
     },
@@ -267,14 +268,18 @@ from the environment (AWS_*, HUAWEICLOUD_SDK_AK/SK or OBS_*, TENCENTCLOUD_SECRET
     },
   },
   sandbox: {
-    usage: "sandbox setup [--languages a,b,...] [--dry-run] [--json]",
-    summary: "install the local sandbox's language toolchains (Debian packages) and list the languages it offers",
+    usage: "sandbox setup [--languages a,b,...] [--python-env DIR] [--dry-run] [--json]",
+    summary: "install the local sandbox's language toolchains (Debian packages) and its Python environment; list the languages it offers",
     description: `Installs the Debian packages of the local sandbox's toolchains with apt-get (as root, or with sudo):
 ${Object.entries(TOOLCHAIN_PACKAGES).map(([l, p]) => `${l} (${p.join(" ")})`).join(", ")}.
 Python needs nothing (the sandbox's own interpreter); a language whose toolchain is already installed is skipped. Then prints the
-languages rlpipe serve --sandbox local offers on this machine. Exit 3 when apt-get fails.`,
+languages rlpipe serve --sandbox local offers on this machine. With --python-env DIR (and no --languages) it builds only the
+Python environment programs import from: a virtualenv of /usr/bin/python3 with the pinned packages of
+adapters/sandboxes/python-env/requirements.txt (numpy, scipy, sympy, pandas, networkx, matplotlib, scikit-learn, …), for
+rlpipe serve --python-env DIR; nothing to do when DIR was built from the same list. Exit 3 when apt-get or pip fails.`,
     options: {
-      languages: { type: "string", value: "LIST", description: "comma-separated languages to install (default: all of them)" },
+      languages: { type: "string", value: "LIST", description: "comma-separated languages to install (default: all of them, unless --python-env is given)" },
+      "python-env": { type: "string", value: "DIR", description: "build the Python environment for programs at DIR (pip, from PyPI)" },
       "dry-run": { type: "boolean", default: false, description: "say what would be installed, install nothing" },
       json: { ...json, description: "packages, what was installed and the languages offered, as JSON" },
       help,

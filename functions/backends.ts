@@ -11,11 +11,21 @@ export type SandboxKind = (typeof SANDBOX_KINDS)[number];
 export const LOCAL_ISOLATIONS = ["warm", "per-program"] as const;
 export type LocalIsolation = (typeof LOCAL_ISOLATIONS)[number];
 
-export async function createBackend(kind: string, opts: BackendOptions = {}, isolation: LocalIsolation = "warm"): Promise<SandboxBackend> {
+/** The local sandbox's own options (rlpipe serve --sandbox local). */
+export interface LocalBackendOptions {
+  readonly isolation?: LocalIsolation;
+  /** A Python environment for programs (rlpipe sandbox setup --python-env DIR). */
+  readonly pythonEnv?: string;
+}
+
+export async function createBackend(kind: string, opts: BackendOptions = {}, local: LocalBackendOptions = {}): Promise<SandboxBackend> {
   switch (kind) {
     case "local": {
       const { LocalSandbox } = await import("../adapters/sandboxes/local.js");
-      return LocalSandbox.create({ isolation, ...(opts.concurrency === undefined ? {} : { concurrency: opts.concurrency }) });
+      return LocalSandbox.create({
+        isolation: local.isolation ?? "warm", ...(local.pythonEnv === undefined ? {} : { pythonEnv: local.pythonEnv }),
+        ...(opts.concurrency === undefined ? {} : { concurrency: opts.concurrency }),
+      });
     }
     case "scalebox":
     case "e2b":

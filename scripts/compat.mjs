@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // SandboxFusion's and ScaleBox's own runner tests against `rlpipe serve` over HTTP (issue 13, item 4).
 //
-//   node scripts/compat.mjs [--sandboxfusion SRC] [--scalebox SRC] [--isolation warm|per-program] [--out FILE]
+//   node scripts/compat.mjs [--sandboxfusion SRC] [--scalebox SRC] [--isolation warm|per-program] [--python-env DIR] [--out FILE]
 //
 // SRC is a checkout of bytedance/SandboxFusion or icip-cas/ScaleBox, either a work tree or a bare git directory (the
 // pinned commit below is taken from it with `git archive`). Nothing of theirs is in this repository: their test files
@@ -10,7 +10,8 @@
 // test, plain classes for the request and response shapes), so the request bodies and assertions are theirs.
 // ScaleBox's test_sandbox_common_evaluate.py already speaks HTTP (URL). test/compat/compat-lists.json names the tests
 // not run (what this machine lacks, each with its reason) and the ones that expect ScaleBox's lenient stdio
-// comparison (kept strict).
+// comparison (kept strict). Python programs get the Python environment npm test builds (.tools/python-env) when it
+// is there, or --python-env DIR.
 // Prints pass/fail/skip per language and writes the results as JSON (default bench/results/compat.json).
 import { spawn, spawnSync } from "node:child_process";
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
@@ -27,16 +28,18 @@ const SUITES = {
 const LANGUAGES = ["python_gpu", "kotlin_script", "typescript", "javascript", "go_test", "csharp", "verilog", "racket", "pytest", "nodejs", "julia", "junit", "swift", "scala", "rust", "ruby", "perl", "lean", "java", "jest", "cuda", "bash", "php", "lua", "cpp", "sql", "D_ut", "go", "R", "r", "python", "jupyter", "isolation"];
 
 const { values: opt } = parseArgs({
-  options: { sandboxfusion: { type: "string" }, scalebox: { type: "string" }, isolation: { type: "string" }, out: { type: "string" }, help: { type: "boolean", default: false } },
+  options: { sandboxfusion: { type: "string" }, scalebox: { type: "string" }, isolation: { type: "string" }, "python-env": { type: "string" }, out: { type: "string" }, help: { type: "boolean", default: false } },
   strict: true,
 });
 if (opt.help || (opt.sandboxfusion === undefined && opt.scalebox === undefined)) {
-  console.log(readFileSync(fileURLToPath(import.meta.url), "utf8").split("\n").slice(1, 14).map((l) => l.replace(/^\/\/ ?/, "")).join("\n"));
+  console.log(readFileSync(fileURLToPath(import.meta.url), "utf8").split("\n").slice(1, 15).map((l) => l.replace(/^\/\/ ?/, "")).join("\n"));
   process.exit(opt.help ? 0 : 2);
 }
 const python = join(root, ".venv-test", "bin", "python");
 if (!existsSync(python)) fail("the test virtualenv is missing: run npm test once (scripts/setup.sh --test builds .venv-test)");
 if (!existsSync(join(root, "dist", "bin", "rlpipe.js"))) fail("dist/ is missing: npm run build");
+const defaultEnv = join(root, ".tools", "python-env");
+const pythonEnv = opt["python-env"] ?? (existsSync(join(defaultEnv, "pyvenv.cfg")) ? defaultEnv : undefined);
 
 function fail(msg) {
   console.error(`scripts/compat: ${msg}`);
@@ -66,7 +69,8 @@ function extract(src, suite, dir) {
 }
 
 async function startServer() {
-  const args = [join(root, "dist", "bin", "rlpipe.js"), "serve", "--host", "127.0.0.1", "--port", "0", "--quiet", ...(opt.isolation === undefined ? [] : ["--isolation", opt.isolation])];
+  const args = [join(root, "dist", "bin", "rlpipe.js"), "serve", "--host", "127.0.0.1", "--port", "0", "--quiet", ...(opt.isolation === undefined ? [] : ["--isolation", opt.isolation]),
+    ...(pythonEnv === undefined ? [] : ["--python-env", pythonEnv])];
   const child = spawn(process.execPath, args, { stdio: ["ignore", "pipe", "pipe"] });
   let stderr = "";
   child.stderr.on("data", (d) => { stderr = (stderr + d).slice(-4000); });

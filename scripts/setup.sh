@@ -88,6 +88,12 @@ if [ ! -x /usr/bin/php ] || [ ! -x /usr/bin/ruby ] || [ ! -x /usr/bin/lua5.4 ] |
     || { echo "setup.sh: could not install the sandbox toolchains (rlpipe sandbox setup --languages php,ruby,lua,rust)" >&2; exit 1; }
 fi
 
+# ---- the Python environment sandboxed programs import from (numpy, sympy, …; rlpipe serve --python-env): rlpipe's own
+# builder, which does nothing when the environment was built from the same pinned list
+log "rlpipe sandbox setup --python-env .tools/python-env"
+node dist/bin/rlpipe.js sandbox setup --python-env "$ROOT/.tools/python-env" >/dev/null \
+  || { echo "setup.sh: could not build the sandbox's Python environment (rlpipe sandbox setup --python-env .tools/python-env)" >&2; exit 1; }
+
 # ---- Python test environment: a project-local virtualenv (never the system site-packages)
 VENV="$ROOT/.venv-test"
 PY_REQS=(hydra-core==1.3.2 omegaconf==2.3.0 antlr4-python3-runtime==4.9.3 pytest==8.3.4 "moto[server]==5.2.1" "ray[default]==2.60.0")

@@ -168,6 +168,22 @@ describe("rlpipe serve --isolation", () => {
     assert.match(remote.err, /--isolation applies to --sandbox local only/);
   });
 
+  it("--python-env must be an environment the sandbox can use (exit 2, with how to make one) and applies to the local sandbox only", () => {
+    const missing = rlpipe(["serve", "--python-env", "/nonexistent/env"]);
+    assert.equal(missing.code, 2, missing.err);
+    assert.match(missing.err, /--python-env \/nonexistent\/env: no such directory/);
+    assert.match(missing.err, /hint: build one with: rlpipe sandbox setup --python-env \/nonexistent\/env/);
+    const remote = rlpipe(["serve", "--sandbox", "scalebox", "--python-env", "/x"]);
+    assert.equal(remote.code, 2, remote.err);
+    assert.match(remote.err, /--python-env applies to --sandbox local only/);
+    const dry = rlpipe(["sandbox", "setup", "--python-env", "/nonexistent/env", "--dry-run", "--json"]);
+    assert.equal(dry.code, 0, dry.err);
+    const doc = JSON.parse(dry.out) as { packages: string[]; pythonEnv: { dir: string; dryRun: boolean; packages: { name: string }[] } };
+    assert.deepEqual(doc.packages, [], "--python-env alone installs no toolchain");
+    assert.equal(doc.pythonEnv.dryRun, true);
+    assert.ok(doc.pythonEnv.packages.some((p) => p.name === "sympy"));
+  });
+
   it("--help names warm as the default and per-program as the other path", () => {
     const help = rlpipe(["serve", "--help"]);
     assert.equal(help.code, 0);

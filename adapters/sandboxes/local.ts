@@ -21,6 +21,7 @@ import { type Capabilities, type EvaluateOptions, type SandboxBackend, SandboxEr
 import type { HarnessCase, HarnessEvent, HarnessOutcome } from "./harness-events.js";
 import { keyringFilter } from "./seccomp.js";
 import { SandboxTimings, type SandboxTimingsSnapshot } from "./timings.js";
+import { checkPythonEnv, type PythonEnv } from "./python-env.js";
 import { detectToolchains, type Toolchain } from "./toolchains.js";
 import { WarmPool } from "./warm.js";
 import { Zygote } from "./zygote.js";
@@ -29,6 +30,8 @@ const HARNESS_DIR = resolve(dirname(fileURLToPath(import.meta.url)), "../../../a
 const HARNESS_FILES = ["zygote.py", "local_harness.py"] as const;
 /** bubblewrap reads the seccomp filter from fd 3 and the harness files from fds 4, 5, … */
 const HARNESS_FD = 4;
+/** Where a sandbox sees the Python environment (--python-env). */
+const SANDBOX_PYTHON_ENV = "/opt/python-env";
 
 /**
  * Compiles the harness to bytecode files (unchecked hash-based .pyc, for this interpreter) in dir. A zygote that
@@ -72,6 +75,8 @@ export interface LocalSandboxOptions {
   readonly warmMaxAgeMs?: number;
   /** The languages besides Python (default: every toolchain installed here, toolchains.ts). */
   readonly toolchains?: readonly Toolchain[];
+  /** A Python environment (python-env.ts) for programs: mounted read-only; its interpreter runs them (and the harness). */
+  readonly pythonEnv?: string;
 }
 
 export const ISOLATIONS = ["warm", "per-program"] as const;
@@ -101,7 +106,9 @@ export class LocalSandbox implements SandboxBackend {
   /** Python (the harness's own interpreter) and every language whose toolchain is installed (toolchains.ts). */
   private readonly languages: string[];
 
-  private constructor(private readonly bwrap: string, private readonly python: string, private readonly toolchains: readonly Toolchain[], private readonly opts: LocalSandboxOptions) {
+  private constructor(private readonly bwrap: string, private readonly python: string, private readonly toolchains: readonly Toolchain[], private readonly opts: LocalSandboxOptions,
+    /** The Python environment programs import from, when the server was given one. */
+    readonly pythonEnv?: PythonEnv) {
     this.languages = ["python", ...toolchains.map((t) => t.language)];
     this.slots = new Semaphore(opts.concurrency ?? Math.max(1, availableParallelism()));
     this.freeUids = Array.from({ length: this.slots.size }, (_, i) => FIRST_UID + i);
@@ -133,14 +140,15 @@ export class LocalSandbox implements SandboxBackend {
   /** Checks bubblewrap and the toolchains; fails with a hint when bubblewrap is missing. */
   static async create(opts: LocalSandboxOptions = {}): Promise<LocalSandbox> {
     const bwrap = opts.bwrap ?? "/usr/bin/bwrap";
-    const python = opts.python ?? "/usr/bin/python3";
+    const env = opts.pythonEnv === undefined ? undefined : checkPythonEnv(opts.pythonEnv);
+    const python = env?.python ?? opts.python ?? "/usr/bin/python3";
     const probe = spawnSync(bwrap, ["--version"], { encoding: "utf8" });
     if (probe.status !== 0) {
       throw new SandboxError("bwrap_missing", `bubblewrap is not available at ${bwrap}`, { hint: "install it: apt-get install -y bubblewrap (npm test does this)" });
     }
     if (!existsSync(python)) throw new SandboxError("python_missing", `the sandbox harness needs ${python}`, { hint: "install Debian's python3" });
     if (HARNESS_FILES.some((f) => !existsSync(join(HARNESS_DIR, f)))) throw new SandboxError("harness_missing", `sandbox harness not found in ${HARNESS_DIR}`);
-    const sandbox = new LocalSandbox(bwrap, python, opts.toolchains ?? detectToolchains(), opts);
+    const sandbox = new LocalSandbox(bwrap, python, opts.toolchains ?? detectToolchains(), opts, env);
     await sandbox.warm?.warmedUp();
     // One real run proves the sandbox works here (namespaces permitted, /usr usable).
     const check = await sandbox.run({ language: "python", code: "print(1)", limits: { runTimeoutMs: 10_000 } });
@@ -152,7 +160,10 @@ export class LocalSandbox implements SandboxBackend {
   }
 
   async capabilities(): Promise<Capabilities> {
-    return { backend: this.name, languages: [...this.languages], maxConcurrency: this.slots.size, specialJudge: true, isolation: this.isolation };
+    return {
+      backend: this.name, languages: [...this.languages], maxConcurrency: this.slots.size, specialJudge: true, isolation: this.isolation,
+      ...(this.pythonEnv === undefined ? {} : { pythonEnv: { dir: this.pythonEnv.dir, packages: this.pythonEnv.packages.length } }),
+    };
   }
 
   async run(req: RunRequest, signal?: AbortSignal): Promise<RunResult> {
@@ -325,6 +336,11 @@ export class LocalSandbox implements SandboxBackend {
       // Configuration some toolchains read outside /usr (the JDK's /etc/java-*, PHP's and R's).
       ...[...new Set(this.toolchains.flatMap((t) => t.binds ?? []))].sort().flatMap((b) => ["--ro-bind-try", b, b]),
       "--ro-bind-try", "/etc/ld.so.cache", "/etc/ld.so.cache",
+      // The Python environment, read-only like /usr, at a path of its own: not under /tmp or /work, which are emptied
+      // after every program (a virtualenv's interpreter finds its packages from where it is, whatever the path).
+      ...(this.pythonEnv === undefined ? [] : ["--ro-bind", this.pythonEnv.dir, SANDBOX_PYTHON_ENV]),
+      // fontconfig's configuration, which matplotlib reads to draw text.
+      ...(this.pythonEnv === undefined ? [] : ["--ro-bind-try", "/etc/fonts", "/etc/fonts"]),
       "--proc", "/proc", "--dev", "/dev", "--size", tmpfsBytes, "--tmpfs", "/dev/shm", "--mqueue", "/dev/mqueue",
       // The work dir is a tmpfs of the sandbox's own too: nothing of a program reaches the host's disk.
       "--size", tmpfsBytes, "--tmpfs", "/tmp", "--size", tmpfsBytes, "--tmpfs", "/work", "--chdir", "/work",
@@ -337,7 +353,7 @@ export class LocalSandbox implements SandboxBackend {
       "--clearenv",
       "--setenv", "PATH", "/usr/bin:/bin", "--setenv", "HOME", "/tmp", "--setenv", "TMPDIR", "/tmp",
       "--setenv", "LANG", "C.UTF-8", "--setenv", "PYTHONDONTWRITEBYTECODE", "1", "--setenv", "PYTHONHASHSEED", "0",
-      this.python, "-I", "/opt/rlpipe/zygote.pyc", String(maxPrograms),
+      this.pythonEnv === undefined ? this.python : `${SANDBOX_PYTHON_ENV}/bin/python3`, "-I", "/opt/rlpipe/zygote.pyc", String(maxPrograms),
     ];
   }
 }

@@ -12,6 +12,8 @@ export interface Capabilities {
   /** How programs are isolated from each other, for backends with a choice (the local sandbox: warm, per-program). */
   readonly isolation?: string;
   readonly specialJudge: boolean;
+  /** The local sandbox's Python environment for programs (rlpipe serve --python-env): where, and how many packages. */
+  readonly pythonEnv?: { readonly dir: string; readonly packages: number };
 }
 
 export interface EvaluateOptions {

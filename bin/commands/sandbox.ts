@@ -1,8 +1,9 @@
-// rlpipe sandbox setup [--languages a,b] [--dry-run] [--json]: installs the Debian packages of the local sandbox's
-// toolchains (adapters/sandboxes/toolchains.ts), then says which languages the sandbox offers now.
+// rlpipe sandbox setup [--languages a,b] [--python-env DIR] [--dry-run] [--json]: installs the Debian packages of the local
+// sandbox's toolchains (adapters/sandboxes/toolchains.ts) and its Python environment, then says which languages it offers.
 import { spawnSync } from "node:child_process";
 import { parseArgs } from "node:util";
 import { RlpipeError } from "../../core/errors.js";
+import { installPythonEnv, missingPackages, type PinnedPackage, pinnedPackages } from "../../adapters/sandboxes/python-env.js";
 import { detectToolchains, TOOLCHAIN_PACKAGES } from "../../adapters/sandboxes/toolchains.js";
 import { COMMANDS, formatHelp } from "../help.js";
 import type { Io } from "../io.js";
@@ -26,7 +27,8 @@ export function runSandbox(argv: readonly string[], io: Io): number {
   if (values.help) { io.out(formatHelp("sandbox")); return 0; }
   if (positionals[0] !== "setup" || positionals.length !== 1) throw usage(`rlpipe sandbox takes one subcommand: setup (got ${positionals.join(" ") || "none"})`);
   const known = Object.keys(TOOLCHAIN_PACKAGES);
-  const languages = values.languages === undefined ? known : values.languages.split(",").map((l) => l.trim()).filter((l) => l !== "");
+  const envDir = values["python-env"];
+  const languages = values.languages === undefined ? (envDir === undefined ? known : []) : values.languages.split(",").map((l) => l.trim()).filter((l) => l !== "");
   const unknown = languages.filter((l) => !known.includes(l));
   if (unknown.length > 0) throw usage(`--languages: ${unknown.join(", ")} ${unknown.length === 1 ? "is" : "are"} not a language rlpipe installs (known: ${known.join(", ")}; Python needs nothing)`);
   // A language whose toolchain is already there (Go from go.dev in /usr/local/go, say) needs no package.
@@ -34,7 +36,8 @@ export function runSandbox(argv: readonly string[], io: Io): number {
   const packages = [...new Set(languages.filter((l) => !before.has(l)).flatMap((l) => TOOLCHAIN_PACKAGES[l]!))].sort();
   const missing = packages.filter((p) => !installed(p));
   const command = ["install", "-y", "--no-install-recommends", ...missing];
-  if (missing.length === 0) io.err(`rlpipe sandbox setup: the toolchains of ${languages.join(", ")} are installed`);
+  if (languages.length === 0) { /* only the Python environment */ }
+  else if (missing.length === 0) io.err(`rlpipe sandbox setup: the toolchains of ${languages.join(", ")} are installed`);
   else if (values["dry-run"]) io.err(`rlpipe sandbox setup: would run apt-get ${command.join(" ")}`);
   else {
     io.err(`rlpipe sandbox setup: apt-get ${command.join(" ")}`);
@@ -50,12 +53,27 @@ export function runSandbox(argv: readonly string[], io: Io): number {
       });
     }
   }
+  const env = envDir === undefined ? undefined : pythonEnv(envDir, values["dry-run"] === true, io);
   const offered = ["python", ...detectToolchains().map((t) => t.language)];
   const absent = languages.filter((l) => !offered.includes(l));
-  if (values.json) io.out(JSON.stringify({ packages, installed: values["dry-run"] ? [] : missing, dryRun: values["dry-run"] === true, languages: offered, unavailable: absent }));
+  if (values.json) io.out(JSON.stringify({ packages, installed: values["dry-run"] ? [] : missing, dryRun: values["dry-run"] === true, languages: offered, unavailable: absent, ...(env === undefined ? {} : { pythonEnv: env }) }));
   else {
     io.out(`languages: ${offered.join(", ")}`);
     if (absent.length > 0) io.out(`not available: ${absent.join(", ")}${values["dry-run"] ? " (dry run: nothing was installed)" : ""}`);
+    if (env !== undefined) io.out(`python env: ${env.dir} (${env.packages.length} packages${env.built ? ", built now" : ""}${env.dryRun ? ", dry run: not built" : ""}); serve it with rlpipe serve --python-env ${env.dir}`);
   }
   return 0;
+}
+
+function pythonEnv(dir: string, dryRun: boolean, io: Io): { dir: string; built: boolean; dryRun: boolean; packages: PinnedPackage[] } {
+  const wanted = pinnedPackages();
+  if (dryRun) {
+    io.err(`rlpipe sandbox setup: would build the Python environment ${dir} with pip (${wanted.length} pinned packages)`);
+    return { dir, built: false, dryRun: true, packages: wanted };
+  }
+  io.err(`rlpipe sandbox setup: Python environment ${dir} (${wanted.length} pinned packages)`);
+  const { installed, env } = installPythonEnv(dir, { log: (l) => io.err(`rlpipe sandbox setup: ${l}`) });
+  const lacking = missingPackages(env, wanted);
+  if (lacking.length > 0) throw new RlpipeError("python_env_incomplete", `the Python environment ${dir} lacks ${lacking.join(", ")}`, { exitCode: 3, hint: `remove ${dir} and run rlpipe sandbox setup --python-env ${dir} again` });
+  return { dir: env.dir, built: installed, dryRun: false, packages: wanted };
 }

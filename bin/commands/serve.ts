@@ -49,11 +49,12 @@ export async function runServe(argv: readonly string[], io: Io): Promise<number>
   const isolation = values.isolation as LocalIsolation;
   if (!(LOCAL_ISOLATIONS as readonly string[]).includes(isolation)) throw usage(`--isolation must be ${LOCAL_ISOLATIONS.join(" or ")}, got ${values.isolation}`);
   if (argv.some((a) => a === "--isolation" || a.startsWith("--isolation=")) && values.sandbox !== "local") throw usage("--isolation applies to --sandbox local only");
+  if (values["python-env"] !== undefined && values.sandbox !== "local") throw usage("--python-env applies to --sandbox local only");
   const scaleboxUrls = values["scalebox-url"] ?? (process.env["SCALEBOX_URL"]?.split(",").filter((u) => u !== "") ?? []);
   const runs = await runsDeps(values["runs-store"], values["runs-secret-env"]);
   const backend = values.sandbox === "none" ? undefined : await createBackend(values.sandbox, {
     scaleboxUrls, ...(concurrency === undefined ? {} : { concurrency }), ...(values["e2b-template"] === undefined ? {} : { template: values["e2b-template"] }),
-  }, isolation);
+  }, { isolation, ...(values["python-env"] === undefined ? {} : { pythonEnv: values["python-env"] }) });
   if (backend === undefined && runs === undefined) throw usage("--sandbox none serves nothing without --runs-store");
   // Per-run usage (what `rlpipe cost --run` reads): counted always, written to --usage-store when given.
   const usageStore = values["usage-store"] === undefined ? undefined : await (await import("../../adapters/storage/store.js")).openStore(values["usage-store"]);
@@ -71,7 +72,7 @@ export async function runServe(argv: readonly string[], io: Io): Promise<number>
   }
   const caps = await backend?.capabilities();
   const what = [
-    caps === undefined ? undefined : `sandbox ${caps.backend}: ${caps.languages.join(", ")}; ${caps.isolation === undefined ? "" : `isolation ${caps.isolation}; `}concurrency ${caps.maxConcurrency}`,
+    caps === undefined ? undefined : `sandbox ${caps.backend}: ${caps.languages.join(", ")}; ${caps.isolation === undefined ? "" : `isolation ${caps.isolation}; `}${caps.pythonEnv === undefined ? "" : `python env ${caps.pythonEnv.dir} (${caps.pythonEnv.packages} packages); `}concurrency ${caps.maxConcurrency}`,
     runs === undefined ? undefined : `runs → ${runs.store.url}`,
     usageStore === undefined ? undefined : `usage → ${values["usage-store"]}`,
   ].filter((x) => x !== undefined).join("; ");

@@ -1,0 +1,155 @@
+// The Python environment sandboxed programs import from (numpy, sympy, pandas, …): a virtualenv of the sandbox's own
+// interpreter holding the pinned packages of python-env/requirements.txt. `rlpipe sandbox setup --python-env DIR`
+// builds it; `rlpipe serve --python-env DIR` mounts it read-only into every sandbox and runs programs (and the
+// harness) with its interpreter.
+import { spawnSync } from "node:child_process";
+import { createHash } from "node:crypto";
+import { existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { basename, dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { SandboxError } from "./sandbox.js";
+
+export const PYTHON_ENV_REQUIREMENTS = resolve(dirname(fileURLToPath(import.meta.url)), "../../../adapters/sandboxes/python-env/requirements.txt");
+/** Written last into a finished environment: the hash of the requirements it was built from. */
+const MARKER = ".rlpipe-python-env";
+
+export interface PinnedPackage {
+  readonly name: string;
+  readonly version: string;
+}
+
+export interface PythonEnv {
+  /** The environment's directory (absolute, as given: the sandbox mounts it at the same path). */
+  readonly dir: string;
+  /** Its interpreter, DIR/bin/python3. */
+  readonly python: string;
+  /** What is installed in it (from its dist-info directories), sorted by name. */
+  readonly packages: readonly PinnedPackage[];
+}
+
+/** The pinned packages of a requirements file (`name==version` lines; comments and blank lines skipped). */
+export function pinnedPackages(text: string = readFileSync(PYTHON_ENV_REQUIREMENTS, "utf8")): PinnedPackage[] {
+  const out: PinnedPackage[] = [];
+  for (const [i, raw] of text.split("\n").entries()) {
+    const line = raw.replace(/#.*/, "").trim();
+    if (line === "") continue;
+    const m = /^([A-Za-z0-9][A-Za-z0-9._-]*)==([A-Za-z0-9.+!_-]+)$/.exec(line);
+    if (m === null) throw new SandboxError("python_env_requirements", `${PYTHON_ENV_REQUIREMENTS}:${i + 1}: not a pinned requirement (name==version): ${line}`);
+    out.push({ name: m[1]!, version: m[2]! });
+  }
+  return out;
+}
+
+const normalize = (name: string) => name.toLowerCase().replace(/[-_.]+/g, "-");
+const requirementsHash = (text: string) => createHash("sha256").update(text).digest("hex").slice(0, 16);
+
+/** Installed distributions of an environment, read from site-packages' *.dist-info directory names. */
+function installedPackages(dir: string): PinnedPackage[] {
+  const lib = join(dir, "lib");
+  const out: PinnedPackage[] = [];
+  for (const py of existsSync(lib) ? readdirSync(lib).filter((d) => d.startsWith("python")) : []) {
+    const site = join(lib, py, "site-packages");
+    for (const d of existsSync(site) ? readdirSync(site) : []) {
+      const m = /^(.+)-([^-]+)\.dist-info$/.exec(d);
+      if (m !== null) out.push({ name: m[1]!, version: m[2]! });
+    }
+  }
+  return out.sort((a, b) => normalize(a.name).localeCompare(normalize(b.name)));
+}
+
+/**
+ * Checks that dir is a Python environment the sandbox can use: a virtualenv (pyvenv.cfg) whose interpreter lives
+ * under /usr, the only part of the host a sandbox sees besides the environment itself. Throws SandboxError
+ * python_env_invalid saying what is wrong and how to make one.
+ */
+export function checkPythonEnv(dirGiven: string): PythonEnv {
+  const dir = resolve(dirGiven);
+  const hint = `build one with: rlpipe sandbox setup --python-env ${dirGiven}`;
+  const fail = (what: string) => new SandboxError("python_env_invalid", `--python-env ${dirGiven}: ${what}`, { hint, exitCode: 2 });
+  if (!existsSync(dir) || !statSync(dir).isDirectory()) throw fail("no such directory");
+  if (!existsSync(join(dir, "pyvenv.cfg"))) throw fail("not a Python virtualenv (no pyvenv.cfg)");
+  const python = join(dir, "bin", "python3");
+  if (!existsSync(python)) throw fail("has no bin/python3");
+  const real = realpathSync(python);
+  if (!real.startsWith("/usr/")) throw fail(`its interpreter is ${real}; a sandbox sees only /usr of the host, so the environment must be made from an interpreter there (/usr/bin/python3)`);
+  return { dir, python, packages: installedPackages(dir) };
+}
+
+export interface InstallPythonEnvOptions {
+  /** The sandbox's interpreter, the environment's base (default /usr/bin/python3). */
+  readonly python?: string;
+  readonly requirementsFile?: string;
+  /** Progress lines (what runs). */
+  readonly log?: (line: string) => void;
+  /** More pip install arguments: a mirror or a local wheel directory (--index-url URL, --no-index --find-links DIR). */
+  readonly pipArgs?: readonly string[];
+}
+
+/**
+ * Builds the environment at dir from the pinned requirements: a virtualenv without pip (programs get no installer),
+ * packages installed by an outside pip with --no-deps (every dependency is pinned in the file) from binary wheels.
+ * Built next to dir and renamed into place, so an interrupted build leaves no half environment. Nothing to do when
+ * dir was built from the same requirements. Returns whether it installed.
+ */
+export function installPythonEnv(dirGiven: string, opts: InstallPythonEnvOptions = {}): { installed: boolean; env: PythonEnv } {
+  const dir = resolve(dirGiven);
+  const python = opts.python ?? "/usr/bin/python3";
+  const reqFile = opts.requirementsFile ?? PYTHON_ENV_REQUIREMENTS;
+  const reqText = readFileSync(reqFile, "utf8");
+  pinnedPackages(reqText); // a malformed file fails before anything is built
+  const hash = requirementsHash(reqText);
+  if (existsSync(join(dir, MARKER)) && readFileSync(join(dir, MARKER), "utf8").trim() === hash) return { installed: false, env: checkPythonEnv(dir) };
+  if (existsSync(dir) && !existsSync(join(dir, MARKER)) && readdirSync(dir).length > 0) {
+    throw new SandboxError("python_env_exists", `${dirGiven} exists and is not an rlpipe Python environment; nothing was changed`, { hint: "remove it or choose another directory", exitCode: 2 });
+  }
+  const pip = findPip(python);
+  mkdirSync(dirname(dir), { recursive: true });
+  const partial = join(dirname(dir), `.${basename(dir)}.partial-${process.pid}`);
+  rmSync(partial, { recursive: true, force: true });
+  try {
+    run(opts.log, python, ["-m", "venv", "--without-pip", partial], "create the virtualenv");
+    run(opts.log, pip[0]!, [...pip.slice(1), "--python", join(partial, "bin", "python3"), "install", "--quiet", "--disable-pip-version-check",
+      "--no-deps", "--only-binary=:all:", "--no-warn-script-location", ...(opts.pipArgs ?? []), "-r", reqFile], "install the pinned packages");
+    // Console scripts (pytest, …) name the interpreter by absolute path: the final one, not the build directory's.
+    const bin = join(partial, "bin");
+    for (const f of readdirSync(bin)) {
+      const p = join(bin, f);
+      if (!statSync(p).isFile()) continue;
+      const text = readFileSync(p, "latin1");
+      if (text.startsWith(`#!${partial}/`)) writeFileSync(p, `#!${dir}/${text.slice(partial.length + 3)}`, "latin1");
+    }
+    writeFileSync(join(partial, MARKER), `${hash}\n`);
+    rmSync(dir, { recursive: true, force: true });
+    renameSync(partial, dir);
+  } catch (e) {
+    rmSync(partial, { recursive: true, force: true });
+    throw e;
+  }
+  return { installed: true, env: checkPythonEnv(dir) };
+}
+
+/** A pip that can install into another interpreter's environment (pip ≥ 22.3, --python). */
+function findPip(python: string): string[] {
+  for (const candidate of [[python, "-m", "pip"], ["python3", "-m", "pip"]]) {
+    const r = spawnSync(candidate[0]!, [...candidate.slice(1), "--version"], { encoding: "utf8" });
+    const m = /^pip (\d+)\.(\d+)/.exec(r.stdout ?? "");
+    if (r.status === 0 && m !== null && (Number(m[1]) > 22 || (Number(m[1]) === 22 && Number(m[2]) >= 3))) return candidate;
+  }
+  throw new SandboxError("pip_missing", "building the Python environment needs pip 22.3 or newer (for --python); none was found", { hint: "apt-get install -y python3-pip" });
+}
+
+function run(log: ((l: string) => void) | undefined, cmd: string, args: readonly string[], what: string): void {
+  log?.(`${cmd} ${args.join(" ")}`);
+  const r = spawnSync(cmd, args, { encoding: "utf8", maxBuffer: 64 << 20 });
+  if (r.status !== 0) {
+    const detail = `${r.stderr ?? ""}${r.stdout ?? ""}${r.error?.message ?? ""}`.trim().split("\n").slice(-4).join(" | ");
+    throw new SandboxError("python_env_failed", `could not ${what}: ${detail}`, { exitCode: 3, hint: "pip needs to reach the package index (PyPI or the mirror pip is configured for)" });
+  }
+}
+
+/** Packages of the requirements that the environment lacks or has at another version ("name==want (have …)"). */
+export function missingPackages(env: PythonEnv, wanted: readonly PinnedPackage[] = pinnedPackages()): string[] {
+  const have = new Map(env.packages.map((p) => [normalize(p.name), p.version]));
+  return wanted.filter((w) => have.get(normalize(w.name)) !== w.version)
+    .map((w) => `${w.name}==${w.version}${have.has(normalize(w.name)) ? ` (have ${have.get(normalize(w.name))})` : " (missing)"}`);
+}

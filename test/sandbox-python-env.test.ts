@@ -1,0 +1,143 @@
+// The Python environment sandboxed programs import from (adapters/sandboxes/python-env.ts): the pinned list, the
+// builder (offline here: a wheel made by the test, pip with --no-index), its checks, and programs running in it —
+// the environment npm test's setup builds at .tools/python-env from the real list (numpy, sympy, pandas, …).
+import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { after, before, describe, it } from "node:test";
+import { checkPythonEnv, installPythonEnv, missingPackages, pinnedPackages } from "../adapters/sandboxes/python-env.js";
+import { LocalSandbox } from "../adapters/sandboxes/local.js";
+
+const ENV = resolve(process.cwd(), ".tools/python-env");
+const limits = { runTimeoutMs: 20_000 };
+
+/** A minimal wheel of a pure-Python package, built with the standard library's zipfile. */
+function makeWheel(dir: string, name: string, version: string): void {
+  const script = `
+import base64, hashlib, sys, zipfile
+d, name, version = sys.argv[1:4]
+files = {f"{name}/__init__.py": f"VERSION = {version!r}\\n",
+         f"{name}-{version}.dist-info/METADATA": f"Metadata-Version: 2.1\\nName: {name}\\nVersion: {version}\\n",
+         f"{name}-{version}.dist-info/WHEEL": "Wheel-Version: 1.0\\nGenerator: test\\nRoot-Is-Purelib: true\\nTag: py3-none-any\\n"}
+rec = "".join(f"{p},sha256={base64.urlsafe_b64encode(hashlib.sha256(t.encode()).digest()).rstrip(b'=').decode()},{len(t.encode())}\\n" for p, t in files.items())
+files[f"{name}-{version}.dist-info/RECORD"] = rec + f"{name}-{version}.dist-info/RECORD,,\\n"
+with zipfile.ZipFile(f"{d}/{name}-{version}-py3-none-any.whl", "w") as z:
+    for p, t in files.items(): z.writestr(p, t)
+`;
+  const r = spawnSync("/usr/bin/python3", ["-c", script, dir, name, version], { encoding: "utf8" });
+  assert.equal(r.status, 0, r.stderr);
+}
+
+describe("python environment: the pinned list and the builder", () => {
+  let root: string;
+  before(() => { root = mkdtempSync(join(tmpdir(), "rlpipe-pyenv-")); });
+  after(() => rmSync(root, { recursive: true, force: true }));
+
+  it("the list pins every package, dependencies included, and has what RL programs import", () => {
+    const pins = pinnedPackages();
+    const names = new Set(pins.map((p) => p.name.toLowerCase()));
+    for (const n of ["numpy", "scipy", "sympy", "mpmath", "pandas", "networkx", "sortedcontainers", "matplotlib", "requests", "pytest", "scikit-learn"]) assert.ok(names.has(n), `${n} is in the list`);
+    assert.equal(pins.find((p) => p.name === "numpy")!.version, "1.26.3", "SandboxFusion's pin");
+    assert.throws(() => pinnedPackages("numpy==1.26.3\nscipy>=1\n"), (e: Error & { code?: string }) => e.code === "python_env_requirements" && /requirements\.txt:2: not a pinned requirement \(name==version\): scipy>=1/.test(e.message));
+  });
+
+  it("builds an environment from pinned wheels, renames it into place, and does nothing the second time", () => {
+    const wheels = join(root, "wheels");
+    mkdirSync(wheels);
+    makeWheel(wheels, "rlpipe_probe", "1.2.0");
+    const req = join(root, "req.txt");
+    writeFileSync(req, "# a test list\nrlpipe_probe==1.2.0\n");
+    const dir = join(root, "envs", "e1");
+    const lines: string[] = [];
+    const first = installPythonEnv(dir, { requirementsFile: req, pipArgs: ["--no-index", "--find-links", wheels], log: (l) => lines.push(l) });
+    assert.equal(first.installed, true);
+    assert.ok(lines.some((l) => l.includes("-m venv --without-pip")), "a virtualenv without pip: programs get no installer");
+    assert.deepEqual(first.env.packages, [{ name: "rlpipe_probe", version: "1.2.0" }]);
+    assert.deepEqual(missingPackages(first.env, pinnedPackages(readFileSync(req, "utf8"))), []);
+    assert.deepEqual(readdirSync(join(root, "envs")), ["e1"], "no partial directory is left");
+    const r = spawnSync(join(dir, "bin", "python3"), ["-c", "import rlpipe_probe, sys; print(rlpipe_probe.VERSION, sys.prefix)"], { encoding: "utf8" });
+    assert.equal(r.stdout, `1.2.0 ${dir}\n`);
+    const again = installPythonEnv(dir, { requirementsFile: req, pipArgs: ["--no-index", "--find-links", wheels] });
+    assert.equal(again.installed, false);
+    // A changed list rebuilds it.
+    makeWheel(wheels, "rlpipe_probe", "1.3.0");
+    writeFileSync(req, "rlpipe_probe==1.3.0\n");
+    const rebuilt = installPythonEnv(dir, { requirementsFile: req, pipArgs: ["--no-index", "--find-links", wheels] });
+    assert.equal(rebuilt.installed, true);
+    assert.deepEqual(rebuilt.env.packages, [{ name: "rlpipe_probe", version: "1.3.0" }]);
+  });
+
+  it("a failed build leaves nothing; a directory that is not an rlpipe environment is not touched", () => {
+    const req = join(root, "missing.txt");
+    writeFileSync(req, "rlpipe_absent==9.9.9\n");
+    const dir = join(root, "envs", "e2");
+    assert.throws(() => installPythonEnv(dir, { requirementsFile: req, pipArgs: ["--no-index", "--find-links", join(root, "wheels")] }),
+      (e: Error & { code?: string }) => e.code === "python_env_failed" && /could not install the pinned packages: .*rlpipe_absent/.test(e.message));
+    assert.ok(!existsSync(dir));
+    assert.deepEqual(readdirSync(join(root, "envs")).sort(), ["e1"]);
+    const foreign = join(root, "foreign");
+    mkdirSync(foreign);
+    writeFileSync(join(foreign, "keep.txt"), "mine");
+    assert.throws(() => installPythonEnv(foreign, { requirementsFile: req }), (e: Error & { code?: string }) => e.code === "python_env_exists" && /not an rlpipe Python environment; nothing was changed/.test(e.message));
+    assert.equal(readFileSync(join(foreign, "keep.txt"), "utf8"), "mine");
+  });
+
+  it("checks say what is wrong with a --python-env directory", () => {
+    const bad = (dir: string, re: RegExp) => assert.throws(() => checkPythonEnv(dir), (e: Error & { code?: string; hint?: string }) => {
+      assert.equal(e.code, "python_env_invalid");
+      assert.match(e.message, re);
+      return true;
+    });
+    bad(join(root, "nowhere"), /nowhere: no such directory/);
+    mkdirSync(join(root, "plain"));
+    bad(join(root, "plain"), /not a Python virtualenv \(no pyvenv\.cfg\)/);
+    // An interpreter outside /usr is invisible inside the sandbox.
+    const outside = join(root, "outside");
+    mkdirSync(join(outside, "bin"), { recursive: true });
+    writeFileSync(join(outside, "pyvenv.cfg"), "home = /opt/py\n");
+    writeFileSync(join(outside, "python-real"), "");
+    symlinkSync(join(outside, "python-real"), join(outside, "bin", "python3"));
+    bad(outside, /a sandbox sees only \/usr of the host/);
+  });
+});
+
+describe("python environment: programs in the sandbox", () => {
+  let sb: LocalSandbox;
+  before(async () => {
+    assert.ok(existsSync(join(ENV, "pyvenv.cfg")), `${ENV} is missing: npm test's setup (scripts/setup.sh --test) builds it`);
+    sb = await LocalSandbox.create({ pythonEnv: ENV, concurrency: 1 });
+  });
+  after(() => sb.close());
+
+  it("imports the pinned scientific stack at the pinned versions; the server says which environment it has", async () => {
+    const pins = new Map(pinnedPackages().map((p) => [p.name.toLowerCase(), p.version]));
+    const code = [
+      "import numpy, scipy, sympy, pandas, networkx, sortedcontainers, sklearn, requests, mpmath",
+      "import scipy.optimize, sys",
+      "x = sympy.symbols('x')",
+      "print(numpy.__version__, scipy.__version__, sympy.__version__, pandas.__version__, networkx.__version__, sortedcontainers.__version__, sklearn.__version__)",
+      "print(sympy.integrate(x**2, x), int(numpy.arange(5).sum()), sys.prefix)",
+    ].join("\n");
+    const r = await sb.run({ language: "python", code, limits });
+    assert.equal(r.status, "ok", r.stderr);
+    assert.equal(r.stderr, "", "no warning on stderr");
+    const [versions, result] = r.stdout.trim().split("\n");
+    assert.deepEqual(versions!.split(" "), ["numpy", "scipy", "sympy", "pandas", "networkx", "sortedcontainers", "scikit-learn"].map((n) => pins.get(n)));
+    assert.equal(result, "x**3/3 10 /opt/python-env");
+    const caps = await sb.capabilities();
+    assert.equal(caps.pythonEnv?.dir, ENV);
+    assert.ok(caps.pythonEnv!.packages >= pins.size);
+  });
+
+  it("is read-only to programs, and what one program does in it is not seen by the next", async () => {
+    const write = await sb.run({ language: "python", code: "import numpy, os\nopen(os.path.join(os.path.dirname(numpy.__file__), 'evil.py'), 'w').write('x')", limits });
+    assert.equal(write.status, "runtime_error");
+    assert.match(write.stderr, /Read-only file system/);
+    const poison = await sb.run({ language: "python", code: "import numpy\nnumpy.pi = 3\nimport sys\nsys.modules['json'] = None\nprint(numpy.pi)", limits });
+    assert.equal(poison.stdout, "3\n");
+    const next = await sb.run({ language: "python", code: "import numpy, json\nprint(numpy.pi > 3.14, json.dumps(1))", limits });
+    assert.equal(next.stdout, "True 1\n", next.stderr);
+  });
+});
