@@ -11,6 +11,7 @@ import { type FnRequest, type FnResponse, json } from "./http-types.js";
 import { type ResultCache, handleRewards } from "./reward.js";
 import { type RunsDeps, routeRuns } from "./runs.js";
 import { handleCommonEvaluate, handleCommonEvaluateBatch, handlePing, handleRunCode } from "./sandbox-api.js";
+import { handleRunJupyter } from "./jupyter.js";
 import { UsageMeter } from "./usage-meter.js";
 
 export interface FunctionDeps {
@@ -36,6 +37,7 @@ const ROUTES: Record<string, { method: string } & ({ handler: Route; public?: fa
   "/run_code": { method: "POST", handler: (r, d) => handleRunCode(r, d) },
   "/common_evaluate_batch": { method: "POST", handler: (r, d) => handleCommonEvaluateBatch(r, d) },
   "/common_evaluate": { method: "POST", handler: (r, d) => handleCommonEvaluate(r, d) },
+  "/run_jupyter": { method: "POST", handler: (r, d) => handleRunJupyter(r, d) },
   "/v1/rewards": { method: "POST", handler: (r, d) => handleRewards(r, d) },
   "/v1/ping": { method: "GET", handler: async () => handlePing(), public: true },
 };
@@ -121,6 +123,10 @@ export function usageDelta(path: string, res: FnResponse): Partial<UsageCounters
     return { rewardRequests: 1, samples: num(st["samples"]), evaluated: num(st["evaluated"]), cacheHits: num(st["cacheHits"]) + num(st["dedupedInBatch"]), sandboxSeconds: num(st["sandboxSeconds"]) };
   }
   if (path === "/run_code") return { toolCalls: 1, evaluated: 1, sandboxSeconds: execSeconds(body) };
+  if (path === "/run_jupyter") {
+    const driver = (body["driver"] ?? {}) as { execution_time?: unknown };
+    return { toolCalls: 1, evaluated: 1, sandboxSeconds: num(driver.execution_time) };
+  }
   if (path === "/common_evaluate_batch" || path === "/common_evaluate") {
     const tests = Array.isArray(body["tests"]) ? body["tests"] as { exec_info?: unknown }[] : [];
     return { evaluated: 1, samples: 1, sandboxSeconds: tests.reduce((t, c) => t + execSeconds(c.exec_info), 0) };

@@ -109,7 +109,7 @@ const SF_FIRST_COMMAND: Readonly<Record<string, readonly [command: string, compi
   python: ["python", false], pytest: ["pytest", false], python_gpu: ["python", false], cpp: ["g++", true], cuda: ["nvcc", true],
   csharp: ["dotnet", false], go: ["go", true], go_test: ["go", false], java: ["javac", true], junit: ["javac", true],
   nodejs: ["node", false], javascript: ["node", false], typescript: ["tsx", false], jest: ["npm", false], php: ["php", false],
-  rust: ["rustc", true], bash: ["/bin/bash", false], lua: ["lua", false], R: ["Rscript", false], r: ["Rscript", false], perl: ["perl", false],
+  rust: ["rustc", true], bash: ["/bin/bash", false], lua: ["lua", false], R: ["Rscript", false], perl: ["perl", false],
   D_ut: ["dmd", true], ruby: ["ruby", false], scala: ["scalac", true], julia: ["julia", false], kotlin_script: ["kotlin", false],
   verilog: ["iverilog", true], lean: ["lake", false], swift: ["swiftc", true], racket: ["racket", false], sql: ["sqlite3", false],
 };

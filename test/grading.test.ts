@@ -35,6 +35,10 @@ describe("code extraction (ScaleBox's default rule)", () => {
     assert.equal(detectLanguage("```\nplain\n```"), "python");
     assert.equal(canonicalLanguage("JS"), "nodejs");
     assert.equal(canonicalLanguage("golang"), "go");
+    // SandboxFusion's capitalised names stay as it spells them (the local sandbox's R toolchain is "R").
+    assert.equal(canonicalLanguage("R"), "R");
+    assert.equal(canonicalLanguage("r"), "R");
+    assert.equal(canonicalLanguage("D_ut"), "D_ut");
   });
 });
 

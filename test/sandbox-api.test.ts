@@ -151,6 +151,42 @@ describe("sandbox function: SandboxFusion / ScaleBox API", () => {
     assert.equal(wrong.body.tests[0].rlpipe_status, "wrong_answer", "a failed assert(3) is a wrong answer, not a crash");
   });
 
+  it("POST /run_jupyter runs cells in one namespace, as SandboxFusion's kernel does: stdout, stderr, the last expression, errors", async () => {
+    const r = await post(`${server.url}/run_jupyter`, { cells: ["a = 'hello'", "a", "import sys\nsys.stderr.write('to stderr\\n')\nNone", "def f(x):\n    return 1 / x\nf(0)", "print(a, 6 * 7)", "x = 1\n# only a comment"] });
+    assert.equal(r.status, 200);
+    assert.equal(r.body.status, "Success");
+    assert.equal(r.body.driver.status, "Finished");
+    assert.equal(r.body.driver.return_code, 0);
+    const cells = r.body.cells as { stdout: string; stderr: string; display: Record<string, string>[]; error: { ename: string; evalue: string; traceback: string[] }[] }[];
+    assert.equal(cells.length, 6);
+    assert.deepEqual(cells[0], { stdout: "", stderr: "", display: [], error: [] });
+    assert.deepEqual(cells[1]!.display, [{ "text/plain": "'hello'" }]);
+    assert.deepEqual([cells[2]!.stderr, cells[2]!.display], ["to stderr\n", []], "a final None is not displayed");
+    assert.equal(cells[3]!.error[0]!.ename, "ZeroDivisionError");
+    assert.equal(cells[3]!.error[0]!.evalue, "division by zero");
+    const tb = cells[3]!.error[0]!.traceback.join("");
+    assert.match(tb, /File "<cell 4>", line 3, in <module>\n    f\(0\)\n[\s\S]*File "<cell 4>", line 2, in f\n    return 1 \/ x/);
+    assert.doesNotMatch(tb, /main\.py|local_harness|_run/, "only the cells' own frames");
+    assert.equal(cells[4]!.stdout, "hello 42\n", "a failed cell does not stop the next");
+    assert.deepEqual(cells[5], { stdout: "", stderr: "", display: [], error: [] });
+  });
+
+  it("POST /run_jupyter: a cell over cell_timeout fails with TimeoutError and the rest run; over total_timeout the run fails without cells", async () => {
+    const slow = await post(`${server.url}/run_jupyter`, { cells: ["import time\ntime.sleep(5)", "print('after')"], cell_timeout: 0.3 });
+    assert.equal(slow.body.status, "Success");
+    assert.equal(slow.body.cells[0].error[0].ename, "TimeoutError");
+    assert.equal(slow.body.cells[1].stdout, "after\n");
+    const total = await post(`${server.url}/run_jupyter`, { cells: ["print('started')", "while True: pass"], total_timeout: 1 });
+    assert.equal(total.body.status, "Failed");
+    assert.equal(total.body.driver.status, "TimeLimitExceeded");
+    assert.deepEqual(total.body.cells, []);
+    const bad = await post(`${server.url}/run_jupyter`, { cells: "print(1)" });
+    assert.equal(bad.status, 422);
+    assert.deepEqual(bad.body.detail[0].loc, ["body", "cells"]);
+    const kernel = await post(`${server.url}/run_jupyter`, { cells: ["1"], kernel: "ir" });
+    assert.equal(kernel.status, 422);
+  });
+
   it("answers the seed's curl health check exactly", async () => {
     const r = await post(`${server.url}/run_code`, { code: 'print("Hello, world!")', language: "python" });
     assert.equal(r.status, 200);

@@ -9,6 +9,7 @@ import { join, resolve } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { checkPythonEnv, installPythonEnv, missingPackages, pinnedPackages } from "../adapters/sandboxes/python-env.js";
 import { LocalSandbox } from "../adapters/sandboxes/local.js";
+import { handleRunJupyter, type RunJupyterResponseSF } from "../functions/jupyter.js";
 
 const ENV = resolve(process.cwd(), ".tools/python-env");
 const limits = { runTimeoutMs: 20_000 };
@@ -129,6 +130,30 @@ describe("python environment: programs in the sandbox", () => {
     const caps = await sb.capabilities();
     assert.equal(caps.pythonEnv?.dir, ENV);
     assert.ok(caps.pythonEnv!.packages >= pins.size);
+  });
+
+  it("adds SandboxFusion's pytest language: the program is a test module, its fixtures work, a failing test fails the run", async () => {
+    assert.ok((await sb.capabilities()).languages.includes("pytest"));
+    const module = "import pytest\n\ndef add(a, b):\n    return a + b\n\nclass TestAdd:\n    def test_small(self, tmp_path):\n        (tmp_path / 'x').write_text('1')\n        assert add(1, 2) == 3\n\n    @pytest.mark.parametrize('n', [1, 2, 3])\n    def test_many(self, n, capfd):\n        print(n)\n        assert capfd.readouterr().out == f'{n}\\n'\n";
+    const ok = await sb.run({ language: "pytest", code: module, limits });
+    assert.equal(ok.status, "ok", ok.stdout + ok.stderr);
+    assert.match(ok.stdout, /4 passed/);
+    const bad = await sb.run({ language: "pytest", code: module.replace("add(1, 2) == 3", "add(1, 2) == 4"), limits });
+    assert.equal(bad.status, "runtime_error");
+    assert.equal(bad.exitCode, 1);
+    assert.match(bad.stdout, /1 failed, 3 passed/);
+  });
+
+  it("/run_jupyter draws matplotlib figures as PNG displays, as the inline backend does (SandboxFusion's plot test)", async () => {
+    const cells = ["import matplotlib.pyplot as plt", "plt.plot([1, 2, 3], [2, 3, 5])\nplt.title('Simple Plot')\nplt.show()", "len(plt.get_fignums())"];
+    const res = await handleRunJupyter({ method: "POST", path: "/run_jupyter", headers: {}, body: { cells } }, { backend: sb });
+    const body = res.body as RunJupyterResponseSF;
+    assert.equal(body.status, "Success", JSON.stringify(body.driver));
+    const png = body.cells[1]!.display.find((d) => "image/png" in d) as Record<string, string> | undefined;
+    assert.ok(png !== undefined, JSON.stringify(body.cells[1]));
+    assert.deepEqual([...Buffer.from(png["image/png"]!, "base64").subarray(0, 8)], [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a], "a PNG");
+    assert.equal(png["text/plain"], "<Figure size 640x480 with 1 Axes>");
+    assert.deepEqual(body.cells[2]!.display, [{ "text/plain": "0" }], "shown figures are closed");
   });
 
   it("is read-only to programs, and what one program does in it is not seen by the next", async () => {

@@ -22,7 +22,7 @@ import type { HarnessCase, HarnessEvent, HarnessOutcome } from "./harness-events
 import { keyringFilter } from "./seccomp.js";
 import { SandboxTimings, type SandboxTimingsSnapshot } from "./timings.js";
 import { checkPythonEnv, type PythonEnv } from "./python-env.js";
-import { detectToolchains, type Toolchain } from "./toolchains.js";
+import { detectToolchains, pytestToolchain, type Toolchain } from "./toolchains.js";
 import { WarmPool } from "./warm.js";
 import { Zygote } from "./zygote.js";
 
@@ -148,7 +148,10 @@ export class LocalSandbox implements SandboxBackend {
     }
     if (!existsSync(python)) throw new SandboxError("python_missing", `the sandbox harness needs ${python}`, { hint: "install Debian's python3" });
     if (HARNESS_FILES.some((f) => !existsSync(join(HARNESS_DIR, f)))) throw new SandboxError("harness_missing", `sandbox harness not found in ${HARNESS_DIR}`);
-    const sandbox = new LocalSandbox(bwrap, python, opts.toolchains ?? detectToolchains(), opts, env);
+    // A Python environment with pytest adds SandboxFusion's pytest language.
+    const withPytest = env !== undefined && env.packages.some((p) => p.name.toLowerCase() === "pytest");
+    const toolchains = [...(opts.toolchains ?? detectToolchains()), ...(withPytest ? [pytestToolchain(`${SANDBOX_PYTHON_ENV}/bin/python3`)] : [])];
+    const sandbox = new LocalSandbox(bwrap, python, toolchains, opts, env);
     await sandbox.warm?.warmedUp();
     // One real run proves the sandbox works here (namespaces permitted, /usr usable).
     const check = await sandbox.run({ language: "python", code: "print(1)", limits: { runTimeoutMs: 10_000 } });

@@ -180,6 +180,14 @@ export function detectToolchains(): Toolchain[] {
   return out;
 }
 
+/**
+ * pytest (SandboxFusion's `pytest` language: the program is a test module, pytest runs it) with the interpreter of a
+ * Python environment that has pytest (python-env.ts); `python` is that interpreter's path inside the sandbox.
+ */
+export function pytestToolchain(python: string): Toolchain {
+  return { language: "pytest", file: "test_main.py", run: [python, "-m", "pytest", "-q", "-p", "no:cacheprovider", `${SRC}/test_main.py`] };
+}
+
 /** Debian packages per language, for `rlpipe sandbox setup --languages`. */
 export const TOOLCHAIN_PACKAGES: Readonly<Record<string, readonly string[]>> = {
   cpp: ["g++"], nodejs: ["nodejs"], go: ["golang-go"], java: ["openjdk-17-jdk-headless"], rust: ["rustc"], bash: ["bash"],

@@ -17,6 +17,9 @@ const ALIASES: Record<string, readonly string[]> = {
   go: ["go", "golang"],
   rust: ["rust", "rs"],
   bash: ["bash", "sh", "shell"],
+  // SandboxFusion spells these with capitals; tags come lower-cased.
+  R: ["r"],
+  D_ut: ["d_ut"],
 };
 
 /** Canonical language for a fence tag or a request's language field (javascript → nodejs). */
