@@ -250,6 +250,32 @@ describe("local sandbox: security checklist", () => {
   });
 });
 
+describe("local sandbox: loopback", () => {
+  it("a program can serve and call itself on localhost (its own loopback), and no other name resolves", async () => {
+    const sb = await LocalSandbox.create({ concurrency: 1 });
+    try {
+      const code = [
+        "import socket, threading",
+        "s = socket.socket(); s.bind(('localhost', 0)); s.listen(1); port = s.getsockname()[1]",
+        "def serve():",
+        "    c, _ = s.accept(); c.sendall(b'hi'); c.close()",
+        "threading.Thread(target=serve).start()",
+        "c = socket.create_connection(('localhost', port)); print(c.recv(2).decode())",
+        "for name in ('example.com', socket.gethostname()):",
+        "    try:",
+        "        socket.gethostbyname(name); print('resolved', name)",
+        "    except OSError:",
+        "        print('unresolved')",
+        "print(open('/etc/hosts').read().split())",
+      ].join("\n");
+      const r = await sb.run({ language: "python", code, limits: { runTimeoutMs: 5000 } });
+      assert.equal(r.stdout, "hi\nunresolved\nunresolved\n['127.0.0.1', 'localhost', '::1', 'localhost', 'ip6-localhost', 'ip6-loopback']\n", r.stderr);
+    } finally {
+      await sb.close();
+    }
+  });
+});
+
 describe("local sandbox: start-up", () => {
   it("runs its harness from bytecode compiled by the sandbox's interpreter; an interpreter that cannot compile it is a clear error and leaves no files", async () => {
     const root = mkdtempSync(join(tmpdir(), "rlpipe-start-"));

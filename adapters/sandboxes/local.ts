@@ -30,6 +30,8 @@ const HARNESS_DIR = resolve(dirname(fileURLToPath(import.meta.url)), "../../../a
 const HARNESS_FILES = ["zygote.py", "local_harness.py"] as const;
 /** bubblewrap reads the seccomp filter from fd 3 and the harness files from fds 4, 5, … */
 const HARNESS_FD = 4;
+/** The sandbox's /etc/hosts: its loopback only (the host's names are not its business). */
+const SANDBOX_HOSTS = "127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n";
 /** Where a sandbox sees the Python environment (--python-env). */
 const SANDBOX_PYTHON_ENV = "/opt/python-env";
 
@@ -118,6 +120,8 @@ export class LocalSandbox implements SandboxBackend {
     if (filter !== undefined) writeFileSync(this.seccompFile!, filter);
     try {
       this.harnessFiles = compileHarness(python, this.workRoot);
+      writeFileSync(join(this.workRoot, "hosts"), SANDBOX_HOSTS);
+      writeFileSync(join(this.workRoot, "nsswitch.conf"), "hosts: files\n");
     } catch (e) {
       rmSync(this.workRoot, { recursive: true, force: true });
       throw e;
@@ -321,7 +325,7 @@ export class LocalSandbox implements SandboxBackend {
   private spawnZygote(uid: number, maxPrograms: number): Zygote {
     return Zygote.spawn({
       bwrap: this.bwrap, seccompFile: this.seccompFile, uid, args: this.bwrapArgs(uid, this.seccompFile !== undefined, maxPrograms),
-      dataFiles: this.harnessFiles,
+      dataFiles: [...this.harnessFiles, join(this.workRoot, "hosts"), join(this.workRoot, "nsswitch.conf")],
     });
   }
 
@@ -349,6 +353,9 @@ export class LocalSandbox implements SandboxBackend {
       "--size", tmpfsBytes, "--tmpfs", "/tmp", "--size", tmpfsBytes, "--tmpfs", "/work", "--chdir", "/work",
       // The harness comes on descriptors (zygote.ts): bubblewrap may run as a uid that cannot read the checkout.
       ...HARNESS_FILES.flatMap((f, i) => ["--perms", "0444", "--ro-bind-data", String(HARNESS_FD + i), `/opt/rlpipe/${f}c`]),
+      // localhost resolves (a program may serve and call itself on the sandbox's own loopback), and nothing else does.
+      "--perms", "0444", "--ro-bind-data", String(HARNESS_FD + HARNESS_FILES.length), "/etc/hosts",
+      "--perms", "0444", "--ro-bind-data", String(HARNESS_FD + HARNESS_FILES.length + 1), "/etc/nsswitch.conf",
       // bubblewrap's own / and /dev belong to the sandbox uid: read-only, so that the only writable places are
       // /work, /tmp, /dev/shm and /dev/mqueue, the ones a warm zygote empties after every program.
       "--remount-ro", "/dev", "--remount-ro", "/",
