@@ -50,6 +50,16 @@ class _Doc:
             raise AttributeError(name)
         return _wrap(data[name])
 
+    # Fields typed Dict in SandboxFusion's models (display, error, files) stay mappings: subscript and `in` work.
+    def __getitem__(self, key):
+        return _wrap(self.__dict__["_data"][key])
+
+    def __contains__(self, key):
+        return key in self.__dict__["_data"]
+
+    def __iter__(self):
+        return iter(self.__dict__["_data"])
+
     def model_dump(self):
         return self.__dict__["_data"]
 
