@@ -7,7 +7,7 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, 
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { after, before, describe, it } from "node:test";
-import { checkPythonEnv, installPythonEnv, missingPackages, pinnedPackages } from "../adapters/sandboxes/python-env.js";
+import { checkPythonEnv, installPythonEnv, missingPackages, pinnedNodePackages, pinnedPackages } from "../adapters/sandboxes/python-env.js";
 import { LocalSandbox } from "../adapters/sandboxes/local.js";
 import { handleRunJupyter, type RunJupyterResponseSF } from "../functions/jupyter.js";
 
@@ -52,20 +52,21 @@ describe("python environment: the pinned list and the builder", () => {
     writeFileSync(req, "# a test list\nrlpipe_probe==1.2.0\n");
     const dir = join(root, "envs", "e1");
     const lines: string[] = [];
-    const first = installPythonEnv(dir, { requirementsFile: req, pipArgs: ["--no-index", "--find-links", wheels], log: (l) => lines.push(l) });
+    const first = installPythonEnv(dir, { requirementsFile: req, pipArgs: ["--no-index", "--find-links", wheels], nodePackageFile: null, log: (l) => lines.push(l) });
     assert.equal(first.installed, true);
     assert.ok(lines.some((l) => l.includes("-m venv --without-pip")), "a virtualenv without pip: programs get no installer");
     assert.deepEqual(first.env.packages, [{ name: "rlpipe_probe", version: "1.2.0" }]);
-    assert.deepEqual(missingPackages(first.env, pinnedPackages(readFileSync(req, "utf8"))), []);
+    assert.deepEqual(missingPackages(first.env, pinnedPackages(readFileSync(req, "utf8")), []), []);
+    assert.deepEqual(first.env.nodePackages, [], "no Node packages were asked for");
     assert.deepEqual(readdirSync(join(root, "envs")), ["e1"], "no partial directory is left");
     const r = spawnSync(join(dir, "bin", "python3"), ["-c", "import rlpipe_probe, sys; print(rlpipe_probe.VERSION, sys.prefix)"], { encoding: "utf8" });
     assert.equal(r.stdout, `1.2.0 ${dir}\n`);
-    const again = installPythonEnv(dir, { requirementsFile: req, pipArgs: ["--no-index", "--find-links", wheels] });
+    const again = installPythonEnv(dir, { requirementsFile: req, pipArgs: ["--no-index", "--find-links", wheels], nodePackageFile: null });
     assert.equal(again.installed, false);
     // A changed list rebuilds it.
     makeWheel(wheels, "rlpipe_probe", "1.3.0");
     writeFileSync(req, "rlpipe_probe==1.3.0\n");
-    const rebuilt = installPythonEnv(dir, { requirementsFile: req, pipArgs: ["--no-index", "--find-links", wheels] });
+    const rebuilt = installPythonEnv(dir, { requirementsFile: req, pipArgs: ["--no-index", "--find-links", wheels], nodePackageFile: null });
     assert.equal(rebuilt.installed, true);
     assert.deepEqual(rebuilt.env.packages, [{ name: "rlpipe_probe", version: "1.3.0" }]);
   });
@@ -74,7 +75,7 @@ describe("python environment: the pinned list and the builder", () => {
     const req = join(root, "missing.txt");
     writeFileSync(req, "rlpipe_absent==9.9.9\n");
     const dir = join(root, "envs", "e2");
-    assert.throws(() => installPythonEnv(dir, { requirementsFile: req, pipArgs: ["--no-index", "--find-links", join(root, "wheels")] }),
+    assert.throws(() => installPythonEnv(dir, { requirementsFile: req, pipArgs: ["--no-index", "--find-links", join(root, "wheels")], nodePackageFile: null }),
       (e: Error & { code?: string }) => e.code === "python_env_failed" && /could not install the pinned packages: .*rlpipe_absent/.test(e.message));
     assert.ok(!existsSync(dir));
     assert.deepEqual(readdirSync(join(root, "envs")).sort(), ["e1"]);
@@ -130,6 +131,21 @@ describe("python environment: programs in the sandbox", () => {
     const caps = await sb.capabilities();
     assert.equal(caps.pythonEnv?.dir, ENV);
     assert.ok(caps.pythonEnv!.packages >= pins.size);
+  });
+
+  it("Node programs require its Node packages (lodash), and TypeScript runs through its tsx, types stripped", async () => {
+    const node = pinnedNodePackages();
+    assert.deepEqual(node.map((p) => p.name), ["lodash", "tsx"]);
+    const caps = await sb.capabilities();
+    assert.ok(caps.languages.includes("typescript"));
+    const js = await sb.run({ language: "nodejs", code: "const _ = require('lodash');\nconsole.log(_.VERSION, JSON.stringify(_.chunk([1, 2, 3, 4], 2)));", limits });
+    assert.equal(js.stdout, `${node[0]!.version} [[1,2],[3,4]]\n`, js.stderr);
+    const ts = await sb.run({ language: "typescript", code: "import _ from 'lodash';\ninterface P { x: number }\nconst ps: P[] = [{ x: 1 }, { x: 41 }];\nconst line: string = require('fs').readFileSync(0, 'utf8');\nconsole.log(_.sumBy(ps, (p) => p.x) + Number(line));", stdin: "0\n", limits });
+    assert.equal(ts.status, "ok", ts.stderr);
+    assert.equal(ts.stdout, "42\n");
+    const thrown = await sb.run({ language: "typescript", code: "const f = (n: number): number => { throw new Error('bad ' + n); };\nf(3);", limits });
+    assert.equal(thrown.status, "runtime_error");
+    assert.match(thrown.stderr, /Error: bad 3/);
   });
 
   it("adds SandboxFusion's pytest language: the program is a test module, its fixtures work, a failing test fails the run", async () => {

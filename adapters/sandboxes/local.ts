@@ -22,7 +22,7 @@ import type { HarnessCase, HarnessEvent, HarnessOutcome } from "./harness-events
 import { keyringFilter } from "./seccomp.js";
 import { SandboxTimings, type SandboxTimingsSnapshot } from "./timings.js";
 import { checkPythonEnv, type PythonEnv } from "./python-env.js";
-import { detectToolchains, pytestToolchain, type Toolchain } from "./toolchains.js";
+import { detectToolchains, pytestToolchain, type Toolchain, typescriptToolchain } from "./toolchains.js";
 import { WarmPool } from "./warm.js";
 import { Zygote } from "./zygote.js";
 
@@ -152,9 +152,7 @@ export class LocalSandbox implements SandboxBackend {
     }
     if (!existsSync(python)) throw new SandboxError("python_missing", `the sandbox harness needs ${python}`, { hint: "install Debian's python3" });
     if (HARNESS_FILES.some((f) => !existsSync(join(HARNESS_DIR, f)))) throw new SandboxError("harness_missing", `sandbox harness not found in ${HARNESS_DIR}`);
-    // A Python environment with pytest adds SandboxFusion's pytest language.
-    const withPytest = env !== undefined && env.packages.some((p) => p.name.toLowerCase() === "pytest");
-    const toolchains = [...(opts.toolchains ?? detectToolchains()), ...(withPytest ? [pytestToolchain(`${SANDBOX_PYTHON_ENV}/bin/python3`)] : [])];
+    const toolchains = env === undefined ? (opts.toolchains ?? detectToolchains()) : withEnvironment(opts.toolchains ?? detectToolchains(), env);
     const sandbox = new LocalSandbox(bwrap, python, toolchains, opts, env);
     await sandbox.warm?.warmedUp();
     // One real run proves the sandbox works here (namespaces permitted, /usr usable).
@@ -366,6 +364,20 @@ export class LocalSandbox implements SandboxBackend {
       this.pythonEnv === undefined ? this.python : `${SANDBOX_PYTHON_ENV}/bin/python3`, "-I", "/opt/rlpipe/zygote.pyc", String(maxPrograms),
     ];
   }
+}
+
+/**
+ * The toolchains with a runtime environment: Node programs find its packages (NODE_PATH), and its pytest and tsx add
+ * SandboxFusion's pytest and typescript languages.
+ */
+function withEnvironment(toolchains: readonly Toolchain[], env: PythonEnv): Toolchain[] {
+  const modules = `${SANDBOX_PYTHON_ENV}/node_modules`;
+  const hasNode = env.nodePackages.length > 0;
+  const out = toolchains.map((t) => (t.language === "nodejs" && hasNode ? { ...t, env: { ...t.env, NODE_PATH: modules } } : t));
+  if (env.packages.some((p) => p.name.toLowerCase() === "pytest")) out.push(pytestToolchain(`${SANDBOX_PYTHON_ENV}/bin/python3`));
+  const node = toolchains.find((t) => t.language === "nodejs");
+  if (node !== undefined && env.nodePackages.some((p) => p.name === "tsx")) out.push(typescriptToolchain(node, `${modules}/tsx/dist/cli.mjs`, modules));
+  return out;
 }
 
 function toHarnessCase(t: TestCase): HarnessCase {

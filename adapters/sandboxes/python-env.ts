@@ -1,15 +1,19 @@
-// The Python environment sandboxed programs import from (numpy, sympy, pandas, …): a virtualenv of the sandbox's own
-// interpreter holding the pinned packages of python-env/requirements.txt. `rlpipe sandbox setup --python-env DIR`
-// builds it; `rlpipe serve --python-env DIR` mounts it read-only into every sandbox and runs programs (and the
-// harness) with its interpreter.
+// The runtime environment sandboxed programs import from: a virtualenv of the sandbox's own interpreter holding the
+// pinned Python packages of python-env/requirements.txt (numpy, sympy, pandas, …), and beside it, in node_modules,
+// the pinned Node packages of python-env/package.json (lodash, which SandboxFusion's tests require, and tsx, which
+// runs TypeScript). `rlpipe sandbox setup --python-env DIR` builds it; `rlpipe serve --python-env DIR` mounts it
+// read-only into every sandbox and runs programs (and the harness) with its interpreter.
 import { spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
-import { existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { SandboxError } from "./sandbox.js";
 
-export const PYTHON_ENV_REQUIREMENTS = resolve(dirname(fileURLToPath(import.meta.url)), "../../../adapters/sandboxes/python-env/requirements.txt");
+const ENV_SPEC_DIR = resolve(dirname(fileURLToPath(import.meta.url)), "../../../adapters/sandboxes/python-env");
+export const PYTHON_ENV_REQUIREMENTS = join(ENV_SPEC_DIR, "requirements.txt");
+/** The Node packages (package.json and its package-lock.json, installed with npm ci). */
+export const NODE_ENV_PACKAGE = join(ENV_SPEC_DIR, "package.json");
 /** Written last into a finished environment: the hash of the requirements it was built from. */
 const MARKER = ".rlpipe-python-env";
 
@@ -25,6 +29,8 @@ export interface PythonEnv {
   readonly python: string;
   /** What is installed in it (from its dist-info directories), sorted by name. */
   readonly packages: readonly PinnedPackage[];
+  /** Its Node packages (node_modules), sorted by name; empty when it has none. */
+  readonly nodePackages: readonly PinnedPackage[];
 }
 
 /** The pinned packages of a requirements file (`name==version` lines; comments and blank lines skipped). */
@@ -72,7 +78,32 @@ export function checkPythonEnv(dirGiven: string): PythonEnv {
   if (!existsSync(python)) throw fail("has no bin/python3");
   const real = realpathSync(python);
   if (!real.startsWith("/usr/")) throw fail(`its interpreter is ${real}; a sandbox sees only /usr of the host, so the environment must be made from an interpreter there (/usr/bin/python3)`);
-  return { dir, python, packages: installedPackages(dir) };
+  return { dir, python, packages: installedPackages(dir), nodePackages: installedNodePackages(dir) };
+}
+
+/** Packages in DIR/node_modules (scoped ones included), from their package.json. */
+function installedNodePackages(dir: string): PinnedPackage[] {
+  const root = join(dir, "node_modules");
+  if (!existsSync(root)) return [];
+  const out: PinnedPackage[] = [];
+  const read = (d: string) => {
+    try {
+      const pkg = JSON.parse(readFileSync(join(d, "package.json"), "utf8")) as { name?: unknown; version?: unknown };
+      if (typeof pkg.name === "string" && typeof pkg.version === "string") out.push({ name: pkg.name, version: pkg.version });
+    } catch { /* not a package */ }
+  };
+  for (const d of readdirSync(root)) {
+    if (d.startsWith(".")) continue;
+    if (d.startsWith("@")) for (const sub of readdirSync(join(root, d))) read(join(root, d, sub));
+    else read(join(root, d));
+  }
+  return out.sort((a, b) => a.name.localeCompare(b.name));
+}
+
+/** The Node packages package.json asks for (its dependencies, pinned). */
+export function pinnedNodePackages(text: string = readFileSync(NODE_ENV_PACKAGE, "utf8")): PinnedPackage[] {
+  const deps = (JSON.parse(text) as { dependencies?: Record<string, string> }).dependencies ?? {};
+  return Object.entries(deps).map(([name, version]) => ({ name, version })).sort((a, b) => a.name.localeCompare(b.name));
 }
 
 export interface InstallPythonEnvOptions {
@@ -83,6 +114,8 @@ export interface InstallPythonEnvOptions {
   readonly log?: (line: string) => void;
   /** More pip install arguments: a mirror or a local wheel directory (--index-url URL, --no-index --find-links DIR). */
   readonly pipArgs?: readonly string[];
+  /** The Node packages' package.json (its package-lock.json beside it); null: none. Default NODE_ENV_PACKAGE. */
+  readonly nodePackageFile?: string | null;
 }
 
 /**
@@ -97,7 +130,10 @@ export function installPythonEnv(dirGiven: string, opts: InstallPythonEnvOptions
   const reqFile = opts.requirementsFile ?? PYTHON_ENV_REQUIREMENTS;
   const reqText = readFileSync(reqFile, "utf8");
   pinnedPackages(reqText); // a malformed file fails before anything is built
-  const hash = requirementsHash(reqText);
+  const nodeFile = opts.nodePackageFile === undefined ? NODE_ENV_PACKAGE : opts.nodePackageFile;
+  const nodeLock = nodeFile === null ? undefined : join(dirname(nodeFile), "package-lock.json");
+  const nodeText = nodeFile === null ? "" : `${readFileSync(nodeFile, "utf8")}${readFileSync(nodeLock!, "utf8")}`;
+  const hash = requirementsHash(reqText + nodeText);
   if (existsSync(join(dir, MARKER)) && readFileSync(join(dir, MARKER), "utf8").trim() === hash) return { installed: false, env: checkPythonEnv(dir) };
   if (existsSync(dir) && !existsSync(join(dir, MARKER)) && readdirSync(dir).length > 0) {
     throw new SandboxError("python_env_exists", `${dirGiven} exists and is not an rlpipe Python environment; nothing was changed`, { hint: "remove it or choose another directory", exitCode: 2 });
@@ -110,6 +146,12 @@ export function installPythonEnv(dirGiven: string, opts: InstallPythonEnvOptions
     run(opts.log, python, ["-m", "venv", "--without-pip", partial], "create the virtualenv");
     run(opts.log, pip[0]!, [...pip.slice(1), "--python", join(partial, "bin", "python3"), "install", "--quiet", "--disable-pip-version-check",
       "--no-deps", "--only-binary=:all:", "--no-warn-script-location", ...(opts.pipArgs ?? []), "-r", reqFile], "install the pinned packages");
+    if (nodeFile !== null) {
+      // npm ci: exactly the lock's versions (package.json and the lock stay in the environment, saying what is there).
+      copyFileSync(nodeFile, join(partial, "package.json"));
+      copyFileSync(nodeLock!, join(partial, "package-lock.json"));
+      run(opts.log, "npm", ["ci", "--prefix", partial, "--omit=dev", "--no-audit", "--no-fund", "--loglevel=error"], "install the pinned Node packages");
+    }
     // Console scripts (pytest, …) name the interpreter by absolute path: the final one, not the build directory's.
     const bin = join(partial, "bin");
     for (const f of readdirSync(bin)) {
@@ -148,8 +190,11 @@ function run(log: ((l: string) => void) | undefined, cmd: string, args: readonly
 }
 
 /** Packages of the requirements that the environment lacks or has at another version ("name==want (have …)"). */
-export function missingPackages(env: PythonEnv, wanted: readonly PinnedPackage[] = pinnedPackages()): string[] {
-  const have = new Map(env.packages.map((p) => [normalize(p.name), p.version]));
-  return wanted.filter((w) => have.get(normalize(w.name)) !== w.version)
-    .map((w) => `${w.name}==${w.version}${have.has(normalize(w.name)) ? ` (have ${have.get(normalize(w.name))})` : " (missing)"}`);
+export function missingPackages(env: PythonEnv, wanted: readonly PinnedPackage[] = pinnedPackages(), wantedNode: readonly PinnedPackage[] = pinnedNodePackages()): string[] {
+  const lacking = (have: readonly PinnedPackage[], want: readonly PinnedPackage[], key: (n: string) => string, what: string) => {
+    const by = new Map(have.map((p) => [key(p.name), p.version]));
+    return want.filter((w) => by.get(key(w.name)) !== w.version)
+      .map((w) => `${what}${w.name}==${w.version}${by.has(key(w.name)) ? ` (have ${by.get(key(w.name))})` : " (missing)"}`);
+  };
+  return [...lacking(env.packages, wanted, normalize, ""), ...lacking(env.nodePackages, wantedNode, (n) => n, "node ")];
 }

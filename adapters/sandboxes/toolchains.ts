@@ -188,6 +188,20 @@ export function pytestToolchain(python: string): Toolchain {
   return { language: "pytest", file: "test_main.py", run: [python, "-m", "pytest", "-q", "-p", "no:cacheprovider", `${SRC}/test_main.py`] };
 }
 
+/**
+ * TypeScript as SandboxFusion runs it: tsx (esbuild: types are stripped, not checked) under the nodejs toolchain's
+ * Node, from a runtime environment's node_modules (`modules`, also where its programs find packages).
+ */
+export function typescriptToolchain(nodejs: Toolchain, tsxCli: string, modules: string): Toolchain {
+  return {
+    language: "typescript", file: "main.ts", run: [nodejs.run[0]!, "--max-old-space-size={mem}", tsxCli, `${SRC}/main.ts`],
+    // tsx's WebAssembly lexer reserves ~10 GiB of address space (guard regions), beyond Node's own reservations.
+    env: { NODE_PATH: modules }, addressSpaceBytes: 4 * BIG_ADDRESS_SPACE,
+    // esbuild is a Go program with threads of its own.
+    maxProcesses: 256, callDriver: () => ({ text: JS_CALL_DRIVER }),
+  };
+}
+
 /** Debian packages per language, for `rlpipe sandbox setup --languages`. */
 export const TOOLCHAIN_PACKAGES: Readonly<Record<string, readonly string[]>> = {
   cpp: ["g++"], nodejs: ["nodejs"], go: ["golang-go"], java: ["openjdk-17-jdk-headless"], rust: ["rustc"], bash: ["bash"],

@@ -3,7 +3,7 @@
 import { spawnSync } from "node:child_process";
 import { parseArgs } from "node:util";
 import { RlpipeError } from "../../core/errors.js";
-import { installPythonEnv, missingPackages, type PinnedPackage, pinnedPackages } from "../../adapters/sandboxes/python-env.js";
+import { installPythonEnv, missingPackages, type PinnedPackage, pinnedNodePackages, pinnedPackages } from "../../adapters/sandboxes/python-env.js";
 import { detectToolchains, TOOLCHAIN_PACKAGES } from "../../adapters/sandboxes/toolchains.js";
 import { COMMANDS, formatHelp } from "../help.js";
 import type { Io } from "../io.js";
@@ -60,20 +60,21 @@ export function runSandbox(argv: readonly string[], io: Io): number {
   else {
     io.out(`languages: ${offered.join(", ")}`);
     if (absent.length > 0) io.out(`not available: ${absent.join(", ")}${values["dry-run"] ? " (dry run: nothing was installed)" : ""}`);
-    if (env !== undefined) io.out(`python env: ${env.dir} (${env.packages.length} packages${env.built ? ", built now" : ""}${env.dryRun ? ", dry run: not built" : ""}); serve it with rlpipe serve --python-env ${env.dir}`);
+    if (env !== undefined) io.out(`python env: ${env.dir} (${env.packages.length} packages, Node ${env.nodePackages.map((p) => p.name).join(", ")}${env.built ? ", built now" : ""}${env.dryRun ? ", dry run: not built" : ""}); serve it with rlpipe serve --python-env ${env.dir}`);
   }
   return 0;
 }
 
-function pythonEnv(dir: string, dryRun: boolean, io: Io): { dir: string; built: boolean; dryRun: boolean; packages: PinnedPackage[] } {
+function pythonEnv(dir: string, dryRun: boolean, io: Io): { dir: string; built: boolean; dryRun: boolean; packages: PinnedPackage[]; nodePackages: PinnedPackage[] } {
   const wanted = pinnedPackages();
+  const wantedNode = pinnedNodePackages();
   if (dryRun) {
-    io.err(`rlpipe sandbox setup: would build the Python environment ${dir} with pip (${wanted.length} pinned packages)`);
-    return { dir, built: false, dryRun: true, packages: wanted };
+    io.err(`rlpipe sandbox setup: would build the Python environment ${dir} with pip (${wanted.length} pinned packages) and npm (${wantedNode.map((p) => p.name).join(", ")})`);
+    return { dir, built: false, dryRun: true, packages: wanted, nodePackages: wantedNode };
   }
-  io.err(`rlpipe sandbox setup: Python environment ${dir} (${wanted.length} pinned packages)`);
+  io.err(`rlpipe sandbox setup: Python environment ${dir} (${wanted.length} pinned packages; Node: ${wantedNode.map((p) => p.name).join(", ")})`);
   const { installed, env } = installPythonEnv(dir, { log: (l) => io.err(`rlpipe sandbox setup: ${l}`) });
   const lacking = missingPackages(env, wanted);
   if (lacking.length > 0) throw new RlpipeError("python_env_incomplete", `the Python environment ${dir} lacks ${lacking.join(", ")}`, { exitCode: 3, hint: `remove ${dir} and run rlpipe sandbox setup --python-env ${dir} again` });
-  return { dir: env.dir, built: installed, dryRun: false, packages: wanted };
+  return { dir: env.dir, built: installed, dryRun: false, packages: wanted, nodePackages: wantedNode };
 }
