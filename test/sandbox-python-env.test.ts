@@ -146,6 +146,10 @@ describe("python environment: programs in the sandbox", () => {
     const thrown = await sb.run({ language: "typescript", code: "const f = (n: number): number => { throw new Error('bad ' + n); };\nf(3);", limits });
     assert.equal(thrown.status, "runtime_error");
     assert.match(thrown.stderr, /Error: bad 3/);
+    // Function calls as in JavaScript: the value comes back as JSON on descriptor 3, compared outside the sandbox.
+    const [call] = await sb.evaluate([{ id: "ts-call", language: "typescript", code: "function add(a: number, b: number): number {\n  return a + b;\n}", limits,
+      tests: [{ kind: "call", fnName: "add", args: [1, 2], expected: 3 }, { kind: "call", fnName: "add", args: [3, 4], expected: 8 }] }]);
+    assert.deepEqual(call!.cases.map((c) => c.status), ["passed", "wrong_answer"]);
   });
 
   it("adds SandboxFusion's pytest language: the program is a test module, its fixtures work, a failing test fails the run", async () => {

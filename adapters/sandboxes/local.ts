@@ -376,7 +376,7 @@ function withEnvironment(toolchains: readonly Toolchain[], env: PythonEnv): Tool
   const out = toolchains.map((t) => (t.language === "nodejs" && hasNode ? { ...t, env: { ...t.env, NODE_PATH: modules } } : t));
   if (env.packages.some((p) => p.name.toLowerCase() === "pytest")) out.push(pytestToolchain(`${SANDBOX_PYTHON_ENV}/bin/python3`));
   const node = toolchains.find((t) => t.language === "nodejs");
-  if (node !== undefined && env.nodePackages.some((p) => p.name === "tsx")) out.push(typescriptToolchain(node, `${modules}/tsx/dist/cli.mjs`, modules));
+  if (node !== undefined && env.nodePackages.some((p) => p.name === "tsx")) out.push(typescriptToolchain(node, `${modules}/tsx/dist/loader.mjs`, modules));
   return out;
 }
 

@@ -190,11 +190,12 @@ export function pytestToolchain(python: string): Toolchain {
 
 /**
  * TypeScript as SandboxFusion runs it: tsx (esbuild: types are stripped, not checked) under the nodejs toolchain's
- * Node, from a runtime environment's node_modules (`modules`, also where its programs find packages).
+ * Node, from a runtime environment's node_modules (`modules`, also where its programs find packages). tsx's loader
+ * is imported into the program's own Node process (its CLI would run the program in a child, on other descriptors).
  */
-export function typescriptToolchain(nodejs: Toolchain, tsxCli: string, modules: string): Toolchain {
+export function typescriptToolchain(nodejs: Toolchain, tsxLoader: string, modules: string): Toolchain {
   return {
-    language: "typescript", file: "main.ts", run: [nodejs.run[0]!, "--max-old-space-size={mem}", tsxCli, `${SRC}/main.ts`],
+    language: "typescript", file: "main.ts", run: [nodejs.run[0]!, "--max-old-space-size={mem}", "--import", tsxLoader, `${SRC}/main.ts`],
     // tsx's WebAssembly lexer reserves ~10 GiB of address space (guard regions), beyond Node's own reservations.
     env: { NODE_PATH: modules }, addressSpaceBytes: 4 * BIG_ADDRESS_SPACE,
     // esbuild is a Go program with threads of its own.
