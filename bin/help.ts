@@ -2,7 +2,7 @@
 // (extra fields are ignored there), and `rlpipe <command> --help` prints formatHelp() of the same object, so the
 // help cannot miss an option the command accepts. Commands whose files do not import their spec yet are checked
 // against it by test/cli-help.test.ts.
-import { TOOLCHAIN_PACKAGES } from "../adapters/sandboxes/toolchains.js";
+import { TOOLCHAIN_LIBRARIES, TOOLCHAIN_PACKAGES } from "../adapters/sandboxes/toolchains.js";
 import { EXIT_CODE_MEANINGS } from "../core/errors.js";
 import { FUNCTION_NAMES, FUNCTION_PLATFORMS } from "../core/packaging/targets.js";
 import { PROVIDERS } from "../core/recipe/schema.js";
@@ -271,7 +271,7 @@ from the environment (AWS_*, HUAWEICLOUD_SDK_AK/SK or OBS_*, TENCENTCLOUD_SECRET
     usage: "sandbox setup [--languages a,b,...] [--python-env DIR] [--dry-run] [--json]",
     summary: "install the local sandbox's language toolchains (Debian packages) and its Python environment; list the languages it offers",
     description: `Installs the Debian packages of the local sandbox's toolchains with apt-get (as root, or with sudo):
-${Object.entries(TOOLCHAIN_PACKAGES).map(([l, p]) => `${l} (${p.join(" ")})`).join(", ")}.
+${Object.entries(TOOLCHAIN_PACKAGES).map(([l, p]) => `${l} (${[...p, ...(TOOLCHAIN_LIBRARIES[l] ?? [])].join(" ")})`).join(", ")}.
 Python needs nothing (the sandbox's own interpreter); a language whose toolchain is already installed is skipped. Then prints the
 languages rlpipe serve --sandbox local offers on this machine. With --python-env DIR (and no --languages) it builds only the
 Python environment programs import from: a virtualenv of /usr/bin/python3 with the pinned packages of

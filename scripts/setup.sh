@@ -82,10 +82,12 @@ fi
 
 # ---- the local sandbox's language toolchains the tests run (Debian packages; Go, Java, bash and Perl come with the
 # machine): rlpipe's own installer, which skips what is there
-if [ ! -x /usr/bin/php ] || [ ! -x /usr/bin/ruby ] || [ ! -x /usr/bin/lua5.4 ] || [ ! -x /usr/bin/rustc ]; then
-  log "rlpipe sandbox setup --languages php,ruby,lua,rust"
-  node dist/bin/rlpipe.js sandbox setup --languages php,ruby,lua,rust >/dev/null \
-    || { echo "setup.sh: could not install the sandbox toolchains (rlpipe sandbox setup --languages php,ruby,lua,rust)" >&2; exit 1; }
+SANDBOX_LANGUAGES=php,ruby,lua,perl,rust,D_ut,verilog
+if [ ! -x /usr/bin/php ] || [ ! -x /usr/bin/ruby ] || [ ! -x /usr/bin/lua5.4 ] || [ ! -x /usr/bin/rustc ] || [ ! -x /usr/bin/ldmd2 ] \
+   || [ ! -x /usr/bin/iverilog ] || [ ! -f /usr/share/lua/5.4/luaunit.lua ] || [ ! -f /usr/share/perl5/Test/Deep.pm ]; then
+  log "rlpipe sandbox setup --languages $SANDBOX_LANGUAGES"
+  node dist/bin/rlpipe.js sandbox setup --languages "$SANDBOX_LANGUAGES" >/dev/null \
+    || { echo "setup.sh: could not install the sandbox toolchains (rlpipe sandbox setup --languages $SANDBOX_LANGUAGES)" >&2; exit 1; }
 fi
 
 # ---- the Python environment sandboxed programs import from (numpy, sympy, …; rlpipe serve --python-env): rlpipe's own

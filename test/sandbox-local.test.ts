@@ -91,6 +91,9 @@ describe("local sandbox: grading", () => {
       ruby: ["a, b = gets.split.map(&:to_i)\nputs a + b", "puts 0"],
       lua: ["local a, b = io.read('n', 'n')\nprint(math.floor(a + b))", "print(0)"],
       R: ["x <- scan(file('stdin'), quiet = TRUE)\ncat(x[1] + x[2], '\\n')", "cat(0, '\\n')"],
+      D_ut: ["import std.stdio;\nvoid main() { long a, b; readf(\" %d %d\", &a, &b); writeln(a + b); }", "import std.stdio;\nvoid main() { writeln(0); }"],
+      // iverilog's standard input is the file descriptor 32'h8000_0000.
+      verilog: ["module tb;\n  integer a, b, r;\n  initial begin\n    r = $fscanf(32'h8000_0000, \"%d %d\", a, b);\n    $display(\"%0d\", a + b);\n    $finish;\n  end\nendmodule\n", "module tb;\n  initial begin $display(\"0\"); $finish; end\nendmodule\n"],
     };
     const tests = [stdio("1 2", "3"), stdio("40 2", "42")];
     const limits = { runTimeoutMs: 20_000, compileTimeoutMs: 120_000 };
@@ -101,6 +104,23 @@ describe("local sandbox: grading", () => {
     const results = await sb.evaluate(jobs);
     const summary = results.map((r) => `${r.id}: ${r.cases.map((c) => c.status).join(",")}${r.cases[0]!.detail ? ` (${r.cases[0]!.detail})` : ""}`);
     for (const r of results) assert.equal(r.passed, r.id.endsWith("-ok") ? 2 : 0, summary.join("\n"));
+  });
+
+  it("D runs its unittest blocks (SandboxFusion's D_ut: a failed assert fails the run), Lua has luaunit and Perl Test::Deep", async () => {
+    const langs = (await sb.capabilities()).languages;
+    for (const l of ["D_ut", "lua", "perl"]) assert.ok(langs.includes(l), `npm test's setup installs ${l}`);
+    const limits = { runTimeoutMs: 20_000, compileTimeoutMs: 120_000 };
+    const pass = await sb.run({ language: "D_ut", code: "unittest { assert(2 + 2 == 4); }\nvoid main() {}", limits });
+    assert.equal(pass.status, "ok", pass.stderr);
+    assert.match(pass.stderr, /1 modules passed unittests/);
+    const fail = await sb.run({ language: "D_ut", code: "unittest { assert(0 == 1); }\nvoid main() {}", limits });
+    assert.equal(fail.status, "runtime_error");
+    assert.match(fail.stderr, /AssertError@\/work\/src\/main\.d\(1\): Assertion failure/);
+    const lua = await sb.run({ language: "lua", code: "local lu = require('luaunit')\nlu.assertEquals(1 + 1, 3)", limits });
+    assert.equal(lua.status, "runtime_error");
+    assert.match(lua.stderr, /LuaUnit test FAILURE: expected: 3, actual: 2/);
+    const perl = await sb.run({ language: "perl", code: "use Test::More tests => 1;\nuse Test::Deep;\ncmp_deeply({ a => [1, 2] }, { a => [1, 2] }, 'deep');", limits });
+    assert.equal(perl.stdout, "1..1\nok 1 - deep\n", perl.stderr);
   });
 
   it("runs C++ (compiled once) and JavaScript", async () => {

@@ -175,6 +175,20 @@ export function detectToolchains(): Toolchain[] {
   if (ruby !== undefined) out.push({ language: "ruby", file: "main.rb", run: [ruby, `${SRC}/main.rb`] });
   const lua = first("/usr/bin/lua5.4", "/usr/bin/lua5.3", "/usr/bin/lua");
   if (lua !== undefined) out.push({ language: "lua", file: "main.lua", run: [lua, `${SRC}/main.lua`] });
+  const ldmd2 = first("/usr/bin/ldmd2");
+  if (ldmd2 !== undefined) {
+    // SandboxFusion's D_ut: dmd with -unittest (unittest blocks run before main); ldmd2 is LDC's dmd-compatible driver.
+    out.push({ language: "D_ut", file: "main.d", compile: [ldmd2, "-unittest", "-O", `-of=${SRC}/main`, `${SRC}/main.d`], run: [`${SRC}/main`], maxProcesses: 64, binds: ["/etc/ldc2.conf"] });
+  }
+  const iverilog = first("/usr/bin/iverilog");
+  const vvp = first("/usr/bin/vvp");
+  if (iverilog !== undefined && vvp !== undefined) {
+    // SandboxFusion's flags (after VerilogEval): SystemVerilog 2012, the test bench module tb at the top.
+    out.push({
+      language: "verilog", file: "main.sv", compile: [iverilog, "-Wall", "-Winfloop", "-Wno-timescale", "-g2012", "-s", "tb", "-o", `${SRC}/test.vvp`, `${SRC}/main.sv`],
+      run: [vvp, "-n", `${SRC}/test.vvp`],
+    });
+  }
   const rscript = first("/usr/bin/Rscript");
   if (rscript !== undefined) out.push({ language: "R", file: "main.R", run: [rscript, `${SRC}/main.R`], binds: ["/etc/R"], addressSpaceBytes: BIG_ADDRESS_SPACE });
   return out;
@@ -206,5 +220,13 @@ export function typescriptToolchain(nodejs: Toolchain, tsxLoader: string, module
 /** Debian packages per language, for `rlpipe sandbox setup --languages`. */
 export const TOOLCHAIN_PACKAGES: Readonly<Record<string, readonly string[]>> = {
   cpp: ["g++"], nodejs: ["nodejs"], go: ["golang-go"], java: ["openjdk-17-jdk-headless"], rust: ["rustc"], bash: ["bash"],
-  perl: ["perl"], php: ["php-cli"], ruby: ["ruby"], lua: ["lua5.4"], R: ["r-base-core"],
+  perl: ["perl"], php: ["php-cli"], ruby: ["ruby"], lua: ["lua5.4"], R: ["r-base-core"], D_ut: ["ldc"], verilog: ["iverilog"],
+};
+
+/**
+ * Libraries SandboxFusion's programs use with a language (Lua's luaunit, Perl's Test::Deep), installed with it even
+ * where its toolchain came some other way.
+ */
+export const TOOLCHAIN_LIBRARIES: Readonly<Record<string, readonly string[]>> = {
+  lua: ["lua-unit"], perl: ["libtest-deep-perl"],
 };

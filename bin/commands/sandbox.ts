@@ -4,7 +4,7 @@ import { spawnSync } from "node:child_process";
 import { parseArgs } from "node:util";
 import { RlpipeError } from "../../core/errors.js";
 import { installPythonEnv, missingPackages, type PinnedPackage, pinnedNodePackages, pinnedPackages } from "../../adapters/sandboxes/python-env.js";
-import { detectToolchains, TOOLCHAIN_PACKAGES } from "../../adapters/sandboxes/toolchains.js";
+import { detectToolchains, TOOLCHAIN_LIBRARIES, TOOLCHAIN_PACKAGES } from "../../adapters/sandboxes/toolchains.js";
 import { COMMANDS, formatHelp } from "../help.js";
 import type { Io } from "../io.js";
 import { usage } from "./plan.js";
@@ -33,7 +33,7 @@ export function runSandbox(argv: readonly string[], io: Io): number {
   if (unknown.length > 0) throw usage(`--languages: ${unknown.join(", ")} ${unknown.length === 1 ? "is" : "are"} not a language rlpipe installs (known: ${known.join(", ")}; Python needs nothing)`);
   // A language whose toolchain is already there (Go from go.dev in /usr/local/go, say) needs no package.
   const before = new Set(detectToolchains().map((t) => t.language));
-  const packages = [...new Set(languages.filter((l) => !before.has(l)).flatMap((l) => TOOLCHAIN_PACKAGES[l]!))].sort();
+  const packages = [...new Set([...languages.filter((l) => !before.has(l)).flatMap((l) => TOOLCHAIN_PACKAGES[l]!), ...languages.flatMap((l) => TOOLCHAIN_LIBRARIES[l] ?? [])])].sort();
   const missing = packages.filter((p) => !installed(p));
   const command = ["install", "-y", "--no-install-recommends", ...missing];
   if (languages.length === 0) { /* only the Python environment */ }
