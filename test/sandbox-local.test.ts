@@ -123,6 +123,32 @@ describe("local sandbox: grading", () => {
     assert.equal(perl.stdout, "1..1\nok 1 - deep\n", perl.stderr);
   });
 
+  it("function calls in PHP, Ruby, Perl, Lua and bash: arguments from JSON, the value back as JSON, compared outside", async () => {
+    const call = (fnName: string, args: unknown[], expected: unknown): TestCase => ({ kind: "call", fnName, args, expected });
+    const limits = { runTimeoutMs: 10_000 };
+    // Each: join a string and a list's sum, e.g. f("ab", [1, 2]) = "ab3"; then the same with a wrong expectation.
+    const programs: Record<string, string> = {
+      php: "function f($s, $xs) {\n  return $s . array_sum($xs);\n}",
+      ruby: "def f(s, xs)\n  s + xs.sum.to_s\nend",
+      perl: "sub f {\n  my ($s, $xs) = @_;\n  my $t = 0; $t += $_ for @$xs;\n  return $s . $t;\n}",
+      lua: "function f(s, xs)\n  local t = 0\n  for _, x in ipairs(xs) do t = t + x end\n  return s .. t\nend",
+      bash: "f() {\n  local t=0\n  for x in $(echo \"$2\" | tr -d '[],'); do t=$((t + x)); done\n  echo \"$1$t\"\n}",
+    };
+    const jobs = Object.entries(programs).map(([language, code]) => ({ id: language, language, code, limits,
+      tests: [call("f", ["ab", [1, 2]], "ab3"), call("f", ["q\"uote", [5]], "q\"uote5"), call("f", ["x", [1]], "x2")] }));
+    const results = await sb.evaluate(jobs);
+    for (const r of results) {
+      assert.deepEqual(r.cases.map((c) => c.status), ["passed", "passed", "wrong_answer"], `${r.id}: ${JSON.stringify(r.cases)}`);
+    }
+    // Numbers come back as numbers; a method of class Solution is found too (PHP, Ruby).
+    const [php, ruby, lua] = await sb.evaluate([
+      { id: "php-sol", language: "php", code: "<?php\nclass Solution {\n  function twice($n) { return [$n, $n * 2]; }\n}", limits, tests: [call("twice", [21], [21, 42])] },
+      { id: "ruby-sol", language: "ruby", code: "class Solution\n  def twice(n) = [n, n * 2]\nend", limits, tests: [call("twice", [21], [21, 42])] },
+      { id: "lua-num", language: "lua", code: "function half(n) return n / 2 end", limits, tests: [call("half", [3], 1.5)] },
+    ]);
+    for (const r of [php!, ruby!, lua!]) assert.equal(r.cases[0]!.status, "passed", `${r.id}: ${JSON.stringify(r.cases)}`);
+  });
+
   it("runs C++ (compiled once) and JavaScript", async () => {
     const [cpp, js] = await sb.evaluate([
       { ...job("cpp", "#include <cstdio>\nint main(){long a,b;scanf(\"%ld %ld\",&a,&b);printf(\"%ld\\n\",a*b);}", [stdio("6 7", "42"), stdio("2 3", "6")]), language: "cpp" },

@@ -60,6 +60,147 @@ const JS_CALL_DRIVER = `
 })();
 `;
 
+/**
+ * PHP: the function (or a method of `class Solution`) by name. `?><?php` first: the program may have left PHP mode
+ * (whatever that prints goes to stdout, which a function call does not grade).
+ */
+const PHP_CALL_DRIVER = `
+?><?php
+(function () {
+  $call = json_decode(file_get_contents('.rlpipe-call.json'), true);
+  $fn = $call['fn'];
+  if (function_exists($fn)) $res = call_user_func_array($fn, $call['args']);
+  elseif (class_exists('Solution') && method_exists('Solution', $fn)) $res = call_user_func_array([new Solution(), $fn], $call['args']);
+  else throw new Error("function $fn is not defined");
+  file_put_contents('php://fd/3', json_encode($res));
+})();
+`;
+
+/** Ruby: a top-level method (private on Object) or a method of `class Solution`, by name. */
+const RUBY_CALL_DRIVER = `
+require 'json'
+__rlpipe_call = JSON.parse(File.read('.rlpipe-call.json'))
+__rlpipe_fn = __rlpipe_call['fn']
+__rlpipe_res =
+  if respond_to?(__rlpipe_fn, true) then send(__rlpipe_fn, *__rlpipe_call['args'])
+  elsif defined?(Solution) && Solution.method_defined?(__rlpipe_fn) then Solution.new.send(__rlpipe_fn, *__rlpipe_call['args'])
+  else raise NameError, "function #{__rlpipe_fn} is not defined"
+  end
+IO.new(3, 'w').write(JSON.generate(__rlpipe_res))
+`;
+
+/** Perl: a sub of package main (or a method of package Solution) by name; JSON::PP is in Perl's core. */
+const PERL_CALL_DRIVER = String.raw`
+{
+  no strict 'refs';
+  require JSON::PP;
+  open(my $rlpipe_in, '<', '.rlpipe-call.json') or die "no call: $!";
+  my $rlpipe_call = do { local $/; JSON::PP->new->decode(<$rlpipe_in>) };
+  my $rlpipe_fn = $rlpipe_call->{fn};
+  my $rlpipe_res;
+  if (defined &{"main::$rlpipe_fn"}) { $rlpipe_res = &{"main::$rlpipe_fn"}(@{$rlpipe_call->{args}}); }
+  elsif (Solution->can($rlpipe_fn)) { my $s = Solution->can('new') ? Solution->new : bless({}, 'Solution'); $rlpipe_res = $s->$rlpipe_fn(@{$rlpipe_call->{args}}); }
+  else { die "function $rlpipe_fn is not defined\n"; }
+  open(my $rlpipe_out, '>&=', 3) or die "descriptor 3: $!";
+  print $rlpipe_out JSON::PP->new->allow_nonref->canonical->encode($rlpipe_res);
+  close($rlpipe_out);
+}
+`;
+
+/** Lua: a global function by name, with a small JSON reader and writer (Lua has none). */
+const LUA_CALL_DRIVER = String.raw`
+do
+  local function decode(s)
+    local i = 1
+    local function ws() i = s:find('[^ \t\r\n]', i) or #s + 1 end
+    local function str()
+      local out, j = {}, i + 1
+      local map = { b = '\b', f = '\f', n = '\n', r = '\r', t = '\t' }
+      while true do
+        local c = s:sub(j, j)
+        if c == '"' then i = j + 1; return table.concat(out) end
+        if c == '\\' then
+          local e = s:sub(j + 1, j + 1)
+          if e == 'u' then out[#out + 1] = utf8.char(tonumber(s:sub(j + 2, j + 5), 16)); j = j + 6
+          else out[#out + 1] = map[e] or e; j = j + 2 end
+        else out[#out + 1] = c; j = j + 1 end
+      end
+    end
+    local value
+    value = function()
+      ws()
+      local c = s:sub(i, i)
+      if c == '{' then
+        local t = {}; i = i + 1; ws()
+        if s:sub(i, i) == '}' then i = i + 1; return t end
+        while true do
+          ws(); local k = str(); ws(); i = i + 1; t[k] = value(); ws()
+          local d = s:sub(i, i); i = i + 1
+          if d == '}' then return t end
+        end
+      elseif c == '[' then
+        local t = {}; i = i + 1; ws()
+        if s:sub(i, i) == ']' then i = i + 1; return t end
+        while true do
+          t[#t + 1] = value(); ws()
+          local d = s:sub(i, i); i = i + 1
+          if d == ']' then return t end
+        end
+      elseif c == '"' then return str()
+      elseif s:sub(i, i + 3) == 'true' then i = i + 4; return true
+      elseif s:sub(i, i + 4) == 'false' then i = i + 5; return false
+      elseif s:sub(i, i + 3) == 'null' then i = i + 4; return nil
+      else
+        local num = s:match('^-?[%d.eE+-]+', i); i = i + #num
+        return math.tointeger(tonumber(num)) or tonumber(num)
+      end
+    end
+    return value()
+  end
+  local function encode(v)
+    local t = type(v)
+    if t == 'nil' then return 'null'
+    elseif t == 'boolean' then return tostring(v)
+    elseif t == 'number' then
+      if v ~= v or v == math.huge or v == -math.huge then return 'null' end
+      return math.type(v) == 'integer' and tostring(v) or string.format('%.17g', v)
+    elseif t == 'string' then
+      return '"' .. v:gsub('[%c"\\]', function(c) return string.format('\\u%04x', c:byte()) end) .. '"'
+    elseif t == 'table' then
+      local out = {}
+      if #v > 0 or next(v) == nil then
+        for _, x in ipairs(v) do out[#out + 1] = encode(x) end
+        return '[' .. table.concat(out, ',') .. ']'
+      end
+      for k, x in pairs(v) do out[#out + 1] = encode(tostring(k)) .. ':' .. encode(x) end
+      table.sort(out)
+      return '{' .. table.concat(out, ',') .. '}'
+    end
+    error('cannot return a ' .. t .. ' as JSON')
+  end
+  local f = assert(io.open('.rlpipe-call.json')); local call = decode(f:read('a')); f:close()
+  local fn = _G[call.fn]
+  if type(fn) ~= 'function' then error('function ' .. call.fn .. ' is not defined') end
+  local res = fn(table.unpack(call.args))
+  local out = assert(io.open('/dev/fd/3', 'w')); out:write(encode(res)); out:close()
+end
+`;
+
+/**
+ * bash: the function by name with the arguments as words (a string as is, anything else as JSON); its value is what
+ * it prints, a number when it reads as one. bash reads no JSON: the sandbox's python3 decodes and encodes.
+ */
+const BASH_CALL_DRIVER = String.raw`
+__rlpipe_fn=$(/usr/bin/python3 -c 'import json; print(json.load(open(".rlpipe-call.json"))["fn"])')
+set --
+while IFS= read -r -d '' __rlpipe_arg; do set -- "$@" "$__rlpipe_arg"; done < <(/usr/bin/python3 -c 'import json, sys
+for a in json.load(open(".rlpipe-call.json"))["args"]: sys.stdout.write((a if isinstance(a, str) else json.dumps(a)) + "\0")')
+__rlpipe_res=$("$__rlpipe_fn" "$@") || exit $?
+/usr/bin/python3 -c 'import json, re, sys
+v = sys.argv[1]
+sys.stdout.write(v if re.fullmatch(r"-?[0-9]+(\.[0-9]+)?", v) else json.dumps(v))' "$__rlpipe_res" >&3
+`;
+
 /** Go: the functions by name (known when the program is built), arguments decoded into their parameter types. */
 function goCallDriver(fnNames: readonly string[]): CallDriver {
   const table = fnNames.filter((n) => /^[A-Za-z_][A-Za-z0-9_]*$/.test(n)).map((n) => `\t\t${JSON.stringify(n)}: ${n},`).join("\n");
@@ -166,15 +307,15 @@ export function detectToolchains(): Toolchain[] {
   const rustc = first("/usr/bin/rustc");
   if (rustc !== undefined) out.push({ language: "rust", file: "main.rs", compile: [rustc, "-O", "--edition", "2021", "-o", `${SRC}/main`, `${SRC}/main.rs`], run: [`${SRC}/main`], maxProcesses: 64 });
   const bash = first("/usr/bin/bash", "/bin/bash");
-  if (bash !== undefined) out.push({ language: "bash", file: "main.sh", run: ["/usr/bin/bash", `${SRC}/main.sh`] });
+  if (bash !== undefined) out.push({ language: "bash", file: "main.sh", run: ["/usr/bin/bash", `${SRC}/main.sh`], callDriver: () => ({ text: BASH_CALL_DRIVER }) });
   const perl = first("/usr/bin/perl");
-  if (perl !== undefined) out.push({ language: "perl", file: "main.pl", run: [perl, `${SRC}/main.pl`] });
+  if (perl !== undefined) out.push({ language: "perl", file: "main.pl", run: [perl, `${SRC}/main.pl`], callDriver: () => ({ text: PERL_CALL_DRIVER }) });
   const php = first("/usr/bin/php");
-  if (php !== undefined) out.push({ language: "php", file: "main.php", run: [php, "-d", "memory_limit=-1", `${SRC}/main.php`], binds: ["/etc/php"] });
+  if (php !== undefined) out.push({ language: "php", file: "main.php", run: [php, "-d", "memory_limit=-1", `${SRC}/main.php`], binds: ["/etc/php"], callDriver: () => ({ text: PHP_CALL_DRIVER, prefix: "<?php\n" }) });
   const ruby = first("/usr/bin/ruby");
-  if (ruby !== undefined) out.push({ language: "ruby", file: "main.rb", run: [ruby, `${SRC}/main.rb`] });
+  if (ruby !== undefined) out.push({ language: "ruby", file: "main.rb", run: [ruby, `${SRC}/main.rb`], callDriver: () => ({ text: RUBY_CALL_DRIVER }) });
   const lua = first("/usr/bin/lua5.4", "/usr/bin/lua5.3", "/usr/bin/lua");
-  if (lua !== undefined) out.push({ language: "lua", file: "main.lua", run: [lua, `${SRC}/main.lua`] });
+  if (lua !== undefined) out.push({ language: "lua", file: "main.lua", run: [lua, `${SRC}/main.lua`], callDriver: () => ({ text: LUA_CALL_DRIVER }) });
   const ldmd2 = first("/usr/bin/ldmd2");
   if (ldmd2 !== undefined) {
     // SandboxFusion's D_ut: dmd with -unittest (unittest blocks run before main); ldmd2 is LDC's dmd-compatible driver.
