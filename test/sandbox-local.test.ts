@@ -149,6 +149,24 @@ describe("local sandbox: grading", () => {
     for (const r of [php!, ruby!, lua!]) assert.equal(r.cases[0]!.status, "passed", `${r.id}: ${JSON.stringify(r.cases)}`);
   });
 
+  it("function calls in C++: parameter types from the function's signature, vectors and strings both ways, class Solution", { timeout: 120_000 }, async () => {
+    const call = (fnName: string, args: unknown[], expected: unknown): TestCase => ({ kind: "call", fnName, args, expected });
+    const limits = { runTimeoutMs: 10_000, compileTimeoutMs: 60_000 };
+    const [bare, solution, withMain] = await sb.evaluate([
+      // A bare function, LeetCode style (no includes): the standard headers and namespace are there.
+      { id: "bare", language: "cpp", limits, code: "string join(const vector<string>& xs, char sep) {\n  string out;\n  for (size_t i = 0; i < xs.size(); i++) { if (i) out += sep; out += xs[i]; }\n  return out;\n}\nlong long sum(vector<long long> v) { return accumulate(v.begin(), v.end(), 0LL); }",
+        tests: [call("join", [["a", "b\"c"], ","], "a,b\"c"), call("sum", [[1, 2, 4000000000]], 4000000003), call("sum", [[1]], 2)] },
+      { id: "solution", language: "cpp", limits, code: "#include <vector>\nusing namespace std;\nclass Solution {\npublic:\n  vector<vector<int>> pairs(vector<int>& nums, int target) const {\n    vector<vector<int>> out;\n    for (size_t i = 0; i < nums.size(); i++) for (size_t j = i + 1; j < nums.size(); j++) if (nums[i] + nums[j] == target) out.push_back({(int)i, (int)j});\n    return out;\n  }\n  double half(int n) { return n / 2.0; }\n  bool odd(int n) { return n % 2; }\n};",
+        tests: [call("pairs", [[1, 2, 3, 4], 5], [[0, 3], [1, 2]]), call("half", [3], 1.5), call("odd", [3], true)] },
+      // A program with a main of its own cannot get the driver's: a clear compile error, not a wrong verdict.
+      { id: "with-main", language: "cpp", limits, code: "int f(int x) { return x; }\nint main() { return 0; }", tests: [call("f", [1], 1)] },
+    ]);
+    assert.deepEqual(bare!.cases.map((c) => c.status), ["passed", "passed", "wrong_answer"], JSON.stringify(bare!.cases));
+    assert.deepEqual(solution!.cases.map((c) => c.status), ["passed", "passed", "passed"], JSON.stringify(solution!.cases));
+    assert.equal(withMain!.cases[0]!.status, "compile_error");
+    assert.match(`${withMain!.cases[0]!.stderr ?? ""}${withMain!.cases[0]!.detail ?? ""}`, /redefinition of .int main\(\)./);
+  });
+
   it("runs C++ (compiled once) and JavaScript", async () => {
     const [cpp, js] = await sb.evaluate([
       { ...job("cpp", "#include <cstdio>\nint main(){long a,b;scanf(\"%ld %ld\",&a,&b);printf(\"%ld\\n\",a*b);}", [stdio("6 7", "42"), stdio("2 3", "6")]), language: "cpp" },

@@ -295,7 +295,7 @@ export class LocalSandbox implements SandboxBackend {
     if (this.closed) return { cases: new Map(), budgetExhausted: false, infraError: "the sandbox is closed" };
     const toolchain = this.toolchains.find((t) => t.language === language);
     const fnNames = [...new Set(cases.filter((c) => c.kind === "call").map((c) => c.fnName!))].sort();
-    const callDriver = fnNames.length === 0 ? undefined : toolchain?.callDriver?.(fnNames);
+    const callDriver = fnNames.length === 0 ? undefined : toolchain?.callDriver?.(fnNames, code);
     const job = {
       language, code, cases, limits, startIndex: from, ...(toolchain === undefined ? {} : { toolchain }), ...(callDriver === undefined ? {} : { callDriver }),
       ...(stopOnFailure === undefined ? {} : { stopAfter: (ev: HarnessEvent) => gradeCase(stopOnFailure[ev.index!]!, toExecution(ev)).status !== "passed" }),

@@ -29,7 +29,7 @@ export interface Toolchain {
    * directory, calls the function and writes its value as JSON on descriptor 3 (the harness compares it; the
    * expected value never enters the sandbox). In the program's own file (`file` absent) or a file of its own.
    */
-  readonly callDriver?: (fnNames: readonly string[]) => CallDriver;
+  readonly callDriver?: (fnNames: readonly string[], code: string) => CallDriver;
 }
 
 export interface CallDriver {
@@ -201,6 +201,144 @@ v = sys.argv[1]
 sys.stdout.write(v if re.fullmatch(r"-?[0-9]+(\.[0-9]+)?", v) else json.dumps(v))' "$__rlpipe_res" >&3
 `;
 
+/**
+ * C++: the functions are known when the program is built, so each is called through a template that reads every
+ * parameter's type from the function's own signature (int, long, double, bool, char, string, vectors of these, nested)
+ * and writes the value back as JSON. A program with class Solution gets its methods called on a fresh instance.
+ */
+const CPP_CALL_DRIVER = String.raw`
+// ---- rlpipe function-call driver (C++): arguments from .rlpipe-call.json, the value as JSON on descriptor 3 ----
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+#include <vector>
+namespace rlpipe_call {
+struct Json {
+  enum Kind { Null, Bool, Num, Str, Arr, Obj } kind = Null;
+  bool b = false; double n = 0; long long i = 0; bool isInt = false; std::string s;
+  std::vector<Json> a; std::vector<std::pair<std::string, Json>> o;
+};
+struct Parser {
+  const std::string& t; size_t p = 0;
+  void ws() { while (p < t.size() && (t[p] == ' ' || t[p] == '\n' || t[p] == '\r' || t[p] == '\t')) p++; }
+  std::string str() {
+    std::string out; p++;
+    while (p < t.size() && t[p] != '"') {
+      char c = t[p++];
+      if (c != '\\') { out += c; continue; }
+      char e = t[p++];
+      if (e == 'n') out += '\n'; else if (e == 't') out += '\t'; else if (e == 'r') out += '\r'; else if (e == 'b') out += '\b'; else if (e == 'f') out += '\f';
+      else if (e == 'u') {
+        unsigned cp = std::stoul(t.substr(p, 4), nullptr, 16); p += 4;
+        if (cp >= 0xD800 && cp <= 0xDBFF && t.compare(p, 2, "\\u") == 0) { unsigned lo = std::stoul(t.substr(p + 2, 4), nullptr, 16); p += 6; cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00); }
+        if (cp < 0x80) out += char(cp);
+        else if (cp < 0x800) { out += char(0xC0 | (cp >> 6)); out += char(0x80 | (cp & 0x3F)); }
+        else if (cp < 0x10000) { out += char(0xE0 | (cp >> 12)); out += char(0x80 | ((cp >> 6) & 0x3F)); out += char(0x80 | (cp & 0x3F)); }
+        else { out += char(0xF0 | (cp >> 18)); out += char(0x80 | ((cp >> 12) & 0x3F)); out += char(0x80 | ((cp >> 6) & 0x3F)); out += char(0x80 | (cp & 0x3F)); }
+      } else out += e;
+    }
+    p++;
+    return out;
+  }
+  Json value() {
+    ws(); Json v;
+    char c = t[p];
+    if (c == '{') { v.kind = Json::Obj; p++; ws(); if (t[p] == '}') { p++; return v; }
+      for (;;) { ws(); std::string k = str(); ws(); p++; Json x = value(); v.o.emplace_back(k, x); ws(); if (t[p++] == '}') return v; } }
+    if (c == '[') { v.kind = Json::Arr; p++; ws(); if (t[p] == ']') { p++; return v; }
+      for (;;) { v.a.push_back(value()); ws(); if (t[p++] == ']') return v; } }
+    if (c == '"') { v.kind = Json::Str; v.s = str(); return v; }
+    if (t.compare(p, 4, "true") == 0) { p += 4; v.kind = Json::Bool; v.b = true; return v; }
+    if (t.compare(p, 5, "false") == 0) { p += 5; v.kind = Json::Bool; return v; }
+    if (t.compare(p, 4, "null") == 0) { p += 4; return v; }
+    size_t end = p; while (end < t.size() && std::string("+-0123456789.eE").find(t[end]) != std::string::npos) end++;
+    std::string num = t.substr(p, end - p); p = end;
+    v.kind = Json::Num; v.n = std::stod(num);
+    v.isInt = num.find_first_of(".eE") == std::string::npos; if (v.isInt) v.i = std::stoll(num);
+    return v;
+  }
+};
+template <typename T> struct is_vector : std::false_type {};
+template <typename T, typename A> struct is_vector<std::vector<T, A>> : std::true_type {};
+template <typename T> T from(const Json& j) {
+  if constexpr (std::is_same_v<T, bool>) return j.kind == Json::Bool ? j.b : j.n != 0;
+  else if constexpr (std::is_same_v<T, char>) return j.s.empty() ? char(j.i) : j.s[0];
+  else if constexpr (std::is_integral_v<T>) return j.isInt ? T(j.i) : T(j.n);
+  else if constexpr (std::is_floating_point_v<T>) return T(j.n);
+  else if constexpr (std::is_same_v<T, std::string>) return j.s;
+  else if constexpr (is_vector<T>::value) { T out; for (const Json& x : j.a) out.push_back(from<typename T::value_type>(x)); return out; }
+  else static_assert(sizeof(T) == 0, "rlpipe: this parameter type cannot be read from JSON");
+}
+inline std::string quote(const std::string& s) {
+  std::string out = "\"";
+  for (unsigned char c : s) {
+    if (c == '"' || c == '\\') { out += '\\'; out += char(c); }
+    else if (c < 0x20) { char buf[8]; std::snprintf(buf, sizeof buf, "\\u%04x", c); out += buf; }
+    else out += char(c);
+  }
+  return out + "\"";
+}
+template <typename T> std::string to(const T& v) {
+  if constexpr (std::is_same_v<T, bool>) return v ? "true" : "false";
+  else if constexpr (std::is_same_v<T, char>) return quote(std::string(1, v));
+  else if constexpr (std::is_integral_v<T>) return std::to_string(v);
+  else if constexpr (std::is_floating_point_v<T>) { char buf[40]; std::snprintf(buf, sizeof buf, "%.17g", double(v)); return buf; }
+  else if constexpr (std::is_convertible_v<T, std::string>) return quote(std::string(v));
+  else if constexpr (is_vector<T>::value) { std::string out = "["; bool first = true; for (const auto& x : v) { if (!first) out += ","; first = false; out += to(x); } return out + "]"; }
+  else static_assert(sizeof(T) == 0, "rlpipe: this return type cannot be written as JSON");
+}
+template <typename... A> struct Args {
+  template <typename F, size_t... I> static std::string apply(F&& f, const std::vector<Json>& args, std::index_sequence<I...>) {
+    if (args.size() != sizeof...(A)) throw std::runtime_error("wrong number of arguments");
+    std::tuple<std::decay_t<A>...> vals{from<std::decay_t<A>>(args[I])...};
+    using R = decltype(f(std::get<I>(vals)...));
+    if constexpr (std::is_void_v<R>) { f(std::get<I>(vals)...); return "null"; }
+    else return to(f(std::get<I>(vals)...));
+  }
+};
+template <typename R, typename... A> std::string call(R (*fn)(A...), const std::vector<Json>& args) {
+  return Args<A...>::apply(fn, args, std::index_sequence_for<A...>{});
+}
+template <typename C, typename R, typename... A> std::string call(R (C::*fn)(A...), const std::vector<Json>& args) {
+  auto self = std::make_shared<C>();
+  return Args<A...>::apply([&](auto&... x) { return ((*self).*fn)(x...); }, args, std::index_sequence_for<A...>{});
+}
+template <typename C, typename R, typename... A> std::string call(R (C::*fn)(A...) const, const std::vector<Json>& args) {
+  auto self = std::make_shared<C>();
+  return Args<A...>::apply([&](auto&... x) { return ((*self).*fn)(x...); }, args, std::index_sequence_for<A...>{});
+}
+inline void write(const std::string& out) { FILE* f = fdopen(3, "w"); std::fputs(out.c_str(), f); std::fclose(f); }
+}  // namespace rlpipe_call
+int main() {
+  std::ifstream in(".rlpipe-call.json"); std::stringstream buf; buf << in.rdbuf(); std::string text = buf.str();
+  rlpipe_call::Parser parser{text};
+  rlpipe_call::Json call = parser.value();
+  std::string fn; std::vector<rlpipe_call::Json> args;
+  for (auto& [k, v] : call.o) { if (k == "fn") fn = v.s; else if (k == "args") args = v.a; }
+  std::string out;
+__DISPATCH__
+  else throw std::runtime_error("function " + fn + " is not defined");
+  rlpipe_call::write(out);
+  return 0;
+}
+`;
+
+function cppCallDriver(fnNames: readonly string[], code: string): CallDriver {
+  const solution = /\b(?:class|struct)\s+Solution\b/.test(code);
+  const dispatch = fnNames.filter((n) => /^[A-Za-z_][A-Za-z0-9_]*$/.test(n))
+    .map((n, i) => `  ${i === 0 ? "if" : "else if"} (fn == ${JSON.stringify(n)}) out = rlpipe_call::call(&${solution ? "Solution::" : ""}${n}, args);`).join("\n");
+  // A bare function (LeetCode style) assumes the standard headers and namespace.
+  const bare = !/^\s*#\s*include\b/m.test(code);
+  return { text: CPP_CALL_DRIVER.replace("__DISPATCH__", dispatch === "" ? "  if (false) {}" : dispatch), ...(bare ? { prefix: "#include <bits/stdc++.h>\nusing namespace std;\n" } : {}) };
+}
+
 /** Go: the functions by name (known when the program is built), arguments decoded into their parameter types. */
 function goCallDriver(fnNames: readonly string[]): CallDriver {
   const table = fnNames.filter((n) => /^[A-Za-z_][A-Za-z0-9_]*$/.test(n)).map((n) => `\t\t${JSON.stringify(n)}: ${n},`).join("\n");
@@ -282,7 +420,7 @@ function jdk(): string | undefined {
 export function detectToolchains(): Toolchain[] {
   const out: Toolchain[] = [];
   const gxx = first("/usr/bin/g++");
-  if (gxx !== undefined) out.push({ language: "cpp", file: "main.cpp", compile: [gxx, "-O2", "-std=c++17", "-pipe", "-o", `${SRC}/main`, `${SRC}/main.cpp`], run: [`${SRC}/main`] });
+  if (gxx !== undefined) out.push({ language: "cpp", file: "main.cpp", compile: [gxx, "-O2", "-std=c++17", "-pipe", "-o", `${SRC}/main`, `${SRC}/main.cpp`], run: [`${SRC}/main`], callDriver: cppCallDriver });
   const node = first("/usr/bin/node", "/usr/local/bin/node");
   if (node !== undefined && node.startsWith("/usr/")) out.push({ language: "nodejs", file: "main.js", run: [node, "--max-old-space-size={mem}", `${SRC}/main.js`], addressSpaceBytes: BIG_ADDRESS_SPACE, callDriver: () => ({ text: JS_CALL_DRIVER }) });
   const go = first("/usr/local/go/bin/go", "/usr/lib/go/bin/go", "/usr/bin/go");
