@@ -167,6 +167,23 @@ describe("local sandbox: grading", () => {
     assert.match(`${withMain!.cases[0]!.stderr ?? ""}${withMain!.cases[0]!.detail ?? ""}`, /redefinition of .int main\(\)./);
   });
 
+  it("function calls in Java: by reflection in Solution or Main, arguments converted to generic parameter types", { timeout: 120_000 }, async () => {
+    const call = (fnName: string, args: unknown[], expected: unknown): TestCase => ({ kind: "call", fnName, args, expected });
+    const limits = { runTimeoutMs: 10_000, compileTimeoutMs: 60_000 };
+    const [bare, solution, withMain] = await sb.evaluate([
+      // Bare methods (ScaleBox style): wrapped in class Main, java.util imported.
+      { id: "bare", language: "java", limits, code: "public static String join(List<String> xs, char sep) {\n  return String.join(String.valueOf(sep), xs);\n}\nstatic long sum(long[] v) { long t = 0; for (long x : v) t += x; return t; }",
+        tests: [call("join", [["a", "b\"c"], ","], "a,b\"c"), call("sum", [[1, 2, 4000000000]], 4000000003), call("sum", [[1]], 2)] },
+      { id: "solution", language: "java", limits, code: "import java.util.*;\nclass Solution {\n  public List<List<Integer>> pairs(int[] nums, int target) {\n    List<List<Integer>> out = new ArrayList<>();\n    for (int i = 0; i < nums.length; i++) for (int j = i + 1; j < nums.length; j++) if (nums[i] + nums[j] == target) out.add(Arrays.asList(i, j));\n    return out;\n  }\n  public Map<String, Integer> count(String[] words) {\n    Map<String, Integer> m = new TreeMap<>();\n    for (String w : words) m.merge(w, 1, Integer::sum);\n    return m;\n  }\n  public double half(int n) { return n / 2.0; }\n}",
+        tests: [call("pairs", [[1, 2, 3, 4], 5], [[0, 3], [1, 2]]), call("count", [["b", "a", "b"]], { a: 1, b: 2 }), call("half", [3], 1.5)] },
+      // The program's own main is not the entry point: the function is called, main never runs.
+      { id: "with-main", language: "java", limits, code: "public class Main {\n  static int f(int x) { return x + 1; }\n  public static void main(String[] a) { System.exit(3); }\n}", tests: [call("f", [1], 2)] },
+    ]);
+    assert.deepEqual(bare!.cases.map((c) => c.status), ["passed", "passed", "wrong_answer"], JSON.stringify(bare!.cases));
+    assert.deepEqual(solution!.cases.map((c) => c.status), ["passed", "passed", "passed"], JSON.stringify(solution!.cases));
+    assert.equal(withMain!.cases[0]!.status, "passed", JSON.stringify(withMain!.cases));
+  });
+
   it("runs C++ (compiled once) and JavaScript", async () => {
     const [cpp, js] = await sb.evaluate([
       { ...job("cpp", "#include <cstdio>\nint main(){long a,b;scanf(\"%ld %ld\",&a,&b);printf(\"%ld\\n\",a*b);}", [stdio("6 7", "42"), stdio("2 3", "6")]), language: "cpp" },

@@ -297,7 +297,9 @@ export class LocalSandbox implements SandboxBackend {
     const fnNames = [...new Set(cases.filter((c) => c.kind === "call").map((c) => c.fnName!))].sort();
     const callDriver = fnNames.length === 0 ? undefined : toolchain?.callDriver?.(fnNames, code);
     const job = {
-      language, code, cases, limits, startIndex: from, ...(toolchain === undefined ? {} : { toolchain }), ...(callDriver === undefined ? {} : { callDriver }),
+      language, code: callDriver?.program ?? code, cases, limits, startIndex: from,
+      ...(toolchain === undefined ? {} : { toolchain: callDriver?.run === undefined ? toolchain : { ...toolchain, run: callDriver.run } }),
+      ...(callDriver === undefined ? {} : { callDriver: { text: callDriver.text, ...(callDriver.file === undefined ? {} : { file: callDriver.file }), ...(callDriver.prefix === undefined ? {} : { prefix: callDriver.prefix }) } }),
       ...(stopOnFailure === undefined ? {} : { stopAfter: (ev: HarnessEvent) => gradeCase(stopOnFailure[ev.index!]!, toExecution(ev)).status !== "passed" }),
     };
     let out: HarnessOutcome;

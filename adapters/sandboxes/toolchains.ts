@@ -34,6 +34,10 @@ export interface Toolchain {
 
 export interface CallDriver {
   readonly text: string;
+  /** The program to build instead of the one given (Java: bare methods wrapped in a class). */
+  readonly program?: string;
+  /** The run step instead of the toolchain's (Java: the driver's class is the entry point). */
+  readonly run?: readonly string[];
   /** A file of its own in /work/src (languages that build a directory); absent: appended to the program. */
   readonly file?: string;
   /** Put before the program (Go: its package clause, when the completion has none). */
@@ -339,6 +343,165 @@ function cppCallDriver(fnNames: readonly string[], code: string): CallDriver {
   return { text: CPP_CALL_DRIVER.replace("__DISPATCH__", dispatch === "" ? "  if (false) {}" : dispatch), ...(bare ? { prefix: "#include <bits/stdc++.h>\nusing namespace std;\n" } : {}) };
 }
 
+/**
+ * Java: found by reflection in class Solution or Main (static or on a fresh instance), each argument converted to its
+ * parameter's generic type (primitives and boxes, String, char, arrays, List, Set, Map, nested) and the value written as
+ * JSON. Bare methods (no class, ScaleBox style) are wrapped in class Main with java.util imported; the driver's own
+ * class is the entry point, so a program's main is never called.
+ */
+const JAVA_CALL_DRIVER = String.raw`
+// ---- rlpipe function-call driver (Java): arguments from .rlpipe-call.json, the value as JSON on descriptor 3 ----
+class RlpipeCall {
+  private final String t; private int p;
+  private RlpipeCall(String t) { this.t = t; }
+  private void ws() { while (p < t.length() && Character.isWhitespace(t.charAt(p))) p++; }
+  private String str() {
+    StringBuilder out = new StringBuilder(); p++;
+    while (t.charAt(p) != '"') {
+      char c = t.charAt(p++);
+      if (c != '\\') { out.append(c); continue; }
+      char e = t.charAt(p++);
+      switch (e) {
+        case 'n': out.append('\n'); break; case 't': out.append('\t'); break; case 'r': out.append('\r'); break;
+        case 'b': out.append('\b'); break; case 'f': out.append('\f'); break;
+        case 'u': out.append((char) Integer.parseInt(t.substring(p, p + 4), 16)); p += 4; break;
+        default: out.append(e);
+      }
+    }
+    p++;
+    return out.toString();
+  }
+  private Object value() {
+    ws();
+    char c = t.charAt(p);
+    if (c == '{') {
+      java.util.Map<String, Object> m = new java.util.LinkedHashMap<>(); p++; ws();
+      if (t.charAt(p) == '}') { p++; return m; }
+      for (;;) { ws(); String k = str(); ws(); p++; m.put(k, value()); ws(); if (t.charAt(p++) == '}') return m; }
+    }
+    if (c == '[') {
+      java.util.List<Object> l = new java.util.ArrayList<>(); p++; ws();
+      if (t.charAt(p) == ']') { p++; return l; }
+      for (;;) { l.add(value()); ws(); if (t.charAt(p++) == ']') return l; }
+    }
+    if (c == '"') return str();
+    if (t.startsWith("true", p)) { p += 4; return Boolean.TRUE; }
+    if (t.startsWith("false", p)) { p += 5; return Boolean.FALSE; }
+    if (t.startsWith("null", p)) { p += 4; return null; }
+    int end = p; while (end < t.length() && "+-0123456789.eE".indexOf(t.charAt(end)) >= 0) end++;
+    String num = t.substring(p, end); p = end;
+    if (num.matches("-?\\d+")) { try { return Long.parseLong(num); } catch (NumberFormatException e) { return new java.math.BigInteger(num); } }
+    return Double.parseDouble(num);
+  }
+  /** A JSON value as a parameter of this (generic) type. */
+  private static Object as(Object v, java.lang.reflect.Type type) {
+    Class<?> raw = type instanceof Class ? (Class<?>) type : type instanceof java.lang.reflect.ParameterizedType ? (Class<?>) ((java.lang.reflect.ParameterizedType) type).getRawType() : Object.class;
+    if (v == null) return null;
+    if (raw == int.class || raw == Integer.class) return ((Number) v).intValue();
+    if (raw == long.class || raw == Long.class) return ((Number) v).longValue();
+    if (raw == double.class || raw == Double.class) return ((Number) v).doubleValue();
+    if (raw == float.class || raw == Float.class) return ((Number) v).floatValue();
+    if (raw == short.class || raw == Short.class) return ((Number) v).shortValue();
+    if (raw == byte.class || raw == Byte.class) return ((Number) v).byteValue();
+    if (raw == boolean.class || raw == Boolean.class) return v;
+    if (raw == char.class || raw == Character.class) return v instanceof String ? ((String) v).charAt(0) : (char) ((Number) v).intValue();
+    if (raw == String.class) return v.toString();
+    if (raw.isArray()) {
+      java.util.List<?> l = (java.util.List<?>) v;
+      Object arr = java.lang.reflect.Array.newInstance(raw.getComponentType(), l.size());
+      for (int i = 0; i < l.size(); i++) java.lang.reflect.Array.set(arr, i, as(l.get(i), raw.getComponentType()));
+      return arr;
+    }
+    java.lang.reflect.Type arg = type instanceof java.lang.reflect.ParameterizedType ? ((java.lang.reflect.ParameterizedType) type).getActualTypeArguments()[0] : Object.class;
+    if (java.util.Set.class.isAssignableFrom(raw)) { java.util.Set<Object> s = new java.util.LinkedHashSet<>(); for (Object x : (java.util.List<?>) v) s.add(as(x, arg)); return s; }
+    if (java.util.Collection.class.isAssignableFrom(raw)) { java.util.List<Object> l = new java.util.ArrayList<>(); for (Object x : (java.util.List<?>) v) l.add(as(x, arg)); return l; }
+    if (java.util.Map.class.isAssignableFrom(raw)) {
+      java.lang.reflect.Type val = ((java.lang.reflect.ParameterizedType) type).getActualTypeArguments()[1];
+      java.util.Map<Object, Object> m = new java.util.LinkedHashMap<>();
+      for (java.util.Map.Entry<?, ?> e : ((java.util.Map<?, ?>) v).entrySet()) m.put(e.getKey(), as(e.getValue(), val));
+      return m;
+    }
+    return v;
+  }
+  private static String quote(String s) {
+    StringBuilder out = new StringBuilder("\"");
+    for (char c : s.toCharArray()) {
+      if (c == '"' || c == '\\') out.append('\\').append(c);
+      else if (c < 0x20) out.append(String.format("\\u%04x", (int) c));
+      else out.append(c);
+    }
+    return out.append('"').toString();
+  }
+  private static String json(Object v) {
+    if (v == null) return "null";
+    if (v instanceof String || v instanceof Character) return quote(v.toString());
+    if (v instanceof Double || v instanceof Float) { double d = ((Number) v).doubleValue(); return Double.isFinite(d) ? (d == Math.rint(d) && Math.abs(d) < 1e15 ? String.valueOf((long) d) + ".0" : String.valueOf(d)) : "null"; }
+    if (v instanceof Number || v instanceof Boolean) return v.toString();
+    StringBuilder out = new StringBuilder();
+    if (v.getClass().isArray()) {
+      out.append('[');
+      for (int i = 0; i < java.lang.reflect.Array.getLength(v); i++) { if (i > 0) out.append(','); out.append(json(java.lang.reflect.Array.get(v, i))); }
+      return out.append(']').toString();
+    }
+    if (v instanceof java.util.Collection) {
+      out.append('['); boolean first = true;
+      for (Object x : (java.util.Collection<?>) v) { if (!first) out.append(','); first = false; out.append(json(x)); }
+      return out.append(']').toString();
+    }
+    if (v instanceof java.util.Map) {
+      out.append('{'); boolean first = true;
+      for (java.util.Map.Entry<?, ?> e : ((java.util.Map<?, ?>) v).entrySet()) { if (!first) out.append(','); first = false; out.append(quote(String.valueOf(e.getKey()))).append(':').append(json(e.getValue())); }
+      return out.append('}').toString();
+    }
+    return quote(v.toString());
+  }
+  public static void main(String[] argv) throws Throwable {
+    String text = new String(java.nio.file.Files.readAllBytes(java.nio.file.Paths.get(".rlpipe-call.json")), java.nio.charset.StandardCharsets.UTF_8);
+    @SuppressWarnings("unchecked") java.util.Map<String, Object> call = (java.util.Map<String, Object>) new RlpipeCall(text).value();
+    String fn = (String) call.get("fn");
+    java.util.List<?> args = (java.util.List<?>) call.get("args");
+    for (String name : new String[] {"Solution", "Main"}) {
+      Class<?> cls;
+      try { cls = Class.forName(name); } catch (ClassNotFoundException e) { continue; }
+      for (java.lang.reflect.Method m : cls.getDeclaredMethods()) {
+        if (!m.getName().equals(fn) || m.getParameterCount() != args.size()) continue;
+        java.lang.reflect.Type[] types = m.getGenericParameterTypes();
+        Object[] values = new Object[args.size()];
+        for (int i = 0; i < values.length; i++) values[i] = as(args.get(i), types[i]);
+        m.setAccessible(true);
+        Object self = null;
+        if (!java.lang.reflect.Modifier.isStatic(m.getModifiers())) {
+          java.lang.reflect.Constructor<?> ctor = cls.getDeclaredConstructor();
+          ctor.setAccessible(true);
+          self = ctor.newInstance();
+        }
+        Object res;
+        try { res = m.invoke(self, values); } catch (java.lang.reflect.InvocationTargetException e) { throw e.getCause(); }
+        try (java.io.FileOutputStream out = new java.io.FileOutputStream("/dev/fd/3")) {
+          out.write((m.getReturnType() == void.class ? "null" : json(res)).getBytes(java.nio.charset.StandardCharsets.UTF_8));
+        }
+        return;
+      }
+    }
+    throw new NoSuchMethodError("function " + fn + " is not defined");
+  }
+}
+`;
+
+function javaCallDriver(run: readonly string[]): (fnNames: readonly string[], code: string) => CallDriver {
+  return (_fnNames, code) => {
+    const bare = !/\b(?:class|interface|enum|record)\s+[A-Za-z_]/.test(code);
+    let program: string | undefined;
+    if (bare) {
+      const lines = code.split("\n");
+      const imports = lines.filter((l) => /^\s*import\s/.test(l));
+      const body = lines.filter((l) => !/^\s*import\s/.test(l));
+      program = ["import java.util.*;", ...imports, "class Main {", ...body, "}"].join("\n");
+    }
+    return { text: JAVA_CALL_DRIVER, run: [...run.slice(0, -1), "RlpipeCall"], ...(program === undefined ? {} : { program }) };
+  };
+}
+
 /** Go: the functions by name (known when the program is built), arguments decoded into their parameter types. */
 function goCallDriver(fnNames: readonly string[]): CallDriver {
   const table = fnNames.filter((n) => /^[A-Za-z_][A-Za-z0-9_]*$/.test(n)).map((n) => `\t\t${JSON.stringify(n)}: ${n},`).join("\n");
@@ -435,11 +598,13 @@ export function detectToolchains(): Toolchain[] {
   }
   const java = jdk();
   if (java !== undefined) {
+    const javaRun = [join(java, "bin", "java"), "-ea", "-Xmx{mem}m", "-Xss64m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-cp", SRC, "Main"];
     out.push({
       language: "java", file: "Main.java", compile: [join(java, "bin", "javac"), "-encoding", "UTF-8", "-d", SRC, `${SRC}/Main.java`],
       // -ea: assert statements are checked, as SandboxFusion runs Java.
-      run: [join(java, "bin", "java"), "-ea", "-Xmx{mem}m", "-Xss64m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-cp", SRC, "Main"],
+      run: javaRun,
       addressSpaceBytes: BIG_ADDRESS_SPACE, maxProcesses: 256, binds: ["/etc/java-17-openjdk", "/etc/java-21-openjdk"],
+      callDriver: javaCallDriver(javaRun),
     });
   }
   const rustc = first("/usr/bin/rustc");
