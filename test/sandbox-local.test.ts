@@ -197,7 +197,7 @@ describe("local sandbox: grading", () => {
     // Lean has no toolchain rlpipe knows (toolchains.ts), on any machine.
     const [r] = await sb.evaluate([{ ...job("lean", "theorem t : True := trivial", [stdio("", "")]), language: "lean" }]);
     assert.equal(r!.cases[0]!.status, "compile_error");
-    assert.match(r!.cases[0]!.detail!, /language lean is not available in the local sandbox \(available: python, cpp, nodejs[a-zA-Z, ]*\)/);
+    assert.match(r!.cases[0]!.detail!, /language lean is not available in the local sandbox \(available: python, cpp, nodejs[a-zA-Z_, ]*\)/);
     const run = await sb.run({ language: "lean", code: "", limits: { runTimeoutMs: 1000 } });
     assert.match(run.stderr, /not available/);
   });
