@@ -92,6 +92,9 @@ describe("local sandbox: grading", () => {
       lua: ["local a, b = io.read('n', 'n')\nprint(math.floor(a + b))", "print(0)"],
       R: ["x <- scan(file('stdin'), quiet = TRUE)\ncat(x[1] + x[2], '\\n')", "cat(0, '\\n')"],
       D_ut: ["import std.stdio;\nvoid main() { long a, b; readf(\" %d %d\", &a, &b); writeln(a + b); }", "import std.stdio;\nvoid main() { writeln(0); }"],
+      racket: ["(define a (read))\n(define b (read))\n(displayln (+ a b))", "(displayln 0)"],
+      scala: ["object Sum {\n  def main(args: Array[String]): Unit = {\n    val Array(a, b) = scala.io.StdIn.readLine().trim.split(\" \").map(_.toLong)\n    println(a + b)\n  }\n}", "object Zero extends App { println(0) }"],
+      csharp: ["using System;\nclass P { static void Main() { var p = Console.ReadLine().Split(); Console.WriteLine(long.Parse(p[0]) + long.Parse(p[1])); } }", "class P { static void Main() { System.Console.WriteLine(0); } }"],
       // iverilog's standard input is the file descriptor 32'h8000_0000.
       verilog: ["module tb;\n  integer a, b, r;\n  initial begin\n    r = $fscanf(32'h8000_0000, \"%d %d\", a, b);\n    $display(\"%0d\", a + b);\n    $finish;\n  end\nendmodule\n", "module tb;\n  initial begin $display(\"0\"); $finish; end\nendmodule\n"],
     };

@@ -294,11 +294,14 @@ export class LocalSandbox implements SandboxBackend {
   private async runHarness(uid: number, language: string, code: string, cases: HarnessCase[], limits: Required<Limits>, signal: AbortSignal | undefined, from = 0, stopOnFailure?: readonly TestCase[]): Promise<HarnessOutcome> {
     if (this.closed) return { cases: new Map(), budgetExhausted: false, infraError: "the sandbox is closed" };
     const toolchain = this.toolchains.find((t) => t.language === language);
+    const adapted = toolchain?.forProgram?.(code) ?? {};
+    const program = adapted.code ?? code;
     const fnNames = [...new Set(cases.filter((c) => c.kind === "call").map((c) => c.fnName!))].sort();
-    const callDriver = fnNames.length === 0 ? undefined : toolchain?.callDriver?.(fnNames, code);
+    const callDriver = fnNames.length === 0 ? undefined : toolchain?.callDriver?.(fnNames, program);
+    const run = callDriver?.run ?? adapted.run;
     const job = {
-      language, code: callDriver?.program ?? code, cases, limits, startIndex: from,
-      ...(toolchain === undefined ? {} : { toolchain: callDriver?.run === undefined ? toolchain : { ...toolchain, run: callDriver.run } }),
+      language, code: callDriver?.program ?? program, cases, limits, startIndex: from,
+      ...(toolchain === undefined ? {} : { toolchain: run === undefined ? toolchain : { ...toolchain, run } }),
       ...(callDriver === undefined ? {} : { callDriver: { text: callDriver.text, ...(callDriver.file === undefined ? {} : { file: callDriver.file }), ...(callDriver.prefix === undefined ? {} : { prefix: callDriver.prefix }) } }),
       ...(stopOnFailure === undefined ? {} : { stopAfter: (ev: HarnessEvent) => gradeCase(stopOnFailure[ev.index!]!, toExecution(ev)).status !== "passed" }),
     };

@@ -25,6 +25,11 @@ export interface Toolchain {
   /** Host paths bound read-only into the sandbox, when they exist (configuration a toolchain reads outside /usr). */
   readonly binds?: readonly string[];
   /**
+   * What a program needs before it is built, read from its text (Node side): a header it may omit (Racket's #lang),
+   * the run step naming its entry point (Scala's object).
+   */
+  readonly forProgram?: (code: string) => { readonly code?: string; readonly run?: readonly string[] };
+  /**
    * Function-call cases: code added to the program that reads `.rlpipe-call.json` ({fn, args}) from the case's
    * directory, calls the function and writes its value as JSON on descriptor 3 (the harness compares it; the
    * expected value never enters the sandbox). In the program's own file (`file` absent) or a file of its own.
@@ -633,6 +638,32 @@ export function detectToolchains(): Toolchain[] {
       run: [vvp, "-n", `${SRC}/test.vvp`],
     });
   }
+  const racket = first("/usr/bin/racket");
+  if (racket !== undefined) {
+    // A program without a #lang line is Racket's own language (racket refuses a file that declares no module).
+    // /etc/racket/config.rktd says where Debian keeps the compiled collections (without it racket compiles them anew).
+    out.push({ language: "racket", file: "main.rkt", run: [racket, `${SRC}/main.rkt`], addressSpaceBytes: BIG_ADDRESS_SPACE, binds: ["/etc/racket"], forProgram: (code) => (/^\s*#lang\b/m.test(code) ? {} : { code: `#lang racket\n${code}` }) });
+  }
+  const scalac = first("/usr/bin/scalac");
+  const scala = first("/usr/bin/scala");
+  if (scalac !== undefined && scala !== undefined && java !== undefined) {
+    // As SandboxFusion: scalac, then scala running the program's object (the one with main, or that extends App).
+    const scalaRun = [scala, "-J-Xmx{mem}m", "-J-Xss64m", "-J-XX:+UseSerialGC", "-cp", SRC];
+    out.push({
+      language: "scala", file: "main.scala", compile: [scalac, "-d", SRC, `${SRC}/main.scala`], run: [...scalaRun, "Main"],
+      addressSpaceBytes: BIG_ADDRESS_SPACE, maxProcesses: 256, binds: ["/etc/java-17-openjdk", "/etc/java-21-openjdk"],
+      forProgram: (code) => {
+        const entry = /\bobject\s+([A-Za-z_][A-Za-z0-9_]*)[^{]*\bextends\s+App\b/.exec(code) ?? /\bobject\s+([A-Za-z_][A-Za-z0-9_]*)\s*(?:extends[^{]*)?\{[\s\S]*?\bdef\s+main\s*\(/.exec(code);
+        return entry === null ? {} : { run: [...scalaRun, entry[1]!] };
+      },
+    });
+  }
+  const mcs = first("/usr/bin/mcs");
+  const mono = first("/usr/bin/mono");
+  if (mcs !== undefined && mono !== undefined) {
+    // C# on Mono (Debian has no .NET SDK): compiled once by mcs, run by mono; /etc/mono maps its native libraries.
+    out.push({ language: "csharp", file: "main.cs", compile: [mcs, "-optimize+", "-d:DEBUG", "-out:main.exe", "main.cs"], run: [mono, `${SRC}/main.exe`], addressSpaceBytes: BIG_ADDRESS_SPACE, maxProcesses: 64, binds: ["/etc/mono"] });
+  }
   const rscript = first("/usr/bin/Rscript");
   if (rscript !== undefined) out.push({ language: "R", file: "main.R", run: [rscript, `${SRC}/main.R`], binds: ["/etc/R"], addressSpaceBytes: BIG_ADDRESS_SPACE });
   return out;
@@ -665,6 +696,7 @@ export function typescriptToolchain(nodejs: Toolchain, tsxLoader: string, module
 export const TOOLCHAIN_PACKAGES: Readonly<Record<string, readonly string[]>> = {
   cpp: ["g++"], nodejs: ["nodejs"], go: ["golang-go"], java: ["openjdk-17-jdk-headless"], rust: ["rustc"], bash: ["bash"],
   perl: ["perl"], php: ["php-cli"], ruby: ["ruby"], lua: ["lua5.4"], R: ["r-base-core"], D_ut: ["ldc"], verilog: ["iverilog"],
+  racket: ["racket"], scala: ["scala"], csharp: ["mono-mcs", "mono-runtime"],
 };
 
 /**
