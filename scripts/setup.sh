@@ -84,7 +84,7 @@ fi
 # machine): rlpipe's own installer, which skips what is there
 SANDBOX_LANGUAGES=php,ruby,lua,perl,rust,D_ut,verilog,racket,scala,csharp,R
 if [ ! -x /usr/bin/php ] || [ ! -x /usr/bin/ruby ] || [ ! -x /usr/bin/lua5.4 ] || [ ! -x /usr/bin/rustc ] || [ ! -x /usr/bin/ldmd2 ] \
-   || [ ! -x /usr/bin/iverilog ] || [ ! -f /usr/share/lua/5.4/luaunit.lua ] || [ ! -f /usr/share/perl5/Test/Deep.pm ] \
+   || [ ! -x /usr/bin/iverilog ] || [ ! -f /usr/share/lua/5.4/luaunit.lua ] || [ ! -f /usr/share/perl5/Test/Deep.pm ] || [ ! -f /usr/share/perl5/Data/Compare.pm ] \
    || [ ! -x /usr/bin/racket ] || [ ! -x /usr/bin/scalac ] || [ ! -x /usr/bin/mcs ] || [ ! -x /usr/bin/Rscript ]; then
   log "rlpipe sandbox setup --languages $SANDBOX_LANGUAGES"
   node dist/bin/rlpipe.js sandbox setup --languages "$SANDBOX_LANGUAGES" >/dev/null \

@@ -197,8 +197,8 @@ describe("rlpipe sandbox setup", () => {
     assert.equal(have.code, 0, have.err);
     assert.match(have.err, /the toolchains of bash, perl are installed/);
     const doc = JSON.parse(have.out) as { packages: string[]; installed: string[]; languages: string[]; unavailable: string[] };
-    // Perl's library for SandboxFusion's programs (Test::Deep) is listed, and installed already.
-    assert.deepEqual([doc.packages, doc.installed, doc.unavailable], [["libtest-deep-perl"], [], []]);
+    // Perl's libraries for SandboxFusion's programs (Data::Compare, Test::Deep) are listed, and installed already.
+    assert.deepEqual([doc.packages, doc.installed, doc.unavailable], [["libdata-compare-perl", "libtest-deep-perl"], [], []]);
     assert.ok(doc.languages[0] === "python" && doc.languages.includes("bash") && doc.languages.includes("perl"));
     const bad = rlpipe(["sandbox", "setup", "--languages", "bash,cobol"]);
     assert.equal(bad.code, 2);

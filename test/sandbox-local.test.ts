@@ -122,8 +122,22 @@ describe("local sandbox: grading", () => {
     const lua = await sb.run({ language: "lua", code: "local lu = require('luaunit')\nlu.assertEquals(1 + 1, 3)", limits });
     assert.equal(lua.status, "runtime_error");
     assert.match(lua.stderr, /LuaUnit test FAILURE: expected: 3, actual: 2/);
-    const perl = await sb.run({ language: "perl", code: "use Test::More tests => 1;\nuse Test::Deep;\ncmp_deeply({ a => [1, 2] }, { a => [1, 2] }, 'deep');", limits });
+    const perl = await sb.run({ language: "perl", code: "use Test::More tests => 1;\nuse Test::Deep;\nuse Data::Compare;\ncmp_deeply({ a => [1, 2] }, { a => [1, 2] }, 'deep');", limits });
     assert.equal(perl.stdout, "1..1\nok 1 - deep\n", perl.stderr);
+  });
+
+  it("C# builds as a .NET console program would: implicit usings, Debug.Assert ends the process, the program's own line numbers", async () => {
+    const limits = { runTimeoutMs: 20_000, compileTimeoutMs: 60_000 };
+    const implicit = await sb.run({ language: "csharp", code: "public class Program {\n  public static void Main(string[] args) {\n    var xs = new List<int> { 3, 1, 2 };\n    Console.WriteLine(Convert.ToInt32(Console.ReadLine()) + xs.Max());\n  }\n}", stdin: "65532\n", limits });
+    assert.equal(implicit.stdout, "65535\n", implicit.stderr);
+    const assertion = await sb.run({ language: "csharp", code: "using System.Diagnostics;\nclass P { static void Main() { Console.WriteLine(\"before\"); Debug.Assert(1 == 2, \"Assertion failed\"); Console.WriteLine(\"after\"); } }", limits });
+    assert.equal(assertion.status, "runtime_error");
+    assert.equal(assertion.exitCode, 134);
+    assert.equal(assertion.stdout, "before\n");
+    assert.match(assertion.stderr, /^Process terminated\. Assertion failed\.\nAssertion failed\n/);
+    const typeError = await sb.run({ language: "csharp", code: "class P {\n  static void Main() {\n    int x = \"s\";\n  }\n}", limits });
+    assert.equal(typeError.status, "compile_error");
+    assert.match(typeError.stderr, /^main\.cs\(3,13\): error CS0029/m);
   });
 
   it("function calls in PHP, Ruby, Perl, Lua and bash: arguments from JSON, the value back as JSON, compared outside", async () => {

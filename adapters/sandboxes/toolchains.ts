@@ -662,7 +662,7 @@ export function detectToolchains(): Toolchain[] {
   const mono = first("/usr/bin/mono");
   if (mcs !== undefined && mono !== undefined) {
     // C# on Mono (Debian has no .NET SDK): compiled once by mcs, run by mono; /etc/mono maps its native libraries.
-    out.push({ language: "csharp", file: "main.cs", compile: [mcs, "-optimize+", "-d:DEBUG", "-out:main.exe", "main.cs"], run: [mono, `${SRC}/main.exe`], addressSpaceBytes: BIG_ADDRESS_SPACE, maxProcesses: 64, binds: ["/etc/mono"] });
+    out.push({ language: "csharp", file: "main.cs", compile: [mcs, "-optimize+", "-d:DEBUG", "-nowarn:105,436", "-out:main.exe", "main.cs"], run: [mono, `${SRC}/main.exe`], addressSpaceBytes: BIG_ADDRESS_SPACE, maxProcesses: 64, binds: ["/etc/mono"], forProgram: csharpProgram });
   }
   const rscript = first("/usr/bin/Rscript");
   if (rscript !== undefined) out.push({ language: "R", file: "main.R", run: [rscript, `${SRC}/main.R`], binds: ["/etc/R"], addressSpaceBytes: BIG_ADDRESS_SPACE });
@@ -692,6 +692,47 @@ export function typescriptToolchain(nodejs: Toolchain, tsxLoader: string, module
   };
 }
 
+/**
+ * C# as the .NET SDK builds a console program (SandboxFusion runs dotnet): its implicit usings, and Debug.Assert that
+ * ends the process ("Process terminated. Assertion failed.", exit 134) instead of Mono's, which only tells its trace
+ * listeners. The program keeps its own line numbers (#line).
+ */
+const CSHARP_IMPLICIT_USINGS = `using System;
+using System.Collections.Generic;
+using System.IO;
+using System.Linq;
+using System.Threading;
+using System.Threading.Tasks;
+`;
+const CSHARP_DEBUG = String.raw`
+namespace System.Diagnostics {
+  // .NET's Debug.Assert ends the process ("Assertion failed"); Mono's only tells its trace listeners.
+  static class Debug {
+    public static void Assert(bool condition) { if (!condition) Fail(null); }
+    public static void Assert(bool condition, string message) { if (!condition) Fail(message); }
+    public static void Assert(bool condition, string message, string detail) { if (!condition) Fail(message + Environment.NewLine + detail); }
+    public static void Fail(string message) {
+      Console.Out.Flush();
+      Console.Error.WriteLine("Process terminated. Assertion failed." + (message == null ? "" : Environment.NewLine + message));
+      Console.Error.WriteLine(new StackTrace(1, true));
+      Environment.Exit(134);
+    }
+    public static void Fail(string message, string detail) { Fail(message + Environment.NewLine + detail); }
+    public static void WriteLine(string message) { }
+    public static void WriteLine(object value) { }
+    public static void WriteLine(string format, params object[] args) { }
+    public static void Write(string message) { }
+    public static void Write(object value) { }
+    public static void Print(string message) { }
+    public static void Print(string format, params object[] args) { }
+  }
+}
+`;
+
+function csharpProgram(code: string): { code: string } {
+  return { code: `${CSHARP_IMPLICIT_USINGS}#line 1\n${code}\n#line default\n${CSHARP_DEBUG}` };
+}
+
 /** Debian packages per language, for `rlpipe sandbox setup --languages`. */
 export const TOOLCHAIN_PACKAGES: Readonly<Record<string, readonly string[]>> = {
   cpp: ["g++"], nodejs: ["nodejs"], go: ["golang-go"], java: ["openjdk-17-jdk-headless"], rust: ["rustc"], bash: ["bash"],
@@ -704,5 +745,5 @@ export const TOOLCHAIN_PACKAGES: Readonly<Record<string, readonly string[]>> = {
  * where its toolchain came some other way.
  */
 export const TOOLCHAIN_LIBRARIES: Readonly<Record<string, readonly string[]>> = {
-  lua: ["lua-unit"], perl: ["libtest-deep-perl"],
+  lua: ["lua-unit"], perl: ["libtest-deep-perl", "libdata-compare-perl"],
 };
