@@ -52,7 +52,7 @@ describe("python environment: the pinned list and the builder", () => {
     writeFileSync(req, "# a test list\nrlpipe_probe==1.2.0\n");
     const dir = join(root, "envs", "e1");
     const lines: string[] = [];
-    const first = installPythonEnv(dir, { requirementsFile: req, pipArgs: ["--no-index", "--find-links", wheels], nodePackageFile: null, log: (l) => lines.push(l) });
+    const first = installPythonEnv(dir, { requirementsFile: req, pipArgs: ["--no-index", "--find-links", wheels], nodePackageFile: null, goStdCache: false, log: (l) => lines.push(l) });
     assert.equal(first.installed, true);
     assert.ok(lines.some((l) => l.includes("-m venv --without-pip")), "a virtualenv without pip: programs get no installer");
     assert.deepEqual(first.env.packages, [{ name: "rlpipe_probe", version: "1.2.0" }]);
@@ -61,12 +61,12 @@ describe("python environment: the pinned list and the builder", () => {
     assert.deepEqual(readdirSync(join(root, "envs")), ["e1"], "no partial directory is left");
     const r = spawnSync(join(dir, "bin", "python3"), ["-c", "import rlpipe_probe, sys; print(rlpipe_probe.VERSION, sys.prefix)"], { encoding: "utf8" });
     assert.equal(r.stdout, `1.2.0 ${dir}\n`);
-    const again = installPythonEnv(dir, { requirementsFile: req, pipArgs: ["--no-index", "--find-links", wheels], nodePackageFile: null });
+    const again = installPythonEnv(dir, { requirementsFile: req, pipArgs: ["--no-index", "--find-links", wheels], nodePackageFile: null, goStdCache: false });
     assert.equal(again.installed, false);
     // A changed list rebuilds it.
     makeWheel(wheels, "rlpipe_probe", "1.3.0");
     writeFileSync(req, "rlpipe_probe==1.3.0\n");
-    const rebuilt = installPythonEnv(dir, { requirementsFile: req, pipArgs: ["--no-index", "--find-links", wheels], nodePackageFile: null });
+    const rebuilt = installPythonEnv(dir, { requirementsFile: req, pipArgs: ["--no-index", "--find-links", wheels], nodePackageFile: null, goStdCache: false });
     assert.equal(rebuilt.installed, true);
     assert.deepEqual(rebuilt.env.packages, [{ name: "rlpipe_probe", version: "1.3.0" }]);
   });
@@ -75,7 +75,7 @@ describe("python environment: the pinned list and the builder", () => {
     const req = join(root, "missing.txt");
     writeFileSync(req, "rlpipe_absent==9.9.9\n");
     const dir = join(root, "envs", "e2");
-    assert.throws(() => installPythonEnv(dir, { requirementsFile: req, pipArgs: ["--no-index", "--find-links", join(root, "wheels")], nodePackageFile: null }),
+    assert.throws(() => installPythonEnv(dir, { requirementsFile: req, pipArgs: ["--no-index", "--find-links", join(root, "wheels")], nodePackageFile: null, goStdCache: false }),
       (e: Error & { code?: string }) => e.code === "python_env_failed" && /could not install the pinned packages: .*rlpipe_absent/.test(e.message));
     assert.ok(!existsSync(dir));
     assert.deepEqual(readdirSync(join(root, "envs")).sort(), ["e1"]);
@@ -150,6 +150,25 @@ describe("python environment: programs in the sandbox", () => {
     const [call] = await sb.evaluate([{ id: "ts-call", language: "typescript", code: "function add(a: number, b: number): number {\n  return a + b;\n}", limits,
       tests: [{ kind: "call", fnName: "add", args: [1, 2], expected: 3 }, { kind: "call", fnName: "add", args: [3, 4], expected: 8 }] }]);
     assert.deepEqual(call!.cases.map((c) => c.status), ["passed", "wrong_answer"]);
+  });
+
+  it("Go builds start from its prebuilt standard library (links to read-only entries); only the program's own package is compiled", { timeout: 120_000 }, async () => {
+    const code = [
+      "package main",
+      "import (\n\t\"fmt\"\n\t\"os\"\n\t\"path/filepath\"\n)",
+      "func main() {",
+      "\tlinks, files, target := 0, 0, \"\"",
+      "\tfilepath.Walk(\"/tmp/.go-cache\", func(p string, info os.FileInfo, err error) error {",
+      "\t\tif err == nil && info.Mode()&os.ModeSymlink != 0 { links++; target = p } else if err == nil && info.Mode().IsRegular() { files++ }",
+      "\t\treturn nil",
+      "\t})",
+      "\terr := os.WriteFile(target, []byte(\"planted\"), 0o644)",
+      "\tfmt.Println(links > 1000, files < 100, err != nil)",
+      "}",
+    ].join("\n");
+    const r = await sb.run({ language: "go", code, limits: { runTimeoutMs: 20_000, compileTimeoutMs: 60_000 } });
+    assert.equal(r.status, "ok", r.stderr);
+    assert.equal(r.stdout, "true true true\n", "most of the cache is the prebuilt one, and it cannot be written through");
   });
 
   it("adds SandboxFusion's pytest language: the program is a test module, its fixtures work, a failing test fails the run", async () => {

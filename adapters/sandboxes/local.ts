@@ -22,7 +22,7 @@ import type { HarnessCase, HarnessEvent, HarnessOutcome } from "./harness-events
 import { keyringFilter } from "./seccomp.js";
 import { SandboxTimings, type SandboxTimingsSnapshot } from "./timings.js";
 import { checkPythonEnv, type PythonEnv } from "./python-env.js";
-import { detectToolchains, pytestToolchain, type Toolchain, typescriptToolchain } from "./toolchains.js";
+import { detectToolchains, pytestToolchain, type Toolchain, typescriptToolchain, withGoCache } from "./toolchains.js";
 import { WarmPool } from "./warm.js";
 import { Zygote } from "./zygote.js";
 
@@ -372,13 +372,17 @@ export class LocalSandbox implements SandboxBackend {
 }
 
 /**
- * The toolchains with a runtime environment: Node programs find its packages (NODE_PATH), and its pytest and tsx add
- * SandboxFusion's pytest and typescript languages.
+ * The toolchains with a runtime environment: Node programs find its packages (NODE_PATH), Go builds start from its
+ * standard-library cache, and its pytest and tsx add SandboxFusion's pytest and typescript languages.
  */
 function withEnvironment(toolchains: readonly Toolchain[], env: PythonEnv): Toolchain[] {
   const modules = `${SANDBOX_PYTHON_ENV}/node_modules`;
   const hasNode = env.nodePackages.length > 0;
-  const out = toolchains.map((t) => (t.language === "nodejs" && hasNode ? { ...t, env: { ...t.env, NODE_PATH: modules } } : t));
+  const out = toolchains.map((t) => {
+    if (t.language === "nodejs" && hasNode) return { ...t, env: { ...t.env, NODE_PATH: modules } };
+    if (t.language === "go" && env.goCache !== undefined) return withGoCache(t, `${SANDBOX_PYTHON_ENV}/go-cache`);
+    return t;
+  });
   if (env.packages.some((p) => p.name.toLowerCase() === "pytest")) out.push(pytestToolchain(`${SANDBOX_PYTHON_ENV}/bin/python3`));
   const node = toolchains.find((t) => t.language === "nodejs");
   if (node !== undefined && env.nodePackages.some((p) => p.name === "tsx")) out.push(typescriptToolchain(node, `${modules}/tsx/dist/loader.mjs`, modules));

@@ -9,6 +9,7 @@ import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, realpat
 import { basename, dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { SandboxError } from "./sandbox.js";
+import { detectToolchains, GO_BUILD_ENV } from "./toolchains.js";
 
 const ENV_SPEC_DIR = resolve(dirname(fileURLToPath(import.meta.url)), "../../../adapters/sandboxes/python-env");
 export const PYTHON_ENV_REQUIREMENTS = join(ENV_SPEC_DIR, "requirements.txt");
@@ -31,6 +32,8 @@ export interface PythonEnv {
   readonly packages: readonly PinnedPackage[];
   /** Its Node packages (node_modules), sorted by name; empty when it has none. */
   readonly nodePackages: readonly PinnedPackage[];
+  /** Its prebuilt Go standard-library build cache (DIR/go-cache), when it has one. */
+  readonly goCache?: string;
 }
 
 /** The pinned packages of a requirements file (`name==version` lines; comments and blank lines skipped). */
@@ -78,7 +81,8 @@ export function checkPythonEnv(dirGiven: string): PythonEnv {
   if (!existsSync(python)) throw fail("has no bin/python3");
   const real = realpathSync(python);
   if (!real.startsWith("/usr/")) throw fail(`its interpreter is ${real}; a sandbox sees only /usr of the host, so the environment must be made from an interpreter there (/usr/bin/python3)`);
-  return { dir, python, packages: installedPackages(dir), nodePackages: installedNodePackages(dir) };
+  const goCache = join(dir, "go-cache");
+  return { dir, python, packages: installedPackages(dir), nodePackages: installedNodePackages(dir), ...(existsSync(join(goCache, "trim.txt")) ? { goCache } : {}) };
 }
 
 /** Packages in DIR/node_modules (scoped ones included), from their package.json. */
@@ -116,6 +120,8 @@ export interface InstallPythonEnvOptions {
   readonly pipArgs?: readonly string[];
   /** The Node packages' package.json (its package-lock.json beside it); null: none. Default NODE_ENV_PACKAGE. */
   readonly nodePackageFile?: string | null;
+  /** false: no prebuilt Go standard-library cache (default: one when Go is installed). */
+  readonly goStdCache?: boolean;
 }
 
 /**
@@ -133,7 +139,10 @@ export function installPythonEnv(dirGiven: string, opts: InstallPythonEnvOptions
   const nodeFile = opts.nodePackageFile === undefined ? NODE_ENV_PACKAGE : opts.nodePackageFile;
   const nodeLock = nodeFile === null ? undefined : join(dirname(nodeFile), "package-lock.json");
   const nodeText = nodeFile === null ? "" : `${readFileSync(nodeFile, "utf8")}${readFileSync(nodeLock!, "utf8")}`;
-  const hash = requirementsHash(reqText + nodeText);
+  const go = opts.goStdCache === false ? undefined : detectToolchains().find((t) => t.language === "go");
+  // A different Go would not use the prebuilt cache (its entries are keyed by the toolchain): rebuild for it.
+  const goVersion = go === undefined ? "" : spawnSync(go.compile![0]!, ["version"], { encoding: "utf8" }).stdout ?? "";
+  const hash = requirementsHash(reqText + nodeText + goVersion);
   if (existsSync(join(dir, MARKER)) && readFileSync(join(dir, MARKER), "utf8").trim() === hash) return { installed: false, env: checkPythonEnv(dir) };
   if (existsSync(dir) && !existsSync(join(dir, MARKER)) && readdirSync(dir).length > 0) {
     throw new SandboxError("python_env_exists", `${dirGiven} exists and is not an rlpipe Python environment; nothing was changed`, { hint: "remove it or choose another directory", exitCode: 2 });
@@ -151,6 +160,13 @@ export function installPythonEnv(dirGiven: string, opts: InstallPythonEnvOptions
       copyFileSync(nodeFile, join(partial, "package.json"));
       copyFileSync(nodeLock!, join(partial, "package-lock.json"));
       run(opts.log, "npm", ["ci", "--prefix", partial, "--omit=dev", "--no-audit", "--no-fund", "--loglevel=error"], "install the pinned Node packages");
+    }
+    if (go !== undefined) {
+      // The standard library built as the sandbox builds Go (GO_BUILD_ENV), so that its programs only compile their own.
+      const cache = join(partial, "go-cache");
+      run(opts.log, go.compile![0]!, ["build", "std"], "build Go's standard library", { ...GO_BUILD_ENV, GOCACHE: cache, PATH: "/usr/bin:/bin", HOME: partial });
+      // Go trims entries unused for days, judged by this file's time: never, for entries no program can touch.
+      writeFileSync(join(cache, "trim.txt"), "253402300799\n");
     }
     // Console scripts (pytest, …) name the interpreter by absolute path: the final one, not the build directory's.
     const bin = join(partial, "bin");
@@ -180,9 +196,9 @@ function findPip(python: string): string[] {
   throw new SandboxError("pip_missing", "building the Python environment needs pip 22.3 or newer (for --python); none was found", { hint: "apt-get install -y python3-pip" });
 }
 
-function run(log: ((l: string) => void) | undefined, cmd: string, args: readonly string[], what: string): void {
+function run(log: ((l: string) => void) | undefined, cmd: string, args: readonly string[], what: string, env?: Readonly<Record<string, string>>): void {
   log?.(`${cmd} ${args.join(" ")}`);
-  const r = spawnSync(cmd, args, { encoding: "utf8", maxBuffer: 64 << 20 });
+  const r = spawnSync(cmd, args, { encoding: "utf8", maxBuffer: 64 << 20, ...(env === undefined ? {} : { env: { ...env } }) });
   if (r.status !== 0) {
     const detail = `${r.stderr ?? ""}${r.stdout ?? ""}${r.error?.message ?? ""}`.trim().split("\n").slice(-4).join(" | ");
     throw new SandboxError("python_env_failed", `could not ${what}: ${detail}`, { exitCode: 3, hint: "pip needs to reach the package index (PyPI or the mirror pip is configured for)" });

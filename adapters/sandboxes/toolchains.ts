@@ -569,6 +569,21 @@ ${table}
 }
 
 const SRC = "/work/src";
+
+/** How the sandbox builds Go (besides GOCACHE): what a prebuilt standard-library cache must be built with to be used. */
+export const GO_BUILD_ENV: Readonly<Record<string, string>> = {
+  GOPATH: "/tmp/.go", GO111MODULE: "off", GOTOOLCHAIN: "local", CGO_ENABLED: "0", GOFLAGS: "-buildvcs=false", GOMAXPROCS: "2",
+};
+
+/**
+ * Go with a prebuilt standard-library build cache (a runtime environment's go-cache, at `cache` in the sandbox): each
+ * program starts its private cache as symbolic links to it, so only the program's own packages are compiled (~0.2 s
+ * instead of ~5-9 s). The prebuilt entries are read-only; what a program adds or replaces stays in its own /tmp.
+ */
+export function withGoCache(go: Toolchain, cache: string): Toolchain {
+  const [bin, ...args] = go.compile!;
+  return { ...go, compile: ["/bin/sh", "-c", `cp -rs ${cache}/. /tmp/.go-cache/ && exec "$0" "$@"`, bin!, ...args] };
+}
 const BIG_ADDRESS_SPACE = 16 * 2 ** 30;
 
 function first(...paths: string[]): string | undefined {
@@ -597,7 +612,7 @@ export function detectToolchains(): Toolchain[] {
       // The package in /work/src: the program, and for function calls the driver's file beside it.
       language: "go", file: "main.go", compile: [go, "build", "-o", `${SRC}/main`], run: [`${SRC}/main`], callDriver: goCallDriver,
       // A private build cache per program (GOCACHE in /tmp, emptied after it); GOPATH and modules off the network.
-      env: { GOCACHE: "/tmp/.go-cache", GOPATH: "/tmp/.go", GO111MODULE: "off", GOTOOLCHAIN: "local", CGO_ENABLED: "0", GOFLAGS: "-buildvcs=false", GOMAXPROCS: "2" },
+      env: { GOCACHE: "/tmp/.go-cache", ...GO_BUILD_ENV },
       addressSpaceBytes: BIG_ADDRESS_SPACE, maxProcesses: 256,
     });
   }
