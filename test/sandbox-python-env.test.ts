@@ -171,6 +171,21 @@ describe("python environment: programs in the sandbox", () => {
     assert.equal(r.stdout, "true true true\n", "most of the cache is the prebuilt one, and it cannot be written through");
   });
 
+  it("adds SandboxFusion's go_test: a test file built against its module (testify, offline), answering as go test does", { timeout: 120_000 }, async () => {
+    assert.ok((await sb.capabilities()).languages.includes("go_test"));
+    const test = "package main\n\nimport (\n\t\"testing\"\n\n\t\"github.com/stretchr/testify/assert\"\n)\n\nfunc Add(a, b int) int { return a + b }\n\nfunc TestAdd(t *testing.T) {\n\tassert.Equal(t, 3, Add(1, 2))\n}\n";
+    const limits = { runTimeoutMs: 20_000, compileTimeoutMs: 60_000 };
+    const ok = await sb.run({ language: "go_test", code: test, limits });
+    assert.equal(ok.status, "ok", ok.stderr + ok.stdout);
+    assert.equal(ok.stdout, "ok  \tcommand-line-arguments\n");
+    const bad = await sb.run({ language: "go_test", code: test.replace("a + b", "a - b"), limits });
+    assert.equal(bad.status, "runtime_error");
+    assert.match(bad.stdout, /--- FAIL: TestAdd[\s\S]*Error:\s+Not equal:[\s\S]*FAIL\tcommand-line-arguments\n$/);
+    // No network: a module the environment does not hold is a build error, not a download.
+    const other = await sb.run({ language: "go_test", code: test.replace("github.com/stretchr/testify/assert", "github.com/google/uuid"), limits });
+    assert.equal(other.status, "compile_error");
+  });
+
   it("adds SandboxFusion's pytest language: the program is a test module, its fixtures work, a failing test fails the run", async () => {
     assert.ok((await sb.capabilities()).languages.includes("pytest"));
     const module = "import pytest\n\ndef add(a, b):\n    return a + b\n\nclass TestAdd:\n    def test_small(self, tmp_path):\n        (tmp_path / 'x').write_text('1')\n        assert add(1, 2) == 3\n\n    @pytest.mark.parametrize('n', [1, 2, 3])\n    def test_many(self, n, capfd):\n        print(n)\n        assert capfd.readouterr().out == f'{n}\\n'\n";

@@ -22,7 +22,7 @@ import type { HarnessCase, HarnessEvent, HarnessOutcome } from "./harness-events
 import { keyringFilter } from "./seccomp.js";
 import { SandboxTimings, type SandboxTimingsSnapshot } from "./timings.js";
 import { checkPythonEnv, type PythonEnv } from "./python-env.js";
-import { detectToolchains, pytestToolchain, type Toolchain, typescriptToolchain, withGoCache } from "./toolchains.js";
+import { detectToolchains, goTestToolchain, pytestToolchain, type Toolchain, typescriptToolchain, withGoCache } from "./toolchains.js";
 import { WarmPool } from "./warm.js";
 import { Zygote } from "./zygote.js";
 
@@ -383,6 +383,10 @@ function withEnvironment(toolchains: readonly Toolchain[], env: PythonEnv): Tool
     if (t.language === "go" && env.goCache !== undefined) return withGoCache(t, `${SANDBOX_PYTHON_ENV}/go-cache`);
     return t;
   });
+  const go = toolchains.find((t) => t.language === "go");
+  if (go !== undefined && env.goCache !== undefined && env.goModules !== undefined) {
+    out.push(withGoCache(goTestToolchain(go, `${SANDBOX_PYTHON_ENV}/go`, `${SANDBOX_PYTHON_ENV}/go-mod-cache`), `${SANDBOX_PYTHON_ENV}/go-cache`));
+  }
   if (env.packages.some((p) => p.name.toLowerCase() === "pytest")) out.push(pytestToolchain(`${SANDBOX_PYTHON_ENV}/bin/python3`));
   const node = toolchains.find((t) => t.language === "nodejs");
   if (node !== undefined && env.nodePackages.some((p) => p.name === "tsx")) out.push(typescriptToolchain(node, `${modules}/tsx/dist/loader.mjs`, modules));

@@ -34,6 +34,8 @@ export interface PythonEnv {
   readonly nodePackages: readonly PinnedPackage[];
   /** Its prebuilt Go standard-library build cache (DIR/go-cache), when it has one. */
   readonly goCache?: string;
+  /** Its Go module (DIR/go: go.mod, go.sum) and module cache (DIR/go-mod-cache), for go_test, when it has them. */
+  readonly goModules?: string;
 }
 
 /** The pinned packages of a requirements file (`name==version` lines; comments and blank lines skipped). */
@@ -82,7 +84,11 @@ export function checkPythonEnv(dirGiven: string): PythonEnv {
   const real = realpathSync(python);
   if (!real.startsWith("/usr/")) throw fail(`its interpreter is ${real}; a sandbox sees only /usr of the host, so the environment must be made from an interpreter there (/usr/bin/python3)`);
   const goCache = join(dir, "go-cache");
-  return { dir, python, packages: installedPackages(dir), nodePackages: installedNodePackages(dir), ...(existsSync(join(goCache, "trim.txt")) ? { goCache } : {}) };
+  const goModules = join(dir, "go");
+  return {
+    dir, python, packages: installedPackages(dir), nodePackages: installedNodePackages(dir),
+    ...(existsSync(join(goCache, "trim.txt")) ? { goCache } : {}), ...(existsSync(join(goModules, "go.sum")) && existsSync(join(dir, "go-mod-cache")) ? { goModules } : {}),
+  };
 }
 
 /** Packages in DIR/node_modules (scoped ones included), from their package.json. */
@@ -142,7 +148,8 @@ export function installPythonEnv(dirGiven: string, opts: InstallPythonEnvOptions
   const go = opts.goStdCache === false ? undefined : detectToolchains().find((t) => t.language === "go");
   // A different Go would not use the prebuilt cache (its entries are keyed by the toolchain): rebuild for it.
   const goVersion = go === undefined ? "" : spawnSync(go.compile![0]!, ["version"], { encoding: "utf8" }).stdout ?? "";
-  const hash = requirementsHash(reqText + nodeText + goVersion);
+  const goModText = go === undefined ? "" : ["go.mod", "go.sum"].map((f) => readFileSync(join(ENV_SPEC_DIR, "go", f), "utf8")).join("");
+  const hash = requirementsHash(reqText + nodeText + goVersion + goModText);
   if (existsSync(join(dir, MARKER)) && readFileSync(join(dir, MARKER), "utf8").trim() === hash) return { installed: false, env: checkPythonEnv(dir) };
   if (existsSync(dir) && !existsSync(join(dir, MARKER)) && readdirSync(dir).length > 0) {
     throw new SandboxError("python_env_exists", `${dirGiven} exists and is not an rlpipe Python environment; nothing was changed`, { hint: "remove it or choose another directory", exitCode: 2 });
@@ -159,12 +166,24 @@ export function installPythonEnv(dirGiven: string, opts: InstallPythonEnvOptions
       // npm ci: exactly the lock's versions (package.json and the lock stay in the environment, saying what is there).
       copyFileSync(nodeFile, join(partial, "package.json"));
       copyFileSync(nodeLock!, join(partial, "package-lock.json"));
-      run(opts.log, "npm", ["ci", "--prefix", partial, "--omit=dev", "--no-audit", "--no-fund", "--loglevel=error"], "install the pinned Node packages");
+      run(opts.log, "npm", ["ci", "--prefix", partial, "--omit=dev", "--no-audit", "--no-fund", "--loglevel=error"], "install the pinned Node packages", { hint: "npm needs to reach its registry" });
     }
     if (go !== undefined) {
       // The standard library built as the sandbox builds Go (GO_BUILD_ENV), so that its programs only compile their own.
       const cache = join(partial, "go-cache");
-      run(opts.log, go.compile![0]!, ["build", "std"], "build Go's standard library", { ...GO_BUILD_ENV, GOCACHE: cache, PATH: "/usr/bin:/bin", HOME: partial });
+      run(opts.log, go.compile![0]!, ["build", "std"], "build Go's standard library", { env: { ...GO_BUILD_ENV, GOCACHE: cache, PATH: "/usr/bin:/bin", HOME: partial }, hint: "the Go toolchain must build its own standard library" });
+      // The module go_test programs build against (testify, pinned by go.sum), downloaded into a module cache; its
+      // test packages built into the cache as well.
+      const mod = join(partial, "go");
+      mkdirSync(mod);
+      for (const f of ["go.mod", "go.sum"]) copyFileSync(join(ENV_SPEC_DIR, "go", f), join(mod, f));
+      // The machine's way to the module proxy (a mirror, an HTTP proxy) is kept; nothing else of its environment.
+      const reach = Object.fromEntries(["GOPROXY", "GONOPROXY", "GOPRIVATE", "GONOSUMDB", "HTTPS_PROXY", "HTTP_PROXY", "NO_PROXY", "https_proxy", "http_proxy", "no_proxy"]
+        .flatMap((k) => (process.env[k] === undefined ? [] : [[k, process.env[k]!]])));
+      const modEnv = { ...reach, ...GO_BUILD_ENV, GOCACHE: cache, PATH: "/usr/bin:/bin", HOME: partial, GOMODCACHE: join(partial, "go-mod-cache"), GO111MODULE: "on", GOFLAGS: "-mod=mod -modcacherw -buildvcs=false", GOSUMDB: "off" };
+      writeFileSync(join(mod, "warm_test.go"), 'package main\n\nimport (\n\t"testing"\n\n\t"github.com/stretchr/testify/assert"\n)\n\nfunc TestWarm(t *testing.T) { assert.Equal(t, 1, 1) }\n');
+      run(opts.log, go.compile![0]!, ["test", "-c", "-o", "/dev/null", "."], "download and build go_test's modules", { env: modEnv, cwd: mod, hint: "go needs to reach the module proxy (GOPROXY)" });
+      rmSync(join(mod, "warm_test.go"));
       // Go trims entries unused for days, judged by this file's time: never, for entries no program can touch.
       writeFileSync(join(cache, "trim.txt"), "253402300799\n");
     }
@@ -196,12 +215,19 @@ function findPip(python: string): string[] {
   throw new SandboxError("pip_missing", "building the Python environment needs pip 22.3 or newer (for --python); none was found", { hint: "apt-get install -y python3-pip" });
 }
 
-function run(log: ((l: string) => void) | undefined, cmd: string, args: readonly string[], what: string, env?: Readonly<Record<string, string>>): void {
+interface RunOptions {
+  readonly env?: Readonly<Record<string, string>>;
+  readonly cwd?: string;
+  /** What the step needs to succeed, for the error's hint. */
+  readonly hint?: string;
+}
+
+function run(log: ((l: string) => void) | undefined, cmd: string, args: readonly string[], what: string, o: RunOptions = {}): void {
   log?.(`${cmd} ${args.join(" ")}`);
-  const r = spawnSync(cmd, args, { encoding: "utf8", maxBuffer: 64 << 20, ...(env === undefined ? {} : { env: { ...env } }) });
+  const r = spawnSync(cmd, args, { encoding: "utf8", maxBuffer: 64 << 20, ...(o.env === undefined ? {} : { env: { ...o.env } }), ...(o.cwd === undefined ? {} : { cwd: o.cwd }) });
   if (r.status !== 0) {
     const detail = `${r.stderr ?? ""}${r.stdout ?? ""}${r.error?.message ?? ""}`.trim().split("\n").slice(-4).join(" | ");
-    throw new SandboxError("python_env_failed", `could not ${what}: ${detail}`, { exitCode: 3, hint: "pip needs to reach the package index (PyPI or the mirror pip is configured for)" });
+    throw new SandboxError("python_env_failed", `could not ${what}: ${detail}`, { exitCode: 3, hint: o.hint ?? "pip needs to reach the package index (PyPI or the mirror pip is configured for)" });
   }
 }
 

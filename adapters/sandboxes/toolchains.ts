@@ -576,6 +576,21 @@ export const GO_BUILD_ENV: Readonly<Record<string, string>> = {
 };
 
 /**
+ * SandboxFusion's go_test: the program is a test file of package main, built with `go test -c` in module mode against
+ * the runtime environment's module (`module`: its go.mod and go.sum, testify among its requirements) and read-only
+ * module cache (`modCache`), offline; run, it answers as `go test` does (ok, or the failures and FAIL).
+ */
+export function goTestToolchain(go: Toolchain, module: string, modCache: string): Toolchain {
+  const bin = go.compile![0]!;
+  return {
+    ...go, language: "go_test", file: "main_test.go", callDriver: undefined,
+    compile: ["/bin/sh", "-c", `cp ${module}/go.mod ${module}/go.sum ${SRC}/ && exec "$0" test -c -o ${SRC}/main.test ${SRC}`, bin],
+    run: ["/bin/sh", "-c", `${SRC}/main.test > /tmp/.go-test.out 2>&1; s=$?; if [ $s -eq 0 ]; then printf 'ok  \tcommand-line-arguments\n'; else cat /tmp/.go-test.out; printf 'FAIL\tcommand-line-arguments\n'; fi; exit $s`],
+    env: { ...go.env, GO111MODULE: "on", GOFLAGS: "-mod=mod -buildvcs=false", GOPROXY: "off", GOSUMDB: "off", GOMODCACHE: modCache },
+  };
+}
+
+/**
  * Go with a prebuilt standard-library build cache (a runtime environment's go-cache, at `cache` in the sandbox): each
  * program starts its private cache as symbolic links to it, so only the program's own packages are compiled (~0.2 s
  * instead of ~5-9 s). The prebuilt entries are read-only; what a program adds or replaces stays in its own /tmp.
