@@ -52,7 +52,7 @@ describe("python environment: the pinned list and the builder", () => {
     writeFileSync(req, "# a test list\nrlpipe_probe==1.2.0\n");
     const dir = join(root, "envs", "e1");
     const lines: string[] = [];
-    const first = installPythonEnv(dir, { requirementsFile: req, pipArgs: ["--no-index", "--find-links", wheels], nodePackageFile: null, goStdCache: false, log: (l) => lines.push(l) });
+    const first = installPythonEnv(dir, { requirementsFile: req, pipArgs: ["--no-index", "--find-links", wheels], nodePackageFile: null, goStdCache: false, javaLibraries: false, log: (l) => lines.push(l) });
     assert.equal(first.installed, true);
     assert.ok(lines.some((l) => l.includes("-m venv --without-pip")), "a virtualenv without pip: programs get no installer");
     assert.deepEqual(first.env.packages, [{ name: "rlpipe_probe", version: "1.2.0" }]);
@@ -61,12 +61,12 @@ describe("python environment: the pinned list and the builder", () => {
     assert.deepEqual(readdirSync(join(root, "envs")), ["e1"], "no partial directory is left");
     const r = spawnSync(join(dir, "bin", "python3"), ["-c", "import rlpipe_probe, sys; print(rlpipe_probe.VERSION, sys.prefix)"], { encoding: "utf8" });
     assert.equal(r.stdout, `1.2.0 ${dir}\n`);
-    const again = installPythonEnv(dir, { requirementsFile: req, pipArgs: ["--no-index", "--find-links", wheels], nodePackageFile: null, goStdCache: false });
+    const again = installPythonEnv(dir, { requirementsFile: req, pipArgs: ["--no-index", "--find-links", wheels], nodePackageFile: null, goStdCache: false, javaLibraries: false });
     assert.equal(again.installed, false);
     // A changed list rebuilds it.
     makeWheel(wheels, "rlpipe_probe", "1.3.0");
     writeFileSync(req, "rlpipe_probe==1.3.0\n");
-    const rebuilt = installPythonEnv(dir, { requirementsFile: req, pipArgs: ["--no-index", "--find-links", wheels], nodePackageFile: null, goStdCache: false });
+    const rebuilt = installPythonEnv(dir, { requirementsFile: req, pipArgs: ["--no-index", "--find-links", wheels], nodePackageFile: null, goStdCache: false, javaLibraries: false });
     assert.equal(rebuilt.installed, true);
     assert.deepEqual(rebuilt.env.packages, [{ name: "rlpipe_probe", version: "1.3.0" }]);
   });
@@ -75,7 +75,7 @@ describe("python environment: the pinned list and the builder", () => {
     const req = join(root, "missing.txt");
     writeFileSync(req, "rlpipe_absent==9.9.9\n");
     const dir = join(root, "envs", "e2");
-    assert.throws(() => installPythonEnv(dir, { requirementsFile: req, pipArgs: ["--no-index", "--find-links", join(root, "wheels")], nodePackageFile: null, goStdCache: false }),
+    assert.throws(() => installPythonEnv(dir, { requirementsFile: req, pipArgs: ["--no-index", "--find-links", join(root, "wheels")], nodePackageFile: null, goStdCache: false, javaLibraries: false }),
       (e: Error & { code?: string }) => e.code === "python_env_failed" && /could not install the pinned packages: .*rlpipe_absent/.test(e.message));
     assert.ok(!existsSync(dir));
     assert.deepEqual(readdirSync(join(root, "envs")).sort(), ["e1"]);
@@ -184,6 +184,21 @@ describe("python environment: programs in the sandbox", () => {
     // No network: a module the environment does not hold is a build error, not a download.
     const other = await sb.run({ language: "go_test", code: test.replace("github.com/stretchr/testify/assert", "github.com/google/uuid"), limits });
     assert.equal(other.status, "compile_error");
+  });
+
+  it("Java programs have its libraries (javatuples), and SandboxFusion's junit runs JUnit 5 tests through the console launcher", { timeout: 120_000 }, async () => {
+    const limits = { runTimeoutMs: 30_000, compileTimeoutMs: 60_000 };
+    const tuples = await sb.run({ language: "java", limits, code: "import org.javatuples.Pair;\npublic class Main {\n  public static void main(String[] a) {\n    Pair<String, Integer> p = Pair.with(\"apple\", 1);\n    System.out.println(p.getValue0() + \" \" + p.getValue1());\n  }\n}" });
+    assert.equal(tuples.stdout, "apple 1\n", tuples.stderr);
+    assert.ok((await sb.capabilities()).languages.includes("junit"));
+    const suite = "import org.junit.jupiter.api.Test;\nimport static org.junit.jupiter.api.Assertions.*;\npublic class Calc {\n  public static int add(int a, int b) { return a + b; }\n}\nclass CalcTest {\n  @Test\n  void adds() { assertEquals(3, Calc.add(1, 2)); }\n}";
+    const pass = await sb.run({ language: "junit", code: suite, limits });
+    assert.equal(pass.status, "ok", pass.stdout + pass.stderr);
+    assert.match(pass.stdout, /\[\s+1 tests successful\s+\]/);
+    assert.doesNotMatch(pass.stdout, /\x1b\[/, "no terminal colours in what a model reads");
+    const fail = await sb.run({ language: "junit", code: suite.replace("a + b", "a - b"), limits });
+    assert.equal(fail.status, "runtime_error");
+    assert.match(fail.stdout, /expected: <3> but was: <-1>[\s\S]*\[\s+1 tests failed\s+\]/);
   });
 
   it("adds SandboxFusion's pytest language: the program is a test module, its fixtures work, a failing test fails the run", async () => {

@@ -22,7 +22,9 @@ import type { HarnessCase, HarnessEvent, HarnessOutcome } from "./harness-events
 import { keyringFilter } from "./seccomp.js";
 import { SandboxTimings, type SandboxTimingsSnapshot } from "./timings.js";
 import { checkPythonEnv, type PythonEnv } from "./python-env.js";
-import { detectToolchains, goTestToolchain, pytestToolchain, type Toolchain, typescriptToolchain, withGoCache } from "./toolchains.js";
+import {
+  detectToolchains, goTestToolchain, javaHome, javaToolchain, junitToolchain, pytestToolchain, type Toolchain, typescriptToolchain, withGoCache,
+} from "./toolchains.js";
 import { WarmPool } from "./warm.js";
 import { Zygote } from "./zygote.js";
 
@@ -372,17 +374,24 @@ export class LocalSandbox implements SandboxBackend {
 }
 
 /**
- * The toolchains with a runtime environment: Node programs find its packages (NODE_PATH), Go builds start from its
- * standard-library cache, and its pytest and tsx add SandboxFusion's pytest and typescript languages.
+ * The toolchains with a runtime environment: Node programs find its packages (NODE_PATH), Java programs its
+ * libraries, Go builds start from its standard-library cache, and its pytest, tsx, Go module and JUnit console add
+ * SandboxFusion's pytest, typescript, go_test and junit languages.
  */
 function withEnvironment(toolchains: readonly Toolchain[], env: PythonEnv): Toolchain[] {
   const modules = `${SANDBOX_PYTHON_ENV}/node_modules`;
   const hasNode = env.nodePackages.length > 0;
+  const jars = env.jars.map((f) => `${SANDBOX_PYTHON_ENV}/java/${f}`);
+  const junitConsole = jars.find((j) => /\/junit-platform-console-standalone-[^/]*\.jar$/.test(j));
+  const libraries = jars.filter((j) => j !== junitConsole);
   const out = toolchains.map((t) => {
     if (t.language === "nodejs" && hasNode) return { ...t, env: { ...t.env, NODE_PATH: modules } };
+    if (t.language === "java" && libraries.length > 0) return javaToolchain(javaHome(t), libraries);
     if (t.language === "go" && env.goCache !== undefined) return withGoCache(t, `${SANDBOX_PYTHON_ENV}/go-cache`);
     return t;
   });
+  const java = toolchains.find((t) => t.language === "java");
+  if (java !== undefined && junitConsole !== undefined) out.push(junitToolchain(javaHome(java), junitConsole, libraries));
   const go = toolchains.find((t) => t.language === "go");
   if (go !== undefined && env.goCache !== undefined && env.goModules !== undefined) {
     out.push(withGoCache(goTestToolchain(go, `${SANDBOX_PYTHON_ENV}/go`, `${SANDBOX_PYTHON_ENV}/go-mod-cache`), `${SANDBOX_PYTHON_ENV}/go-cache`));

@@ -36,6 +36,37 @@ export interface PythonEnv {
   readonly goCache?: string;
   /** Its Go module (DIR/go: go.mod, go.sum) and module cache (DIR/go-mod-cache), for go_test, when it has them. */
   readonly goModules?: string;
+  /** Its Java libraries (file names in DIR/java), sorted. */
+  readonly jars: readonly string[];
+}
+
+/** The Java libraries of the runtime environment (python-env/java.json): file, where from, SHA-256. */
+export interface PinnedJar {
+  readonly file: string;
+  readonly url: string;
+  readonly sha256: string;
+}
+
+export function pinnedJars(text: string = readFileSync(join(ENV_SPEC_DIR, "java.json"), "utf8")): PinnedJar[] {
+  return (JSON.parse(text) as { jars: PinnedJar[] }).jars;
+}
+
+/** Downloads each jar into dir (a child Node: fetch is asynchronous) and checks its SHA-256. */
+function fetchJars(jars: readonly PinnedJar[], dir: string, log: ((l: string) => void) | undefined): void {
+  const script = `
+const { createHash } = require("node:crypto");
+const { writeFileSync } = require("node:fs");
+(async () => {
+  for (const j of JSON.parse(process.argv[1])) {
+    const res = await fetch(j.url, { signal: AbortSignal.timeout(120000) });
+    if (!res.ok) throw new Error(j.url + ": HTTP " + res.status);
+    const data = Buffer.from(await res.arrayBuffer());
+    const sum = createHash("sha256").update(data).digest("hex");
+    if (sum !== j.sha256) throw new Error(j.url + ": SHA-256 " + sum + ", expected " + j.sha256);
+    writeFileSync(process.argv[2] + "/" + j.file, data);
+  }
+})().catch((e) => { console.error(e.message); process.exit(1); });`;
+  run(log, process.execPath, ["-e", script, JSON.stringify(jars), dir], "fetch the Java libraries", { hint: "Maven Central (repo1.maven.org) must be reachable" });
 }
 
 /** The pinned packages of a requirements file (`name==version` lines; comments and blank lines skipped). */
@@ -85,8 +116,10 @@ export function checkPythonEnv(dirGiven: string): PythonEnv {
   if (!real.startsWith("/usr/")) throw fail(`its interpreter is ${real}; a sandbox sees only /usr of the host, so the environment must be made from an interpreter there (/usr/bin/python3)`);
   const goCache = join(dir, "go-cache");
   const goModules = join(dir, "go");
+  const javaDir = join(dir, "java");
+  const jars = existsSync(javaDir) ? readdirSync(javaDir).filter((f) => f.endsWith(".jar")).sort() : [];
   return {
-    dir, python, packages: installedPackages(dir), nodePackages: installedNodePackages(dir),
+    dir, python, packages: installedPackages(dir), nodePackages: installedNodePackages(dir), jars,
     ...(existsSync(join(goCache, "trim.txt")) ? { goCache } : {}), ...(existsSync(join(goModules, "go.sum")) && existsSync(join(dir, "go-mod-cache")) ? { goModules } : {}),
   };
 }
@@ -128,6 +161,8 @@ export interface InstallPythonEnvOptions {
   readonly nodePackageFile?: string | null;
   /** false: no prebuilt Go standard-library cache (default: one when Go is installed). */
   readonly goStdCache?: boolean;
+  /** false: no Java libraries (default: python-env/java.json's when Java is installed). */
+  readonly javaLibraries?: boolean;
 }
 
 /**
@@ -149,7 +184,9 @@ export function installPythonEnv(dirGiven: string, opts: InstallPythonEnvOptions
   // A different Go would not use the prebuilt cache (its entries are keyed by the toolchain): rebuild for it.
   const goVersion = go === undefined ? "" : spawnSync(go.compile![0]!, ["version"], { encoding: "utf8" }).stdout ?? "";
   const goModText = go === undefined ? "" : ["go.mod", "go.sum"].map((f) => readFileSync(join(ENV_SPEC_DIR, "go", f), "utf8")).join("");
-  const hash = requirementsHash(reqText + nodeText + goVersion + goModText);
+  const java = opts.javaLibraries !== false && detectToolchains().some((t) => t.language === "java");
+  const jarText = java ? readFileSync(join(ENV_SPEC_DIR, "java.json"), "utf8") : "";
+  const hash = requirementsHash(reqText + nodeText + goVersion + goModText + jarText);
   if (existsSync(join(dir, MARKER)) && readFileSync(join(dir, MARKER), "utf8").trim() === hash) return { installed: false, env: checkPythonEnv(dir) };
   if (existsSync(dir) && !existsSync(join(dir, MARKER)) && readdirSync(dir).length > 0) {
     throw new SandboxError("python_env_exists", `${dirGiven} exists and is not an rlpipe Python environment; nothing was changed`, { hint: "remove it or choose another directory", exitCode: 2 });
@@ -186,6 +223,10 @@ export function installPythonEnv(dirGiven: string, opts: InstallPythonEnvOptions
       rmSync(join(mod, "warm_test.go"));
       // Go trims entries unused for days, judged by this file's time: never, for entries no program can touch.
       writeFileSync(join(cache, "trim.txt"), "253402300799\n");
+    }
+    if (java) {
+      mkdirSync(join(partial, "java"));
+      fetchJars(pinnedJars(), join(partial, "java"), opts.log);
     }
     // Console scripts (pytest, …) name the interpreter by absolute path: the final one, not the build directory's.
     const bin = join(partial, "bin");

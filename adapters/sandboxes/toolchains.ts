@@ -3,7 +3,7 @@
 // offered when its toolchain is installed under a path every sandbox uid can read (/usr, or what `binds` adds).
 // `rlpipe sandbox setup` installs the ones Debian packages (TOOLCHAIN_PACKAGES).
 import { existsSync, readdirSync } from "node:fs";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 
 export interface Toolchain {
   readonly language: string;
@@ -507,6 +507,39 @@ function javaCallDriver(run: readonly string[]): (fnNames: readonly string[], co
   };
 }
 
+const JAVA_BINDS = ["/etc/java-17-openjdk", "/etc/java-21-openjdk"];
+const JAVA_JVM_FLAGS = ["-Xmx{mem}m", "-Xss64m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1"];
+
+/** Java from a JDK (its home), with libraries on the classpath (a runtime environment's jars, paths in the sandbox). */
+export function javaToolchain(home: string, jars: readonly string[] = []): Toolchain {
+  const cp = [SRC, ...jars].join(":");
+  // -ea: assert statements are checked, as SandboxFusion runs Java.
+  const run = [join(home, "bin", "java"), "-ea", ...JAVA_JVM_FLAGS, "-cp", cp, "Main"];
+  return {
+    language: "java", file: "Main.java", compile: [join(home, "bin", "javac"), "-encoding", "UTF-8", "-cp", cp, "-d", SRC, `${SRC}/Main.java`], run,
+    addressSpaceBytes: BIG_ADDRESS_SPACE, maxProcesses: 256, binds: JAVA_BINDS, callDriver: javaCallDriver(run),
+  };
+}
+
+/** The JDK home of a Java toolchain (its javac's directory's parent). */
+export function javaHome(java: Toolchain): string {
+  return dirname(dirname(java.compile![0]!));
+}
+
+/**
+ * SandboxFusion's junit: the program's classes (tests among them, JUnit 5) compiled with JUnit on the classpath, then
+ * the JUnit console launcher scanning them. A public top-level type loses its `public`, so that Main.java holds it.
+ */
+export function junitToolchain(home: string, consoleJar: string, jars: readonly string[]): Toolchain {
+  const cp = [SRC, consoleJar, ...jars].join(":");
+  return {
+    language: "junit", file: "Main.java", compile: [join(home, "bin", "javac"), "-encoding", "UTF-8", "-cp", cp, "-d", SRC, `${SRC}/Main.java`],
+    run: [join(home, "bin", "java"), ...JAVA_JVM_FLAGS, "-jar", consoleJar, "--disable-banner", "--disable-ansi-colors", "--class-path", cp, "--scan-class-path"],
+    addressSpaceBytes: BIG_ADDRESS_SPACE, maxProcesses: 256, binds: JAVA_BINDS,
+    forProgram: (code) => ({ code: code.replace(/^(\s*)public\s+((?:final\s+|abstract\s+)*(?:class|interface|enum|record)\b)/gm, "$1$2") }),
+  };
+}
+
 /** Go: the functions by name (known when the program is built), arguments decoded into their parameter types. */
 function goCallDriver(fnNames: readonly string[]): CallDriver {
   const table = fnNames.filter((n) => /^[A-Za-z_][A-Za-z0-9_]*$/.test(n)).map((n) => `\t\t${JSON.stringify(n)}: ${n},`).join("\n");
@@ -632,16 +665,7 @@ export function detectToolchains(): Toolchain[] {
     });
   }
   const java = jdk();
-  if (java !== undefined) {
-    const javaRun = [join(java, "bin", "java"), "-ea", "-Xmx{mem}m", "-Xss64m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-cp", SRC, "Main"];
-    out.push({
-      language: "java", file: "Main.java", compile: [join(java, "bin", "javac"), "-encoding", "UTF-8", "-d", SRC, `${SRC}/Main.java`],
-      // -ea: assert statements are checked, as SandboxFusion runs Java.
-      run: javaRun,
-      addressSpaceBytes: BIG_ADDRESS_SPACE, maxProcesses: 256, binds: ["/etc/java-17-openjdk", "/etc/java-21-openjdk"],
-      callDriver: javaCallDriver(javaRun),
-    });
-  }
+  if (java !== undefined) out.push(javaToolchain(java));
   const rustc = first("/usr/bin/rustc");
   if (rustc !== undefined) out.push({ language: "rust", file: "main.rs", compile: [rustc, "-O", "--edition", "2021", "-o", `${SRC}/main`, `${SRC}/main.rs`], run: [`${SRC}/main`], maxProcesses: 64 });
   const bash = first("/usr/bin/bash", "/bin/bash");
