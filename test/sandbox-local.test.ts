@@ -201,6 +201,19 @@ describe("local sandbox: grading", () => {
     assert.equal(withMain!.cases[0]!.status, "passed", JSON.stringify(withMain!.cases));
   });
 
+  it("function calls in C#: by reflection in the program's classes, with its own Main left alone", { timeout: 120_000 }, async () => {
+    const call = (fnName: string, args: unknown[], expected: unknown): TestCase => ({ kind: "call", fnName, args, expected });
+    const limits = { runTimeoutMs: 10_000, compileTimeoutMs: 60_000 };
+    const [bare, solution] = await sb.evaluate([
+      { id: "bare", language: "csharp", limits, code: "public static string Join(List<string> xs, char sep) {\n  return string.Join(sep.ToString(), xs);\n}\nstatic long Sum(long[] v) { return v.Sum(); }",
+        tests: [call("Join", [["a", "b\"c"], ","], "a,b\"c"), call("Sum", [[1, 2, 4000000000]], 4000000003), call("Sum", [[1]], 2)] },
+      { id: "solution", language: "csharp", limits, code: "public class Solution {\n  public IList<IList<int>> Pairs(int[] nums, int target) {\n    var outp = new List<IList<int>>();\n    for (int i = 0; i < nums.Length; i++) for (int j = i + 1; j < nums.Length; j++) if (nums[i] + nums[j] == target) outp.Add(new List<int> { i, j });\n    return outp;\n  }\n  public double Half(int n) { return n / 2.0; }\n  public static void Main() { System.Environment.Exit(3); }\n}",
+        tests: [call("Pairs", [[1, 2, 3, 4], 5], [[0, 3], [1, 2]]), call("Half", [3], 1.5)] },
+    ]);
+    assert.deepEqual(bare!.cases.map((c) => c.status), ["passed", "passed", "wrong_answer"], JSON.stringify(bare!.cases));
+    assert.deepEqual(solution!.cases.map((c) => c.status), ["passed", "passed"], JSON.stringify(solution!.cases));
+  });
+
   it("runs C++ (compiled once) and JavaScript", async () => {
     const [cpp, js] = await sb.evaluate([
       { ...job("cpp", "#include <cstdio>\nint main(){long a,b;scanf(\"%ld %ld\",&a,&b);printf(\"%ld\\n\",a*b);}", [stdio("6 7", "42"), stdio("2 3", "6")]), language: "cpp" },

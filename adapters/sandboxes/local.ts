@@ -301,9 +301,10 @@ export class LocalSandbox implements SandboxBackend {
     const fnNames = [...new Set(cases.filter((c) => c.kind === "call").map((c) => c.fnName!))].sort();
     const callDriver = fnNames.length === 0 ? undefined : toolchain?.callDriver?.(fnNames, program);
     const run = callDriver?.run ?? adapted.run;
+    const compile = callDriver?.compile;
     const job = {
       language, code: callDriver?.program ?? program, cases, limits, startIndex: from,
-      ...(toolchain === undefined ? {} : { toolchain: run === undefined ? toolchain : { ...toolchain, run } }),
+      ...(toolchain === undefined ? {} : { toolchain: { ...toolchain, ...(run === undefined ? {} : { run }), ...(compile === undefined ? {} : { compile }) } }),
       ...(callDriver === undefined ? {} : { callDriver: { text: callDriver.text, ...(callDriver.file === undefined ? {} : { file: callDriver.file }), ...(callDriver.prefix === undefined ? {} : { prefix: callDriver.prefix }) } }),
       ...(stopOnFailure === undefined ? {} : { stopAfter: (ev: HarnessEvent) => gradeCase(stopOnFailure[ev.index!]!, toExecution(ev)).status !== "passed" }),
     };

@@ -43,6 +43,8 @@ export interface CallDriver {
   readonly program?: string;
   /** The run step instead of the toolchain's (Java: the driver's class is the entry point). */
   readonly run?: readonly string[];
+  /** The build step instead of the toolchain's (C#: the driver's class is the entry point). */
+  readonly compile?: readonly string[];
   /** A file of its own in /work/src (languages that build a directory); absent: appended to the program. */
   readonly file?: string;
   /** Put before the program (Go: its package clause, when the completion has none). */
@@ -716,7 +718,8 @@ export function detectToolchains(): Toolchain[] {
   const mono = first("/usr/bin/mono");
   if (mcs !== undefined && mono !== undefined) {
     // C# on Mono (Debian has no .NET SDK): compiled once by mcs, run by mono; /etc/mono maps its native libraries.
-    out.push({ language: "csharp", file: "main.cs", compile: [mcs, "-optimize+", "-d:DEBUG", "-nowarn:105,436", "-out:main.exe", "main.cs"], run: [mono, `${SRC}/main.exe`], addressSpaceBytes: BIG_ADDRESS_SPACE, maxProcesses: 64, binds: ["/etc/mono"], forProgram: csharpProgram });
+    const csc = [mcs, "-optimize+", "-d:DEBUG", "-nowarn:105,436", "-out:main.exe", "main.cs"];
+    out.push({ language: "csharp", file: "main.cs", compile: csc, run: [mono, `${SRC}/main.exe`], addressSpaceBytes: BIG_ADDRESS_SPACE, maxProcesses: 64, binds: ["/etc/mono"], forProgram: csharpProgram, callDriver: csharpCallDriver(csc) });
   }
   const rscript = first("/usr/bin/Rscript");
   if (rscript !== undefined) out.push({ language: "R", file: "main.R", run: [rscript, `${SRC}/main.R`], binds: ["/etc/R"], addressSpaceBytes: BIG_ADDRESS_SPACE });
@@ -743,6 +746,150 @@ export function typescriptToolchain(nodejs: Toolchain, tsxLoader: string, module
     env: { NODE_PATH: modules }, addressSpaceBytes: 4 * BIG_ADDRESS_SPACE,
     // esbuild is a Go program with threads of its own.
     maxProcesses: 256, callDriver: () => ({ text: JS_CALL_DRIVER }),
+  };
+}
+
+/**
+ * C#: the method found by reflection in any class of the program (static, or on a fresh instance), arguments converted
+ * to the parameter types (primitives, string, char, arrays, List/IList, Dictionary/IDictionary, nested), the value
+ * written as JSON. Bare methods (ScaleBox style) are wrapped in class Program; the driver's class is the entry point.
+ */
+const CSHARP_CALL_DRIVER = String.raw`
+// ---- rlpipe function-call driver (C#): arguments from .rlpipe-call.json, the value as JSON on descriptor 3 ----
+static class RlpipeCall {
+  sealed class Parser {
+    readonly string t; int p;
+    public Parser(string t) { this.t = t; }
+    void Ws() { while (p < t.Length && char.IsWhiteSpace(t[p])) p++; }
+    string Str() {
+      var sb = new System.Text.StringBuilder(); p++;
+      while (t[p] != '"') {
+        char c = t[p++];
+        if (c != '\\') { sb.Append(c); continue; }
+        char e = t[p++];
+        switch (e) {
+          case 'n': sb.Append('\n'); break; case 't': sb.Append('\t'); break; case 'r': sb.Append('\r'); break;
+          case 'b': sb.Append('\b'); break; case 'f': sb.Append('\f'); break;
+          case 'u': sb.Append((char) System.Convert.ToInt32(t.Substring(p, 4), 16)); p += 4; break;
+          default: sb.Append(e); break;
+        }
+      }
+      p++;
+      return sb.ToString();
+    }
+    public object Value() {
+      Ws();
+      char c = t[p];
+      if (c == '{') {
+        var m = new System.Collections.Generic.Dictionary<string, object>(); p++; Ws();
+        if (t[p] == '}') { p++; return m; }
+        for (;;) { Ws(); string k = Str(); Ws(); p++; m[k] = Value(); Ws(); if (t[p++] == '}') return m; }
+      }
+      if (c == '[') {
+        var l = new System.Collections.Generic.List<object>(); p++; Ws();
+        if (t[p] == ']') { p++; return l; }
+        for (;;) { l.Add(Value()); Ws(); if (t[p++] == ']') return l; }
+      }
+      if (c == '"') return Str();
+      if (string.CompareOrdinal(t, p, "true", 0, 4) == 0) { p += 4; return true; }
+      if (string.CompareOrdinal(t, p, "false", 0, 5) == 0) { p += 5; return false; }
+      if (string.CompareOrdinal(t, p, "null", 0, 4) == 0) { p += 4; return null; }
+      int end = p; while (end < t.Length && "+-0123456789.eE".IndexOf(t[end]) >= 0) end++;
+      string num = t.Substring(p, end - p); p = end;
+      long n;
+      if (long.TryParse(num, System.Globalization.NumberStyles.AllowLeadingSign, System.Globalization.CultureInfo.InvariantCulture, out n)) return n;
+      return double.Parse(num, System.Globalization.CultureInfo.InvariantCulture);
+    }
+  }
+  static object As(object v, System.Type type) {
+    if (v == null) return null;
+    var u = System.Nullable.GetUnderlyingType(type) ?? type;
+    if (u == typeof(string)) return v.ToString();
+    if (u == typeof(char)) return v is string ? ((string) v)[0] : (char) System.Convert.ToInt32(v);
+    if (u == typeof(bool)) return System.Convert.ToBoolean(v);
+    if (u.IsPrimitive || u == typeof(decimal)) return System.Convert.ChangeType(v, u, System.Globalization.CultureInfo.InvariantCulture);
+    if (u.IsArray) {
+      var l = (System.Collections.Generic.List<object>) v;
+      var arr = System.Array.CreateInstance(u.GetElementType(), l.Count);
+      for (int i = 0; i < l.Count; i++) arr.SetValue(As(l[i], u.GetElementType()), i);
+      return arr;
+    }
+    if (u.IsGenericType && v is System.Collections.Generic.List<object>) {
+      var elem = u.GetGenericArguments()[0];
+      var concrete = u.IsInterface ? typeof(System.Collections.Generic.List<>).MakeGenericType(elem) : u;
+      var list = (System.Collections.IList) System.Activator.CreateInstance(concrete);
+      foreach (var x in (System.Collections.Generic.List<object>) v) list.Add(As(x, elem));
+      return list;
+    }
+    if (u.IsGenericType && v is System.Collections.Generic.Dictionary<string, object>) {
+      var args = u.GetGenericArguments();
+      var concrete = u.IsInterface ? typeof(System.Collections.Generic.Dictionary<,>).MakeGenericType(args) : u;
+      var dict = (System.Collections.IDictionary) System.Activator.CreateInstance(concrete);
+      foreach (var e in (System.Collections.Generic.Dictionary<string, object>) v) dict.Add(As(e.Key, args[0]), As(e.Value, args[1]));
+      return dict;
+    }
+    return v;
+  }
+  static string Quote(string s) {
+    var sb = new System.Text.StringBuilder("\"");
+    foreach (char c in s) {
+      if (c == '"' || c == '\\') sb.Append('\\').Append(c);
+      else if (c < 0x20) sb.Append("\\u").Append(((int) c).ToString("x4"));
+      else sb.Append(c);
+    }
+    return sb.Append('"').ToString();
+  }
+  static string Json(object v) {
+    if (v == null) return "null";
+    if (v is string || v is char) return Quote(v.ToString());
+    if (v is bool) return (bool) v ? "true" : "false";
+    if (v is double || v is float || v is decimal) return System.Convert.ToDouble(v).ToString("R", System.Globalization.CultureInfo.InvariantCulture);
+    if (v.GetType().IsPrimitive) return System.Convert.ToString(v, System.Globalization.CultureInfo.InvariantCulture);
+    if (v is System.Collections.IDictionary) {
+      var parts = new System.Collections.Generic.List<string>();
+      foreach (System.Collections.DictionaryEntry e in (System.Collections.IDictionary) v) parts.Add(Quote(e.Key.ToString()) + ":" + Json(e.Value));
+      return "{" + string.Join(",", parts) + "}";
+    }
+    if (v is System.Collections.IEnumerable) {
+      var parts = new System.Collections.Generic.List<string>();
+      foreach (var x in (System.Collections.IEnumerable) v) parts.Add(Json(x));
+      return "[" + string.Join(",", parts) + "]";
+    }
+    return Quote(v.ToString());
+  }
+  public static void Main() {
+    var call = (System.Collections.Generic.Dictionary<string, object>) new Parser(System.IO.File.ReadAllText(".rlpipe-call.json")).Value();
+    var fn = (string) call["fn"];
+    var args = (System.Collections.Generic.List<object>) call["args"];
+    var flags = System.Reflection.BindingFlags.Public | System.Reflection.BindingFlags.NonPublic | System.Reflection.BindingFlags.Static | System.Reflection.BindingFlags.Instance | System.Reflection.BindingFlags.DeclaredOnly;
+    foreach (var type in typeof(RlpipeCall).Assembly.GetTypes()) {
+      if (type == typeof(RlpipeCall) || type.DeclaringType == typeof(RlpipeCall)) continue;
+      foreach (var m in type.GetMethods(flags)) {
+        if (m.Name != fn || m.GetParameters().Length != args.Count || m.IsGenericMethodDefinition) continue;
+        var ps = m.GetParameters();
+        var values = new object[args.Count];
+        for (int i = 0; i < values.Length; i++) values[i] = As(args[i], ps[i].ParameterType);
+        object self = m.IsStatic ? null : System.Activator.CreateInstance(type, true);
+        object res;
+        try { res = m.Invoke(self, values); } catch (System.Reflection.TargetInvocationException e) { System.Runtime.ExceptionServices.ExceptionDispatchInfo.Capture(e.InnerException).Throw(); throw; }
+        System.IO.File.WriteAllText("/dev/fd/3", m.ReturnType == typeof(void) ? "null" : Json(res));
+        return;
+      }
+    }
+    throw new System.MissingMethodException("function " + fn + " is not defined");
+  }
+}
+`;
+
+function csharpCallDriver(compile: readonly string[]): (fnNames: readonly string[], code: string) => CallDriver {
+  return (_fnNames, code) => {
+    // The program's own text (csharpProgram put it between #line markers, after the usings and before the shim).
+    const own = /#line 1\n([\s\S]*)\n#line default\n/.exec(code)?.[1] ?? code;
+    const bare = !/\b(?:class|struct|interface|record)\s+[A-Za-z_]/.test(own);
+    return {
+      text: CSHARP_CALL_DRIVER, compile: [...compile.slice(0, -1), "-main:RlpipeCall", compile[compile.length - 1]!],
+      ...(bare ? { program: code.replace(/#line 1\n([\s\S]*)\n#line default\n/, (_m, body: string) => `#line 1\npublic class Program {\n${body}\n}\n#line default\n`) } : {}),
+    };
   };
 }
 
