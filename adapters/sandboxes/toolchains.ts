@@ -669,7 +669,7 @@ export function detectToolchains(): Toolchain[] {
   const java = jdk();
   if (java !== undefined) out.push(javaToolchain(java));
   const rustc = first("/usr/bin/rustc");
-  if (rustc !== undefined) out.push({ language: "rust", file: "main.rs", compile: [rustc, "-O", "--edition", "2021", "-o", `${SRC}/main`, `${SRC}/main.rs`], run: [`${SRC}/main`], maxProcesses: 64 });
+  if (rustc !== undefined) out.push({ language: "rust", file: "main.rs", compile: [rustc, "-O", "--edition", "2021", "-o", `${SRC}/main`, `${SRC}/main.rs`], run: [`${SRC}/main`], maxProcesses: 64, callDriver: rustCallDriver });
   const bash = first("/usr/bin/bash", "/bin/bash");
   if (bash !== undefined) out.push({ language: "bash", file: "main.sh", run: ["/usr/bin/bash", `${SRC}/main.sh`], callDriver: () => ({ text: BASH_CALL_DRIVER }) });
   const perl = first("/usr/bin/perl");
@@ -746,6 +746,135 @@ export function typescriptToolchain(nodejs: Toolchain, tsxLoader: string, module
     env: { NODE_PATH: modules }, addressSpaceBytes: 4 * BIG_ADDRESS_SPACE,
     // esbuild is a Go program with threads of its own.
     maxProcesses: 256, callDriver: () => ({ text: JS_CALL_DRIVER }),
+  };
+}
+
+/**
+ * Rust: the functions are known when the program is built; each is called through a trait implemented for every
+ * function of up to six parameters that can be read from JSON (integers, floats, bool, char, String, Vec, Option) and
+ * a return value that can be written as JSON (those, &str, tuples of two), so the types come from its signature.
+ * LeetCode-style `impl Solution` gets `struct Solution;` when it lacks one, and its associated functions are called.
+ */
+const RUST_CALL_DRIVER = String.raw`
+// ---- rlpipe function-call driver (Rust): arguments from .rlpipe-call.json, the value as JSON on descriptor 3 ----
+#[allow(dead_code)]
+mod rlpipe_call {
+    pub enum Json { Null, Bool(bool), Num(f64, Option<i64>), Str(String), Arr(Vec<Json>), Obj(Vec<(String, Json)>) }
+    pub struct Parser<'a> { t: &'a [u8], p: usize }
+    impl<'a> Parser<'a> {
+        pub fn new(t: &'a str) -> Self { Parser { t: t.as_bytes(), p: 0 } }
+        fn ws(&mut self) { while self.p < self.t.len() && (self.t[self.p] as char).is_whitespace() { self.p += 1; } }
+        fn string(&mut self) -> String {
+            let mut out: Vec<u8> = Vec::new();
+            self.p += 1;
+            while self.t[self.p] != b'"' {
+                let c = self.t[self.p]; self.p += 1;
+                if c != b'\\' { out.push(c); continue; }
+                let e = self.t[self.p]; self.p += 1;
+                match e {
+                    b'n' => out.push(b'\n'), b't' => out.push(b'\t'), b'r' => out.push(b'\r'), b'b' => out.push(8), b'f' => out.push(12),
+                    b'u' => {
+                        let hex = std::str::from_utf8(&self.t[self.p..self.p + 4]).unwrap();
+                        let cp = u32::from_str_radix(hex, 16).unwrap(); self.p += 4;
+                        let mut buf = [0u8; 4];
+                        out.extend_from_slice(char::from_u32(cp).unwrap_or('\u{fffd}').encode_utf8(&mut buf).as_bytes());
+                    }
+                    other => out.push(other),
+                }
+            }
+            self.p += 1;
+            String::from_utf8(out).unwrap()
+        }
+        pub fn value(&mut self) -> Json {
+            self.ws();
+            match self.t[self.p] {
+                b'{' => {
+                    self.p += 1; self.ws(); let mut o = Vec::new();
+                    if self.t[self.p] == b'}' { self.p += 1; return Json::Obj(o); }
+                    loop { self.ws(); let k = self.string(); self.ws(); self.p += 1; let v = self.value(); o.push((k, v)); self.ws(); let d = self.t[self.p]; self.p += 1; if d == b'}' { return Json::Obj(o); } }
+                }
+                b'[' => {
+                    self.p += 1; self.ws(); let mut a = Vec::new();
+                    if self.t[self.p] == b']' { self.p += 1; return Json::Arr(a); }
+                    loop { a.push(self.value()); self.ws(); let d = self.t[self.p]; self.p += 1; if d == b']' { return Json::Arr(a); } }
+                }
+                b'"' => Json::Str(self.string()),
+                b't' => { self.p += 4; Json::Bool(true) }
+                b'f' => { self.p += 5; Json::Bool(false) }
+                b'n' => { self.p += 4; Json::Null }
+                _ => {
+                    let start = self.p;
+                    while self.p < self.t.len() && b"+-0123456789.eE".contains(&self.t[self.p]) { self.p += 1; }
+                    let s = std::str::from_utf8(&self.t[start..self.p]).unwrap();
+                    Json::Num(s.parse().unwrap(), s.parse().ok())
+                }
+            }
+        }
+    }
+    pub trait FromJson: Sized { fn from_json(j: &Json) -> Self; }
+    macro_rules! ints { ($($t:ty),*) => { $(impl FromJson for $t { fn from_json(j: &Json) -> Self { match j { Json::Num(f, i) => i.map(|i| i as $t).unwrap_or(*f as $t), Json::Bool(b) => *b as $t, _ => panic!("expected a number") } } })* } }
+    ints!(i8, i16, i32, i64, i128, isize, u8, u16, u32, u64, u128, usize);
+    impl FromJson for f64 { fn from_json(j: &Json) -> Self { match j { Json::Num(f, _) => *f, _ => panic!("expected a number") } } }
+    impl FromJson for f32 { fn from_json(j: &Json) -> Self { f64::from_json(j) as f32 } }
+    impl FromJson for bool { fn from_json(j: &Json) -> Self { match j { Json::Bool(b) => *b, Json::Num(f, _) => *f != 0.0, _ => panic!("expected a boolean") } } }
+    impl FromJson for String { fn from_json(j: &Json) -> Self { match j { Json::Str(s) => s.clone(), _ => panic!("expected a string") } } }
+    impl FromJson for char { fn from_json(j: &Json) -> Self { match j { Json::Str(s) => s.chars().next().unwrap_or('\0'), Json::Num(_, Some(i)) => char::from_u32(*i as u32).unwrap_or('\0'), _ => panic!("expected a character") } } }
+    impl<T: FromJson> FromJson for Vec<T> { fn from_json(j: &Json) -> Self { match j { Json::Arr(a) => a.iter().map(T::from_json).collect(), _ => panic!("expected an array") } } }
+    impl<T: FromJson> FromJson for Option<T> { fn from_json(j: &Json) -> Self { match j { Json::Null => None, other => Some(T::from_json(other)) } } }
+    pub trait ToJson { fn to_json(&self) -> String; }
+    macro_rules! plain { ($($t:ty),*) => { $(impl ToJson for $t { fn to_json(&self) -> String { self.to_string() } })* } }
+    plain!(i8, i16, i32, i64, i128, isize, u8, u16, u32, u64, u128, usize, bool);
+    impl ToJson for f64 { fn to_json(&self) -> String { if self.is_finite() { format!("{:?}", self) } else { "null".into() } } }
+    impl ToJson for f32 { fn to_json(&self) -> String { (*self as f64).to_json() } }
+    fn quote(s: &str) -> String {
+        let mut out = String::from("\"");
+        for c in s.chars() {
+            match c { '"' => out.push_str("\\\""), '\\' => out.push_str("\\\\"), c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)), c => out.push(c) }
+        }
+        out.push('"');
+        out
+    }
+    impl ToJson for String { fn to_json(&self) -> String { quote(self) } }
+    impl ToJson for &str { fn to_json(&self) -> String { quote(self) } }
+    impl ToJson for char { fn to_json(&self) -> String { quote(&self.to_string()) } }
+    impl ToJson for () { fn to_json(&self) -> String { "null".into() } }
+    impl<T: ToJson> ToJson for Vec<T> { fn to_json(&self) -> String { format!("[{}]", self.iter().map(|x| x.to_json()).collect::<Vec<_>>().join(",")) } }
+    impl<T: ToJson> ToJson for Option<T> { fn to_json(&self) -> String { match self { Some(v) => v.to_json(), None => "null".into() } } }
+    impl<A: ToJson, B: ToJson> ToJson for (A, B) { fn to_json(&self) -> String { format!("[{},{}]", self.0.to_json(), self.1.to_json()) } }
+    pub trait Call<M> { fn call(&self, args: &[Json]) -> String; }
+    macro_rules! calls { ($($a:ident),*) => {
+        #[allow(non_snake_case, unused_mut, unused_variables)]
+        impl<Func, Ret: ToJson, $($a: FromJson),*> Call<($($a,)*)> for Func where Func: Fn($($a),*) -> Ret {
+            fn call(&self, args: &[Json]) -> String {
+                let mut it = args.iter();
+                (self)($(<$a as FromJson>::from_json(it.next().expect("too few arguments"))),*).to_json()
+            }
+        }
+    } }
+    calls!(); calls!(A1); calls!(A1, A2); calls!(A1, A2, A3); calls!(A1, A2, A3, A4); calls!(A1, A2, A3, A4, A5); calls!(A1, A2, A3, A4, A5, A6);
+    pub fn invoke<M, F: Call<M>>(f: F, args: &[Json]) -> String { f.call(args) }
+}
+fn main() {
+    use std::io::Write;
+    let text = std::fs::read_to_string(".rlpipe-call.json").expect("the call");
+    let call = rlpipe_call::Parser::new(&text).value();
+    let (mut fname, mut args) = (String::new(), Vec::new());
+    if let rlpipe_call::Json::Obj(o) = call {
+        for (k, v) in o { match (k.as_str(), v) { ("fn", rlpipe_call::Json::Str(s)) => fname = s, ("args", rlpipe_call::Json::Arr(a)) => args = a, _ => {} } }
+    }
+    let out: String = __DISPATCH__;
+    let mut f = std::fs::OpenOptions::new().write(true).open("/dev/fd/3").expect("descriptor 3");
+    f.write_all(out.as_bytes()).unwrap();
+}
+`;
+
+function rustCallDriver(fnNames: readonly string[], code: string): CallDriver {
+  const solution = /\bimpl\s+Solution\b/.test(code);
+  const names = fnNames.filter((n) => /^[A-Za-z_][A-Za-z0-9_]*$/.test(n));
+  const dispatch = [...names.map((n) => `if fname == ${JSON.stringify(n)} { rlpipe_call::invoke(${solution ? "Solution::" : ""}${n}, &args) } else `), `{ panic!("function {} is not defined", fname) }`].join("");
+  return {
+    text: RUST_CALL_DRIVER.replace("__DISPATCH__", dispatch),
+    ...(solution && !/\bstruct\s+Solution\b/.test(code) ? { program: `struct Solution;\n${code}` } : {}),
   };
 }
 
