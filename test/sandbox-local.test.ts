@@ -214,6 +214,15 @@ describe("local sandbox: grading", () => {
     assert.deepEqual(solution!.cases.map((c) => c.status), ["passed", "passed", "passed"], JSON.stringify(solution!.cases));
   });
 
+  it("function calls in D: parameter types by compile-time reflection", { timeout: 120_000 }, async () => {
+    const call = (fnName: string, args: unknown[], expected: unknown): TestCase => ({ kind: "call", fnName, args, expected });
+    const limits = { runTimeoutMs: 10_000, compileTimeoutMs: 120_000 };
+    const [r] = await sb.evaluate([{ id: "d", language: "D_ut", limits,
+      code: "import std.algorithm : sum;\nimport std.array : join;\nstring joined(string[] xs, string sep) { return xs.join(sep); }\nlong total(long[] v) { return v.sum; }\ndouble half(int n) { return n / 2.0; }\nint[][] pairs(int[] v) { return [v, v]; }",
+      tests: [call("joined", [["a", "b\"c"], ","], "a,b\"c"), call("total", [[1, 2, 4000000000]], 4000000003), call("half", [3], 1.5), call("pairs", [[1]], [[1], [1]]), call("total", [[1]], 2)] }]);
+    assert.deepEqual(r!.cases.map((c) => c.status), ["passed", "passed", "passed", "passed", "wrong_answer"], JSON.stringify(r!.cases));
+  });
+
   it("function calls in C#: by reflection in the program's classes, with its own Main left alone", { timeout: 120_000 }, async () => {
     const call = (fnName: string, args: unknown[], expected: unknown): TestCase => ({ kind: "call", fnName, args, expected });
     const limits = { runTimeoutMs: 10_000, compileTimeoutMs: 60_000 };

@@ -683,7 +683,7 @@ export function detectToolchains(): Toolchain[] {
   const ldmd2 = first("/usr/bin/ldmd2");
   if (ldmd2 !== undefined) {
     // SandboxFusion's D_ut: dmd with -unittest (unittest blocks run before main); ldmd2 is LDC's dmd-compatible driver.
-    out.push({ language: "D_ut", file: "main.d", compile: [ldmd2, "-unittest", "-O", `-of=${SRC}/main`, `${SRC}/main.d`], run: [`${SRC}/main`], maxProcesses: 64, binds: ["/etc/ldc2.conf"] });
+    out.push({ language: "D_ut", file: "main.d", compile: [ldmd2, "-unittest", "-O", `-of=${SRC}/main`, `${SRC}/main.d`], run: [`${SRC}/main`], maxProcesses: 64, binds: ["/etc/ldc2.conf"], callDriver: dCallDriver });
   }
   const iverilog = first("/usr/bin/iverilog");
   const vvp = first("/usr/bin/vvp");
@@ -876,6 +876,73 @@ function rustCallDriver(fnNames: readonly string[], code: string): CallDriver {
     text: RUST_CALL_DRIVER.replace("__DISPATCH__", dispatch),
     ...(solution && !/\bstruct\s+Solution\b/.test(code) ? { program: `struct Solution;\n${code}` } : {}),
   };
+}
+
+/**
+ * D: the functions are known when the program is built; compile-time reflection (std.traits) reads each one's
+ * parameter types to convert the JSON arguments (numbers, bool, chars, strings, arrays) and writes the value with
+ * std.json (associative arrays too).
+ */
+const D_CALL_DRIVER = String.raw`
+// ---- rlpipe function-call driver (D): arguments from .rlpipe-call.json, the value as JSON on descriptor 3 ----
+static import std.json;
+private T rlpipeFromJson(T)(std.json.JSONValue j) {
+    import std.json : JSONType;
+    import std.traits : isArray, isSomeString, isIntegral, isFloatingPoint, isSomeChar;
+    import std.conv : to;
+    static if (is(T == bool)) return j.type == JSONType.true_;
+    else static if (isSomeString!T) return j.str.to!T;
+    else static if (isSomeChar!T) return j.type == JSONType.string ? j.str.to!(dchar[])[0].to!T : cast(T) j.integer;
+    else static if (isIntegral!T) return j.type == JSONType.integer ? cast(T) j.integer : j.type == JSONType.uinteger ? cast(T) j.uinteger : cast(T) j.floating;
+    else static if (isFloatingPoint!T) return j.type == JSONType.float_ ? cast(T) j.floating : j.type == JSONType.uinteger ? cast(T) j.uinteger : cast(T) j.integer;
+    else static if (isArray!T) {
+        import std.range : ElementType;
+        T out_;
+        foreach (x; j.array) out_ ~= rlpipeFromJson!(ElementType!T)(x);
+        return out_;
+    } else static assert(0, "rlpipe: cannot read a " ~ T.stringof ~ " from JSON");
+}
+private std.json.JSONValue rlpipeToJson(T)(T v) {
+    import std.json : JSONValue;
+    import std.traits : isArray, isSomeString, isSomeChar, isAssociativeArray;
+    import std.conv : to;
+    static if (isSomeString!T) return JSONValue(v.to!string);
+    else static if (isSomeChar!T) return JSONValue(v.to!string);
+    else static if (isArray!T) { JSONValue[] a; foreach (x; v) a ~= rlpipeToJson(x); return JSONValue(a); }
+    else static if (isAssociativeArray!T) { JSONValue[string] o; foreach (k, x; v) o[k.to!string] = rlpipeToJson(x); return JSONValue(o); }
+    else return JSONValue(v);
+}
+void main() {
+    import std.json : parseJSON;
+    import std.file : readText;
+    import std.stdio : File;
+    import std.traits : Parameters, ReturnType;
+    auto call = parseJSON(readText(".rlpipe-call.json"));
+    string fn = call["fn"].str;
+    auto args = call["args"].array;
+    string result;
+    bool found = false;
+    static foreach (name; [__NAMES__]) {
+        if (fn == name) {
+            found = true;
+            alias F = mixin(name);
+            Parameters!F params;
+            static foreach (i, P; Parameters!F) params[i] = rlpipeFromJson!P(args[i]);
+            static if (is(ReturnType!F == void)) { F(params); result = "null"; }
+            else result = rlpipeToJson(F(params)).toString;
+        }
+    }
+    if (!found) throw new Exception("function " ~ fn ~ " is not defined");
+    File f;
+    f.fdopen(3, "w");
+    f.write(result);
+    f.close();
+}
+`;
+
+function dCallDriver(fnNames: readonly string[]): CallDriver {
+  const names = fnNames.filter((n) => /^[A-Za-z_][A-Za-z0-9_]*$/.test(n)).map((n) => JSON.stringify(n));
+  return { text: D_CALL_DRIVER.replace("__NAMES__", names.join(", ")) };
 }
 
 /**
