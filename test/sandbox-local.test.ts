@@ -204,13 +204,16 @@ describe("local sandbox: grading", () => {
   it("function calls in Rust: argument and return types from the function's signature; LeetCode's impl Solution", { timeout: 120_000 }, async () => {
     const call = (fnName: string, args: unknown[], expected: unknown): TestCase => ({ kind: "call", fnName, args, expected });
     const limits = { runTimeoutMs: 10_000, compileTimeoutMs: 120_000 };
-    const [bare, solution] = await sb.evaluate([
+    const [bare, borrowed, solution] = await sb.evaluate([
       { id: "bare", language: "rust", limits, code: "fn join(xs: Vec<String>, sep: char) -> String {\n  xs.join(&sep.to_string())\n}\nfn sum(v: Vec<i64>) -> i64 { v.iter().sum() }",
         tests: [call("join", [["a", "b\"c"], ","], "a,b\"c"), call("sum", [[1, 2, 4000000000]], 4000000003), call("sum", [[1]], 2)] },
+      { id: "borrowed", language: "rust", limits, code: "fn count(s: &str, xs: &[i32], ys: &Vec<i32>) -> usize {\n  s.len() + xs.len() + ys.len()\n}",
+        tests: [call("count", ["ab", [1, 2, 3], [4]], 6)] },
       { id: "solution", language: "rust", limits, code: "impl Solution {\n  pub fn pairs(nums: Vec<i32>, target: i32) -> Vec<Vec<i32>> {\n    let mut out = vec![];\n    for i in 0..nums.len() { for j in i + 1..nums.len() { if nums[i] + nums[j] == target { out.push(vec![i as i32, j as i32]); } } }\n    out\n  }\n  pub fn half(n: i32) -> f64 { n as f64 / 2.0 }\n  pub fn first(s: String) -> Option<char> { s.chars().next() }\n}",
         tests: [call("pairs", [[1, 2, 3, 4], 5], [[0, 3], [1, 2]]), call("half", [3], 1.5), call("first", [""], null)] },
     ]);
     assert.deepEqual(bare!.cases.map((c) => c.status), ["passed", "passed", "wrong_answer"], JSON.stringify(bare!.cases));
+    assert.deepEqual(borrowed!.cases.map((c) => c.status), ["passed"], JSON.stringify(borrowed!.cases));
     assert.deepEqual(solution!.cases.map((c) => c.status), ["passed", "passed", "passed"], JSON.stringify(solution!.cases));
   });
 

@@ -751,7 +751,8 @@ export function typescriptToolchain(nodejs: Toolchain, tsxLoader: string, module
 
 /**
  * Rust: the functions are known when the program is built; each is called through a trait implemented for every
- * function of up to six parameters that can be read from JSON (integers, floats, bool, char, String, Vec, Option) and
+ * function of up to six parameters that can be read from JSON (integers, floats, bool, char, String, Vec, Option, and
+ * borrowed &str, &[T] and &Vec<T>, which live as long as the one-call process) and
  * a return value that can be written as JSON (those, &str, tuples of two), so the types come from its signature.
  * LeetCode-style `impl Solution` gets `struct Solution;` when it lacks one, and its associated functions are called.
  */
@@ -820,6 +821,10 @@ mod rlpipe_call {
     impl FromJson for String { fn from_json(j: &Json) -> Self { match j { Json::Str(s) => s.clone(), _ => panic!("expected a string") } } }
     impl FromJson for char { fn from_json(j: &Json) -> Self { match j { Json::Str(s) => s.chars().next().unwrap_or('\0'), Json::Num(_, Some(i)) => char::from_u32(*i as u32).unwrap_or('\0'), _ => panic!("expected a character") } } }
     impl<T: FromJson> FromJson for Vec<T> { fn from_json(j: &Json) -> Self { match j { Json::Arr(a) => a.iter().map(T::from_json).collect(), _ => panic!("expected an array") } } }
+    // Borrowed parameters (&str, &[T], &Vec<T>) get values that live as long as the process, which runs one call.
+    impl FromJson for &'static str { fn from_json(j: &Json) -> Self { Box::leak(String::from_json(j).into_boxed_str()) } }
+    impl<T: FromJson> FromJson for &'static [T] { fn from_json(j: &Json) -> Self { Box::leak(Vec::<T>::from_json(j).into_boxed_slice()) } }
+    impl<T: FromJson> FromJson for &'static Vec<T> { fn from_json(j: &Json) -> Self { Box::leak(Box::new(Vec::<T>::from_json(j))) } }
     impl<T: FromJson> FromJson for Option<T> { fn from_json(j: &Json) -> Self { match j { Json::Null => None, other => Some(T::from_json(other)) } } }
     pub trait ToJson { fn to_json(&self) -> String; }
     macro_rules! plain { ($($t:ty),*) => { $(impl ToJson for $t { fn to_json(&self) -> String { self.to_string() } })* } }
