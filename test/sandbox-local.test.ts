@@ -226,6 +226,14 @@ describe("local sandbox: grading", () => {
     assert.deepEqual(r!.cases.map((c) => c.status), ["passed", "passed", "passed", "passed", "wrong_answer"], JSON.stringify(r!.cases));
   });
 
+  it("function calls in Racket: the function by name in the program's module, JSON both ways", { timeout: 60_000 }, async () => {
+    const call = (fnName: string, args: unknown[], expected: unknown): TestCase => ({ kind: "call", fnName, args, expected });
+    const [r] = await sb.evaluate([{ id: "rkt", language: "racket", limits: { runTimeoutMs: 20_000 },
+      code: "(define (add a b) (+ a b))\n(define (pairs xs) (vector xs (reverse xs)))\n(define (greet s) (string-append \"hi \" s))",
+      tests: [call("add", [1, 2], 3), call("pairs", [[1, 2]], [[1, 2], [2, 1]]), call("greet", ["q\"x"], "hi q\"x"), call("add", [1, 1], 3)] }]);
+    assert.deepEqual(r!.cases.map((c) => c.status), ["passed", "passed", "passed", "wrong_answer"], JSON.stringify(r!.cases));
+  });
+
   it("function calls in C#: by reflection in the program's classes, with its own Main left alone", { timeout: 120_000 }, async () => {
     const call = (fnName: string, args: unknown[], expected: unknown): TestCase => ({ kind: "call", fnName, args, expected });
     const limits = { runTimeoutMs: 10_000, compileTimeoutMs: 60_000 };

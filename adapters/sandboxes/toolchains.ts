@@ -698,7 +698,7 @@ export function detectToolchains(): Toolchain[] {
   if (racket !== undefined) {
     // A program without a #lang line is Racket's own language (racket refuses a file that declares no module).
     // /etc/racket/config.rktd says where Debian keeps the compiled collections (without it racket compiles them anew).
-    out.push({ language: "racket", file: "main.rkt", run: [racket, `${SRC}/main.rkt`], addressSpaceBytes: BIG_ADDRESS_SPACE, binds: ["/etc/racket"], forProgram: (code) => (/^\s*#lang\b/m.test(code) ? {} : { code: `#lang racket\n${code}` }) });
+    out.push({ language: "racket", file: "main.rkt", run: [racket, `${SRC}/main.rkt`], addressSpaceBytes: BIG_ADDRESS_SPACE, binds: ["/etc/racket"], callDriver: () => ({ text: RACKET_CALL_DRIVER }), forProgram: (code) => (/^\s*#lang\b/m.test(code) ? {} : { code: `#lang racket\n${code}` }) });
   }
   const scalac = first("/usr/bin/scalac");
   const scala = first("/usr/bin/scala");
@@ -949,6 +949,22 @@ function dCallDriver(fnNames: readonly string[]): CallDriver {
   const names = fnNames.filter((n) => /^[A-Za-z_][A-Za-z0-9_]*$/.test(n)).map((n) => JSON.stringify(n));
   return { text: D_CALL_DRIVER.replace("__NAMES__", names.join(", ")) };
 }
+
+/**
+ * Racket: the function by name, evaluated in the program's own module namespace, applied to the JSON arguments (read
+ * with Racket's json library), the value written back as JSON (vectors as lists, chars as strings).
+ */
+const RACKET_CALL_DRIVER = String.raw`
+;; ---- rlpipe function-call driver (Racket): arguments from .rlpipe-call.json, the value as JSON on descriptor 3 ----
+(define-namespace-anchor rlpipe-anchor)
+(let* ([read-json (dynamic-require 'json 'read-json)]
+       [write-json (dynamic-require 'json 'write-json)]
+       [call (call-with-input-file ".rlpipe-call.json" read-json)]
+       [f (eval (string->symbol (hash-ref call 'fn)) (namespace-anchor->namespace rlpipe-anchor))]
+       [value (apply f (hash-ref call 'args))]
+       [jsonable (let loop ([v value]) (cond [(vector? v) (map loop (vector->list v))] [(list? v) (map loop v)] [(char? v) (string v)] [(void? v) 'null] [else v]))])
+  (call-with-output-file "/dev/fd/3" (lambda (out) (write-json jsonable out)) #:exists 'append))
+`;
 
 /**
  * C#: the method found by reflection in any class of the program (static, or on a fresh instance), arguments converted
