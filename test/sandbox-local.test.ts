@@ -234,6 +234,14 @@ describe("local sandbox: grading", () => {
     assert.deepEqual(r!.cases.map((c) => c.status), ["passed", "passed", "passed", "wrong_answer"], JSON.stringify(r!.cases));
   });
 
+  it("function calls in R: the function by name, JSON both ways through jsonlite", { timeout: 60_000 }, async () => {
+    const call = (fnName: string, args: unknown[], expected: unknown): TestCase => ({ kind: "call", fnName, args, expected });
+    const [r] = await sb.evaluate([{ id: "r", language: "R", limits: { runTimeoutMs: 20_000 },
+      code: "add <- function(a, b) {\n  return(a + b)\n}\npairs <- function(xs) list(xs, rev(xs))\ngreet <- function(s) paste0(\"hi \", s)",
+      tests: [call("add", [1, 2], 3), call("pairs", [[1, 2]], [[1, 2], [2, 1]]), call("greet", ["q\"x"], "hi q\"x"), call("add", [1, 1], 3)] }]);
+    assert.deepEqual(r!.cases.map((c) => c.status), ["passed", "passed", "passed", "wrong_answer"], JSON.stringify(r!.cases));
+  });
+
   it("function calls in C#: by reflection in the program's classes, with its own Main left alone", { timeout: 120_000 }, async () => {
     const call = (fnName: string, args: unknown[], expected: unknown): TestCase => ({ kind: "call", fnName, args, expected });
     const limits = { runTimeoutMs: 10_000, compileTimeoutMs: 60_000 };

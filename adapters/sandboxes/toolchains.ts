@@ -722,7 +722,7 @@ export function detectToolchains(): Toolchain[] {
     out.push({ language: "csharp", file: "main.cs", compile: csc, run: [mono, `${SRC}/main.exe`], addressSpaceBytes: BIG_ADDRESS_SPACE, maxProcesses: 64, binds: ["/etc/mono"], forProgram: csharpProgram, callDriver: csharpCallDriver(csc) });
   }
   const rscript = first("/usr/bin/Rscript");
-  if (rscript !== undefined) out.push({ language: "R", file: "main.R", run: [rscript, `${SRC}/main.R`], binds: ["/etc/R"], addressSpaceBytes: BIG_ADDRESS_SPACE });
+  if (rscript !== undefined) out.push({ language: "R", file: "main.R", run: [rscript, `${SRC}/main.R`], binds: ["/etc/R"], addressSpaceBytes: BIG_ADDRESS_SPACE, callDriver: () => ({ text: R_CALL_DRIVER }) });
   return out;
 }
 
@@ -967,6 +967,22 @@ const RACKET_CALL_DRIVER = String.raw`
 `;
 
 /**
+ * R: the function by name in the global environment, arguments and value through jsonlite (Debian's r-cran-jsonlite;
+ * length-one vectors are written as scalars, R having no others).
+ */
+const R_CALL_DRIVER = String.raw`
+# ---- rlpipe function-call driver (R): arguments from .rlpipe-call.json, the value as JSON on descriptor 3 ----
+local({
+  call <- jsonlite::fromJSON(".rlpipe-call.json", simplifyVector = FALSE)
+  args <- lapply(call$args, function(a) if (is.list(a)) jsonlite::fromJSON(jsonlite::toJSON(a, auto_unbox = TRUE)) else a)
+  value <- do.call(call$fn, args, envir = globalenv())
+  out <- file("/dev/fd/3", "w")
+  writeLines(jsonlite::toJSON(value, auto_unbox = TRUE, digits = NA, null = "null", na = "null"), out, sep = "")
+  close(out)
+})
+`;
+
+/**
  * C#: the method found by reflection in any class of the program (static, or on a fresh instance), arguments converted
  * to the parameter types (primitives, string, char, arrays, List/IList, Dictionary/IDictionary, nested), the value
  * written as JSON. Bare methods (ScaleBox style) are wrapped in class Program; the driver's class is the entry point.
@@ -1163,5 +1179,5 @@ export const TOOLCHAIN_PACKAGES: Readonly<Record<string, readonly string[]>> = {
  * where its toolchain came some other way.
  */
 export const TOOLCHAIN_LIBRARIES: Readonly<Record<string, readonly string[]>> = {
-  lua: ["lua-unit"], perl: ["libtest-deep-perl", "libdata-compare-perl"],
+  lua: ["lua-unit"], perl: ["libtest-deep-perl", "libdata-compare-perl"], R: ["r-cran-jsonlite"],
 };
