@@ -10,8 +10,8 @@
 // test, plain classes for the request and response shapes), so the request bodies and assertions are theirs.
 // ScaleBox's test_sandbox_common_evaluate.py already speaks HTTP (URL). test/compat/compat-lists.json names the tests
 // not run (what this machine lacks, each with its reason) and the ones that expect ScaleBox's lenient stdio
-// comparison (kept strict). Python programs get the Python environment npm test builds (.tools/python-env) when it
-// is there, or --python-env DIR.
+// comparison (kept strict). Programs get the runtime environment npm test builds (/var/tmp/rlpipe-test-python-env,
+// or $RLPIPE_TEST_PYTHON_ENV) when it is there, or --python-env DIR.
 // Prints pass/fail/skip per language and writes the results as JSON (default bench/results/compat.json).
 import { spawn, spawnSync } from "node:child_process";
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
@@ -38,7 +38,7 @@ if (opt.help || (opt.sandboxfusion === undefined && opt.scalebox === undefined))
 const python = join(root, ".venv-test", "bin", "python");
 if (!existsSync(python)) fail("the test virtualenv is missing: run npm test once (scripts/setup.sh --test builds .venv-test)");
 if (!existsSync(join(root, "dist", "bin", "rlpipe.js"))) fail("dist/ is missing: npm run build");
-const defaultEnv = join(root, ".tools", "python-env");
+const defaultEnv = process.env.RLPIPE_TEST_PYTHON_ENV ?? "/var/tmp/rlpipe-test-python-env";
 const pythonEnv = opt["python-env"] ?? (existsSync(join(defaultEnv, "pyvenv.cfg")) ? defaultEnv : undefined);
 
 function fail(msg) {

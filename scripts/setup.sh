@@ -94,9 +94,11 @@ fi
 
 # ---- the Python environment sandboxed programs import from (numpy, sympy, …; rlpipe serve --python-env): rlpipe's own
 # builder, which does nothing when the environment was built from the same pinned list
-log "rlpipe sandbox setup --python-env .tools/python-env"
-node dist/bin/rlpipe.js sandbox setup --python-env "$ROOT/.tools/python-env" >/dev/null \
-  || { echo "setup.sh: could not build the sandbox's Python environment (rlpipe sandbox setup --python-env .tools/python-env)" >&2; exit 1; }
+# Outside the checkout: sandboxes run as users of their own, who must reach it (a clone may sit in a private dir).
+PYTHON_ENV="${RLPIPE_TEST_PYTHON_ENV:-/var/tmp/rlpipe-test-python-env}"
+log "rlpipe sandbox setup --python-env $PYTHON_ENV"
+node dist/bin/rlpipe.js sandbox setup --python-env "$PYTHON_ENV" >/dev/null \
+  || { echo "setup.sh: could not build the sandbox's Python environment (rlpipe sandbox setup --python-env $PYTHON_ENV)" >&2; exit 1; }
 
 # ---- Python test environment: a project-local virtualenv (never the system site-packages)
 VENV="$ROOT/.venv-test"

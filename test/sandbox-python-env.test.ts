@@ -1,17 +1,18 @@
 // The Python environment sandboxed programs import from (adapters/sandboxes/python-env.ts): the pinned list, the
 // builder (offline here: a wheel made by the test, pip with --no-index), its checks, and programs running in it —
-// the environment npm test's setup builds at .tools/python-env from the real list (numpy, sympy, pandas, …).
+// the environment npm test's setup builds (/var/tmp/rlpipe-test-python-env) from the real list (numpy, sympy, pandas, …).
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { checkPythonEnv, installPythonEnv, missingPackages, pinnedNodePackages, pinnedPackages } from "../adapters/sandboxes/python-env.js";
 import { LocalSandbox } from "../adapters/sandboxes/local.js";
 import { handleRunJupyter, type RunJupyterResponseSF } from "../functions/jupyter.js";
 
-const ENV = resolve(process.cwd(), ".tools/python-env");
+// Where npm test's setup builds it (scripts/setup.sh): a directory every user can reach, as sandboxes need.
+const ENV = process.env["RLPIPE_TEST_PYTHON_ENV"] ?? "/var/tmp/rlpipe-test-python-env";
 const limits = { runTimeoutMs: 20_000 };
 
 /** A minimal wheel of a pure-Python package, built with the standard library's zipfile. */
@@ -44,7 +45,7 @@ describe("python environment: the pinned list and the builder", () => {
     assert.throws(() => pinnedPackages("numpy==1.26.3\nscipy>=1\n"), (e: Error & { code?: string }) => e.code === "python_env_requirements" && /requirements\.txt:2: not a pinned requirement \(name==version\): scipy>=1/.test(e.message));
   });
 
-  it("builds an environment from pinned wheels, renames it into place, and does nothing the second time", () => {
+  it("builds an environment from pinned wheels, renames it into place, and does nothing the second time", async () => {
     const wheels = join(root, "wheels");
     mkdirSync(wheels);
     makeWheel(wheels, "rlpipe_probe", "1.2.0");
@@ -61,6 +62,20 @@ describe("python environment: the pinned list and the builder", () => {
     assert.deepEqual(readdirSync(join(root, "envs")), ["e1"], "no partial directory is left");
     const r = spawnSync(join(dir, "bin", "python3"), ["-c", "import rlpipe_probe, sys; print(rlpipe_probe.VERSION, sys.prefix)"], { encoding: "utf8" });
     assert.equal(r.stdout, `1.2.0 ${dir}\n`);
+    // A sandbox's user must reach it: under a private directory (mkdtemp: 0700) that is a clear error, not a mount failure.
+    await assert.rejects(LocalSandbox.create({ pythonEnv: dir, concurrency: 1 }), (e: Error & { code?: string }) => {
+      assert.equal(e.code, "python_env_unreachable");
+      assert.match(e.message, new RegExp(`a sandbox's user cannot reach it: ${root.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")} is mode 0700`));
+      return true;
+    });
+    chmodSync(root, 0o755);
+    const sb = await LocalSandbox.create({ pythonEnv: dir, concurrency: 1 });
+    try {
+      const inSandbox = await sb.run({ language: "python", code: "import rlpipe_probe, sys\nprint(rlpipe_probe.VERSION, sys.prefix)", limits: { runTimeoutMs: 10_000 } });
+      assert.equal(inSandbox.stdout, "1.2.0 /opt/python-env\n", inSandbox.stderr);
+    } finally {
+      await sb.close();
+    }
     const again = installPythonEnv(dir, { requirementsFile: req, pipArgs: ["--no-index", "--find-links", wheels], nodePackageFile: null, goStdCache: false, javaLibraries: false });
     assert.equal(again.installed, false);
     // A changed list rebuilds it.

@@ -85,6 +85,23 @@ export function pinnedPackages(text: string = readFileSync(PYTHON_ENV_REQUIREMEN
 const normalize = (name: string) => name.toLowerCase().replace(/[-_.]+/g, "-");
 const requirementsHash = (text: string) => createHash("sha256").update(text).digest("hex").slice(0, 16);
 
+/**
+ * Why a user other than the owner cannot use dir (undefined: it can): a directory on the way without o+x, the
+ * environment itself or its configuration not readable by others.
+ */
+function unreachableBy(dir: string, isEnv = true): string | undefined {
+  const parts = dir.split("/").filter((p) => p !== "");
+  for (let i = 0; i <= parts.length; i++) {
+    const d = `/${parts.slice(0, i).join("/")}`;
+    const mode = statSync(d).mode & 0o7777;
+    if ((mode & 0o001) === 0) return `${d} is mode ${mode.toString(8).padStart(4, "0")}`;
+  }
+  if (!isEnv) return undefined;
+  const cfg = join(dir, "pyvenv.cfg");
+  if ((statSync(dir).mode & 0o004) === 0 || (statSync(cfg).mode & 0o004) === 0) return `${dir} is not readable by other users`;
+  return undefined;
+}
+
 /** Installed distributions of an environment, read from site-packages' *.dist-info directory names. */
 function installedPackages(dir: string): PinnedPackage[] {
   const lib = join(dir, "lib");
@@ -101,10 +118,32 @@ function installedPackages(dir: string): PinnedPackage[] {
 
 /**
  * Checks that dir is a Python environment the sandbox can use: a virtualenv (pyvenv.cfg) whose interpreter lives
- * under /usr, the only part of the host a sandbox sees besides the environment itself. Throws SandboxError
- * python_env_invalid saying what is wrong and how to make one.
+ * under /usr, the only part of the host a sandbox sees besides the environment itself, that the sandboxes' users can
+ * reach. Throws SandboxError python_env_invalid or python_env_unreachable saying what is wrong and what to do.
  */
 export function checkPythonEnv(dirGiven: string): PythonEnv {
+  const env = readPythonEnv(dirGiven);
+  const blocked = unreachableBy(env.dir);
+  if (blocked !== undefined) throw unreachable(dirGiven, blocked);
+  return env;
+}
+
+function unreachable(dirGiven: string, why: string): SandboxError {
+  return new SandboxError("python_env_unreachable", `--python-env ${dirGiven}: a sandbox's user cannot reach it: ${why} (sandboxes run as unprivileged users of their own, and bubblewrap mounts the environment as one)`,
+    { hint: "build it under a directory every user can enter (e.g. rlpipe sandbox setup --python-env /var/tmp/rlpipe-python-env), or chmod o+x the directories above it", exitCode: 2 });
+}
+
+/** For rlpipe sandbox setup, before building at dirGiven: an error when no sandbox could use it there. */
+export function placeError(dirGiven: string): SandboxError | undefined {
+  const dir = resolve(dirGiven);
+  let d = dir;
+  while (!existsSync(d)) d = dirname(d);
+  const blocked = unreachableBy(d, false);
+  return blocked === undefined ? undefined : unreachable(dirGiven, blocked);
+}
+
+/** The environment at dirGiven, checked for what a sandbox needs of it but not for whether its users can reach it. */
+function readPythonEnv(dirGiven: string): PythonEnv {
   const dir = resolve(dirGiven);
   const hint = `build one with: rlpipe sandbox setup --python-env ${dirGiven}`;
   const fail = (what: string) => new SandboxError("python_env_invalid", `--python-env ${dirGiven}: ${what}`, { hint, exitCode: 2 });
@@ -114,6 +153,7 @@ export function checkPythonEnv(dirGiven: string): PythonEnv {
   if (!existsSync(python)) throw fail("has no bin/python3");
   const real = realpathSync(python);
   if (!real.startsWith("/usr/")) throw fail(`its interpreter is ${real}; a sandbox sees only /usr of the host, so the environment must be made from an interpreter there (/usr/bin/python3)`);
+
   const goCache = join(dir, "go-cache");
   const goModules = join(dir, "go");
   const javaDir = join(dir, "java");
@@ -187,7 +227,7 @@ export function installPythonEnv(dirGiven: string, opts: InstallPythonEnvOptions
   const java = opts.javaLibraries !== false && detectToolchains().some((t) => t.language === "java");
   const jarText = java ? readFileSync(join(ENV_SPEC_DIR, "java.json"), "utf8") : "";
   const hash = requirementsHash(reqText + nodeText + goVersion + goModText + jarText);
-  if (existsSync(join(dir, MARKER)) && readFileSync(join(dir, MARKER), "utf8").trim() === hash) return { installed: false, env: checkPythonEnv(dir) };
+  if (existsSync(join(dir, MARKER)) && readFileSync(join(dir, MARKER), "utf8").trim() === hash) return { installed: false, env: readPythonEnv(dir) };
   if (existsSync(dir) && !existsSync(join(dir, MARKER)) && readdirSync(dir).length > 0) {
     throw new SandboxError("python_env_exists", `${dirGiven} exists and is not an rlpipe Python environment; nothing was changed`, { hint: "remove it or choose another directory", exitCode: 2 });
   }
@@ -243,7 +283,7 @@ export function installPythonEnv(dirGiven: string, opts: InstallPythonEnvOptions
     rmSync(partial, { recursive: true, force: true });
     throw e;
   }
-  return { installed: true, env: checkPythonEnv(dir) };
+  return { installed: true, env: readPythonEnv(dir) };
 }
 
 /** A pip that can install into another interpreter's environment (pip ≥ 22.3, --python). */

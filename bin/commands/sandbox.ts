@@ -3,7 +3,7 @@
 import { spawnSync } from "node:child_process";
 import { parseArgs } from "node:util";
 import { RlpipeError } from "../../core/errors.js";
-import { installPythonEnv, missingPackages, type PinnedPackage, pinnedNodePackages, pinnedPackages } from "../../adapters/sandboxes/python-env.js";
+import { installPythonEnv, missingPackages, type PinnedPackage, pinnedNodePackages, pinnedPackages, placeError } from "../../adapters/sandboxes/python-env.js";
 import { detectToolchains, TOOLCHAIN_LIBRARIES, TOOLCHAIN_PACKAGES } from "../../adapters/sandboxes/toolchains.js";
 import { COMMANDS, formatHelp } from "../help.js";
 import type { Io } from "../io.js";
@@ -72,6 +72,9 @@ function pythonEnv(dir: string, dryRun: boolean, io: Io): { dir: string; built: 
     io.err(`rlpipe sandbox setup: would build the Python environment ${dir} with pip (${wanted.length} pinned packages) and npm (${wantedNode.map((p) => p.name).join(", ")})`);
     return { dir, built: false, dryRun: true, packages: wanted, nodePackages: wantedNode };
   }
+  // Say so before minutes of building: sandboxes run as users of their own, who must reach it.
+  const place = placeError(dir);
+  if (place !== undefined) throw place;
   io.err(`rlpipe sandbox setup: Python environment ${dir} (${wanted.length} pinned packages; Node: ${wantedNode.map((p) => p.name).join(", ")})`);
   const { installed, env } = installPythonEnv(dir, { log: (l) => io.err(`rlpipe sandbox setup: ${l}`) });
   const lacking = missingPackages(env, wanted);
