@@ -13,6 +13,7 @@ import { LocalSandbox } from "../adapters/sandboxes/local.js";
 import { detectToolchains } from "../adapters/sandboxes/toolchains.js";
 
 const stdio = (stdin: string, expectedStdout: string): TestCase => ({ kind: "stdio", stdin, expectedStdout });
+const call = (fnName: string, args: unknown[], expected: unknown): TestCase => ({ kind: "call", fnName, args, expected });
 const job = (id: string, code: string, tests: TestCase[], extra: Partial<EvalJob> = {}): EvalJob =>
   ({ id, language: "python", code, tests, limits: { runTimeoutMs: 3000 }, ...extra });
 
@@ -141,7 +142,6 @@ describe("local sandbox: grading", () => {
   });
 
   it("function calls in PHP, Ruby, Perl, Lua and bash: arguments from JSON, the value back as JSON, compared outside", async () => {
-    const call = (fnName: string, args: unknown[], expected: unknown): TestCase => ({ kind: "call", fnName, args, expected });
     const limits = { runTimeoutMs: 10_000 };
     // Each: join a string and a list's sum, e.g. f("ab", [1, 2]) = "ab3"; then the same with a wrong expectation.
     const programs: Record<string, string> = {
@@ -167,7 +167,6 @@ describe("local sandbox: grading", () => {
   });
 
   it("function calls in C++: parameter types from the function's signature, vectors and strings both ways, class Solution", { timeout: 120_000 }, async () => {
-    const call = (fnName: string, args: unknown[], expected: unknown): TestCase => ({ kind: "call", fnName, args, expected });
     const limits = { runTimeoutMs: 10_000, compileTimeoutMs: 60_000 };
     const [bare, solution, withMain] = await sb.evaluate([
       // A bare function, LeetCode style (no includes): the standard headers and namespace are there.
@@ -185,7 +184,6 @@ describe("local sandbox: grading", () => {
   });
 
   it("function calls in Java: by reflection in Solution or Main, arguments converted to generic parameter types", { timeout: 120_000 }, async () => {
-    const call = (fnName: string, args: unknown[], expected: unknown): TestCase => ({ kind: "call", fnName, args, expected });
     const limits = { runTimeoutMs: 10_000, compileTimeoutMs: 60_000 };
     const [bare, solution, withMain] = await sb.evaluate([
       // Bare methods (ScaleBox style): wrapped in class Main, java.util imported.
@@ -202,7 +200,6 @@ describe("local sandbox: grading", () => {
   });
 
   it("function calls in Rust: argument and return types from the function's signature; LeetCode's impl Solution", { timeout: 120_000 }, async () => {
-    const call = (fnName: string, args: unknown[], expected: unknown): TestCase => ({ kind: "call", fnName, args, expected });
     const limits = { runTimeoutMs: 10_000, compileTimeoutMs: 120_000 };
     const [bare, borrowed, solution] = await sb.evaluate([
       { id: "bare", language: "rust", limits, code: "fn join(xs: Vec<String>, sep: char) -> String {\n  xs.join(&sep.to_string())\n}\nfn sum(v: Vec<i64>) -> i64 { v.iter().sum() }",
@@ -218,7 +215,6 @@ describe("local sandbox: grading", () => {
   });
 
   it("function calls in D: parameter types by compile-time reflection", { timeout: 120_000 }, async () => {
-    const call = (fnName: string, args: unknown[], expected: unknown): TestCase => ({ kind: "call", fnName, args, expected });
     const limits = { runTimeoutMs: 10_000, compileTimeoutMs: 120_000 };
     const [r] = await sb.evaluate([{ id: "d", language: "D_ut", limits,
       code: "import std.algorithm : sum;\nimport std.array : join;\nstring joined(string[] xs, string sep) { return xs.join(sep); }\nlong total(long[] v) { return v.sum; }\ndouble half(int n) { return n / 2.0; }\nint[][] pairs(int[] v) { return [v, v]; }",
@@ -226,24 +222,17 @@ describe("local sandbox: grading", () => {
     assert.deepEqual(r!.cases.map((c) => c.status), ["passed", "passed", "passed", "passed", "wrong_answer"], JSON.stringify(r!.cases));
   });
 
-  it("function calls in Racket: the function by name in the program's module, JSON both ways", { timeout: 60_000 }, async () => {
-    const call = (fnName: string, args: unknown[], expected: unknown): TestCase => ({ kind: "call", fnName, args, expected });
-    const [r] = await sb.evaluate([{ id: "rkt", language: "racket", limits: { runTimeoutMs: 20_000 },
-      code: "(define (add a b) (+ a b))\n(define (pairs xs) (vector xs (reverse xs)))\n(define (greet s) (string-append \"hi \" s))",
-      tests: [call("add", [1, 2], 3), call("pairs", [[1, 2]], [[1, 2], [2, 1]]), call("greet", ["q\"x"], "hi q\"x"), call("add", [1, 1], 3)] }]);
-    assert.deepEqual(r!.cases.map((c) => c.status), ["passed", "passed", "passed", "wrong_answer"], JSON.stringify(r!.cases));
-  });
-
-  it("function calls in R: the function by name, JSON both ways through jsonlite", { timeout: 60_000 }, async () => {
-    const call = (fnName: string, args: unknown[], expected: unknown): TestCase => ({ kind: "call", fnName, args, expected });
-    const [r] = await sb.evaluate([{ id: "r", language: "R", limits: { runTimeoutMs: 20_000 },
-      code: "add <- function(a, b) {\n  return(a + b)\n}\npairs <- function(xs) list(xs, rev(xs))\ngreet <- function(s) paste0(\"hi \", s)",
-      tests: [call("add", [1, 2], 3), call("pairs", [[1, 2]], [[1, 2], [2, 1]]), call("greet", ["q\"x"], "hi q\"x"), call("add", [1, 1], 3)] }]);
-    assert.deepEqual(r!.cases.map((c) => c.status), ["passed", "passed", "passed", "wrong_answer"], JSON.stringify(r!.cases));
+  it("function calls in Racket and R: the function by name, JSON both ways (Racket's json library, R's jsonlite)", { timeout: 60_000 }, async () => {
+    const programs: Record<string, string> = {
+      racket: "(define (add a b) (+ a b))\n(define (pairs xs) (vector xs (reverse xs)))\n(define (greet s) (string-append \"hi \" s))",
+      R: "add <- function(a, b) {\n  return(a + b)\n}\npairs <- function(xs) list(xs, rev(xs))\ngreet <- function(s) paste0(\"hi \", s)",
+    };
+    const tests = [call("add", [1, 2], 3), call("pairs", [[1, 2]], [[1, 2], [2, 1]]), call("greet", ["q\"x"], "hi q\"x"), call("add", [1, 1], 3)];
+    const results = await sb.evaluate(Object.entries(programs).map(([language, code]) => ({ id: language, language, code, tests, limits: { runTimeoutMs: 20_000 } })));
+    for (const r of results) assert.deepEqual(r.cases.map((c) => c.status), ["passed", "passed", "passed", "wrong_answer"], `${r.id}: ${JSON.stringify(r.cases)}`);
   });
 
   it("function calls in C#: by reflection in the program's classes, with its own Main left alone", { timeout: 120_000 }, async () => {
-    const call = (fnName: string, args: unknown[], expected: unknown): TestCase => ({ kind: "call", fnName, args, expected });
     const limits = { runTimeoutMs: 10_000, compileTimeoutMs: 60_000 };
     const [bare, solution] = await sb.evaluate([
       { id: "bare", language: "csharp", limits, code: "public static string Join(List<string> xs, char sep) {\n  return string.Join(sep.ToString(), xs);\n}\nstatic long Sum(long[] v) { return v.Sum(); }",
