@@ -82,11 +82,11 @@ fi
 
 # ---- the local sandbox's language toolchains the tests run (Debian packages; Go, Java, bash and Perl come with the
 # machine): rlpipe's own installer, which skips what is there
-SANDBOX_LANGUAGES=php,ruby,lua,perl,rust,D_ut,verilog,racket,scala,csharp,R
+SANDBOX_LANGUAGES=php,ruby,lua,perl,rust,D_ut,verilog,racket,scala,csharp,R,kotlin_script
 if [ ! -x /usr/bin/php ] || [ ! -x /usr/bin/ruby ] || [ ! -x /usr/bin/lua5.4 ] || [ ! -x /usr/bin/rustc ] || [ ! -x /usr/bin/ldmd2 ] \
    || [ ! -x /usr/bin/iverilog ] || [ ! -f /usr/share/lua/5.4/luaunit.lua ] || [ ! -f /usr/share/perl5/Test/Deep.pm ] || [ ! -f /usr/share/perl5/Data/Compare.pm ] \
    || [ ! -x /usr/bin/racket ] || [ ! -x /usr/bin/scalac ] || [ ! -x /usr/bin/mcs ] || [ ! -x /usr/bin/Rscript ] \
-   || [ ! -d /usr/lib/R/site-library/jsonlite ]; then
+   || [ ! -d /usr/lib/R/site-library/jsonlite ] || [ ! -x /usr/bin/kotlinc ]; then
   log "rlpipe sandbox setup --languages $SANDBOX_LANGUAGES"
   node dist/bin/rlpipe.js sandbox setup --languages "$SANDBOX_LANGUAGES" >/dev/null \
     || { echo "setup.sh: could not install the sandbox toolchains (rlpipe sandbox setup --languages $SANDBOX_LANGUAGES)" >&2; exit 1; }

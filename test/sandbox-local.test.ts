@@ -96,6 +96,7 @@ describe("local sandbox: grading", () => {
       racket: ["(define a (read))\n(define b (read))\n(displayln (+ a b))", "(displayln 0)"],
       scala: ["object Sum {\n  def main(args: Array[String]): Unit = {\n    val Array(a, b) = scala.io.StdIn.readLine().trim.split(\" \").map(_.toLong)\n    println(a + b)\n  }\n}", "object Zero extends App { println(0) }"],
       csharp: ["using System;\nclass P { static void Main() { var p = Console.ReadLine().Split(); Console.WriteLine(long.Parse(p[0]) + long.Parse(p[1])); } }", "class P { static void Main() { System.Console.WriteLine(0); } }"],
+      kotlin_script: ["val (a, b) = readLine()!!.trim().split(\" \").map { it.toLong() }\nprintln(a + b)", "println(0)"],
       // iverilog's standard input is the file descriptor 32'h8000_0000.
       verilog: ["module tb;\n  integer a, b, r;\n  initial begin\n    r = $fscanf(32'h8000_0000, \"%d %d\", a, b);\n    $display(\"%0d\", a + b);\n    $finish;\n  end\nendmodule\n", "module tb;\n  initial begin $display(\"0\"); $finish; end\nendmodule\n"],
     };

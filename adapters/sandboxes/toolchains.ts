@@ -714,6 +714,16 @@ export function detectToolchains(): Toolchain[] {
       },
     });
   }
+  const kotlinc = first("/usr/bin/kotlinc");
+  if (kotlinc !== undefined && java !== undefined) {
+    // SandboxFusion's kotlin_script: a .kts script, compiled and run per case by `kotlinc -script` (Debian's Kotlin
+    // 1.3's `kotlin` runner does not run scripts).
+    out.push({
+      language: "kotlin_script", file: "main.kts", run: [kotlinc, "-J-Xmx{mem}m", "-script", `${SRC}/main.kts`],
+      // Without the JVM's warning about the -noverify kotlinc always passes (on every program's stderr otherwise).
+      env: { JAVA_HOME: java, JAVA_OPTS: "-Xms32M -XX:-PrintWarnings" }, addressSpaceBytes: BIG_ADDRESS_SPACE, maxProcesses: 256, binds: JAVA_BINDS,
+    });
+  }
   const mcs = first("/usr/bin/mcs");
   const mono = first("/usr/bin/mono");
   if (mcs !== undefined && mono !== undefined) {
@@ -1171,7 +1181,7 @@ function csharpProgram(code: string): { code: string } {
 export const TOOLCHAIN_PACKAGES: Readonly<Record<string, readonly string[]>> = {
   cpp: ["g++"], nodejs: ["nodejs"], go: ["golang-go"], java: ["openjdk-17-jdk-headless"], rust: ["rustc"], bash: ["bash"],
   perl: ["perl"], php: ["php-cli"], ruby: ["ruby"], lua: ["lua5.4"], R: ["r-base-core"], D_ut: ["ldc"], verilog: ["iverilog"],
-  racket: ["racket"], scala: ["scala"], csharp: ["mono-mcs", "mono-runtime"],
+  racket: ["racket"], scala: ["scala"], csharp: ["mono-mcs", "mono-runtime"], kotlin_script: ["kotlin"],
 };
 
 /**
