@@ -245,6 +245,33 @@ describe("local sandbox: grading", () => {
     assert.deepEqual(solution!.cases.map((c) => c.status), ["passed", "passed"], JSON.stringify(solution!.cases));
   });
 
+  it("function calls in Kotlin scripts: top-level functions and class Solution by reflection, Kotlin's collections and arrays", { timeout: 120_000 }, async () => {
+    const limits = { runTimeoutMs: 30_000 };
+    const [bare, solution] = await sb.evaluate([
+      { id: "bare", language: "kotlin_script", limits, code: "fun join(xs: List<String>, sep: Char): String = xs.joinToString(sep.toString())\nfun total(v: LongArray): Long = v.sum()\nfun nested(m: List<List<Int>>): Map<String, Int> = mapOf(\"n\" to m.flatten().sum())",
+        tests: [call("join", [["a", "b\"c"], ","], "a,b\"c"), call("total", [[1, 2, 4000000000]], 4000000003), call("nested", [[[1], [2, 3]]], { n: 6 }), call("total", [[1]], 2)] },
+      { id: "solution", language: "kotlin_script", limits, code: "class Solution {\n  fun pairs(nums: IntArray, target: Int): List<List<Int>> {\n    val out = mutableListOf<List<Int>>()\n    for (i in nums.indices) for (j in i + 1 until nums.size) if (nums[i] + nums[j] == target) out.add(listOf(i, j))\n    return out\n  }\n  fun half(n: Int): Double = n / 2.0\n}",
+        tests: [call("pairs", [[1, 2, 3, 4], 5], [[0, 3], [1, 2]]), call("half", [3], 1.5)] },
+    ]);
+    assert.deepEqual(bare!.cases.map((c) => c.status), ["passed", "passed", "passed", "wrong_answer"], JSON.stringify(bare!.cases));
+    assert.deepEqual(solution!.cases.map((c) => c.status), ["passed", "passed"], JSON.stringify(solution!.cases));
+  });
+
+  it("function calls in Scala: bare defs put in an object, objects and class Solution, types from the signatures", { timeout: 180_000 }, async () => {
+    const limits = { runTimeoutMs: 30_000, compileTimeoutMs: 120_000 };
+    const [bare, owned] = await sb.evaluate([
+      // ScaleBox's style: bare defs. A local def and a string with braces must not confuse where each def lives.
+      { id: "bare", language: "scala", limits, code: "import scala.collection.mutable\ndef join(xs: List[String], sep: Char): String = xs.mkString(sep.toString)\ndef total(v: Array[Long]): Long = {\n  def one(x: Long) = x\n  v.map(one).sum\n}\ndef nested(m: Seq[Vector[Int]]): Map[String, Int] = Map(\"{n\" -> m.flatten.sum)",
+        tests: [call("join", [["a", "b\"c"], ","], "a,b\"c"), call("total", [[1, 2, 4000000000]], 4000000003), call("nested", [[[1], [2, 3]]], { "{n": 6 }), call("one", [1], 1), call("total", [[1]], 2)] },
+      { id: "owned", language: "scala", limits, code: "object Util {\n  def half(n: Int): Double = n / 2.0\n}\nclass Solution {\n  def pairs(nums: Array[Int], target: Int): List[(Int, Int)] =\n    (for (i <- nums.indices; j <- i + 1 until nums.length if nums(i) + nums(j) == target) yield (i, j)).toList\n  def first(s: String): Option[Char] = s.headOption\n}\nobject Main extends App { sys.exit(3) }",
+        tests: [call("pairs", [[1, 2, 3, 4], 5], [[0, 3], [1, 2]]), call("half", [3], 1.5), call("first", [""], null), call("first", ["xy"], "x")] },
+    ]);
+    // `one` is local to total: not callable, so that case fails alone.
+    assert.deepEqual(bare!.cases.map((c) => c.status), ["passed", "passed", "passed", "runtime_error", "wrong_answer"], JSON.stringify(bare!.cases));
+    assert.match(bare!.cases[3]!.stderr ?? "", /function one is not defined/);
+    assert.deepEqual(owned!.cases.map((c) => c.status), ["passed", "passed", "passed", "passed"], JSON.stringify(owned!.cases));
+  });
+
   it("runs C++ (compiled once) and JavaScript", async () => {
     const [cpp, js] = await sb.evaluate([
       { ...job("cpp", "#include <cstdio>\nint main(){long a,b;scanf(\"%ld %ld\",&a,&b);printf(\"%ld\\n\",a*b);}", [stdio("6 7", "42"), stdio("2 3", "6")]), language: "cpp" },

@@ -150,11 +150,11 @@ describe("python environment: programs in the sandbox", () => {
 
   it("Node programs require its Node packages (lodash), and TypeScript runs through its tsx, types stripped", async () => {
     const node = pinnedNodePackages();
-    assert.deepEqual(node.map((p) => p.name), ["lodash", "tsx"]);
+    assert.deepEqual(node.map((p) => p.name), ["@babel/core", "@babel/preset-env", "@babel/preset-typescript", "@jest/globals", "babel-jest", "commander", "jest", "js-md5", "lodash", "random-seed", "seedrandom", "tsx"]);
     const caps = await sb.capabilities();
     assert.ok(caps.languages.includes("typescript"));
     const js = await sb.run({ language: "nodejs", code: "const _ = require('lodash');\nconsole.log(_.VERSION, JSON.stringify(_.chunk([1, 2, 3, 4], 2)));", limits });
-    assert.equal(js.stdout, `${node[0]!.version} [[1,2],[3,4]]\n`, js.stderr);
+    assert.equal(js.stdout, `${node.find((p) => p.name === "lodash")!.version} [[1,2],[3,4]]\n`, js.stderr);
     const ts = await sb.run({ language: "typescript", code: "import _ from 'lodash';\ninterface P { x: number }\nconst ps: P[] = [{ x: 1 }, { x: 41 }];\nconst line: string = require('fs').readFileSync(0, 'utf8');\nconsole.log(_.sumBy(ps, (p) => p.x) + Number(line));", stdin: "0\n", limits });
     assert.equal(ts.status, "ok", ts.stderr);
     assert.equal(ts.stdout, "42\n");
@@ -165,6 +165,37 @@ describe("python environment: programs in the sandbox", () => {
     const [call] = await sb.evaluate([{ id: "ts-call", language: "typescript", code: "function add(a: number, b: number): number {\n  return a + b;\n}", limits,
       tests: [{ kind: "call", fnName: "add", args: [1, 2], expected: 3 }, { kind: "call", fnName: "add", args: [3, 4], expected: 8 }] }]);
     assert.deepEqual(call!.cases.map((c) => c.status), ["passed", "wrong_answer"]);
+  });
+
+  it("adds SandboxFusion's jest: the program is a Jest test file in TypeScript (babel), a failing expectation fails the run", { timeout: 60_000 }, async () => {
+    assert.ok((await sb.capabilities()).languages.includes("jest"));
+    const limits = { runTimeoutMs: 30_000 };
+    const file = [
+      "import { describe, expect, test } from '@jest/globals';",
+      "import _ from 'lodash';",
+      "function minLen(target: number, nums: number[]): number {",
+      "  let best = Infinity, sum = 0, start = 0;",
+      "  for (let end = 0; end < nums.length; end++) {",
+      "    sum += nums[end];",
+      "    while (sum >= target) { best = Math.min(best, end - start + 1); sum -= nums[start++]; }",
+      "  }",
+      "  return best === Infinity ? 0 : best;",
+      "}",
+      "describe('minLen', () => {",
+      "  test('finds it', () => { expect(minLen(7, [2, 3, 1, 2, 4, 3])).toBe(2); });",
+      "  test('lodash is there', () => { expect(_.sum([1, 2])).toBe(3); });",
+      "});",
+    ].join("\n");
+    const pass = await sb.run({ language: "jest", code: file, limits });
+    assert.equal(pass.status, "ok", pass.stdout + pass.stderr);
+    assert.match(pass.stderr, /Tests:\s+2 passed, 2 total/);
+    assert.doesNotMatch(pass.stderr, /\x1b\[/, "no terminal colours in what a model reads");
+    const fail = await sb.run({ language: "jest", code: file.replace("toBe(2)", "toBe(3)"), limits });
+    assert.equal(fail.status, "runtime_error");
+    assert.match(fail.stderr, /Expected: 3\s+Received: 2[\s\S]*Tests:\s+1 failed, 1 passed, 2 total/);
+    // Plain JavaScript with require works too (babel's TypeScript preset takes either).
+    const js = await sb.run({ language: "jest", code: "const _ = require('lodash');\ntest('chunk', () => { expect(_.chunk([1, 2, 3], 2)).toEqual([[1, 2], [3]]); });", limits });
+    assert.equal(js.status, "ok", js.stdout + js.stderr);
   });
 
   it("Go builds start from its prebuilt standard library (links to read-only entries); only the program's own package is compiled", { timeout: 120_000 }, async () => {

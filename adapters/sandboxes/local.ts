@@ -23,7 +23,7 @@ import { keyringFilter } from "./seccomp.js";
 import { SandboxTimings, type SandboxTimingsSnapshot } from "./timings.js";
 import { checkPythonEnv, type PythonEnv } from "./python-env.js";
 import {
-  detectToolchains, goTestToolchain, javaHome, javaToolchain, junitToolchain, pytestToolchain, type Toolchain, typescriptToolchain, withGoCache,
+  detectToolchains, goTestToolchain, javaHome, javaToolchain, jestToolchain, junitToolchain, pytestToolchain, type Toolchain, typescriptToolchain, withGoCache,
 } from "./toolchains.js";
 import { WarmPool } from "./warm.js";
 import { Zygote } from "./zygote.js";
@@ -376,8 +376,8 @@ export class LocalSandbox implements SandboxBackend {
 
 /**
  * The toolchains with a runtime environment: Node programs find its packages (NODE_PATH), Java programs its
- * libraries, Go builds start from its standard-library cache, and its pytest, tsx, Go module and JUnit console add
- * SandboxFusion's pytest, typescript, go_test and junit languages.
+ * libraries, Go builds start from its standard-library cache, and its pytest, tsx, Jest, Go module and JUnit console
+ * add SandboxFusion's pytest, typescript, jest, go_test and junit languages.
  */
 function withEnvironment(toolchains: readonly Toolchain[], env: PythonEnv): Toolchain[] {
   const modules = `${SANDBOX_PYTHON_ENV}/node_modules`;
@@ -400,6 +400,7 @@ function withEnvironment(toolchains: readonly Toolchain[], env: PythonEnv): Tool
   if (env.packages.some((p) => p.name.toLowerCase() === "pytest")) out.push(pytestToolchain(`${SANDBOX_PYTHON_ENV}/bin/python3`));
   const node = toolchains.find((t) => t.language === "nodejs");
   if (node !== undefined && env.nodePackages.some((p) => p.name === "tsx")) out.push(typescriptToolchain(node, `${modules}/tsx/dist/loader.mjs`, modules));
+  if (node !== undefined && ["jest", "babel-jest", "@babel/preset-env", "@babel/preset-typescript"].every((n) => env.nodePackages.some((p) => p.name === n))) out.push(jestToolchain(node, modules));
   return out;
 }
 

@@ -4,6 +4,7 @@
 // `rlpipe sandbox setup` installs the ones Debian packages (TOOLCHAIN_PACKAGES).
 import { existsSync, readdirSync } from "node:fs";
 import { dirname, join } from "node:path";
+import { KOTLIN_CALL_DRIVER, scalaCallDriver } from "./jvm-call-drivers.js";
 
 export interface Toolchain {
   readonly language: string;
@@ -707,7 +708,7 @@ export function detectToolchains(): Toolchain[] {
     const scalaRun = [scala, "-J-Xmx{mem}m", "-J-Xss64m", "-J-XX:+UseSerialGC", "-cp", SRC];
     out.push({
       language: "scala", file: "main.scala", compile: [scalac, "-d", SRC, `${SRC}/main.scala`], run: [...scalaRun, "Main"],
-      addressSpaceBytes: BIG_ADDRESS_SPACE, maxProcesses: 256, binds: ["/etc/java-17-openjdk", "/etc/java-21-openjdk"],
+      addressSpaceBytes: BIG_ADDRESS_SPACE, maxProcesses: 256, binds: ["/etc/java-17-openjdk", "/etc/java-21-openjdk"], callDriver: scalaCallDriver(scalaRun),
       forProgram: (code) => {
         const entry = /\bobject\s+([A-Za-z_][A-Za-z0-9_]*)[^{]*\bextends\s+App\b/.exec(code) ?? /\bobject\s+([A-Za-z_][A-Za-z0-9_]*)\s*(?:extends[^{]*)?\{[\s\S]*?\bdef\s+main\s*\(/.exec(code);
         return entry === null ? {} : { run: [...scalaRun, entry[1]!] };
@@ -722,6 +723,7 @@ export function detectToolchains(): Toolchain[] {
       language: "kotlin_script", file: "main.kts", run: [kotlinc, "-J-Xmx{mem}m", "-script", `${SRC}/main.kts`],
       // Without the JVM's warning about the -noverify kotlinc always passes (on every program's stderr otherwise).
       env: { JAVA_HOME: java, JAVA_OPTS: "-Xms32M -XX:-PrintWarnings" }, addressSpaceBytes: BIG_ADDRESS_SPACE, maxProcesses: 256, binds: JAVA_BINDS,
+      callDriver: () => ({ text: KOTLIN_CALL_DRIVER }),
     });
   }
   const mcs = first("/usr/bin/mcs");
@@ -756,6 +758,25 @@ export function typescriptToolchain(nodejs: Toolchain, tsxLoader: string, module
     env: { NODE_PATH: modules }, addressSpaceBytes: 4 * BIG_ADDRESS_SPACE,
     // esbuild is a Go program with threads of its own.
     maxProcesses: 256, callDriver: () => ({ text: JS_CALL_DRIVER }),
+  };
+}
+
+/**
+ * SandboxFusion's jest: the program is a Jest test file (TypeScript or JavaScript, through babel-jest with
+ * preset-env and preset-typescript, as its runtime/node's babel.config.js), run by Jest 29 from a runtime
+ * environment's node_modules (`modules`). The configuration is given whole on the command line, so nothing of the
+ * program's directory can change it; no watchman, no colours, one process (Jest's workers would be more processes
+ * for one file).
+ */
+export function jestToolchain(nodejs: Toolchain, modules: string): Toolchain {
+  const config = {
+    rootDir: SRC, testMatch: [`${SRC}/main.test.ts`], modulePaths: [modules], watchman: false, cacheDirectory: "/tmp/.jest-cache",
+    transform: { "\\.[jt]sx?$": [`${modules}/babel-jest`, { babelrc: false, configFile: false, presets: [[`${modules}/@babel/preset-env`, { targets: { node: "current" } }], `${modules}/@babel/preset-typescript`] }] },
+  };
+  return {
+    language: "jest", file: "main.test.ts",
+    run: [nodejs.run[0]!, "--max-old-space-size={mem}", `${modules}/jest/bin/jest.js`, "--ci", "--runInBand", "--config", JSON.stringify(config)],
+    env: { NODE_PATH: modules, FORCE_COLOR: "0", NO_COLOR: "1" }, addressSpaceBytes: 4 * BIG_ADDRESS_SPACE, maxProcesses: 256,
   };
 }
 

@@ -1,0 +1,330 @@
+// Function-call drivers for the JVM's script-like languages (Kotlin scripts, Scala): code added to a program that
+// reads `.rlpipe-call.json` ({fn, args}) in the case's directory, calls the function and writes its value as JSON on
+// descriptor 3, where the harness compares it with the expected value kept outside the sandbox.
+import type { CallDriver } from "./toolchains.js";
+
+/**
+ * Kotlin scripts: the script's top-level functions are methods of its class (and `class Solution`'s, a class nested
+ * in it), found by name through Java reflection; arguments take the parameters' generic types (Kotlin's List<Int> is
+ * java.util.List<Integer>, IntArray is int[]), the value is written as JSON on descriptor 3.
+ */
+export const KOTLIN_CALL_DRIVER = String.raw`
+// ---- rlpipe function-call driver (Kotlin): arguments from .rlpipe-call.json, the value as JSON on descriptor 3 ----
+class RlpipeCall(private val t: String) {
+    private var p = 0
+    private fun ws() { while (p < t.length && t[p].isWhitespace()) p++ }
+    private fun str(): String {
+        val out = StringBuilder(); p++
+        while (t[p] != '"') {
+            val c = t[p++]
+            if (c != '\\') { out.append(c); continue }
+            val e = t[p++]
+            when (e) {
+                'n' -> out.append('\n'); 't' -> out.append('\t'); 'r' -> out.append('\r'); 'b' -> out.append('\b'); 'f' -> out.append('\u000c')
+                'u' -> { out.append(t.substring(p, p + 4).toInt(16).toChar()); p += 4 }
+                else -> out.append(e)
+            }
+        }
+        p++
+        return out.toString()
+    }
+    fun value(): Any? {
+        ws()
+        val c = t[p]
+        if (c == '{') {
+            val m = LinkedHashMap<String, Any?>(); p++; ws()
+            if (t[p] == '}') { p++; return m }
+            while (true) { ws(); val k = str(); ws(); p++; m[k] = value(); ws(); if (t[p++] == '}') return m }
+        }
+        if (c == '[') {
+            val l = ArrayList<Any?>(); p++; ws()
+            if (t[p] == ']') { p++; return l }
+            while (true) { l.add(value()); ws(); if (t[p++] == ']') return l }
+        }
+        if (c == '"') return str()
+        if (t.startsWith("true", p)) { p += 4; return true }
+        if (t.startsWith("false", p)) { p += 5; return false }
+        if (t.startsWith("null", p)) { p += 4; return null }
+        var end = p
+        while (end < t.length && "+-0123456789.eE".indexOf(t[end]) >= 0) end++
+        val num = t.substring(p, end); p = end
+        if (Regex("-?\\d+").matches(num)) return num.toLongOrNull() ?: java.math.BigInteger(num)
+        return num.toDouble()
+    }
+    companion object {
+        private fun raw(type: java.lang.reflect.Type): Class<*> = when (type) {
+            is Class<*> -> type
+            is java.lang.reflect.ParameterizedType -> type.rawType as Class<*>
+            is java.lang.reflect.WildcardType -> raw(type.upperBounds[0])
+            else -> Any::class.java
+        }
+        private fun typeArg(type: java.lang.reflect.Type, i: Int): java.lang.reflect.Type = when (type) {
+            is java.lang.reflect.ParameterizedType -> type.actualTypeArguments[i]
+            is java.lang.reflect.WildcardType -> typeArg(type.upperBounds[0], i)
+            else -> Any::class.java
+        }
+        /** A JSON value as a parameter of this (generic) type. */
+        fun convert(v: Any?, type: java.lang.reflect.Type): Any? {
+            if (v == null) return null
+            val r = raw(type)
+            return when {
+                r == Int::class.javaPrimitiveType || r == Int::class.javaObjectType -> (v as Number).toInt()
+                r == Long::class.javaPrimitiveType || r == Long::class.javaObjectType -> (v as Number).toLong()
+                r == Double::class.javaPrimitiveType || r == Double::class.javaObjectType -> (v as Number).toDouble()
+                r == Float::class.javaPrimitiveType || r == Float::class.javaObjectType -> (v as Number).toFloat()
+                r == Short::class.javaPrimitiveType || r == Short::class.javaObjectType -> (v as Number).toShort()
+                r == Byte::class.javaPrimitiveType || r == Byte::class.javaObjectType -> (v as Number).toByte()
+                r == Char::class.javaPrimitiveType || r == Char::class.javaObjectType -> if (v is String) v[0] else (v as Number).toInt().toChar()
+                r == String::class.java -> v.toString()
+                r.isArray -> {
+                    val l = v as List<*>
+                    val arr = java.lang.reflect.Array.newInstance(r.componentType, l.size)
+                    for (i in l.indices) java.lang.reflect.Array.set(arr, i, convert(l[i], r.componentType))
+                    arr
+                }
+                java.util.Set::class.java.isAssignableFrom(r) -> (v as List<*>).mapTo(LinkedHashSet<Any?>()) { convert(it, typeArg(type, 0)) }
+                java.util.Collection::class.java.isAssignableFrom(r) -> (v as List<*>).mapTo(ArrayList<Any?>()) { convert(it, typeArg(type, 0)) }
+                java.util.Map::class.java.isAssignableFrom(r) -> (v as Map<*, *>).entries.associateTo(LinkedHashMap<Any?, Any?>()) { it.key to convert(it.value, typeArg(type, 1)) }
+                r == Pair::class.java -> { val l = v as List<*>; Pair(convert(l[0], typeArg(type, 0)), convert(l[1], typeArg(type, 1))) }
+                else -> v
+            }
+        }
+        private fun quote(s: String): String {
+            val out = StringBuilder("\"")
+            for (c in s) {
+                if (c == '"' || c == '\\') out.append('\\').append(c)
+                else if (c < ' ') out.append(String.format("\\u%04x", c.toInt()))
+                else out.append(c)
+            }
+            return out.append('"').toString()
+        }
+        fun json(v: Any?): String = when {
+            v == null || v == Unit -> "null"
+            v is String || v is Char -> quote(v.toString())
+            v is Double || v is Float -> { val d = (v as Number).toDouble(); if (!d.isFinite()) "null" else if (d == Math.rint(d) && Math.abs(d) < 1e15) d.toLong().toString() + ".0" else d.toString() }
+            v is Number || v is Boolean -> v.toString()
+            v.javaClass.isArray -> (0 until java.lang.reflect.Array.getLength(v)).joinToString(",", "[", "]") { json(java.lang.reflect.Array.get(v, it)) }
+            v is Iterable<*> -> v.joinToString(",", "[", "]") { json(it) }
+            v is Map<*, *> -> v.entries.joinToString(",", "{", "}") { quote(it.key.toString()) + ":" + json(it.value) }
+            v is Pair<*, *> -> "[" + json(v.first) + "," + json(v.second) + "]"
+            v is Triple<*, *, *> -> "[" + json(v.first) + "," + json(v.second) + "," + json(v.third) + "]"
+            else -> quote(v.toString())
+        }
+        fun call(script: Any) {
+            val file = java.io.File(".rlpipe-call.json")
+            if (!file.exists()) return
+            @Suppress("UNCHECKED_CAST") val call = RlpipeCall(file.readText()).value() as Map<String, Any?>
+            val fn = call["fn"] as String
+            val args = call["args"] as List<*>
+            val owners = ArrayList<Pair<Class<*>, () -> Any?>>()
+            owners.add(Pair(script.javaClass, { script }))
+            for (c in script.javaClass.declaredClasses) if (c.simpleName == "Solution") owners.add(Pair(c, {
+                val ctor = c.declaredConstructors.first { it.parameterCount == 0 || (it.parameterCount == 1 && it.parameterTypes[0] == script.javaClass) }
+                ctor.isAccessible = true
+                if (ctor.parameterCount == 0) ctor.newInstance() else ctor.newInstance(script)
+            }))
+            for ((cls, self) in owners) {
+                val m = cls.declaredMethods.firstOrNull { it.name == fn && it.parameterCount == args.size } ?: continue
+                val types = m.genericParameterTypes
+                val values = Array<Any?>(args.size) { convert(args[it], types[it]) }
+                m.isAccessible = true
+                val target = if (java.lang.reflect.Modifier.isStatic(m.modifiers)) null else self()
+                val res = try { m.invoke(target, *values) } catch (e: java.lang.reflect.InvocationTargetException) { throw e.cause ?: e }
+                java.io.FileOutputStream("/dev/fd/3").use { it.write((if (m.returnType == Void.TYPE) "null" else json(res)).toByteArray(Charsets.UTF_8)) }
+                return
+            }
+            throw NoSuchMethodError("function " + fn + " is not defined")
+        }
+    }
+}
+RlpipeCall.call(this)
+`;
+
+/**
+ * Scala: the functions are known when the program is built, so each is called through an eta-expansion
+ * (`Owner.f _`) and implicit converters chosen by the compiler from its parameter types (Scala erases List[Int] to
+ * List<Object>, so reflection could not tell). The value is written as JSON by its runtime shape (collections, arrays,
+ * maps, tuples, Option).
+ */
+const SCALA_CALL_DRIVER = String.raw`
+// ---- rlpipe function-call driver (Scala): arguments from .rlpipe-call.json, the value as JSON on descriptor 3 ----
+object RlpipeCall {
+  private class Parser(t: String) {
+    private var p = 0
+    private def ws(): Unit = while (p < t.length && Character.isWhitespace(t.charAt(p))) p += 1
+    private def str(): String = {
+      val out = new StringBuilder; p += 1
+      while (t.charAt(p) != '"') {
+        val c = t.charAt(p); p += 1
+        if (c != '\\') out.append(c)
+        else {
+          val e = t.charAt(p); p += 1
+          e match {
+            case 'n' => out.append('\n'); case 't' => out.append('\t'); case 'r' => out.append('\r'); case 'b' => out.append('\b'); case 'f' => out.append('\f')
+            case 'u' => out.append(Integer.parseInt(t.substring(p, p + 4), 16).toChar); p += 4
+            case other => out.append(other)
+          }
+        }
+      }
+      p += 1
+      out.toString
+    }
+    def value(): Any = {
+      ws()
+      t.charAt(p) match {
+        case '{' =>
+          val m = scala.collection.mutable.LinkedHashMap[String, Any](); p += 1; ws()
+          if (t.charAt(p) == '}') { p += 1 } else {
+            var more = true
+            while (more) { ws(); val k = str(); ws(); p += 1; m(k) = value(); ws(); more = t.charAt(p) != '}'; p += 1 }
+          }
+          m.toList
+        case '[' =>
+          val l = scala.collection.mutable.ListBuffer[Any](); p += 1; ws()
+          if (t.charAt(p) == ']') { p += 1 } else {
+            var more = true
+            while (more) { l += value(); ws(); more = t.charAt(p) != ']'; p += 1 }
+          }
+          l.toList
+        case '"' => str()
+        case _ if t.startsWith("true", p) => p += 4; true
+        case _ if t.startsWith("false", p) => p += 5; false
+        case _ if t.startsWith("null", p) => p += 4; null
+        case _ =>
+          var end = p
+          while (end < t.length && "+-0123456789.eE".indexOf(t.charAt(end)) >= 0) end += 1
+          val num = t.substring(p, end); p = end
+          if (num.matches("-?\\d+")) BigInt(num) else num.toDouble
+      }
+    }
+  }
+  /** A JSON value as the parameter type T, chosen by the compiler from the function's signature. */
+  trait From[T] { def apply(v: Any): T }
+  private def from[T](f: Any => T): From[T] = new From[T] { def apply(v: Any): T = f(v) }
+  private def num(v: Any): java.lang.Number = v match { case n: BigInt => n.bigInteger; case n: java.lang.Number => n; case c: Char => Int.box(c.toInt) }
+  private def list(v: Any): List[Any] = v.asInstanceOf[List[Any]]
+  implicit val fromInt: From[Int] = from(v => num(v).intValue)
+  implicit val fromLong: From[Long] = from(v => num(v).longValue)
+  implicit val fromDouble: From[Double] = from(v => num(v).doubleValue)
+  implicit val fromFloat: From[Float] = from(v => num(v).floatValue)
+  implicit val fromShort: From[Short] = from(v => num(v).shortValue)
+  implicit val fromByte: From[Byte] = from(v => num(v).byteValue)
+  implicit val fromBigInt: From[BigInt] = from { case n: BigInt => n; case v => BigInt(num(v).longValue) }
+  implicit val fromBoolean: From[Boolean] = from(_.asInstanceOf[Boolean])
+  implicit val fromChar: From[Char] = from { case s: String => s.charAt(0); case v => num(v).intValue.toChar }
+  implicit val fromString: From[String] = from(v => String.valueOf(v))
+  implicit val fromAny: From[Any] = from(v => v)
+  implicit def fromOption[T](implicit f: From[T]): From[Option[T]] = from(v => Option(v).map(f(_)))
+  implicit def fromList[T](implicit f: From[T]): From[List[T]] = from(v => list(v).map(f(_)))
+  implicit def fromSeq[T](implicit f: From[T]): From[Seq[T]] = from(v => list(v).map(f(_)))
+  implicit def fromIndexedSeq[T](implicit f: From[T]): From[IndexedSeq[T]] = from(v => list(v).map(f(_)).toVector)
+  implicit def fromVector[T](implicit f: From[T]): From[Vector[T]] = from(v => list(v).map(f(_)).toVector)
+  implicit def fromSet[T](implicit f: From[T]): From[Set[T]] = from(v => list(v).map(f(_)).toSet)
+  implicit def fromArray[T](implicit f: From[T], c: scala.reflect.ClassTag[T]): From[Array[T]] = from(v => list(v).map(f(_)).toArray)
+  implicit def fromMap[V](implicit f: From[V]): From[Map[String, V]] = from(v => v.asInstanceOf[List[(String, Any)]].map { case (k, x) => (k, f(x)) }.toMap)
+  implicit def fromPair[A, B](implicit a: From[A], b: From[B]): From[(A, B)] = from { v => val l = list(v); (a(l(0)), b(l(1))) }
+  private def quote(s: String): String = {
+    val out = new StringBuilder("\"")
+    for (c <- s) { if (c == '"' || c == '\\') out.append('\\').append(c) else if (c < ' ') out.append("\\u%04x".format(c.toInt)) else out.append(c) }
+    out.append('"').toString
+  }
+  def json(v: Any): String = v match {
+    case null | () | None => "null"
+    case Some(x) => json(x)
+    case s: String => quote(s)
+    case c: Char => quote(c.toString)
+    case d: Double => if (d.isNaN || d.isInfinite) "null" else if (d == math.rint(d) && math.abs(d) < 1e15) d.toLong.toString + ".0" else d.toString
+    case f: Float => json(f.toDouble)
+    case n: java.lang.Number => n.toString
+    case b: Boolean => b.toString
+    case a: Array[_] => a.map(json).mkString("[", ",", "]")
+    case m: scala.collection.Map[_, _] => m.map { case (k, x) => quote(String.valueOf(k)) + ":" + json(x) }.mkString("{", ",", "}")
+    case i: Iterable[_] => i.map(json).mkString("[", ",", "]")
+    case p: Product if p.productPrefix.startsWith("Tuple") => p.productIterator.map(json).mkString("[", ",", "]")
+    case x => quote(x.toString)
+  }
+  def invoke[R](f: () => R, a: List[Any]): Any = f()
+  def invoke[A, R](f: A => R, a: List[Any])(implicit fa: From[A]): Any = f(fa(a(0)))
+  def invoke[A, B, R](f: (A, B) => R, a: List[Any])(implicit fa: From[A], fb: From[B]): Any = f(fa(a(0)), fb(a(1)))
+  def invoke[A, B, C, R](f: (A, B, C) => R, a: List[Any])(implicit fa: From[A], fb: From[B], fc: From[C]): Any = f(fa(a(0)), fb(a(1)), fc(a(2)))
+  def invoke[A, B, C, D, R](f: (A, B, C, D) => R, a: List[Any])(implicit fa: From[A], fb: From[B], fc: From[C], fd: From[D]): Any = f(fa(a(0)), fb(a(1)), fc(a(2)), fd(a(3)))
+  def invoke[A, B, C, D, E, R](f: (A, B, C, D, E) => R, a: List[Any])(implicit fa: From[A], fb: From[B], fc: From[C], fd: From[D], fe: From[E]): Any = f(fa(a(0)), fb(a(1)), fc(a(2)), fd(a(3)), fe(a(4)))
+  def invoke[A, B, C, D, E, F, R](f: (A, B, C, D, E, F) => R, a: List[Any])(implicit fa: From[A], fb: From[B], fc: From[C], fd: From[D], fe: From[E], ff: From[F]): Any = f(fa(a(0)), fb(a(1)), fc(a(2)), fd(a(3)), fe(a(4)), ff(a(5)))
+  def main(argv: Array[String]): Unit = {
+    val text = new String(java.nio.file.Files.readAllBytes(java.nio.file.Paths.get(".rlpipe-call.json")), "UTF-8")
+    val call = new Parser(text).value().asInstanceOf[List[(String, Any)]].toMap
+    val args = list(call("args"))
+    val value: Any = call("fn") match {
+__DISPATCH__
+      case fn => throw new NoSuchMethodError("function " + fn + " is not defined")
+    }
+    val out = new java.io.FileOutputStream("/dev/fd/3")
+    try out.write(json(value).getBytes("UTF-8")) finally out.close()
+  }
+}
+`;
+
+/** Where each of a Scala program's `def`s is: the innermost enclosing object or class, or none (top level). */
+export function scalaDefOwners(code: string): Map<string, { readonly kind: "object" | "class"; readonly path: readonly string[] } | null> {
+  const owners = new Map<string, { kind: "object" | "class"; path: string[] } | null>();
+  const stack: { kind: "object" | "class" | "block"; name: string }[] = [];
+  let pending: { kind: "object" | "class"; name: string } | undefined;
+  // Sticky patterns tried at each position: comments and literals are skipped whole (their braces do not count).
+  const SKIP = /\/\/[^\n]*|\/\*[\s\S]*?\*\/|"""[\s\S]*?"""|"(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)'/y;
+  const DECL = /(object|class|trait)\s+([A-Za-z_$][A-Za-z0-9_$]*)/y;
+  const DEF = /def\s+([A-Za-z_$][A-Za-z0-9_$]*)/y;
+  const at = (re: RegExp, i: number) => { re.lastIndex = i; return re.exec(code); };
+  let i = 0;
+  while (i < code.length) {
+    const skip = at(SKIP, i);
+    if (skip !== null) { i += skip[0].length; continue; }
+    const boundary = i === 0 || !/[A-Za-z0-9_$]/.test(code[i - 1]!);
+    const decl = boundary ? at(DECL, i) : null;
+    if (decl !== null) { pending = { kind: decl[1] === "object" ? "object" : "class", name: decl[2]! }; i += decl[0].length; continue; }
+    const def = boundary ? at(DEF, i) : null;
+    if (def !== null) {
+      pending = undefined;
+      if (!owners.has(def[1]!)) {
+        const named = stack.filter((s) => s.kind !== "block");
+        const inner = named[named.length - 1];
+        // A def inside another def's body is local: not callable from outside.
+        const local = stack.length > 0 && stack[stack.length - 1]!.kind === "block";
+        if (!local) owners.set(def[1]!, inner === undefined ? null : { kind: inner.kind as "object" | "class", path: named.map((s) => s.name) });
+      }
+      i += def[0].length;
+      continue;
+    }
+    const c = code[i]!;
+    if (c === "{") { stack.push(pending === undefined ? { kind: "block", name: "" } : pending); pending = undefined; }
+    else if (c === "}") stack.pop();
+    i++;
+  }
+  return owners;
+}
+
+/**
+ * Scala's call driver: a completion of bare `def`s (ScaleBox's style) is put in `object Main`; a function is called
+ * on its object, or on a new instance of its class (LeetCode's `class Solution`). The driver's object is the entry
+ * point (`run` names it); a function the program lacks fails that case only, at run time.
+ */
+export function scalaCallDriver(runPrefix: readonly string[]): (fnNames: readonly string[], code: string) => CallDriver {
+  return (fnNames, code) => {
+    const names = fnNames.filter((n) => /^[A-Za-z_][A-Za-z0-9_]*$/.test(n));
+    let owners = scalaDefOwners(code);
+    let program: string | undefined;
+    if (names.some((n) => owners.get(n) === null)) {
+      const lines = code.split("\n");
+      const head = lines.filter((l) => /^\s*(?:import|package)\s/.test(l));
+      const body = lines.filter((l) => !/^\s*(?:import|package)\s/.test(l));
+      program = [...head, "object Main {", ...body, "}"].join("\n");
+      owners = scalaDefOwners(program);
+    }
+    const dispatch = names.flatMap((n) => {
+      const owner = owners.get(n);
+      if (owner === undefined || owner === null) return [];
+      const target = owner.kind === "object" ? owner.path.join(".") : `new ${owner.path.join(".")}()`;
+      return [`      case ${JSON.stringify(n)} => invoke(${target}.${n} _, args)`];
+    });
+    return { text: SCALA_CALL_DRIVER.replace("__DISPATCH__", dispatch.join("\n")), run: [...runPrefix, "RlpipeCall"], ...(program === undefined ? {} : { program }) };
+  };
+}
