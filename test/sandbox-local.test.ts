@@ -272,6 +272,16 @@ describe("local sandbox: grading", () => {
     assert.deepEqual(owned!.cases.map((c) => c.status), ["passed", "passed", "passed", "passed"], JSON.stringify(owned!.cases));
   });
 
+  it("function calls in Verilog: functions in the test bench module, called with their declared arity", { timeout: 60_000 }, async () => {
+    const limits = { runTimeoutMs: 10_000 };
+    const code = "function integer add;\n  input integer a;\n  input integer b;\n  begin\n    add = a + b;\n  end\nendfunction\n// ANSI ports, a narrower value\nfunction automatic [7:0] mix(input [7:0] x, input integer y, z);\n  mix = x ^ y[7:0] ^ z[7:0];\nendfunction";
+    const [r] = await sb.evaluate([{ id: "v", language: "verilog", code, limits,
+      tests: [call("add", [1, 2], 3), call("add", [-3, 40000], 39997), call("mix", [255, 1, true], 255), call("add", [1.5, 2], 3), call("nope", [], 0), call("add", [1, 1], 3)] }]);
+    assert.deepEqual(r!.cases.map((c) => c.status), ["passed", "passed", "passed", "runtime_error", "runtime_error", "wrong_answer"], JSON.stringify(r!.cases));
+    assert.match(r!.cases[3]!.stderr ?? "", /Verilog function calls take integer and boolean arguments/);
+    assert.match(r!.cases[4]!.stderr ?? "", /function nope taking 0 arguments is not defined/);
+  });
+
   it("runs C++ (compiled once) and JavaScript", async () => {
     const [cpp, js] = await sb.evaluate([
       { ...job("cpp", "#include <cstdio>\nint main(){long a,b;scanf(\"%ld %ld\",&a,&b);printf(\"%ld\\n\",a*b);}", [stdio("6 7", "42"), stdio("2 3", "6")]), language: "cpp" },

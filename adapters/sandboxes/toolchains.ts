@@ -4,7 +4,7 @@
 // `rlpipe sandbox setup` installs the ones Debian packages (TOOLCHAIN_PACKAGES).
 import { existsSync, readdirSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { KOTLIN_CALL_DRIVER, scalaCallDriver } from "./jvm-call-drivers.js";
+import { KOTLIN_CALL_DRIVER, scalaCallDriver, verilogCallDriver } from "./call-drivers.js";
 
 export interface Toolchain {
   readonly language: string;
@@ -692,7 +692,7 @@ export function detectToolchains(): Toolchain[] {
     // SandboxFusion's flags (after VerilogEval): SystemVerilog 2012, the test bench module tb at the top.
     out.push({
       language: "verilog", file: "main.sv", compile: [iverilog, "-Wall", "-Winfloop", "-Wno-timescale", "-g2012", "-s", "tb", "-o", `${SRC}/test.vvp`, `${SRC}/main.sv`],
-      run: [vvp, "-n", `${SRC}/test.vvp`],
+      run: [vvp, "-n", `${SRC}/test.vvp`], callDriver: verilogCallDriver,
     });
   }
   const racket = first("/usr/bin/racket");

@@ -1,6 +1,7 @@
-// Function-call drivers for the JVM's script-like languages (Kotlin scripts, Scala): code added to a program that
-// reads `.rlpipe-call.json` ({fn, args}) in the case's directory, calls the function and writes its value as JSON on
-// descriptor 3, where the harness compares it with the expected value kept outside the sandbox.
+// Function-call drivers for Kotlin scripts, Scala and Verilog (those of the other languages sit beside their toolchains
+// in toolchains.ts): code added to a program that reads `.rlpipe-call.json` ({fn, args}) in the case's directory,
+// calls the function and writes its value as JSON on descriptor 3, where the harness compares it with the expected
+// value kept outside the sandbox.
 import type { CallDriver } from "./toolchains.js";
 
 /**
@@ -327,4 +328,95 @@ export function scalaCallDriver(runPrefix: readonly string[]): (fnNames: readonl
     });
     return { text: SCALA_CALL_DRIVER.replace("__DISPATCH__", dispatch.join("\n")), run: [...runPrefix, "RlpipeCall"], ...(program === undefined ? {} : { program }) };
   };
+}
+
+/**
+ * Verilog: the functions go in the test bench module (`tb`, the one iverilog elaborates), as ScaleBox does; an
+ * initial block reads the call (integer and boolean arguments), calls the function by name with its arity, known
+ * from its declaration, and writes the value in decimal on descriptor 3.
+ */
+const VERILOG_CALL_DRIVER = String.raw`
+  // ---- rlpipe function-call driver (Verilog): arguments from .rlpipe-call.json, the value as JSON on descriptor 3 ----
+  reg [7:0] rlpipe_text [0:65535];
+  integer rlpipe_len, rlpipe_i, rlpipe_fd, rlpipe_ch, rlpipe_n;
+  reg [8*256-1:0] rlpipe_fn;
+  reg signed [63:0] rlpipe_a [0:15];
+  reg signed [63:0] rlpipe_v, rlpipe_res;
+  reg rlpipe_neg, rlpipe_done;
+  initial begin
+    rlpipe_fd = $fopen(".rlpipe-call.json", "r");
+    rlpipe_len = 0;
+    rlpipe_ch = $fgetc(rlpipe_fd);
+    while (rlpipe_ch != -1 && rlpipe_len < 65536) begin
+      rlpipe_text[rlpipe_len] = rlpipe_ch; rlpipe_len = rlpipe_len + 1; rlpipe_ch = $fgetc(rlpipe_fd);
+    end
+    $fclose(rlpipe_fd);
+    // {"fn": "<name>", "args": [...]}: the name is the second string, the arguments follow the next [.
+    rlpipe_i = 0; rlpipe_n = 0;
+    while (rlpipe_n < 3) begin
+      if (rlpipe_text[rlpipe_i] == 8'h22) rlpipe_n = rlpipe_n + 1;
+      rlpipe_i = rlpipe_i + 1;
+    end
+    rlpipe_fn = 0;
+    while (rlpipe_text[rlpipe_i] != 8'h22) begin rlpipe_fn = {rlpipe_fn[8*255-1:0], rlpipe_text[rlpipe_i]}; rlpipe_i = rlpipe_i + 1; end
+    while (rlpipe_text[rlpipe_i] != "[") rlpipe_i = rlpipe_i + 1;
+    rlpipe_i = rlpipe_i + 1; rlpipe_n = 0; rlpipe_done = 0;
+    while (!rlpipe_done) begin
+      rlpipe_ch = rlpipe_text[rlpipe_i];
+      if (rlpipe_ch == "]") rlpipe_done = 1;
+      else if (rlpipe_ch == "-" || (rlpipe_ch >= "0" && rlpipe_ch <= "9")) begin
+        rlpipe_neg = rlpipe_ch == "-";
+        if (rlpipe_neg) rlpipe_i = rlpipe_i + 1;
+        rlpipe_v = 0;
+        while (rlpipe_text[rlpipe_i] >= "0" && rlpipe_text[rlpipe_i] <= "9") begin
+          rlpipe_v = rlpipe_v * 10 + (rlpipe_text[rlpipe_i] - "0"); rlpipe_i = rlpipe_i + 1;
+        end
+        if (rlpipe_text[rlpipe_i] == "." || rlpipe_text[rlpipe_i] == "e" || rlpipe_text[rlpipe_i] == "E") begin
+          $fdisplay(32'h8000_0002, "rlpipe: Verilog function calls take integer and boolean arguments"); $fatal(1);
+        end
+        rlpipe_a[rlpipe_n] = rlpipe_neg ? -rlpipe_v : rlpipe_v; rlpipe_n = rlpipe_n + 1;
+      end
+      else if (rlpipe_ch == "t") begin rlpipe_a[rlpipe_n] = 1; rlpipe_n = rlpipe_n + 1; rlpipe_i = rlpipe_i + 4; end
+      else if (rlpipe_ch == "f") begin rlpipe_a[rlpipe_n] = 0; rlpipe_n = rlpipe_n + 1; rlpipe_i = rlpipe_i + 5; end
+      else if (rlpipe_ch == " " || rlpipe_ch == ",") rlpipe_i = rlpipe_i + 1;
+      else begin $fdisplay(32'h8000_0002, "rlpipe: Verilog function calls take integer and boolean arguments"); $fatal(1); end
+    end
+__DISPATCH__
+    rlpipe_fd = $fopen("/dev/fd/3", "w");
+    $fwrite(rlpipe_fd, "%0d", rlpipe_res);
+    $fclose(rlpipe_fd);
+    $finish;
+  end
+endmodule
+`;
+
+/** How many inputs a Verilog function declares (ANSI port list or input declarations), or undefined if none is declared. */
+export function verilogFunctionArity(code: string, name: string): number | undefined {
+  const text = code.replace(/\/\/[^\n]*|\/\*[\s\S]*?\*\//g, " ");
+  const head = new RegExp(String.raw`\bfunction\b[^;()]*?\b${name}\s*([(;])`).exec(text);
+  if (head === null) return undefined;
+  const from = head.index + head[0].length;
+  const items = (list: string) => list.split(",").map((s) => s.trim()).filter((s) => s.length > 0).length;
+  if (head[1] === "(") {
+    let depth = 1;
+    let end = from;
+    while (end < text.length && depth > 0) { if (text[end] === "(") depth++; else if (text[end] === ")") depth--; end++; }
+    return items(text.slice(from, end - 1));
+  }
+  const body = text.slice(from, text.indexOf("endfunction", from) < 0 ? text.length : text.indexOf("endfunction", from));
+  let n = 0;
+  for (const m of body.matchAll(/\binput\b([^;]*);/g)) n += items(m[1]!.replace(/\[[^\]]*\]/g, " "));
+  return n;
+}
+
+/** Verilog's call driver: the program becomes the body of module tb, and the driver its initial block. */
+export function verilogCallDriver(fnNames: readonly string[], code: string): CallDriver {
+  const dispatch = fnNames.filter((n) => /^[A-Za-z_][A-Za-z0-9_$]*$/.test(n)).flatMap((n) => {
+    const arity = verilogFunctionArity(code, n);
+    if (arity === undefined || arity > 16) return [];
+    const args = Array.from({ length: arity }, (_, i) => `rlpipe_a[${i}]`).join(", ");
+    return [`    if (rlpipe_fn == ${JSON.stringify(n)} && rlpipe_n == ${arity}) rlpipe_res = ${n}(${args});\n    else`];
+  });
+  const fallback = `    begin $fdisplay(32'h8000_0002, "rlpipe: function %0s taking %0d arguments is not defined", rlpipe_fn, rlpipe_n); $fatal(1); end`;
+  return { program: `module tb;\n${code}\n`, text: VERILOG_CALL_DRIVER.replace("__DISPATCH__", [...dispatch, fallback].join("\n")) };
 }
