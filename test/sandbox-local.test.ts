@@ -140,6 +140,12 @@ describe("local sandbox: grading", () => {
     const typeError = await sb.run({ language: "csharp", code: "class P {\n  static void Main() {\n    int x = \"s\";\n  }\n}", limits });
     assert.equal(typeError.status, "compile_error");
     assert.match(typeError.stderr, /^main\.cs\(3,13\): error CS0029/m);
+    // C# 8's nullable annotations, which models write all the time, build on Mono's C# 7 compiler (erased as C# 8
+    // erases them); Nullable<int> keeps its meaning, and errors still point at the program's own columns.
+    const nullable = await sb.run({ language: "csharp", limits, stdin: "1 2\n", code: "#nullable enable\npublic class APlusB {\n  class Node { public Node? Next; public int V; }\n  private static void Main() {\n    string? line = Console.ReadLine();\n    int[] v = line!.Split(' ').Select(int.Parse).ToArray();\n    int? none = null;\n    var n = new Node { V = v[0] + v[1] };\n    Console.WriteLine($\"{n.V} {n.Next?.V ?? -1} {none.HasValue}\");\n  }\n}" });
+    assert.equal(nullable.stdout, "3 -1 False\n", nullable.stderr);
+    const nullableError = await sb.run({ language: "csharp", limits, code: "class P {\n  static void Main() {\n    string? s = 5;\n  }\n}" });
+    assert.match(nullableError.stderr, /^main\.cs\(3,17\): error CS0029/m);
   });
 
   it("function calls in PHP, Ruby, Perl, Lua and bash: arguments from JSON, the value back as JSON, compared outside", async () => {

@@ -5,6 +5,7 @@
 import { existsSync, readdirSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { KOTLIN_CALL_DRIVER, scalaCallDriver, verilogCallDriver } from "./call-drivers.js";
+import { eraseNullableAnnotations } from "./csharp-nullable.js";
 
 export interface Toolchain {
   readonly language: string;
@@ -1195,7 +1196,7 @@ namespace System.Diagnostics {
 `;
 
 function csharpProgram(code: string): { code: string } {
-  return { code: `${CSHARP_IMPLICIT_USINGS}#line 1\n${code}\n#line default\n${CSHARP_DEBUG}` };
+  return { code: `${CSHARP_IMPLICIT_USINGS}#line 1\n${eraseNullableAnnotations(code)}\n#line default\n${CSHARP_DEBUG}` };
 }
 
 /** Debian packages per language, for `rlpipe sandbox setup --languages`. */
