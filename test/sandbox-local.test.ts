@@ -6,11 +6,12 @@ import { spawnSync } from "node:child_process";
 import { createServer, type Server } from "node:net";
 import { after, before, describe, it } from "node:test";
 import type { EvalJob, TestCase } from "../core/grading/types.js";
-import { existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { LocalSandbox } from "../adapters/sandboxes/local.js";
 import { detectToolchains } from "../adapters/sandboxes/toolchains.js";
+import { FIXTURES } from "./helpers.js";
 
 const stdio = (stdin: string, expectedStdout: string): TestCase => ({ kind: "stdio", stdin, expectedStdout });
 const call = (fnName: string, args: unknown[], expected: unknown): TestCase => ({ kind: "call", fnName, args, expected });
@@ -80,30 +81,12 @@ describe("local sandbox: grading", () => {
     assert.deepEqual(langs, ["python", ...installed]);
     // What this kind of machine has (Debian's bash and perl; the JDK and Go the machine comes with).
     for (const l of ["bash", "perl", ...(existsSync("/usr/lib/jvm") ? ["java"] : []), ...(existsSync("/usr/local/go/bin/go") ? ["go"] : [])]) assert.ok(installed.includes(l), `${l} is installed but not offered`);
-    const programs: Record<string, [string, string]> = {
-      cpp: ["#include <iostream>\nint main(){long a,b;std::cin>>a>>b;std::cout<<a+b<<\"\\n\";}", "#include <iostream>\nint main(){long a,b;std::cin>>a>>b;std::cout<<a-b<<\"\\n\";}"],
-      nodejs: ["const [a,b]=require('fs').readFileSync(0,'utf8').trim().split(/\\s+/).map(Number);console.log(a+b)", "console.log(0)"],
-      bash: ["read a b\necho $((a + b))", "read a b\necho $((a - b))"],
-      perl: ["my ($a, $b) = split ' ', <STDIN>;\nprint $a + $b, \"\\n\";", "print \"0\\n\";"],
-      java: ["import java.util.*;\npublic class Main {\n  public static void main(String[] x) {\n    Scanner s = new Scanner(System.in);\n    System.out.println(s.nextLong() + s.nextLong());\n  }\n}", "public class Main { public static void main(String[] x) { System.out.println(0); } }"],
-      go: ["package main\nimport \"fmt\"\nfunc main() {\n  var a, b int\n  fmt.Scan(&a, &b)\n  fmt.Println(a + b)\n}", "package main\nimport \"fmt\"\nfunc main() { fmt.Println(0) }"],
-      rust: ["use std::io::*;\nfn main() {\n  let mut s = String::new();\n  stdin().read_to_string(&mut s).unwrap();\n  let v: Vec<i64> = s.split_whitespace().map(|x| x.parse().unwrap()).collect();\n  println!(\"{}\", v[0] + v[1]);\n}", "fn main() { println!(\"0\"); }"],
-      php: ["<?php\n[$a, $b] = array_map('intval', explode(' ', trim(fgets(STDIN))));\necho $a + $b, \"\\n\";", "<?php echo \"0\\n\";"],
-      ruby: ["a, b = gets.split.map(&:to_i)\nputs a + b", "puts 0"],
-      lua: ["local a, b = io.read('n', 'n')\nprint(math.floor(a + b))", "print(0)"],
-      R: ["x <- scan(file('stdin'), quiet = TRUE)\ncat(x[1] + x[2], '\\n')", "cat(0, '\\n')"],
-      D_ut: ["import std.stdio;\nvoid main() { long a, b; readf(\" %d %d\", &a, &b); writeln(a + b); }", "import std.stdio;\nvoid main() { writeln(0); }"],
-      racket: ["(define a (read))\n(define b (read))\n(displayln (+ a b))", "(displayln 0)"],
-      scala: ["object Sum {\n  def main(args: Array[String]): Unit = {\n    val Array(a, b) = scala.io.StdIn.readLine().trim.split(\" \").map(_.toLong)\n    println(a + b)\n  }\n}", "object Zero extends App { println(0) }"],
-      csharp: ["using System;\nclass P { static void Main() { var p = Console.ReadLine().Split(); Console.WriteLine(long.Parse(p[0]) + long.Parse(p[1])); } }", "class P { static void Main() { System.Console.WriteLine(0); } }"],
-      kotlin_script: ["val (a, b) = readLine()!!.trim().split(\" \").map { it.toLong() }\nprintln(a + b)", "println(0)"],
-      // iverilog's standard input is the file descriptor 32'h8000_0000.
-      verilog: ["module tb;\n  integer a, b, r;\n  initial begin\n    r = $fscanf(32'h8000_0000, \"%d %d\", a, b);\n    $display(\"%0d\", a + b);\n    $finish;\n  end\nendmodule\n", "module tb;\n  initial begin $display(\"0\"); $finish; end\nendmodule\n"],
-    };
+    // One A+B program per language (and one that prints the wrong sum), shared with the Python tests.
+    const programs = (JSON.parse(readFileSync(join(FIXTURES, "sandbox-programs.json"), "utf8")) as { stdio: Record<string, { right: string; wrong: string }> }).stdio;
     const tests = [stdio("1 2", "3"), stdio("40 2", "42")];
     const limits = { runTimeoutMs: 20_000, compileTimeoutMs: 120_000 };
     const jobs = installed.flatMap((language) => {
-      const [right, wrong] = programs[language]!;
+      const { right, wrong } = programs[language]!;
       return [{ id: `${language}-ok`, language, code: right, tests, limits }, { id: `${language}-wrong`, language, code: wrong, tests, limits }];
     });
     const results = await sb.evaluate(jobs);

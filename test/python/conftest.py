@@ -44,3 +44,23 @@ def token_server():
     proc, url = _start(["--token-env", "SHIM_TOKEN"], env={"SHIM_TOKEN": token})
     yield url, token
     _stop(proc)
+
+
+@pytest.fixture(scope="session")
+def env_server():
+    """A server with the runtime environment npm test builds, and the languages its banner reports."""
+    env_dir = os.environ.get("RLPIPE_TEST_PYTHON_ENV", "/var/tmp/rlpipe-test-python-env")
+    if not os.path.exists(os.path.join(env_dir, "pyvenv.cfg")):
+        raise RuntimeError("%s is missing: npm test's setup (scripts/setup.sh --test) builds it" % env_dir)
+    proc = subprocess.Popen(
+        ["node", os.path.join(ROOT, "dist", "bin", "rlpipe.js"), "serve", "--sandbox", "local", "--host", "127.0.0.1", "--port", "0", "--python-env", env_dir],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+    line = proc.stdout.readline()
+    if not line.startswith("rlpipe serve: http://"):
+        proc.kill()
+        raise RuntimeError("rlpipe serve did not start: %r %s" % (line, proc.stderr.read()))
+    # rlpipe serve: http://127.0.0.1:PORT (sandbox local: python, cpp, ...; isolation warm; ...)
+    languages = line.split("(sandbox local: ", 1)[1].split(";", 1)[0].split(", ")
+    yield line.split()[2], languages
+    _stop(proc)
