@@ -125,6 +125,12 @@ if [ "$("$VENV/bin/cfn-lint" --version 2>/dev/null)" != "cfn-lint $CFN_LINT_VERS
   log "pip install cfn-lint==$CFN_LINT_VERSION"
   "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check "cfn-lint==$CFN_LINT_VERSION"
 fi
+# SandboxFusion's published client SDK (its request and response models), for test/python/test_sandbox_fusion_sdk.py.
+SANDBOX_FUSION_SDK_VERSION=0.3.7
+if [ "$("$VENV/bin/python" -c 'import importlib.metadata as m; print(m.version("sandbox-fusion"))' 2>/dev/null)" != "$SANDBOX_FUSION_SDK_VERSION" ]; then
+  log "pip install sandbox-fusion==$SANDBOX_FUSION_SDK_VERSION"
+  "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check "sandbox-fusion==$SANDBOX_FUSION_SDK_VERSION"
+fi
 if [ -n "$vgw_pid" ]; then
   wait "$vgw_pid" || { cat "$ROOT/.tools/versitygw-build.log" >&2; echo "setup.sh: building versitygw $VGW_VERSION failed" >&2; exit 1; }
   echo "$VGW_VERSION" > "$ROOT/.tools/versitygw.stamp"
