@@ -179,7 +179,7 @@ E2B_DOMAIN=<region>.tencentags.com).`,
       "usage-store": { type: "string", value: "URI", description: "write each run's usage (requests, sandbox seconds; rlpipe cost --run reads it) to <run>/usage/ in this store (file://, s3://, obs://, cos://)" },
       concurrency: { type: "string", value: "N", description: "programs run at once (for e2b: the sandbox pool size)" },
       isolation: { type: "string", default: "warm", value: "MODE", description: "--sandbox local: warm (programs fork from long-lived sandboxes, cleaned after each program) or per-program (a fresh bubblewrap per program)" },
-      "python-env": { type: "string", value: "DIR", description: "--sandbox local: programs get this runtime environment (numpy, sympy, pandas, …; lodash, tsx; Go's prebuilt library), made by rlpipe sandbox setup --python-env DIR; mounted read-only" },
+      "python-env": { type: "string", value: "DIR", description: "--sandbox local: programs get this runtime environment (numpy, sympy, pandas, …; lodash, jest, tsx; Go's prebuilt library), made by rlpipe sandbox setup --python-env DIR; mounted read-only" },
       quiet: { type: "boolean", default: false, description: "do not log requests on stderr" },
       help,
     },
@@ -276,9 +276,9 @@ Python needs nothing (the sandbox's own interpreter); a language whose toolchain
 languages rlpipe serve --sandbox local offers on this machine. With --python-env DIR (and no --languages) it builds only the
 runtime environment programs use: a virtualenv of /usr/bin/python3 with the pinned packages of
 adapters/sandboxes/python-env/requirements.txt (numpy, scipy, sympy, pandas, networkx, matplotlib, scikit-learn, …), the
-Node packages of its package.json (lodash, tsx), and where Go and Java are installed Go's prebuilt standard library, a
-testify module and SandboxFusion's Java jars, for rlpipe serve --python-env DIR (which then also offers typescript, pytest,
-go_test and junit). DIR must be where every user can reach it (sandboxes run as users of their own). Nothing to do when DIR
+Node packages of its package.json (lodash, jest with babel, tsx, …), and where Go and Java are installed Go's prebuilt
+standard library, a testify module and SandboxFusion's Java jars, for rlpipe serve --python-env DIR (which then also offers
+typescript, jest, pytest, go_test and junit). DIR must be where every user can reach it (sandboxes run as users of their own). Nothing to do when DIR
 was built from the same lists. Exit 3 when apt-get, pip, npm, go or the download of a jar fails.`,
     options: {
       languages: { type: "string", value: "LIST", description: "comma-separated languages to install (default: all of them, unless --python-env is given)" },

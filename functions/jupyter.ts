@@ -5,7 +5,7 @@
 // Python program, under the same isolation and limits. Pure: request in, response out.
 import { z } from "zod";
 import type { RunResult } from "../core/grading/types.js";
-import type { CommandRunResultSF, RunStatusSF, SandboxApiDeps } from "./sandbox-api.js";
+import { type CommandRunResultSF, fetchPathProblem, type RunStatusSF, type SandboxApiDeps } from "./sandbox-api.js";
 import { type FnRequest, type FnResponse, json, unprocessable } from "./http-types.js";
 
 const RunJupyterRequest = z.object({
@@ -142,7 +142,8 @@ export async function handleRunJupyter(req: FnRequest, deps: SandboxApiDeps): Pr
   const r = parsed.data;
   const refuse = (message: string) => json(200, { status: "SandboxError", message, driver: null, cells: [], executor_pod_name: null, files: {} } satisfies RunJupyterResponseSF);
   for (const path of r.fetch_files) {
-    if (path.split("/").includes("..") || (path.startsWith("/") && !path.startsWith("/tmp/"))) return refuse(`fetch_files: ${path} must be relative to the work dir or under /tmp`);
+    const problem = fetchPathProblem(path);
+    if (problem !== undefined) return refuse(problem);
   }
   const files: Record<string, Uint8Array> = {};
   for (const [path, data] of Object.entries(r.files)) {

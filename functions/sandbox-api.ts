@@ -65,14 +65,24 @@ export interface SandboxApiDeps {
   readonly defaultMemoryMb?: number;
 }
 
+/**
+ * Why a fetch_files path is refused, or undefined: a path relative to the work dir, or under /tmp or /mnt (the
+ * sandbox's scratch directories; SandboxFusion's programs write /mnt), never with `..`.
+ */
+export function fetchPathProblem(path: string): string | undefined {
+  if (path.split("/").includes("..") || (path.startsWith("/") && !path.startsWith("/tmp/") && !path.startsWith("/mnt/"))) {
+    return `fetch_files: ${path} must be relative to the work dir or under /tmp or /mnt`;
+  }
+  return undefined;
+}
+
 export async function handleRunCode(req: FnRequest, deps: SandboxApiDeps): Promise<FnResponse> {
   const parsed = RunCodeRequest.safeParse(req.body);
   if (!parsed.success) return unprocessable(parsed.error.issues);
   const r = parsed.data;
   for (const path of r.fetch_files) {
-    if (path.split("/").includes("..") || (path.startsWith("/") && !path.startsWith("/tmp/"))) {
-      return json(200, sandboxError(`fetch_files: ${path} must be relative to the work dir or under /tmp`));
-    }
+    const problem = fetchPathProblem(path);
+    if (problem !== undefined) return json(200, sandboxError(problem));
   }
   const files: Record<string, Uint8Array> = {};
   for (const [path, data] of Object.entries(r.files)) {

@@ -100,18 +100,19 @@ describe("sandbox function: SandboxFusion / ScaleBox API", () => {
     assert.equal(goSlices.body.accepted, true, JSON.stringify(goSlices.body.tests));
   });
 
-  it("fetch_files returns the files a run wrote (relative to its work dir or under /tmp) that exist, base64", async () => {
+  it("fetch_files returns the files a run wrote (relative to its work dir or under /tmp or /mnt) that exist, base64", async () => {
     const r = await post(`${server.url}/run_code`, {
-      language: "python", run_timeout: 5, fetch_files: ["out/a.txt", "/tmp/b.bin", "missing.txt"],
-      code: "import os\nos.makedirs('out')\nopen('out/a.txt', 'w').write('secret')\nopen('/tmp/b.bin', 'wb').write(bytes(range(4)))",
+      language: "python", run_timeout: 5, fetch_files: ["out/a.txt", "/tmp/b.bin", "/mnt/c", "missing.txt"],
+      code: "import os\nos.makedirs('out')\nopen('out/a.txt', 'w').write('secret')\nopen('/tmp/b.bin', 'wb').write(bytes(range(4)))\nopen('/mnt/c', 'w').write('sauce')",
     });
     assert.equal(r.body.status, "Success", JSON.stringify(r.body));
-    assert.deepEqual(Object.keys(r.body.files).sort(), ["/tmp/b.bin", "out/a.txt"]);
+    assert.deepEqual(Object.keys(r.body.files).sort(), ["/mnt/c", "/tmp/b.bin", "out/a.txt"]);
+    assert.equal(Buffer.from(r.body.files["/mnt/c"], "base64").toString(), "sauce");
     assert.equal(Buffer.from(r.body.files["out/a.txt"], "base64").toString(), "secret");
     assert.deepEqual([...Buffer.from(r.body.files["/tmp/b.bin"], "base64")], [0, 1, 2, 3]);
     const outside = await post(`${server.url}/run_code`, { language: "python", code: "print(1)", fetch_files: ["/etc/passwd"] });
     assert.equal(outside.body.status, "SandboxError");
-    assert.match(outside.body.message, /fetch_files: \/etc\/passwd must be relative to the work dir or under \/tmp/);
+    assert.match(outside.body.message, /fetch_files: \/etc\/passwd must be relative to the work dir or under \/tmp or \/mnt/);
   });
 
   it("an answer of 200,000 lines (several MiB) is graded, not cut: the output cap is 16 MiB by default", async () => {

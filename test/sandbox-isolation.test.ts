@@ -33,11 +33,11 @@ for (const isolation of ISOLATIONS) {
       else assert.notEqual(split(b).sandbox, split(a).sandbox);
     };
 
-    it("files in the work dir, /tmp, /dev/shm and home, a read-only tree, POSIX and System V IPC objects are gone", async () => {
+    it("files in the work dir, /tmp, /mnt, /dev/shm and home, a read-only tree, POSIX and System V IPC objects are gone", async () => {
       const a = await run(`
 import ctypes, os
 libc = ctypes.CDLL(None, use_errno=True)
-for d in ("/work", os.getcwd(), "/tmp", "/dev/shm", os.path.expanduser("~")):
+for d in ("/work", os.getcwd(), "/tmp", "/mnt", "/dev/shm", os.path.expanduser("~")):
     open(os.path.join(d, "left-by-a"), "w").write("x")
 os.makedirs("/tmp/locked/deep"); open("/tmp/locked/deep/f", "w").write("x"); os.chmod("/tmp/locked/deep", 0o500); os.chmod("/tmp/locked", 0o500)
 os.symlink("/usr", "/work/link-to-usr")
@@ -48,10 +48,10 @@ print(libc.mq_open(b"/left-by-a", os.O_CREAT | os.O_RDWR, 0o600, None) >= 0,
       assert.equal(split(a).rest, "True True True True\n");
       const b = await run(`
 import os
-print({d: sorted(os.listdir(d)) for d in ("/work", "/tmp", "/dev/shm", "/dev/mqueue")}, os.listdir("."))
+print({d: sorted(os.listdir(d)) for d in ("/work", "/tmp", "/mnt", "/dev/shm", "/dev/mqueue")}, os.listdir("."))
 print([open("/proc/sysvipc/" + k).read().count("\\n") - 1 for k in ("shm", "msg", "sem")])`);
       assert.equal(b.status, "ok", b.stderr);
-      assert.equal(split(b).rest, "{'/work': ['c0'], '/tmp': [], '/dev/shm': [], '/dev/mqueue': []} []\n[0, 0, 0]\n");
+      assert.equal(split(b).rest, "{'/work': ['c0'], '/tmp': [], '/mnt': [], '/dev/shm': [], '/dev/mqueue': []} []\n[0, 0, 0]\n");
       sameSandboxOnWarm(a, b);
     });
 
@@ -200,7 +200,7 @@ print(found, scanned > (4 << 20))`);
       sameSandboxOnWarm(a, b);
     });
 
-    it("only the work dir, /tmp, /dev/shm and /dev/mqueue are writable", async () => {
+    it("only the work dir, /tmp, /mnt, /dev/shm and /dev/mqueue are writable", async () => {
       const r = await run(`
 import os
 writable = []
@@ -214,7 +214,7 @@ for root, dirs, files in os.walk("/"):
         pass
 print(sorted(writable))`);
       assert.equal(r.status, "ok", r.stderr);
-      assert.equal(split(r).rest, "['/dev/mqueue', '/dev/shm', '/tmp', '/work', '/work/c0']\n");
+      assert.equal(split(r).rest, "['/dev/mqueue', '/dev/shm', '/mnt', '/tmp', '/work', '/work/c0']\n");
     });
   });
 

@@ -357,13 +357,15 @@ export class LocalSandbox implements SandboxBackend {
       "--proc", "/proc", "--dev", "/dev", "--size", tmpfsBytes, "--tmpfs", "/dev/shm", "--mqueue", "/dev/mqueue",
       // The work dir is a tmpfs of the sandbox's own too: nothing of a program reaches the host's disk.
       "--size", tmpfsBytes, "--tmpfs", "/tmp", "--size", tmpfsBytes, "--tmpfs", "/work", "--chdir", "/work",
+      // /mnt is scratch space too, as in SandboxFusion's containers (its programs write there).
+      "--size", tmpfsBytes, "--tmpfs", "/mnt",
       // The harness comes on descriptors (zygote.ts): bubblewrap may run as a uid that cannot read the checkout.
       ...HARNESS_FILES.flatMap((f, i) => ["--perms", "0444", "--ro-bind-data", String(HARNESS_FD + i), `/opt/rlpipe/${f}c`]),
       // localhost resolves (a program may serve and call itself on the sandbox's own loopback), and nothing else does.
       "--perms", "0444", "--ro-bind-data", String(HARNESS_FD + HARNESS_FILES.length), "/etc/hosts",
       "--perms", "0444", "--ro-bind-data", String(HARNESS_FD + HARNESS_FILES.length + 1), "/etc/nsswitch.conf",
       // bubblewrap's own / and /dev belong to the sandbox uid: read-only, so that the only writable places are
-      // /work, /tmp, /dev/shm and /dev/mqueue, the ones a warm zygote empties after every program.
+      // /work, /tmp, /mnt, /dev/shm and /dev/mqueue, the ones a warm zygote empties after every program.
       "--remount-ro", "/dev", "--remount-ro", "/",
       ...(seccompOnFd3 ? ["--seccomp", "3"] : []),
       "--clearenv",

@@ -1,7 +1,7 @@
 // The runtime environment sandboxed programs import from: a virtualenv of the sandbox's own interpreter holding the
 // pinned Python packages of python-env/requirements.txt (numpy, sympy, pandas, …), and beside it, in node_modules,
-// the pinned Node packages of python-env/package.json (lodash, which SandboxFusion's tests require, and tsx, which
-// runs TypeScript). `rlpipe sandbox setup --python-env DIR` builds it; `rlpipe serve --python-env DIR` mounts it
+// the pinned Node packages of python-env/package.json (lodash and Jest with babel, which SandboxFusion's tests
+// require, its runtime's small helpers, and tsx, which runs TypeScript). `rlpipe sandbox setup --python-env DIR` builds it; `rlpipe serve --python-env DIR` mounts it
 // read-only into every sandbox and runs programs (and the harness) with its interpreter.
 import { spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";

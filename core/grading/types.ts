@@ -89,7 +89,7 @@ export interface RunRequest {
   readonly stdin?: string;
   /** Extra input files, relative paths inside the run's work dir → bytes. */
   readonly files?: Readonly<Record<string, Uint8Array>>;
-  /** Files to return after the run: relative to its work dir, or absolute under /tmp (what exists is returned). */
+  /** Files to return after the run: relative to its work dir, or absolute under /tmp or /mnt (what exists is returned). */
   readonly fetchFiles?: readonly string[];
   readonly limits: Limits;
 }

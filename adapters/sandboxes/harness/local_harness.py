@@ -281,12 +281,12 @@ def case_limits(limits, address_space=None):
 
 
 def fetch_files(cdir, paths, cap):
-    """The files a run asked to get back (relative to its directory, or under /tmp) that exist as regular files, read
+    """The files a run asked to get back (relative to its directory, or under /tmp or /mnt) that exist as regular files, read
     without following links and up to the output cap each, base64-encoded."""
     import binascii
     out = {}
     for p in paths:
-        full = p if p.startswith("/tmp/") else os.path.join(cdir, p)
+        full = p if p.startswith(("/tmp/", "/mnt/")) else os.path.join(cdir, p)
         try:
             fd = os.open(full, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
         except OSError:

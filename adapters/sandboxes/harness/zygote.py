@@ -6,7 +6,7 @@ Per program it forks a manager ahead of need; the manager reads the next job (on
 runs local_harness over /work (build once, fork per case), and then restores a clean state: programs share the
 sandbox's mount, PID and IPC namespaces and its uid, so it
   * kills every process but the zygote (the program's daemons included);
-  * empties /work, /tmp, /dev/shm and /dev/mqueue (and restores their modes) and removes System V IPC objects;
+  * empties /work, /tmp, /mnt, /dev/shm and /dev/mqueue (and restores their modes) and removes System V IPC objects;
   * checks the zygote's limits, priority, CPU affinity and memory against what they were when it started (a
     program of the same uid can change another process's limits, priority and affinity with prlimit,
     setpriority and sched_setaffinity).
@@ -33,7 +33,7 @@ import time
 sys.path.insert(0, "/opt/rlpipe")
 import local_harness as h  # noqa: E402
 
-WRITABLE = ("/work", "/tmp", "/dev/shm", "/dev/mqueue")
+WRITABLE = ("/work", "/tmp", "/mnt", "/dev/shm", "/dev/mqueue")
 RLIMITS = tuple(getattr(resource, n) for n in dir(resource) if n.startswith("RLIMIT_"))
 # A zygote whose memory grew this much is replaced (it parses nothing of a program's, so it should not grow).
 MAX_GROWTH_BYTES = 64 << 20
