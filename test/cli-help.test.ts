@@ -195,7 +195,7 @@ describe("rlpipe sandbox setup", () => {
   it("skips installed toolchains without calling apt, refuses unknown languages (exit 2), and says what it would do", () => {
     const have = rlpipe(["sandbox", "setup", "--languages", "bash,perl", "--json"]);
     assert.equal(have.code, 0, have.err);
-    assert.match(have.err, /the toolchains of bash, perl are installed/);
+    assert.match(have.err, /the host packages of bash, perl are installed/);
     const doc = JSON.parse(have.out) as { packages: string[]; installed: string[]; languages: string[]; unavailable: string[] };
     // Perl's libraries for SandboxFusion's programs (Data::Compare, Test::Deep) are listed, and installed already.
     assert.deepEqual([doc.packages, doc.installed, doc.unavailable], [["libdata-compare-perl", "libtest-deep-perl"], [], []]);

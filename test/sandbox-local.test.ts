@@ -10,6 +10,7 @@ import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from "node
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { LocalSandbox } from "../adapters/sandboxes/local.js";
+import { detectRoots } from "../adapters/sandboxes/debian-root.js";
 import { detectToolchains } from "../adapters/sandboxes/toolchains.js";
 import { FIXTURES } from "./helpers.js";
 
@@ -77,8 +78,10 @@ describe("local sandbox: grading", () => {
 
   it("runs every language whose toolchain is installed here: a+b on stdin, built once per program, a wrong one rejected", { timeout: 240_000 }, async () => {
     const langs = (await sb.capabilities()).languages;
-    const installed = detectToolchains().map((t) => t.language);
+    // The host's toolchains, then those of the Debian roots built here (Swift: npm test's setup builds its root).
+    const installed = [...detectToolchains().map((t) => t.language), ...detectRoots().flatMap((r) => r.spec.toolchains.map((t) => t.language))];
     assert.deepEqual(langs, ["python", ...installed]);
+    assert.ok(installed.includes("swift"), "npm test's setup builds the Debian root Swift runs in");
     // What this kind of machine has (Debian's bash and perl; the JDK and Go the machine comes with).
     for (const l of ["bash", "perl", ...(existsSync("/usr/lib/jvm") ? ["java"] : []), ...(existsSync("/usr/local/go/bin/go") ? ["go"] : [])]) assert.ok(installed.includes(l), `${l} is installed but not offered`);
     // One A+B program per language (and one that prints the wrong sum), shared with the Python tests.
@@ -271,6 +274,20 @@ describe("local sandbox: grading", () => {
     assert.match(r!.cases[4]!.stderr ?? "", /function nope taking 0 arguments is not defined/);
   });
 
+  it("Swift runs in its Debian root's sandbox: function calls with argument labels, class Solution, static methods", { timeout: 120_000 }, async () => {
+    const limits = { runTimeoutMs: 10_000, compileTimeoutMs: 120_000 };
+    const [labels, owned] = await sb.evaluate([
+      { id: "labels", language: "swift", limits, code: "func add(a: Int, b: Int) -> Int {\n    return a + b\n}\nfunc join(_ xs: [String], with sep: Character) -> String { xs.joined(separator: String(sep)) }\nfunc total(_ v: [Int64]) -> Int64 { v.reduce(0, +) }\nfunc nested(_ m: [[Int]]) -> [String: Int] { [\"n\": m.flatMap { $0 }.reduce(0, +)] }\nfunc first(_ s: String) -> Character? { s.first }",
+        tests: [call("add", [1, 2], 3), call("join", [["a", "b\"c"], ","], "a,b\"c"), call("total", [[1, 2, 4000000000]], 4000000003), call("nested", [[[1], [2, 3]]], { n: 6 }), call("first", [""], null), call("add", [1, 1], 3)] },
+      { id: "owned", language: "swift", limits, code: "class Solution {\n    func twoSum(_ nums: [Int], _ target: Int) -> [Int] {\n        for i in 0..<nums.count { for j in (i + 1)..<nums.count where nums[i] + nums[j] == target { return [i, j] } }\n        return []\n    }\n}\nenum Maths {\n    static func half(of n: Int) -> Double { Double(n) / 2 }\n}",
+        tests: [call("twoSum", [[2, 7, 11, 15], 9], [0, 1]), call("half", [3], 1.5), call("missing", [], null)] },
+    ]);
+    assert.deepEqual(labels!.cases.map((c) => c.status), ["passed", "passed", "passed", "passed", "passed", "wrong_answer"], JSON.stringify(labels!.cases));
+    assert.deepEqual(owned!.cases.map((c) => c.status), ["passed", "passed", "runtime_error"], JSON.stringify(owned!.cases));
+    assert.match(owned!.cases[2]!.stderr ?? "", /Fatal error: rlpipe: function missing is not defined/);
+    assert.doesNotMatch(owned!.cases[2]!.stderr ?? "", /Registers:|Backtracing/, "a crash prints its message, not the backtracer's dump");
+  });
+
   it("runs C++ (compiled once) and JavaScript", async () => {
     const [cpp, js] = await sb.evaluate([
       { ...job("cpp", "#include <cstdio>\nint main(){long a,b;scanf(\"%ld %ld\",&a,&b);printf(\"%ld\\n\",a*b);}", [stdio("6 7", "42"), stdio("2 3", "6")]), language: "cpp" },
@@ -302,6 +319,11 @@ describe("local sandbox: grading", () => {
     assert.ok(budget!.cases.filter((c) => c.status === "passed").length >= 1);
     assert.equal(budget!.cases[3]!.status, "skipped");
     assert.equal(budget!.cases[3]!.detail, "Total Timeout");
+    // The budget is the cases': a build slower than it (bits/stdc++.h, ~1 s) still leaves them their time (ScaleBox's
+    // cpp assert test gives 1 s).
+    const [built] = await sb.evaluate([{ id: "built", language: "cpp", code: "#include <bits/stdc++.h>\nint main() { std::string s; std::cin >> s; std::cout << s << std::endl; }",
+      tests: [stdio("a", "a"), stdio("b", "b")], limits: { runTimeoutMs: 2000, compileTimeoutMs: 60_000, totalTimeoutMs: 300 } }]);
+    assert.deepEqual(built!.cases.map((c) => c.status), ["passed", "passed"], JSON.stringify(built!.cases));
   });
 
   it("run() executes one program with stdin and input files (tool calls)", async () => {
@@ -337,7 +359,7 @@ describe("local sandbox: security checklist", () => {
     assert.match(ids!, /^(64\d\d\d) \1$/);
     assert.equal(secret, "None");
     assert.equal(paths, "False False False");
-    assert.deepEqual(JSON.parse(root!.replaceAll("'", '"')), ["bin", "dev", "etc", "lib", "lib64", "opt", "proc", "sbin", "tmp", "usr", "work"]);
+    assert.deepEqual(JSON.parse(root!.replaceAll("'", '"')), ["bin", "dev", "etc", "lib", "lib64", "mnt", "opt", "proc", "sbin", "tmp", "usr", "work"]);
   });
 
   it("has no network: a host service on 127.0.0.1 is unreachable and DNS fails", async () => {

@@ -1,4 +1,4 @@
-// Function-call drivers for Kotlin scripts, Scala and Verilog (those of the other languages sit beside their toolchains
+// Function-call drivers for Kotlin scripts, Scala, Verilog and Swift (those of the other languages sit beside their toolchains
 // in toolchains.ts): code added to a program that reads `.rlpipe-call.json` ({fn, args}) in the case's directory,
 // calls the function and writes its value as JSON on descriptor 3, where the harness compares it with the expected
 // value kept outside the sandbox.
@@ -265,34 +265,37 @@ __DISPATCH__
 }
 `;
 
-/** Where each of a Scala program's `def`s is: the innermost enclosing object or class, or none (top level). */
-export function scalaDefOwners(code: string): Map<string, { readonly kind: "object" | "class"; readonly path: readonly string[] } | null> {
-  const owners = new Map<string, { kind: "object" | "class"; path: string[] } | null>();
+export interface DefOwner { readonly kind: "object" | "class"; readonly path: readonly string[] }
+
+/**
+ * Where each function a program defines is: the innermost enclosing object (called on it) or class (called on a new
+ * instance), or null at top level. `decl` matches a declaration keyword and the type's name (an `object` keyword makes
+ * it an object), `def` a function's keyword and name; both sticky. Comments and string literals are skipped whole (their
+ * braces do not count); a function inside another's body is local and not listed.
+ */
+export function defOwners(code: string, decl: RegExp, def: RegExp): Map<string, DefOwner | null> {
+  const owners = new Map<string, DefOwner | null>();
   const stack: { kind: "object" | "class" | "block"; name: string }[] = [];
   let pending: { kind: "object" | "class"; name: string } | undefined;
-  // Sticky patterns tried at each position: comments and literals are skipped whole (their braces do not count).
   const SKIP = /\/\/[^\n]*|\/\*[\s\S]*?\*\/|"""[\s\S]*?"""|"(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)'/y;
-  const DECL = /(object|class|trait)\s+([A-Za-z_$][A-Za-z0-9_$]*)/y;
-  const DEF = /def\s+([A-Za-z_$][A-Za-z0-9_$]*)/y;
   const at = (re: RegExp, i: number) => { re.lastIndex = i; return re.exec(code); };
   let i = 0;
   while (i < code.length) {
     const skip = at(SKIP, i);
     if (skip !== null) { i += skip[0].length; continue; }
     const boundary = i === 0 || !/[A-Za-z0-9_$]/.test(code[i - 1]!);
-    const decl = boundary ? at(DECL, i) : null;
-    if (decl !== null) { pending = { kind: decl[1] === "object" ? "object" : "class", name: decl[2]! }; i += decl[0].length; continue; }
-    const def = boundary ? at(DEF, i) : null;
-    if (def !== null) {
+    const d = boundary ? at(decl, i) : null;
+    if (d !== null) { pending = { kind: d[1] === "object" ? "object" : "class", name: d[2]! }; i += d[0].length; continue; }
+    const f = boundary ? at(def, i) : null;
+    if (f !== null) {
       pending = undefined;
-      if (!owners.has(def[1]!)) {
+      if (!owners.has(f[1]!)) {
         const named = stack.filter((s) => s.kind !== "block");
         const inner = named[named.length - 1];
-        // A def inside another def's body is local: not callable from outside.
         const local = stack.length > 0 && stack[stack.length - 1]!.kind === "block";
-        if (!local) owners.set(def[1]!, inner === undefined ? null : { kind: inner.kind as "object" | "class", path: named.map((s) => s.name) });
+        if (!local) owners.set(f[1]!, inner === undefined ? null : { kind: inner.kind as "object" | "class", path: named.map((s) => s.name) });
       }
-      i += def[0].length;
+      i += f[0].length;
       continue;
     }
     const c = code[i]!;
@@ -301,6 +304,11 @@ export function scalaDefOwners(code: string): Map<string, { readonly kind: "obje
     i++;
   }
   return owners;
+}
+
+/** Where each of a Scala program's `def`s is (defOwners). */
+export function scalaDefOwners(code: string): Map<string, DefOwner | null> {
+  return defOwners(code, /(object|class|trait)\s+([A-Za-z_$][A-Za-z0-9_$]*)/y, /def\s+([A-Za-z_$][A-Za-z0-9_$]*)/y);
 }
 
 /**
@@ -419,4 +427,122 @@ export function verilogCallDriver(fnNames: readonly string[], code: string): Cal
   });
   const fallback = `    begin $fdisplay(32'h8000_0002, "rlpipe: function %0s taking %0d arguments is not defined", rlpipe_fn, rlpipe_n); $fatal(1); end`;
   return { program: `module tb;\n${code}\n`, text: VERILOG_CALL_DRIVER.replace("__DISPATCH__", [...dispatch, fallback].join("\n")) };
+}
+
+/**
+ * Swift: the functions are known when the program is built, so each is called with its own argument labels (read
+ * from its declaration) and arguments converted by a protocol that the parameter types select at compile time
+ * (Int, Double, Bool, String, Character, arrays, sets, optionals, [String: T]); the value is written as JSON by its
+ * runtime shape (Mirror: collections, dictionaries, tuples, optionals).
+ */
+const SWIFT_CALL_DRIVER = String.raw`
+// ---- rlpipe function-call driver (Swift): arguments from .rlpipe-call.json, the value as JSON on descriptor 3 ----
+import Foundation
+protocol RlpipeArg { static func rlpipeFrom(_ v: Any) -> Self }
+func rlpipeNumber(_ v: Any) -> NSNumber {
+    if let n = v as? NSNumber { return n }
+    if let i = v as? Int { return NSNumber(value: i) }
+    if let d = v as? Double { return NSNumber(value: d) }
+    if let b = v as? Bool { return NSNumber(value: b) }
+    fatalError("rlpipe: \(v) is not a number")
+}
+extension Int: RlpipeArg { static func rlpipeFrom(_ v: Any) -> Int { rlpipeNumber(v).intValue } }
+extension Int64: RlpipeArg { static func rlpipeFrom(_ v: Any) -> Int64 { rlpipeNumber(v).int64Value } }
+extension Int32: RlpipeArg { static func rlpipeFrom(_ v: Any) -> Int32 { rlpipeNumber(v).int32Value } }
+extension UInt: RlpipeArg { static func rlpipeFrom(_ v: Any) -> UInt { rlpipeNumber(v).uintValue } }
+extension Double: RlpipeArg { static func rlpipeFrom(_ v: Any) -> Double { rlpipeNumber(v).doubleValue } }
+extension Float: RlpipeArg { static func rlpipeFrom(_ v: Any) -> Float { rlpipeNumber(v).floatValue } }
+extension Bool: RlpipeArg { static func rlpipeFrom(_ v: Any) -> Bool { rlpipeNumber(v).boolValue } }
+extension String: RlpipeArg { static func rlpipeFrom(_ v: Any) -> String { v as? String ?? "\(v)" } }
+extension Character: RlpipeArg { static func rlpipeFrom(_ v: Any) -> Character { (v as? String)?.first ?? Character(UnicodeScalar(UInt8(rlpipeNumber(v).intValue))) } }
+extension Array: RlpipeArg where Element: RlpipeArg { static func rlpipeFrom(_ v: Any) -> [Element] { (v as! [Any]).map { Element.rlpipeFrom($0) } } }
+extension Set: RlpipeArg where Element: RlpipeArg { static func rlpipeFrom(_ v: Any) -> Set<Element> { Set((v as! [Any]).map { Element.rlpipeFrom($0) }) } }
+extension Optional: RlpipeArg where Wrapped: RlpipeArg { static func rlpipeFrom(_ v: Any) -> Wrapped? { v is NSNull ? nil : Wrapped.rlpipeFrom(v) } }
+extension Dictionary: RlpipeArg where Key == String, Value: RlpipeArg { static func rlpipeFrom(_ v: Any) -> [String: Value] { (v as! [String: Any]).mapValues { Value.rlpipeFrom($0) } } }
+func rlpipeArg<T: RlpipeArg>(_ args: [Any], _ i: Int) -> T { T.rlpipeFrom(args[i]) }
+func rlpipeQuote(_ s: String) -> String {
+    var out = "\""
+    for u in s.unicodeScalars {
+        switch u {
+        case "\"": out += "\\\""
+        case "\\": out += "\\\\"
+        case _ where u.value < 0x20: out += String(format: "\\u%04x", u.value)
+        default: out.unicodeScalars.append(u)
+        }
+    }
+    return out + "\""
+}
+func rlpipeJSON(_ v: Any) -> String {
+    let m = Mirror(reflecting: v)
+    if m.displayStyle == .optional { return m.children.first.map { rlpipeJSON($0.value) } ?? "null" }
+    switch v {
+    case let b as Bool: return b ? "true" : "false"
+    case let i as Int: return String(i)
+    case let i as Int64: return String(i)
+    case let i as Int32: return String(i)
+    case let i as UInt: return String(i)
+    case let d as Double: return d.isFinite ? (d == d.rounded() && abs(d) < 1e15 ? String(Int64(d)) + ".0" : "\(d)") : "null"
+    case let f as Float: return rlpipeJSON(Double(f))
+    case let s as String: return rlpipeQuote(s)
+    case let c as Character: return rlpipeQuote(String(c))
+    case is Void: return "null"
+    default: break
+    }
+    switch m.displayStyle {
+    case .collection?, .set?, .tuple?: return "[" + m.children.map { rlpipeJSON($0.value) }.joined(separator: ",") + "]"
+    case .dictionary?:
+        return "{" + m.children.map { pair -> String in
+            let kv = Array(Mirror(reflecting: pair.value).children)
+            return rlpipeQuote("\(kv[0].value)") + ":" + rlpipeJSON(kv[1].value)
+        }.joined(separator: ",") + "}"
+    default: return rlpipeQuote("\(v)")
+    }
+}
+let rlpipeCall = try! JSONSerialization.jsonObject(with: try! Data(contentsOf: URL(fileURLWithPath: ".rlpipe-call.json")), options: [.fragmentsAllowed]) as! [String: Any]
+let rlpipeArgs = rlpipeCall["args"] as! [Any]
+let rlpipeValue: Any
+switch rlpipeCall["fn"] as! String {
+__DISPATCH__
+case let fn: fatalError("rlpipe: function \(fn) is not defined")
+}
+FileHandle(fileDescriptor: 3).write(rlpipeJSON(rlpipeValue).data(using: .utf8)!)
+`;
+
+/** A Swift function's argument labels ("" where it takes none, `_`), or undefined when the program declares no such function. */
+export function swiftArgumentLabels(code: string, name: string): string[] | undefined {
+  const head = new RegExp(String.raw`\bfunc\s+${name}\s*(?:<[^>{]*>)?\s*\(`).exec(code);
+  if (head === null) return undefined;
+  let depth = 1;
+  let end = head.index + head[0].length;
+  const params: string[] = [];
+  let current = "";
+  while (end < code.length && depth > 0) {
+    const c = code[end]!;
+    if (c === "(" || c === "[" || c === "<") depth++;
+    else if (c === ")" || c === "]" || c === ">") depth--;
+    if (depth === 1 && c === ",") { params.push(current); current = ""; }
+    else if (depth > 0) current += c;
+    end++;
+  }
+  if (current.trim() !== "") params.push(current);
+  return params.map((p) => {
+    const m = /^\s*(?:@\w+\s+)*([A-Za-z_][A-Za-z0-9_]*)(?:\s+([A-Za-z_][A-Za-z0-9_]*))?\s*:/.exec(p);
+    const label = m?.[1] ?? "_";
+    return label === "_" ? "" : label;
+  });
+}
+
+/** Swift's call driver (in the program's main.swift, after its own top-level code): a switch over the called names. */
+export function swiftCallDriver(fnNames: readonly string[], code: string): CallDriver {
+  const owners = defOwners(code, /(class|struct|enum|extension|actor)\s+([A-Za-z_][A-Za-z0-9_]*)/y, /func\s+([A-Za-z_][A-Za-z0-9_]*)/y);
+  const cases = fnNames.filter((n) => /^[A-Za-z_][A-Za-z0-9_]*$/.test(n)).flatMap((n) => {
+    const labels = swiftArgumentLabels(code, n);
+    const owner = owners.get(n);
+    if (labels === undefined || owner === undefined) return [];
+    const isStatic = new RegExp(String.raw`\b(?:static|class)\s+func\s+${n}\b`).test(code);
+    const target = owner === null ? n : `${owner.path.join(".")}${isStatic ? "" : "()"}.${n}`;
+    const args = labels.map((l, i) => `${l === "" ? "" : `${l}: `}rlpipeArg(rlpipeArgs, ${i})`).join(", ");
+    return [`case ${JSON.stringify(n)}: rlpipeValue = ${target}(${args}) as Any`];
+  });
+  return { text: SWIFT_CALL_DRIVER.replace("__DISPATCH__", cases.join("\n")) };
 }

@@ -10,7 +10,7 @@
 import { spawnSync } from "node:child_process";
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { availableParallelism, tmpdir } from "node:os";
-import { dirname, join, resolve } from "node:path";
+import { basename, dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { compileFailed, gradeCase, gradeJudge, summarize } from "../../core/grading/grade.js";
 import {
@@ -22,6 +22,7 @@ import type { HarnessCase, HarnessEvent, HarnessOutcome } from "./harness-events
 import { keyringFilter } from "./seccomp.js";
 import { SandboxTimings, type SandboxTimingsSnapshot } from "./timings.js";
 import { checkPythonEnv, type PythonEnv } from "./python-env.js";
+import { detectRoots } from "./debian-root.js";
 import {
   detectToolchains, goTestToolchain, javaHome, javaToolchain, jestToolchain, junitToolchain, pytestToolchain, type Toolchain, typescriptToolchain, withGoCache,
 } from "./toolchains.js";
@@ -43,7 +44,7 @@ const SANDBOX_PYTHON_ENV = "/opt/python-env";
  * arenas), and every fork copies, and every exit unmaps, the page table of the whole heap: fewer pages, cheaper cases.
  * Names in tracebacks stay /opt/rlpipe/<file>.py.
  */
-function compileHarness(python: string, dir: string): string[] {
+function compileHarness(python: string, dir: string, rooted?: { bwrap: string; root: string }): string[] {
   const script = [
     "import importlib.util, marshal, sys",
     "src, name, out = sys.argv[1:4]",
@@ -55,7 +56,14 @@ function compileHarness(python: string, dir: string): string[] {
   ].join("\n");
   return HARNESS_FILES.map((f) => {
     const out = join(dir, f.replace(/\.py$/, ".pyc"));
-    const r = spawnSync(python, ["-I", "-c", script, join(HARNESS_DIR, f), `/opt/rlpipe/${f}`, out], { encoding: "utf8" });
+    // A root's interpreter runs in that root (its C library is not the host's), writing into dir bound at /out.
+    const r = rooted === undefined
+      ? spawnSync(python, ["-I", "-c", script, join(HARNESS_DIR, f), `/opt/rlpipe/${f}`, out], { encoding: "utf8" })
+      : spawnSync(rooted.bwrap, [
+        "--unshare-all", "--die-with-parent", "--ro-bind", join(rooted.root, "usr"), "/usr", "--symlink", "usr/lib", "/lib", "--symlink", "usr/lib64", "/lib64", "--symlink", "usr/bin", "/bin",
+        "--proc", "/proc", "--dev", "/dev", "--ro-bind", HARNESS_DIR, "/src", "--bind", dir, "/out", "--clearenv",
+        python, "-I", "-c", script, `/src/${f}`, `/opt/rlpipe/${f}`, `/out/${basename(out)}`,
+      ], { encoding: "utf8" });
     if (r.status !== 0) throw new SandboxError("harness_compile_failed", `${python} could not compile the sandbox harness ${f}: ${(r.stderr || r.error?.message || "").trim().slice(0, 300)}`);
     return out;
   });
@@ -81,6 +89,22 @@ export interface LocalSandboxOptions {
   readonly toolchains?: readonly Toolchain[];
   /** A Python environment (python-env.ts) for programs: mounted read-only; its interpreter runs them (and the harness). */
   readonly pythonEnv?: string;
+  /**
+   * A root file system (debian-root.ts) whose /usr the sandboxes see instead of the host's, for toolchains only a
+   * newer release has; its own python3 runs the harness.
+   */
+  readonly root?: string;
+  /**
+   * Roots whose languages this sandbox also offers, each through a sandbox of its own (per-program, sharing this one's
+   * slots). Default: the roots built here (detectRoots), unless `toolchains` is given.
+   */
+  readonly roots?: readonly { readonly dir: string; readonly toolchains: readonly Toolchain[] }[];
+}
+
+/** What a sandbox for a root shares with the one that offers its languages. */
+interface RootedParent {
+  readonly slots: Semaphore;
+  readonly firstUid: number;
 }
 
 export const ISOLATIONS = ["warm", "per-program"] as const;
@@ -89,6 +113,8 @@ export const DEFAULT_ISOLATION: Isolation = "warm";
 
 /** Sandbox uids: 64000, 64001, … per-program slots; warm zygotes from 64500 (none of them exists on the host). */
 const FIRST_UID = 64000;
+/** Sandboxes for roots: 64200, … (100 per root). */
+const FIRST_ROOTED_UID = 64200;
 const FIRST_WARM_UID = 64500;
 
 export class LocalSandbox implements SandboxBackend {
@@ -109,19 +135,21 @@ export class LocalSandbox implements SandboxBackend {
 
   /** Python (the harness's own interpreter) and every language whose toolchain is installed (toolchains.ts). */
   private readonly languages: string[];
+  /** Sandboxes for roots (debian-root.ts), each offering the languages of its toolchains. */
+  private rooted: readonly LocalSandbox[] = [];
 
   private constructor(private readonly bwrap: string, private readonly python: string, private readonly toolchains: readonly Toolchain[], private readonly opts: LocalSandboxOptions,
     /** The Python environment programs import from, when the server was given one. */
-    readonly pythonEnv?: PythonEnv) {
+    readonly pythonEnv?: PythonEnv, parent?: RootedParent) {
     this.languages = ["python", ...toolchains.map((t) => t.language)];
-    this.slots = new Semaphore(opts.concurrency ?? Math.max(1, availableParallelism()));
-    this.freeUids = Array.from({ length: this.slots.size }, (_, i) => FIRST_UID + i);
+    this.slots = parent?.slots ?? new Semaphore(opts.concurrency ?? Math.max(1, availableParallelism()));
+    this.freeUids = Array.from({ length: this.slots.size }, (_, i) => (parent?.firstUid ?? FIRST_UID) + i);
     this.workRoot = mkdtempSync(join(opts.workRoot ?? tmpdir(), "rlpipe-sandbox-"));
     const filter = keyringFilter();
     this.seccompFile = filter === undefined ? undefined : join(this.workRoot, "seccomp.bpf");
     if (filter !== undefined) writeFileSync(this.seccompFile!, filter);
     try {
-      this.harnessFiles = compileHarness(python, this.workRoot);
+      this.harnessFiles = compileHarness(python, this.workRoot, opts.root === undefined ? undefined : { bwrap, root: opts.root });
       writeFileSync(join(this.workRoot, "hosts"), SANDBOX_HOSTS);
       writeFileSync(join(this.workRoot, "nsswitch.conf"), "hosts: files\n");
     } catch (e) {
@@ -145,37 +173,66 @@ export class LocalSandbox implements SandboxBackend {
 
   /** Checks bubblewrap and the toolchains; fails with a hint when bubblewrap is missing. */
   static async create(opts: LocalSandboxOptions = {}): Promise<LocalSandbox> {
+    return LocalSandbox.createWith(opts);
+  }
+
+  private static async createWith(opts: LocalSandboxOptions, parent?: RootedParent): Promise<LocalSandbox> {
     const bwrap = opts.bwrap ?? "/usr/bin/bwrap";
-    const env = opts.pythonEnv === undefined ? undefined : checkPythonEnv(opts.pythonEnv);
-    const python = env?.python ?? opts.python ?? "/usr/bin/python3";
+    const env = opts.pythonEnv === undefined || opts.root !== undefined ? undefined : checkPythonEnv(opts.pythonEnv);
+    // Inside a root's sandbox its own interpreter is at /usr/bin/python3; on the host it is under the root.
+    const python = opts.root !== undefined ? "/usr/bin/python3" : env?.python ?? opts.python ?? "/usr/bin/python3";
+    const hostPython = opts.root === undefined ? python : join(opts.root, "usr", "bin", "python3");
     const probe = spawnSync(bwrap, ["--version"], { encoding: "utf8" });
     if (probe.status !== 0) {
       throw new SandboxError("bwrap_missing", `bubblewrap is not available at ${bwrap}`, { hint: "install it: apt-get install -y bubblewrap (npm test does this)" });
     }
-    if (!existsSync(python)) throw new SandboxError("python_missing", `the sandbox harness needs ${python}`, { hint: "install Debian's python3" });
+    if (!existsSync(hostPython)) throw new SandboxError("python_missing", `the sandbox harness needs ${hostPython}`, { hint: opts.root === undefined ? "install Debian's python3" : "rebuild the root: rlpipe sandbox setup --languages <its language>" });
     if (HARNESS_FILES.some((f) => !existsSync(join(HARNESS_DIR, f)))) throw new SandboxError("harness_missing", `sandbox harness not found in ${HARNESS_DIR}`);
     const toolchains = env === undefined ? (opts.toolchains ?? detectToolchains()) : withEnvironment(opts.toolchains ?? detectToolchains(), env);
-    const sandbox = new LocalSandbox(bwrap, python, toolchains, opts, env);
-    await sandbox.warm?.warmedUp();
-    // One real run proves the sandbox works here (namespaces permitted, /usr usable).
-    const check = await sandbox.run({ language: "python", code: "print(1)", limits: { runTimeoutMs: 10_000 } });
-    if (check.status !== "ok" || check.stdout !== "1\n") {
+    const sandbox = new LocalSandbox(bwrap, python, toolchains, opts, env, parent);
+    try {
+      await sandbox.warm?.warmedUp();
+      // One real run proves the sandbox works here (namespaces permitted, /usr usable).
+      const check = await sandbox.run({ language: "python", code: "print(1)", limits: { runTimeoutMs: 10_000 } });
+      if (check.status !== "ok" || check.stdout !== "1\n") {
+        throw new SandboxError("sandbox_broken", `bubblewrap cannot run programs${opts.root === undefined ? "" : ` in the root ${opts.root}`} here: ${check.error ?? check.stderr.slice(0, 300)}`, { hint: "bwrap needs unprivileged namespaces or root" });
+      }
+      const roots = opts.root !== undefined ? [] : opts.roots ?? (opts.toolchains === undefined ? detectRoots().map((r) => ({ dir: r.dir, toolchains: r.spec.toolchains })) : []);
+      // Per-program sandboxes (a root's languages compile for a second or more: a warm pool would save little), on
+      // this sandbox's slots and uids of their own.
+      sandbox.rooted = await Promise.all(roots.map((r, k) => LocalSandbox.createWith(
+        { ...opts, root: r.dir, toolchains: r.toolchains, isolation: "per-program", roots: [] },
+        { slots: sandbox.slots, firstUid: FIRST_ROOTED_UID + 100 * k },
+      )));
+    } catch (e) {
       await sandbox.close();
-      throw new SandboxError("sandbox_broken", `bubblewrap cannot run programs here: ${check.error ?? check.stderr.slice(0, 300)}`, { hint: "bwrap needs unprivileged namespaces or root" });
+      throw e;
     }
     return sandbox;
   }
 
+  /** Every language offered: this sandbox's, then its roots' (Python is this one's). */
+  private get offered(): string[] {
+    return [...this.languages, ...this.rooted.flatMap((r) => r.languages.filter((l) => l !== "python" && !this.languages.includes(l)))];
+  }
+
+  /** The root's sandbox that runs `language`, when this one does not. */
+  private rootFor(language: string): LocalSandbox | undefined {
+    return this.languages.includes(language) ? undefined : this.rooted.find((r) => r.languages.includes(language));
+  }
+
   async capabilities(): Promise<Capabilities> {
     return {
-      backend: this.name, languages: [...this.languages], maxConcurrency: this.slots.size, specialJudge: true, isolation: this.isolation,
+      backend: this.name, languages: this.offered, maxConcurrency: this.slots.size, specialJudge: true, isolation: this.isolation,
       ...(this.pythonEnv === undefined ? {} : { pythonEnv: { dir: this.pythonEnv.dir, packages: this.pythonEnv.packages.length } }),
     };
   }
 
   async run(req: RunRequest, signal?: AbortSignal): Promise<RunResult> {
     const limits = withDefaults(req.limits);
-    if (!this.languages.includes(req.language)) return unavailable(req.language, this.languages);
+    const root = this.rootFor(req.language);
+    if (root !== undefined) return root.run(req, signal);
+    if (!this.languages.includes(req.language)) return unavailable(req.language, this.offered);
     const files = Object.fromEntries(Object.entries(req.files ?? {}).map(([k, v]) => [k, Buffer.from(v).toString("base64")]));
     const fetch = req.fetchFiles === undefined || req.fetchFiles.length === 0 ? {} : { fetch: [...req.fetchFiles] };
     const out = await this.withSlot((uid) => this.runHarness(uid, req.language, req.code, [{ kind: "stdio", stdin: req.stdin ?? "", files, ...fetch }], { ...limits, totalTimeoutMs: limits.runTimeoutMs + limits.compileTimeoutMs + 10_000 }, signal), signal);
@@ -194,7 +251,11 @@ export class LocalSandbox implements SandboxBackend {
   }
 
   async evaluate(jobs: readonly EvalJob[], opts: EvaluateOptions = {}): Promise<EvalResult[]> {
-    return Promise.all(jobs.map((job) => this.withSlot((uid) => this.evaluateOne(uid, job, opts.signal), opts.signal)));
+    return Promise.all(jobs.map(async (job) => {
+      const root = this.rootFor(job.language);
+      if (root !== undefined) return (await root.evaluate([job], opts))[0]!;
+      return this.withSlot((uid) => this.evaluateOne(uid, job, opts.signal), opts.signal);
+    }));
   }
 
   /** Where requests' time went since the sandbox started (sums and counts; see timings.ts). */
@@ -218,6 +279,7 @@ export class LocalSandbox implements SandboxBackend {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    await Promise.all(this.rooted.map((r) => r.close()));
     this.warm?.close();
     rmSync(this.workRoot, { recursive: true, force: true });
   }
@@ -227,12 +289,13 @@ export class LocalSandbox implements SandboxBackend {
     const limits = withDefaults(job.limits);
     const n = job.tests.length;
     if (!this.languages.includes(job.language)) {
-      const msg = `language ${job.language} is not available in the local sandbox (available: ${this.languages.join(", ")})`;
+      const msg = `language ${job.language} is not available in the local sandbox (available: ${this.offered.join(", ")})`;
       return summarize(job.id, this.name, job.tests.map((_, index) => ({ index, status: "compile_error" as const, detail: msg })), performance.now() - started);
     }
     const cases = job.tests.map(toHarnessCase);
     const results: (CaseResult | undefined)[] = new Array(n).fill(undefined);
-    const deadline = Date.now() + limits.totalTimeoutMs;
+    // The cases' budget: each (re)start's build time is added back (a build has compileTimeoutMs of its own).
+    let deadline = Date.now() + limits.totalTimeoutMs;
     let from = 0;
     // A program that kills its harness loses only the case it was running; the rest run in a fresh sandbox.
     while (from < n) {
@@ -243,6 +306,7 @@ export class LocalSandbox implements SandboxBackend {
         for (let i = from; i < n; i++) results[i] = { index: i, status: "infra_error", detail: out.infraError };
         break;
       }
+      deadline += out.compile?.timeMs ?? 0;
       if (out.compile !== undefined && (out.compile.exitCode !== 0 || out.compile.timedOut)) {
         const detail = out.compile.timedOut ? "compilation timed out" : out.compile.stderr;
         return summarize(job.id, this.name, compileFailed(n, detail), performance.now() - started);
@@ -309,14 +373,16 @@ export class LocalSandbox implements SandboxBackend {
       ...(stopOnFailure === undefined ? {} : { stopAfter: (ev: HarnessEvent) => gradeCase(stopOnFailure[ev.index!]!, toExecution(ev)).status !== "passed" }),
     };
     let out: HarnessOutcome;
+    // The backstop covers the build too: the harness starts the cases' clock when the program is built.
+    const budgetMs = limits.totalTimeoutMs + (toolchain?.compile !== undefined || compile !== undefined ? limits.compileTimeoutMs : 0);
     if (this.warm !== undefined) {
       const waiting = performance.now();
-      out = await this.warm.run(job, limits.totalTimeoutMs, signal);
+      out = await this.warm.run(job, budgetMs, signal);
       this.timings.add("zygoteWaitMs", performance.now() - waiting - (out.timing?.wallMs ?? 0));
     } else {
       const z = this.spawnZygote(uid, 1);
       try {
-        const { clean: _, ...o } = await z.run(job, limits.totalTimeoutMs, signal);
+        const { clean: _, ...o } = await z.run(job, budgetMs, signal);
         out = o;
       } finally {
         z.retire();
@@ -337,18 +403,20 @@ export class LocalSandbox implements SandboxBackend {
 
   private bwrapArgs(uid: number, seccompOnFd3: boolean, maxPrograms: number): string[] {
     const tmpfsBytes = String(this.opts.tmpfsBytes ?? 256 << 20);
+    // The system the sandbox sees: the host's, or a root's (debian-root.ts).
+    const sys = this.opts.root ?? "";
     return [
       // --as-pid-1: no bubblewrap process inside the sandbox. Its reaper was dumpable by the program's uid, so a
       // program could read its memory and take its descriptors (pidfd_getfd), among them the result stream.
       // The zygote is pid 1 instead: not dumpable, it reaps, and its exit ends every process in the sandbox.
       "--unshare-all", "--as-pid-1", "--die-with-parent", "--new-session",
       "--uid", String(uid), "--gid", String(uid), "--cap-drop", "ALL",
-      "--ro-bind", "/usr", "/usr",
+      "--ro-bind", `${sys}/usr`, "/usr",
       "--symlink", "usr/lib", "/lib", "--symlink", "usr/lib64", "/lib64", "--symlink", "usr/bin", "/bin", "--symlink", "usr/sbin", "/sbin",
-      "--ro-bind-try", "/etc/alternatives", "/etc/alternatives",
+      "--ro-bind-try", `${sys}/etc/alternatives`, "/etc/alternatives",
       // Configuration some toolchains read outside /usr (the JDK's /etc/java-*, PHP's and R's).
-      ...[...new Set(this.toolchains.flatMap((t) => t.binds ?? []))].sort().flatMap((b) => ["--ro-bind-try", b, b]),
-      "--ro-bind-try", "/etc/ld.so.cache", "/etc/ld.so.cache",
+      ...[...new Set(this.toolchains.flatMap((t) => t.binds ?? []))].sort().flatMap((b) => ["--ro-bind-try", `${sys}${b}`, b]),
+      "--ro-bind-try", `${sys}/etc/ld.so.cache`, "/etc/ld.so.cache",
       // The Python environment, read-only like /usr, at a path of its own: not under /tmp or /work, which are emptied
       // after every program (a virtualenv's interpreter finds its packages from where it is, whatever the path).
       ...(this.pythonEnv === undefined ? [] : ["--ro-bind", this.pythonEnv.dir, SANDBOX_PYTHON_ENV]),

@@ -5,6 +5,7 @@ import { parseArgs } from "node:util";
 import { RlpipeError } from "../../core/errors.js";
 import { installPythonEnv, missingPackages, type PinnedPackage, pinnedNodePackages, pinnedPackages, placeError } from "../../adapters/sandboxes/python-env.js";
 import { detectToolchains, TOOLCHAIN_LIBRARIES, TOOLCHAIN_PACKAGES } from "../../adapters/sandboxes/toolchains.js";
+import { detectRoots, installDebianRoot, rootDir, rootSpecFor } from "../../adapters/sandboxes/debian-root.js";
 import { COMMANDS, formatHelp } from "../help.js";
 import type { Io } from "../io.js";
 import { usage } from "./plan.js";
@@ -22,6 +23,11 @@ function apt(args: readonly string[]): { ok: boolean; output: string } {
   return { ok: r.status === 0, output: `${r.stdout ?? ""}${r.stderr ?? ""}${r.error === undefined ? "" : r.error.message}` };
 }
 
+/** What rlpipe serve --sandbox local offers here: Python, the host's toolchains, the roots' (debian-root.ts). */
+function offeredLanguages(): string[] {
+  return ["python", ...detectToolchains().map((t) => t.language), ...detectRoots().flatMap((r) => r.spec.toolchains.map((t) => t.language))];
+}
+
 export function runSandbox(argv: readonly string[], io: Io): number {
   const { values, positionals } = parseArgs({ args: [...argv], options: COMMANDS.sandbox.options, allowPositionals: true, strict: true });
   if (values.help) { io.out(formatHelp("sandbox")); return 0; }
@@ -32,12 +38,12 @@ export function runSandbox(argv: readonly string[], io: Io): number {
   const unknown = languages.filter((l) => !known.includes(l));
   if (unknown.length > 0) throw usage(`--languages: ${unknown.join(", ")} ${unknown.length === 1 ? "is" : "are"} not a language rlpipe installs (known: ${known.join(", ")}; Python needs nothing)`);
   // A language whose toolchain is already there (Go from go.dev in /usr/local/go, say) needs no package.
-  const before = new Set(detectToolchains().map((t) => t.language));
+  const before = new Set(offeredLanguages());
   const packages = [...new Set([...languages.filter((l) => !before.has(l)).flatMap((l) => TOOLCHAIN_PACKAGES[l]!), ...languages.flatMap((l) => TOOLCHAIN_LIBRARIES[l] ?? [])])].sort();
   const missing = packages.filter((p) => !installed(p));
   const command = ["install", "-y", "--no-install-recommends", ...missing];
   if (languages.length === 0) { /* only the Python environment */ }
-  else if (missing.length === 0) io.err(`rlpipe sandbox setup: the toolchains of ${languages.join(", ")} are installed`);
+  else if (missing.length === 0) io.err(`rlpipe sandbox setup: the host packages of ${languages.join(", ")} are installed`);
   else if (values["dry-run"]) io.err(`rlpipe sandbox setup: would run apt-get ${command.join(" ")}`);
   else {
     io.err(`rlpipe sandbox setup: apt-get ${command.join(" ")}`);
@@ -53,8 +59,21 @@ export function runSandbox(argv: readonly string[], io: Io): number {
       });
     }
   }
+  // Languages only a newer Debian release packages: a root of their own, built with debootstrap (installed above).
+  const specs = [...new Set(languages.filter((l) => !before.has(l)).map(rootSpecFor).filter((s) => s !== undefined))];
+  for (const spec of specs) {
+    const dir = rootDir(spec);
+    if (values["dry-run"]) { io.err(`rlpipe sandbox setup: would build the Debian ${spec.suite} root at ${dir} (${spec.packages.join(", ")})`); continue; }
+    io.err(`rlpipe sandbox setup: building the Debian ${spec.suite} root at ${dir} (${spec.packages.join(", ")}; a few minutes)`);
+    try {
+      installDebianRoot(spec, dir, (line) => io.err(`rlpipe sandbox setup: ${line}`));
+    } catch (e) {
+      const err = e as Error & { hint?: string };
+      throw new RlpipeError("root_build_failed", err.message, { exitCode: 3, ...(err.hint === undefined ? {} : { hint: err.hint }) });
+    }
+  }
   const env = envDir === undefined ? undefined : pythonEnv(envDir, values["dry-run"] === true, io);
-  const offered = ["python", ...detectToolchains().map((t) => t.language)];
+  const offered = offeredLanguages();
   const absent = languages.filter((l) => !offered.includes(l));
   if (values.json) io.out(JSON.stringify({ packages, installed: values["dry-run"] ? [] : missing, dryRun: values["dry-run"] === true, languages: offered, unavailable: absent, ...(env === undefined ? {} : { pythonEnv: env }) }));
   else {

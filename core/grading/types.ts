@@ -14,7 +14,7 @@ export interface Limits {
   readonly memoryMb?: number;
   /** stdout/stderr beyond this are cut and the case is output_limit. */
   readonly maxOutputBytes?: number;
-  /** Budget for a whole job; cases not started in time are `skipped`. */
+  /** Budget for a job's test cases (its build has compileTimeoutMs of its own); cases not started in time are `skipped`. */
   readonly totalTimeoutMs?: number;
 }
 

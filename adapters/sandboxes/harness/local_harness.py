@@ -588,13 +588,14 @@ def build(job, files):
 
 def run_program(job, stop_requested):
     """In the manager: builds the program and runs its cases from startIndex on, until done, stopped (stop_requested()
-    is true between cases: the server saw a failing case and the job stops at the first failure) or out of budget."""
-    deadline = time.monotonic() + job["limits"]["totalTimeoutMs"] / 1000.0
+    is true between cases: the server saw a failing case and the job stops at the first failure) or out of budget. The
+    budget is the cases': the build has its own timeout."""
     files = enter_program(job)
     artifact, event = build(job, files)
     emit(event)
     if artifact is None:
         return
+    deadline = time.monotonic() + job["limits"]["totalTimeoutMs"] / 1000.0
     runner = Runner(job, artifact, files)
     # Objects made since the zygote froze its own (the job, the compiled program) join them: a collection in a case
     # process then never walks (and copies) them.
