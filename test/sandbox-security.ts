@@ -175,6 +175,8 @@ _PROC_SKIP = {"mem", "pagemap", "clear_refs", "kcore", "kmsg", "kpagecount", "kp
 
 def rlpipe_scan():
     me = os.getpid()
+    # Processes of the program itself (a scanner started by a program in another language): RLPIPE_SCAN_OWN_PIDS.
+    own = {me} | {int(x) for x in os.environ.get("RLPIPE_SCAN_OWN_PIDS", "").split(",") if x.isdigit()}
     hits, foreign_fds, foreign_mem = [], [], []
     count = {"procFiles": 0, "files": 0, "fds": 0, "bytes": 0, "keys": 0}
     libc = ctypes.CDLL(None, use_errno=True)
@@ -242,7 +244,7 @@ def rlpipe_scan():
             fds = os.listdir(base + "/fd")
         except OSError:
             fds = []
-        foreign = pid.isdigit() and int(pid) != me
+        foreign = pid.isdigit() and int(pid) not in own
         for fd in fds:
             if read_path(base + "/fd/" + fd, "fds") and foreign:
                 foreign_fds.append("open /proc/%s/fd/%s" % (pid, fd))
@@ -570,6 +572,17 @@ export function securitySuite(label: string, start: StartServer): void {
         }
       }
       assert.deepEqual(problems, []);
+    });
+
+    it("/run_code: the same scan from a Swift program, in the sandbox of its Debian root (the root's own python3 scans)", async () => {
+      assert.ok(t.languages.includes("swift"), `the server offers ${t.languages.join(", ")}: npm test's setup builds the Debian root Swift runs in`);
+      const scan = pythonScanner(needles);
+      assert.ok(!scan.includes('"""#'));
+      const code = `import Foundation\nlet scan = #"""\n${scan}\nprint(json.dumps(rlpipe_scan()))\n"""#\nlet p = Process()\np.executableURL = URL(fileURLWithPath: "/usr/bin/python3")\np.arguments = ["-I", "-c", scan]\n// The Swift process is the program too: its descriptors are its own.\np.environment = ["RLPIPE_SCAN_OWN_PIDS": String(getpid())]\ntry! p.run()\np.waitUntilExit()\nexit(p.terminationStatus)\n`;
+      const r = await post(t, "/run_code", { language: "swift", code, compile_timeout: 120, run_timeout: 60, memory_limit_MB: 1024 });
+      assert.equal(r.status, "Success", JSON.stringify(r).slice(0, 2000));
+      assert.match(r.run_result.stdout, /^\{/, "the scan ran and reported");
+      assertClean("/run_code swift", r.run_result.stdout, needles);
     });
 
     it("/common_evaluate_batch: a stdio program, its special judge, a function call and an assert see no secret", async () => {

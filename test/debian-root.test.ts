@@ -1,0 +1,57 @@
+// Debian roots for toolchains newer than the host's C library (adapters/sandboxes/debian-root.ts): which roots count
+// as built, what `rlpipe sandbox setup --languages swift` would do, and a root's sandbox built from an explicit root.
+import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, describe, it } from "node:test";
+import { DEBIAN_ROOTS, detectRoots, rootDir, rootSpecFor } from "../adapters/sandboxes/debian-root.js";
+import { LocalSandbox } from "../adapters/sandboxes/local.js";
+import { ROOT } from "./helpers.js";
+
+const CLI = join(ROOT, "dist", "bin", "rlpipe.js");
+
+describe("Debian roots", () => {
+  const base = mkdtempSync(join(tmpdir(), "rlpipe-roots-"));
+  after(() => rmSync(base, { recursive: true, force: true }));
+
+  it("counts a root as built only when its marker names the current package list and it has the harness's python3", () => {
+    const spec = rootSpecFor("swift")!;
+    assert.equal(spec.suite, "trixie");
+    assert.equal(rootSpecFor("cpp"), undefined);
+    const dir = rootDir(spec, base);
+    assert.deepEqual(detectRoots(base), []);
+    mkdirSync(join(dir, "usr", "bin"), { recursive: true });
+    writeFileSync(join(dir, ".rlpipe-root"), "trixie swiftlang\n"); // an older list
+    writeFileSync(join(dir, "usr", "bin", "python3"), "");
+    assert.deepEqual(detectRoots(base), []);
+    writeFileSync(join(dir, ".rlpipe-root"), `trixie ${[...spec.packages].sort().join(" ")}\n`);
+    assert.deepEqual(detectRoots(base).map((r) => [r.dir, r.spec.suite]), [[dir, "trixie"]]);
+  });
+
+  it("rlpipe sandbox setup --languages swift --dry-run says which root it would build, and where", () => {
+    const empty = mkdtempSync(join(base, "empty-"));
+    const r = spawnSync(process.execPath, [CLI, "sandbox", "setup", "--languages", "swift", "--dry-run", "--json"], {
+      encoding: "utf8", env: { PATH: process.env["PATH"] ?? "/usr/bin:/bin", HOME: ROOT, RLPIPE_SANDBOX_ROOTS: empty },
+    });
+    assert.equal(r.status, 0, r.stderr);
+    assert.match(r.stderr, new RegExp(`would build the Debian trixie root at ${join(empty, "debian-trixie")} \\(libc6-dev, python3, swiftlang\\)`));
+    const doc = JSON.parse(r.stdout) as { languages: string[]; unavailable: string[] };
+    assert.ok(!doc.languages.includes("swift"));
+    assert.deepEqual(doc.unavailable, ["swift"]);
+  });
+
+  it("a root's sandbox runs its own python3 (the harness) and its toolchains, under /usr of the root", { timeout: 120_000 }, async () => {
+    const built = detectRoots();
+    assert.equal(built.length, DEBIAN_ROOTS.length, "npm test's setup builds every root (rlpipe sandbox setup --languages swift)");
+    const sb = await LocalSandbox.create({ root: built[0]!.dir, toolchains: built[0]!.spec.toolchains, isolation: "per-program", concurrency: 1 });
+    try {
+      assert.deepEqual((await sb.capabilities()).languages, ["python", "swift"]);
+      const py = await sb.run({ language: "python", code: "import sys, os\nprint(sys.version_info[:2] >= (3, 13), os.path.exists('/usr/bin/swiftc'), os.listdir('/mnt'))", limits: { runTimeoutMs: 10_000 } });
+      assert.equal(py.stdout, "True True []\n", py.stderr);
+    } finally {
+      await sb.close();
+    }
+  });
+});
