@@ -81,9 +81,9 @@ if ! command -v chromium >/dev/null 2>&1 || [ ! -d /usr/share/fonts/truetype/wqy
 fi
 
 # ---- the local sandbox's language toolchains the tests run (Debian packages; Go, Java, bash and Perl come with the
-# machine; Swift is Debian 13's, in a root rlpipe builds with debootstrap): rlpipe's own installer, which skips what
-# is there (~0.5 s then) and rebuilds a root whose package list changed
-SANDBOX_LANGUAGES=php,ruby,lua,perl,rust,D_ut,verilog,racket,scala,csharp,R,kotlin_script,swift
+# machine; Swift is Debian 13's and Julia Debian 11's, in roots rlpipe builds with debootstrap): rlpipe's own
+# installer, which skips what is there (~0.5 s then) and rebuilds a root whose package list changed
+SANDBOX_LANGUAGES=php,ruby,lua,perl,rust,D_ut,verilog,racket,scala,csharp,R,kotlin_script,swift,julia
 log "rlpipe sandbox setup --languages $SANDBOX_LANGUAGES"
 node dist/bin/rlpipe.js sandbox setup --languages "$SANDBOX_LANGUAGES" >/dev/null \
   || { echo "setup.sh: could not install the sandbox toolchains (rlpipe sandbox setup --languages $SANDBOX_LANGUAGES)" >&2; exit 1; }

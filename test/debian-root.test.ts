@@ -44,14 +44,19 @@ describe("Debian roots", () => {
 
   it("a root's sandbox runs its own python3 (the harness) and its toolchains, under /usr of the root", { timeout: 120_000 }, async () => {
     const built = detectRoots();
-    assert.equal(built.length, DEBIAN_ROOTS.length, "npm test's setup builds every root (rlpipe sandbox setup --languages swift)");
-    const sb = await LocalSandbox.create({ root: built[0]!.dir, toolchains: built[0]!.spec.toolchains, isolation: "per-program", concurrency: 1 });
-    try {
-      assert.deepEqual((await sb.capabilities()).languages, ["python", "swift"]);
-      const py = await sb.run({ language: "python", code: "import sys, os\nprint(sys.version_info[:2] >= (3, 13), os.path.exists('/usr/bin/swiftc'), os.listdir('/mnt'))", limits: { runTimeoutMs: 10_000 } });
-      assert.equal(py.stdout, "True True []\n", py.stderr);
-    } finally {
-      await sb.close();
+    assert.deepEqual(built.map((r) => r.spec.suite), DEBIAN_ROOTS.map((r) => r.suite), "npm test's setup builds every root (rlpipe sandbox setup --languages swift,julia)");
+    // Each root's own Python runs the harness: Debian 13's 3.13 beside swiftc, Debian 11's 3.9 beside julia.
+    const expected: Record<string, string> = { trixie: "3.13 True", bullseye: "3.9 True" };
+    for (const { dir, spec } of built) {
+      const sb = await LocalSandbox.create({ root: dir, toolchains: spec.toolchains, isolation: "per-program", concurrency: 1 });
+      try {
+        assert.deepEqual((await sb.capabilities()).languages, ["python", ...spec.toolchains.map((t) => t.language)]);
+        const tool = spec.toolchains[0]!.compile?.[0] ?? spec.toolchains[0]!.run[0]!;
+        const py = await sb.run({ language: "python", code: `import sys, os\nprint("%d.%d" % sys.version_info[:2], os.path.exists(${JSON.stringify(tool)}))\nprint(os.listdir('/mnt'))`, limits: { runTimeoutMs: 10_000 } });
+        assert.equal(py.stdout, `${expected[spec.suite]}\n[]\n`, py.stderr);
+      } finally {
+        await sb.close();
+      }
     }
   });
 });

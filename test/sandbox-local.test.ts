@@ -81,7 +81,7 @@ describe("local sandbox: grading", () => {
     // The host's toolchains, then those of the Debian roots built here (Swift: npm test's setup builds its root).
     const installed = [...detectToolchains().map((t) => t.language), ...detectRoots().flatMap((r) => r.spec.toolchains.map((t) => t.language))];
     assert.deepEqual(langs, ["python", ...installed]);
-    assert.ok(installed.includes("swift"), "npm test's setup builds the Debian root Swift runs in");
+    assert.ok(installed.includes("swift") && installed.includes("julia"), "npm test's setup builds the Debian roots Swift and Julia run in");
     // What this kind of machine has (Debian's bash and perl; the JDK and Go the machine comes with).
     for (const l of ["bash", "perl", ...(existsSync("/usr/lib/jvm") ? ["java"] : []), ...(existsSync("/usr/local/go/bin/go") ? ["go"] : [])]) assert.ok(installed.includes(l), `${l} is installed but not offered`);
     // One A+B program per language (and one that prints the wrong sum), shared with the Python tests.
@@ -286,6 +286,15 @@ describe("local sandbox: grading", () => {
     assert.deepEqual(owned!.cases.map((c) => c.status), ["passed", "passed", "runtime_error"], JSON.stringify(owned!.cases));
     assert.match(owned!.cases[2]!.stderr ?? "", /Fatal error: rlpipe: function missing is not defined/);
     assert.doesNotMatch(owned!.cases[2]!.stderr ?? "", /Registers:|Backtracing/, "a crash prints its message, not the backtracer's dump");
+  });
+
+  it("Julia runs in its Debian root's sandbox: function calls by name, typed methods get typed arrays, values back as JSON", { timeout: 120_000 }, async () => {
+    const limits = { runTimeoutMs: 20_000 };
+    const [r] = await sb.evaluate([{ id: "julia", language: "julia", limits,
+      code: "function add(a, b)\n    return a + b\nend\njoined(xs::Vector{String}, sep::String) = join(xs, sep)\ntotal(v::Vector{Int}) = sum(v)\nhalf(n::Int) = n / 2\ncounts(m) = Dict(\"n\" => sum(sum.(m)))\nfirstch(s) = isempty(s) ? nothing : s[1]",
+      tests: [call("add", [1, 2], 3), call("joined", [["a", "b\"c"], ","], "a,b\"c"), call("total", [[1, 2, 4000000000]], 4000000003), call("half", [3], 1.5), call("counts", [[[1], [2, 3]]], { n: 6 }), call("firstch", [""], null), call("firstch", ["xy"], "x"), call("absent", [], null), call("add", [1, 1], 3)] }]);
+    assert.deepEqual(r!.cases.map((c) => c.status), ["passed", "passed", "passed", "passed", "passed", "passed", "passed", "runtime_error", "wrong_answer"], JSON.stringify(r!.cases));
+    assert.match(r!.cases[7]!.stderr ?? "", /UndefVarError: absent not defined/);
   });
 
   it("runs C++ (compiled once) and JavaScript", async () => {

@@ -240,6 +240,8 @@ def rlpipe_scan():
                         read_path(d + "/" + sub + "/" + n, "procFiles")
                 except OSError:
                     pass
+        if pid.isdigit() and int(pid) != me and int(pid) in own:
+            continue  # the program's other processes: their descriptors are its own (reading one of their pipes would steal its data)
         try:
             fds = os.listdir(base + "/fd")
         except OSError:
@@ -583,6 +585,18 @@ export function securitySuite(label: string, start: StartServer): void {
       assert.equal(r.status, "Success", JSON.stringify(r).slice(0, 2000));
       assert.match(r.run_result.stdout, /^\{/, "the scan ran and reported");
       assertClean("/run_code swift", r.run_result.stdout, needles);
+    });
+
+    it("/run_code: the same scan from a Julia program, in the sandbox of its Debian root", async () => {
+      assert.ok(t.languages.includes("julia"), `the server offers ${t.languages.join(", ")}: npm test's setup builds the Debian root Julia runs in`);
+      const scan = pythonScanner(needles);
+      assert.ok(!scan.includes('"""') && !scan.includes('\\"'), "the scanner fits in a Julia raw string");
+      // The Julia process is the program too: its descriptors are its own.
+      const code = `scan = raw"""\n${scan}\nprint(json.dumps(rlpipe_scan()))\n"""\nrun(setenv(\`/usr/bin/python3 -I -c \$scan\`, "RLPIPE_SCAN_OWN_PIDS" => string(getpid())))\n`;
+      const r = await post(t, "/run_code", { language: "julia", code, run_timeout: 60, memory_limit_MB: 1024 });
+      assert.equal(r.status, "Success", JSON.stringify(r).slice(0, 2000));
+      assert.match(r.run_result.stdout, /^\{/, "the scan ran and reported");
+      assertClean("/run_code julia", r.run_result.stdout, needles);
     });
 
     it("/common_evaluate_batch: a stdio program, its special judge, a function call and an assert see no secret", async () => {

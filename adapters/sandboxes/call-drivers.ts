@@ -1,4 +1,4 @@
-// Function-call drivers for Kotlin scripts, Scala, Verilog and Swift (those of the other languages sit beside their toolchains
+// Function-call drivers for Kotlin scripts, Scala, Verilog, Swift and Julia (those of the other languages sit beside their toolchains
 // in toolchains.ts): code added to a program that reads `.rlpipe-call.json` ({fn, args}) in the case's directory,
 // calls the function and writes its value as JSON on descriptor 3, where the harness compares it with the expected
 // value kept outside the sandbox.
@@ -546,3 +546,98 @@ export function swiftCallDriver(fnNames: readonly string[], code: string): CallD
   });
   return { text: SWIFT_CALL_DRIVER.replace("__DISPATCH__", cases.join("\n")) };
 }
+
+/**
+ * Julia: the function by name in Main, applied to the JSON arguments (parsed by the driver: Julia 1.5's standard
+ * library has no JSON; homogeneous arrays get their element type, so methods typed Vector{Int} accept them), the value
+ * written back as JSON by its type (arrays, tuples and sets as lists, dicts as objects, nothing as null).
+ */
+export const JULIA_CALL_DRIVER = String.raw`
+# ---- rlpipe function-call driver (Julia): arguments from .rlpipe-call.json, the value as JSON on descriptor 3 ----
+function rlpipe_parse(t::String)
+    b = Vector{UInt8}(t)
+    p = 1
+    ws() = while p <= length(b) && b[p] in (0x20, 0x09, 0x0a, 0x0d); p += 1; end
+    function str()
+        io = IOBuffer(); p += 1
+        while b[p] != UInt8('"')
+            c = b[p]; p += 1
+            if c != UInt8('\\'); write(io, c); continue; end
+            e = Char(b[p]); p += 1
+            if e == 'u'
+                print(io, Char(parse(UInt16, String(b[p:p+3]), base=16))); p += 4
+            else
+                print(io, get(Dict('n' => '\n', 't' => '\t', 'r' => '\r', 'b' => '\b', 'f' => '\f'), e, e))
+            end
+        end
+        p += 1
+        return String(take!(io))
+    end
+    function val()
+        ws()
+        c = b[p]
+        if c == UInt8('{')
+            d = Dict{String,Any}(); p += 1; ws()
+            if b[p] == UInt8('}'); p += 1; return d; end
+            while true
+                ws(); k = str(); ws(); p += 1; d[k] = val(); ws()
+                c = b[p]; p += 1
+                c == UInt8('}') && return d
+            end
+        elseif c == UInt8('[')
+            a = Any[]; p += 1; ws()
+            if b[p] == UInt8(']'); p += 1; return a; end
+            while true
+                push!(a, val()); ws()
+                c = b[p]; p += 1
+                # Homogeneous arrays get their element type (Vector{Int}, Vector{String}): typed methods accept them.
+                c == UInt8(']') && return identity.(a)
+            end
+        elseif c == UInt8('"')
+            return str()
+        elseif c == UInt8('t'); p += 4; return true
+        elseif c == UInt8('f'); p += 5; return false
+        elseif c == UInt8('n'); p += 4; return nothing
+        end
+        q = p
+        while p <= length(b) && b[p] in b"+-0123456789.eE"; p += 1; end
+        s = String(b[q:p-1])
+        return occursin(r"^-?[0-9]+$", s) ? something(tryparse(Int, s), parse(BigInt, s)) : parse(Float64, s)
+    end
+    return val()
+end
+rlpipe_json(io, x::Nothing) = print(io, "null")
+rlpipe_json(io, x::Missing) = print(io, "null")
+rlpipe_json(io, x::Bool) = print(io, x ? "true" : "false")
+rlpipe_json(io, x::Integer) = print(io, x)
+rlpipe_json(io, x::AbstractFloat) = !isfinite(x) ? print(io, "null") : isinteger(x) && abs(x) < 1e15 ? print(io, Int64(x), ".0") : print(io, repr(Float64(x)))
+function rlpipe_json(io, x::AbstractString)
+    print(io, '"')
+    for c in x
+        if c == '"' || c == '\\'; print(io, '\\', c)
+        elseif c < ' '; print(io, "\\u", string(UInt16(c), base=16, pad=4))
+        else print(io, c)
+        end
+    end
+    print(io, '"')
+end
+rlpipe_json(io, x::AbstractChar) = rlpipe_json(io, string(x))
+function rlpipe_json(io, x::Union{AbstractArray,Tuple,AbstractSet})
+    print(io, '[')
+    for (i, e) in enumerate(x); i > 1 && print(io, ','); rlpipe_json(io, e); end
+    print(io, ']')
+end
+function rlpipe_json(io, x::AbstractDict)
+    print(io, '{')
+    for (i, (k, v)) in enumerate(x); i > 1 && print(io, ','); rlpipe_json(io, string(k)); print(io, ':'); rlpipe_json(io, v); end
+    print(io, '}')
+end
+rlpipe_json(io, x) = rlpipe_json(io, string(x))
+let call = rlpipe_parse(read(".rlpipe-call.json", String))
+    f = getfield(Main, Symbol(call["fn"]))
+    value = Base.invokelatest(f, call["args"]...)
+    open("/dev/fd/3", "w") do io
+        rlpipe_json(io, value)
+    end
+end
+`;

@@ -1,14 +1,14 @@
-// Toolchains that only a newer Debian release packages (Swift: trixie's swiftlang, built against a newer C library
-// than the host's), in a root file system of their own: `rlpipe sandbox setup --languages swift` builds it with
-// debootstrap and that release's apt, and the local sandbox runs those languages in sandboxes whose /usr is the
-// root's (local.ts: a LocalSandbox with `root`), under the same bubblewrap confinement, limits and harness — run by
-// the root's own Python.
+// Toolchains that the host's Debian release does not package — Swift (Debian 13's swiftlang, built against a newer
+// C library than the host's) and Julia (last packaged in Debian 11) — each in a root file system of its own:
+// `rlpipe sandbox setup --languages swift,julia` builds them with debootstrap and each release's own apt, and the
+// local sandbox runs those languages in sandboxes whose /usr is the root's (local.ts: a LocalSandbox with `root`),
+// under the same bubblewrap confinement, limits and harness — run by the root's own Python.
 import { spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { SandboxError } from "./sandbox.js";
 import type { Toolchain } from "./toolchains.js";
-import { swiftCallDriver } from "./call-drivers.js";
+import { JULIA_CALL_DRIVER, swiftCallDriver } from "./call-drivers.js";
 
 export interface DebianRootSpec {
   /** The Debian release (debootstrap's suite). */
@@ -30,8 +30,16 @@ const SWIFT: Toolchain = {
   env: { SWIFT_BACKTRACE: "enable=no" },
 };
 
+/** Julia as SandboxFusion runs it (`julia main.jl`): Debian 11's 1.5, the last Debian release that packages it. */
+const JULIA: Toolchain = {
+  language: "julia", file: "main.jl", run: ["/usr/bin/julia", `${SRC}/main.jl`],
+  // Its runtime reserves address space for the GC and LLVM's JIT; it starts threads of its own.
+  addressSpaceBytes: 16 * 2 ** 30, maxProcesses: 64, callDriver: () => ({ text: JULIA_CALL_DRIVER }),
+};
+
 export const DEBIAN_ROOTS: readonly DebianRootSpec[] = [
   { suite: "trixie", packages: ["libc6-dev", "python3", "swiftlang"], toolchains: [SWIFT] },
+  { suite: "bullseye", packages: ["julia", "python3"], toolchains: [JULIA] },
 ];
 
 /** The languages that come in a Debian root, and the root's spec. */

@@ -1204,8 +1204,9 @@ export const TOOLCHAIN_PACKAGES: Readonly<Record<string, readonly string[]>> = {
   cpp: ["g++"], nodejs: ["nodejs"], go: ["golang-go"], java: ["openjdk-17-jdk-headless"], rust: ["rustc"], bash: ["bash"],
   perl: ["perl"], php: ["php-cli"], ruby: ["ruby"], lua: ["lua5.4"], R: ["r-base-core"], D_ut: ["ldc"], verilog: ["iverilog"],
   racket: ["racket"], scala: ["scala"], csharp: ["mono-mcs", "mono-runtime"], kotlin_script: ["kotlin"],
-  // Swift is Debian 13's swiftlang, in a root of its own (debian-root.ts): the host needs only debootstrap to build it.
-  swift: ["debootstrap"],
+  // Swift (Debian 13's) and Julia (Debian 11's) come in roots of their own (debian-root.ts): the host needs only
+  // debootstrap to build them.
+  swift: ["debootstrap"], julia: ["debootstrap"],
 };
 
 /**
