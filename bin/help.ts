@@ -272,9 +272,10 @@ from the environment (AWS_*, HUAWEICLOUD_SDK_AK/SK or OBS_*, TENCENTCLOUD_SECRET
     summary: "install the local sandbox's language toolchains (Debian packages) and its Python environment; list the languages it offers",
     description: `Installs the Debian packages of the local sandbox's toolchains with apt-get (as root, or with sudo):
 ${Object.entries(TOOLCHAIN_PACKAGES).map(([l, p]) => `${l} (${[...p, ...(TOOLCHAIN_LIBRARIES[l] ?? [])].join(" ")})`).join(", ")}.
-Python needs nothing (the sandbox's own interpreter); a language whose toolchain is already installed is skipped. Swift is
-Debian 13's swiftlang, newer than this host's C library: it gets a Debian 13 root of its own, built with debootstrap under
-$RLPIPE_SANDBOX_ROOTS (default /var/lib/rlpipe/roots; ~3 GB, a minute or two), which its sandboxes see as /usr. Then prints the
+Python needs nothing (the sandbox's own interpreter); a language whose toolchain is already installed is skipped. Swift
+(Debian 13's swiftlang, newer than this host's C library) and Julia (last packaged in Debian 11) get a Debian root of their
+own, built with debootstrap under $RLPIPE_SANDBOX_ROOTS (default /var/lib/rlpipe/roots; ~3 GB and ~0.7 GB, a minute or two
+each), which their sandboxes see as /usr. Then prints the
 languages rlpipe serve --sandbox local offers on this machine. With --python-env DIR (and no --languages) it builds only the
 runtime environment programs use: a virtualenv of /usr/bin/python3 with the pinned packages of
 adapters/sandboxes/python-env/requirements.txt (numpy, scipy, sympy, pandas, networkx, matplotlib, scikit-learn, …), the
