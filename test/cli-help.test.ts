@@ -202,7 +202,7 @@ describe("rlpipe sandbox setup", () => {
     assert.ok(doc.languages[0] === "python" && doc.languages.includes("bash") && doc.languages.includes("perl"));
     const bad = rlpipe(["sandbox", "setup", "--languages", "bash,cobol"]);
     assert.equal(bad.code, 2);
-    assert.match(bad.err, /--languages: cobol is not a language rlpipe installs \(known: cpp, nodejs, go, java, rust, bash, perl, php, ruby, lua, R, D_ut, verilog, racket, scala, csharp, kotlin_script, swift; Python needs nothing\)/);
+    assert.match(bad.err, /--languages: cobol is not a language rlpipe installs \(known: cpp, nodejs, go, java, rust, bash, perl, php, ruby, lua, R, D_ut, verilog, racket, scala, csharp, kotlin_script, swift, julia; Python needs nothing\)/);
     const sub = rlpipe(["sandbox", "install"]);
     assert.equal(sub.code, 2);
     assert.match(sub.err, /rlpipe sandbox takes one subcommand: setup \(got install\)/);

@@ -219,11 +219,12 @@ describe("sandbox function: SandboxFusion / ScaleBox API", () => {
     assert.equal(missingRuntime.body.compile_result, null);
     assert.equal(missingRuntime.body.run_result.return_code, 127);
     assert.match(missingRuntime.body.run_result.stderr, /lake: command not found\nrlpipe: this server has no lean toolchain/);
-    const missingCompiler = await post(`${server.url}/run_code`, { ...base, language: "swift", code: "print(1)" });
+    // A compiled language's missing compiler fails the compile step (CUDA: no GPU toolchain here).
+    const missingCompiler = await post(`${server.url}/run_code`, { ...base, language: "cuda", code: "int main() {}" });
     assert.equal(missingCompiler.body.status, "Failed");
     assert.equal(missingCompiler.body.run_result, null);
     assert.equal(missingCompiler.body.compile_result.return_code, 127);
-    assert.match(missingCompiler.body.compile_result.stderr, /swiftc: command not found/);
+    assert.match(missingCompiler.body.compile_result.stderr, /nvcc: command not found/);
     const withFile = await post(`${server.url}/run_code`, { ...base, code: "print(open('in/x.txt').read())", files: { "in/x.txt": Buffer.from("data").toString("base64") } });
     assert.equal(withFile.body.run_result.stdout, "data\n");
   });

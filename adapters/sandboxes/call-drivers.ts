@@ -1,8 +1,22 @@
-// Function-call drivers for Kotlin scripts, Scala, Verilog, Swift and Julia (those of the other languages sit beside their toolchains
-// in toolchains.ts): code added to a program that reads `.rlpipe-call.json` ({fn, args}) in the case's directory,
-// calls the function and writes its value as JSON on descriptor 3, where the harness compares it with the expected
-// value kept outside the sandbox.
-import type { CallDriver } from "./toolchains.js";
+// Function-call drivers for Kotlin scripts, Scala, Verilog, Swift and Julia (those of the other languages sit beside
+// their toolchains in toolchains.ts): code added to a program that reads `.rlpipe-call.json` ({fn, args}) in the
+// case's directory, calls the function and writes its value as JSON on descriptor 3, where the harness compares it
+// with the expected value kept outside the sandbox.
+
+/** What a language adds to a program for function-call cases (Toolchain.callDriver). */
+export interface CallDriver {
+  readonly text: string;
+  /** The program to build instead of the one given (Java: bare methods wrapped in a class). */
+  readonly program?: string;
+  /** The run step instead of the toolchain's (Java: the driver's class is the entry point). */
+  readonly run?: readonly string[];
+  /** The build step instead of the toolchain's (C#: the driver's class is the entry point). */
+  readonly compile?: readonly string[];
+  /** A file of its own in /work/src (languages that build a directory); absent: appended to the program. */
+  readonly file?: string;
+  /** Put before the program (Go: its package clause, when the completion has none). */
+  readonly prefix?: string;
+}
 
 /**
  * Kotlin scripts: the script's top-level functions are methods of its class (and `class Solution`'s, a class nested

@@ -4,7 +4,9 @@
 // `rlpipe sandbox setup` installs the ones Debian packages (TOOLCHAIN_PACKAGES).
 import { existsSync, readdirSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { KOTLIN_CALL_DRIVER, scalaCallDriver, verilogCallDriver } from "./call-drivers.js";
+import { type CallDriver, KOTLIN_CALL_DRIVER, scalaCallDriver, verilogCallDriver } from "./call-drivers.js";
+
+export type { CallDriver };
 import { eraseNullableAnnotations } from "./csharp-nullable.js";
 
 export interface Toolchain {
@@ -39,19 +41,6 @@ export interface Toolchain {
   readonly callDriver?: (fnNames: readonly string[], code: string) => CallDriver;
 }
 
-export interface CallDriver {
-  readonly text: string;
-  /** The program to build instead of the one given (Java: bare methods wrapped in a class). */
-  readonly program?: string;
-  /** The run step instead of the toolchain's (Java: the driver's class is the entry point). */
-  readonly run?: readonly string[];
-  /** The build step instead of the toolchain's (C#: the driver's class is the entry point). */
-  readonly compile?: readonly string[];
-  /** A file of its own in /work/src (languages that build a directory); absent: appended to the program. */
-  readonly file?: string;
-  /** Put before the program (Go: its package clause, when the completion has none). */
-  readonly prefix?: string;
-}
 
 /** JavaScript: the function (or a method of `class Solution`) by name, through eval in the module's scope. */
 const JS_CALL_DRIVER = `
