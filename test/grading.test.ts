@@ -39,6 +39,9 @@ describe("code extraction (ScaleBox's default rule)", () => {
     assert.equal(canonicalLanguage("R"), "R");
     assert.equal(canonicalLanguage("r"), "R");
     assert.equal(canonicalLanguage("D_ut"), "D_ut");
+    // The tags models write for SandboxFusion's names: a kotlin_script job takes the ```kotlin block.
+    assert.deepEqual(["C#", "kotlin", "kts", "jl", "d", "rb"].map(canonicalLanguage), ["csharp", "kotlin_script", "kotlin_script", "julia", "D_ut", "ruby"]);
+    assert.equal(extractCode("Plan:\n```text\nadd numbers\n```\n```kotlin\nprintln(1)\n```", "kotlin_script").code, "println(1)");
   });
 });
 

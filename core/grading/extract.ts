@@ -17,9 +17,14 @@ const ALIASES: Record<string, readonly string[]> = {
   go: ["go", "golang"],
   rust: ["rust", "rs"],
   bash: ["bash", "sh", "shell"],
+  // Fence tags models write for SandboxFusion's languages (ScaleBox's aliases, and the usual file extensions).
+  csharp: ["csharp", "c#", "cs"],
+  kotlin_script: ["kotlin_script", "kotlin", "kt", "kts"],
+  julia: ["julia", "jl"],
+  ruby: ["ruby", "rb"],
   // SandboxFusion spells these with capitals; tags come lower-cased.
   R: ["r"],
-  D_ut: ["d_ut"],
+  D_ut: ["d_ut", "d"],
 };
 
 /** Canonical language for a fence tag or a request's language field (javascript → nodejs). */
