@@ -106,10 +106,11 @@ export async function handleRunCode(req: FnRequest, deps: SandboxApiDeps): Promi
 }
 
 /**
- * Languages whose build step is rlpipe's own: SandboxFusion runs the interpreter directly, so a program that does
- * not parse fails in its run (run_result, exit 1, the interpreter's message on stderr), not in a compile step.
+ * Languages whose build step is rlpipe's own: SandboxFusion runs the interpreter (or `kotlinc -script`) directly, so
+ * a program that does not parse fails in its run (run_result, exit 1, the interpreter's message on stderr), not in a
+ * compile step.
  */
-const NO_COMPILE_STEP = new Set(["python"]);
+const NO_COMPILE_STEP = new Set(["python", "kotlin_script"]);
 
 /**
  * The first command SandboxFusion runs for a language (sandbox/runners/major.py and minor.py) and whether it is a
@@ -137,16 +138,18 @@ function missingRuntime(language: string): RunCodeResponseSF {
 /** SandboxFusion's parse_run_status: Error → SandboxError; time limit or non-zero exit → Failed; else Success. */
 export function runCodeResponse(r: RunResult, language = ""): RunCodeResponseSF {
   if (r.status === "infra_error") return sandboxError(r.error ?? "sandbox error");
-  const compile = r.compile === undefined ? null : {
+  const built = r.compile === undefined ? null : {
     status: r.compile.timedOut ? "TimeLimitExceeded" as const : "Finished" as const,
     execution_time: r.compile.timeMs / 1000, return_code: r.compile.timedOut ? null : r.compile.exitCode, stdout: r.compile.stdout, stderr: r.compile.stderr,
   };
   if (r.status === "compile_error") {
     // The local backend reports an unavailable language as compile_error with no compile step: a missing runtime.
-    if (compile === null) return missingRuntime(language);
-    if (NO_COMPILE_STEP.has(language)) return { status: "Failed", message: "", compile_result: null, run_result: { ...compile, return_code: 1 }, executor_pod_name: null, files: {} };
-    return { status: "Failed", message: "", compile_result: compile, run_result: null, executor_pod_name: null, files: {} };
+    if (built === null) return missingRuntime(language);
+    if (NO_COMPILE_STEP.has(language)) return { status: "Failed", message: "", compile_result: null, run_result: { ...built, return_code: built.return_code === null ? null : 1 }, executor_pod_name: null, files: {} };
+    return { status: "Failed", message: "", compile_result: built, run_result: null, executor_pod_name: null, files: {} };
   }
+  // Where SandboxFusion has no build step, rlpipe's own is not reported either.
+  const compile = NO_COMPILE_STEP.has(language) ? null : built;
   const timedOut = r.status === "timeout";
   const run: CommandRunResultSF = {
     status: timedOut ? "TimeLimitExceeded" : "Finished",

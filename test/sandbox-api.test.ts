@@ -219,6 +219,13 @@ describe("sandbox function: SandboxFusion / ScaleBox API", () => {
     assert.equal(missingRuntime.body.compile_result, null);
     assert.equal(missingRuntime.body.run_result.return_code, 127);
     assert.match(missingRuntime.body.run_result.stderr, /lake: command not found\nrlpipe: this server has no lean toolchain/);
+    // Kotlin scripts are built once per program, but SandboxFusion runs them with `kotlinc -script` (no build step):
+    // its answers have no compile_result, and a script that does not compile fails its run.
+    const kts = await post(`${server.url}/run_code`, { ...base, run_timeout: 20, compile_timeout: 60, language: "kotlin_script", code: "println(readLine()!!.length)", stdin: "abc\n" });
+    assert.deepEqual([kts.body.status, kts.body.compile_result, kts.body.run_result.stdout], ["Success", null, "3\n"], JSON.stringify(kts.body));
+    const ktsBad = await post(`${server.url}/run_code`, { ...base, compile_timeout: 60, language: "kotlin_script", code: "val x: Int = \"s\"" });
+    assert.deepEqual([ktsBad.body.status, ktsBad.body.compile_result, ktsBad.body.run_result.return_code], ["Failed", null, 1], JSON.stringify(ktsBad.body));
+    assert.match(ktsBad.body.run_result.stderr, /main\.kts:1:14: error: type mismatch/);
     // A compiled language's missing compiler fails the compile step (CUDA: no GPU toolchain here).
     const missingCompiler = await post(`${server.url}/run_code`, { ...base, language: "cuda", code: "int main() {}" });
     assert.equal(missingCompiler.body.status, "Failed");

@@ -567,6 +567,9 @@ def build(job, files):
     if driver and driver.get("file"):
         with open(os.path.join(src, driver["file"]), "w") as f:
             f.write(driver["text"])
+    for name, text in (tc.get("files") or {}).items():
+        with open(os.path.join(src, name), "w") as f:
+            f.write(text)
     if not tc.get("compile"):
         return path, {"event": "built", "timeMs": 0}
     files.reset("")
