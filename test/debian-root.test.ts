@@ -13,6 +13,30 @@ import { ROOT } from "./helpers.js";
 const CLI = join(ROOT, "dist", "bin", "rlpipe.js");
 
 describe("Debian roots", () => {
+  it("each kind of sandbox has uids of its own: the warm pool's, then N per root's; too many slots for the range is a clear error", { timeout: 120_000 }, async () => {
+    const roots = detectRoots();
+    await assert.rejects(LocalSandbox.create({ concurrency: 400 }), (e: Error & { code?: string; hint?: string }) => {
+      assert.equal(e.code, "concurrency_too_high");
+      const most = Math.floor((65534 - 64000 - 2) / (3 + roots.length));
+      assert.match(e.message, new RegExp(`--concurrency 400 needs more sandbox uids than there are from 64000 to 65533 \\(at most ${most} here\\)`));
+      return true;
+    });
+    const sb = await LocalSandbox.create({ concurrency: 2 });
+    try {
+      const uid: Record<string, string> = { python: "import os\nprint(os.getuid())", swift: "import Glibc\nprint(getuid())", julia: "println(ccall(:getuid, UInt32, ()))" };
+      const runs = await Promise.all(["python", "swift", "julia", "python", "swift", "julia"].map((language) => sb.run({ language, code: uid[language]!, limits: { runTimeoutMs: 20_000, compileTimeoutMs: 60_000 } })));
+      const seen = runs.map((r, i) => { assert.equal(r.status, "ok", `${i}: ${r.stderr}`); return Number(r.stdout.trim()); });
+      // N = 2: warm zygotes 64002-64007 (twice pool and spare), then the trixie root's 64008-64009, bullseye's 64010-64011.
+      const order = roots.map((r) => r.spec.suite);
+      const inRange = (u: number, from: number) => u >= from && u < from + 2;
+      assert.ok(seen.filter((_, i) => i % 3 === 0).every((u) => u >= 64002 && u < 64008), `python ${seen}`);
+      assert.ok(seen.filter((_, i) => i % 3 === 1).every((u) => inRange(u, 64008 + 2 * order.indexOf("trixie"))), `swift ${seen}`);
+      assert.ok(seen.filter((_, i) => i % 3 === 2).every((u) => inRange(u, 64008 + 2 * order.indexOf("bullseye"))), `julia ${seen}`);
+    } finally {
+      await sb.close();
+    }
+  });
+
   const base = mkdtempSync(join(tmpdir(), "rlpipe-roots-"));
   after(() => rmSync(base, { recursive: true, force: true }));
 

@@ -111,11 +111,20 @@ export const ISOLATIONS = ["warm", "per-program"] as const;
 export type Isolation = (typeof ISOLATIONS)[number];
 export const DEFAULT_ISOLATION: Isolation = "warm";
 
-/** Sandbox uids: 64000, 64001, … per-program slots; warm zygotes from 64500 (none of them exists on the host). */
+/**
+ * Sandbox uids, none of which exists on the host, one range after another for N slots: the per-program slots
+ * (64000 + N), the warm zygotes (twice the pool: a retiring one keeps its uid until it has exited), then N per Debian
+ * root's sandbox. No two sandboxes ever share a uid (RLIMIT_NPROC counts per uid, and a uid is what a process may
+ * signal), and all stay below 65534 (nobody).
+ */
 const FIRST_UID = 64000;
-/** Sandboxes for roots: 64200, … (100 per root). */
-const FIRST_ROOTED_UID = 64200;
-const FIRST_WARM_UID = 64500;
+const LAST_UID = 65533;
+const WARM_SPARES = 1;
+function uidLayout(slots: number, roots: number): { warm: number; rooted: (k: number) => number; end: number } {
+  const warm = FIRST_UID + slots;
+  const rootedFrom = warm + 2 * (slots + WARM_SPARES);
+  return { warm, rooted: (k) => rootedFrom + k * slots, end: rootedFrom + roots * slots };
+}
 
 export class LocalSandbox implements SandboxBackend {
   readonly name = "local";
@@ -157,11 +166,12 @@ export class LocalSandbox implements SandboxBackend {
       throw e;
     }
     if ((opts.isolation ?? DEFAULT_ISOLATION) === "warm") {
-      const spares = 1;
+      const spares = WARM_SPARES;
+      const first = uidLayout(this.slots.size, 0).warm;
       this.warm = new WarmPool({
         size: this.slots.size, spares, maxPrograms: opts.warmMaxPrograms ?? 200, maxAgeMs: opts.warmMaxAgeMs ?? 10 * 60_000,
         // Twice the pool: a retiring zygote keeps its uid until it has exited.
-        uids: Array.from({ length: 2 * (this.slots.size + spares) }, (_, i) => FIRST_WARM_UID + i),
+        uids: Array.from({ length: 2 * (this.slots.size + spares) }, (_, i) => first + i),
         spawn: (uid, maxPrograms) => this.spawnZygote(uid, maxPrograms),
       });
     }
@@ -189,6 +199,13 @@ export class LocalSandbox implements SandboxBackend {
     if (!existsSync(hostPython)) throw new SandboxError("python_missing", `the sandbox harness needs ${hostPython}`, { hint: opts.root === undefined ? "install Debian's python3" : "rebuild the root: rlpipe sandbox setup --languages <its language>" });
     if (HARNESS_FILES.some((f) => !existsSync(join(HARNESS_DIR, f)))) throw new SandboxError("harness_missing", `sandbox harness not found in ${HARNESS_DIR}`);
     const toolchains = env === undefined ? (opts.toolchains ?? detectToolchains()) : withEnvironment(opts.toolchains ?? detectToolchains(), env);
+    const roots = opts.root !== undefined ? [] : opts.roots ?? (opts.toolchains === undefined ? detectRoots().map((r) => ({ dir: r.dir, toolchains: r.spec.toolchains })) : []);
+    const slots = opts.concurrency ?? Math.max(1, availableParallelism());
+    const layout = uidLayout(slots, roots.length);
+    if (parent === undefined && layout.end - 1 > LAST_UID) {
+      const most = Math.floor((LAST_UID + 1 - FIRST_UID - 2 * WARM_SPARES) / (3 + roots.length));
+      throw new SandboxError("concurrency_too_high", `--concurrency ${slots} needs more sandbox uids than there are from ${FIRST_UID} to ${LAST_UID} (at most ${most} here)`, { hint: `run with --concurrency ${most} or less` });
+    }
     const sandbox = new LocalSandbox(bwrap, python, toolchains, opts, env, parent);
     try {
       await sandbox.warm?.warmedUp();
@@ -197,12 +214,11 @@ export class LocalSandbox implements SandboxBackend {
       if (check.status !== "ok" || check.stdout !== "1\n") {
         throw new SandboxError("sandbox_broken", `bubblewrap cannot run programs${opts.root === undefined ? "" : ` in the root ${opts.root}`} here: ${check.error ?? check.stderr.slice(0, 300)}`, { hint: "bwrap needs unprivileged namespaces or root" });
       }
-      const roots = opts.root !== undefined ? [] : opts.roots ?? (opts.toolchains === undefined ? detectRoots().map((r) => ({ dir: r.dir, toolchains: r.spec.toolchains })) : []);
       // Per-program sandboxes (a root's languages compile for a second or more: a warm pool would save little), on
       // this sandbox's slots and uids of their own.
       sandbox.rooted = await Promise.all(roots.map((r, k) => LocalSandbox.createWith(
         { ...opts, root: r.dir, toolchains: r.toolchains, isolation: "per-program", roots: [] },
-        { slots: sandbox.slots, firstUid: FIRST_ROOTED_UID + 100 * k },
+        { slots: sandbox.slots, firstUid: layout.rooted(k) },
       )));
     } catch (e) {
       await sandbox.close();
