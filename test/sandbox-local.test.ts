@@ -5,7 +5,7 @@ import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
 import { createServer, type Server } from "node:net";
 import { after, before, describe, it } from "node:test";
-import type { EvalJob, TestCase } from "../core/grading/types.js";
+import type { EvalJob, EvalResult, TestCase } from "../core/grading/types.js";
 import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -16,6 +16,10 @@ import { FIXTURES } from "./helpers.js";
 
 const stdio = (stdin: string, expectedStdout: string): TestCase => ({ kind: "stdio", stdin, expectedStdout });
 const call = (fnName: string, args: unknown[], expected: unknown): TestCase => ({ kind: "call", fnName, args, expected });
+/** The verdicts of one job's cases, in order (the whole result in the message when they differ). */
+function assertStatuses(r: EvalResult, expected: readonly string[]): void {
+  assert.deepEqual(r.cases.map((c) => c.status), expected, JSON.stringify(r.cases));
+}
 const job = (id: string, code: string, tests: TestCase[], extra: Partial<EvalJob> = {}): EvalJob =>
   ({ id, language: "python", code, tests, limits: { runTimeoutMs: 3000 }, ...extra });
 
@@ -170,8 +174,8 @@ describe("local sandbox: grading", () => {
       // A program with a main of its own cannot get the driver's: a clear compile error, not a wrong verdict.
       { id: "with-main", language: "cpp", limits, code: "int f(int x) { return x; }\nint main() { return 0; }", tests: [call("f", [1], 1)] },
     ]);
-    assert.deepEqual(bare!.cases.map((c) => c.status), ["passed", "passed", "wrong_answer"], JSON.stringify(bare!.cases));
-    assert.deepEqual(solution!.cases.map((c) => c.status), ["passed", "passed", "passed"], JSON.stringify(solution!.cases));
+    assertStatuses(bare!, ["passed", "passed", "wrong_answer"]);
+    assertStatuses(solution!, ["passed", "passed", "passed"]);
     assert.equal(withMain!.cases[0]!.status, "compile_error");
     assert.match(`${withMain!.cases[0]!.stderr ?? ""}${withMain!.cases[0]!.detail ?? ""}`, /redefinition of .int main\(\)./);
   });
@@ -187,8 +191,8 @@ describe("local sandbox: grading", () => {
       // The program's own main is not the entry point: the function is called, main never runs.
       { id: "with-main", language: "java", limits, code: "public class Main {\n  static int f(int x) { return x + 1; }\n  public static void main(String[] a) { System.exit(3); }\n}", tests: [call("f", [1], 2)] },
     ]);
-    assert.deepEqual(bare!.cases.map((c) => c.status), ["passed", "passed", "wrong_answer"], JSON.stringify(bare!.cases));
-    assert.deepEqual(solution!.cases.map((c) => c.status), ["passed", "passed", "passed"], JSON.stringify(solution!.cases));
+    assertStatuses(bare!, ["passed", "passed", "wrong_answer"]);
+    assertStatuses(solution!, ["passed", "passed", "passed"]);
     assert.equal(withMain!.cases[0]!.status, "passed", JSON.stringify(withMain!.cases));
   });
 
@@ -202,9 +206,9 @@ describe("local sandbox: grading", () => {
       { id: "solution", language: "rust", limits, code: "impl Solution {\n  pub fn pairs(nums: Vec<i32>, target: i32) -> Vec<Vec<i32>> {\n    let mut out = vec![];\n    for i in 0..nums.len() { for j in i + 1..nums.len() { if nums[i] + nums[j] == target { out.push(vec![i as i32, j as i32]); } } }\n    out\n  }\n  pub fn half(n: i32) -> f64 { n as f64 / 2.0 }\n  pub fn first(s: String) -> Option<char> { s.chars().next() }\n}",
         tests: [call("pairs", [[1, 2, 3, 4], 5], [[0, 3], [1, 2]]), call("half", [3], 1.5), call("first", [""], null)] },
     ]);
-    assert.deepEqual(bare!.cases.map((c) => c.status), ["passed", "passed", "wrong_answer"], JSON.stringify(bare!.cases));
-    assert.deepEqual(borrowed!.cases.map((c) => c.status), ["passed"], JSON.stringify(borrowed!.cases));
-    assert.deepEqual(solution!.cases.map((c) => c.status), ["passed", "passed", "passed"], JSON.stringify(solution!.cases));
+    assertStatuses(bare!, ["passed", "passed", "wrong_answer"]);
+    assertStatuses(borrowed!, ["passed"]);
+    assertStatuses(solution!, ["passed", "passed", "passed"]);
   });
 
   it("function calls in D: parameter types by compile-time reflection", { timeout: 120_000 }, async () => {
@@ -212,7 +216,7 @@ describe("local sandbox: grading", () => {
     const [r] = await sb.evaluate([{ id: "d", language: "D_ut", limits,
       code: "import std.algorithm : sum;\nimport std.array : join;\nstring joined(string[] xs, string sep) { return xs.join(sep); }\nlong total(long[] v) { return v.sum; }\ndouble half(int n) { return n / 2.0; }\nint[][] pairs(int[] v) { return [v, v]; }",
       tests: [call("joined", [["a", "b\"c"], ","], "a,b\"c"), call("total", [[1, 2, 4000000000]], 4000000003), call("half", [3], 1.5), call("pairs", [[1]], [[1], [1]]), call("total", [[1]], 2)] }]);
-    assert.deepEqual(r!.cases.map((c) => c.status), ["passed", "passed", "passed", "passed", "wrong_answer"], JSON.stringify(r!.cases));
+    assertStatuses(r!, ["passed", "passed", "passed", "passed", "wrong_answer"]);
   });
 
   it("function calls in Racket and R: the function by name, JSON both ways (Racket's json library, R's jsonlite)", { timeout: 60_000 }, async () => {
@@ -233,8 +237,8 @@ describe("local sandbox: grading", () => {
       { id: "solution", language: "csharp", limits, code: "public class Solution {\n  public IList<IList<int>> Pairs(int[] nums, int target) {\n    var outp = new List<IList<int>>();\n    for (int i = 0; i < nums.Length; i++) for (int j = i + 1; j < nums.Length; j++) if (nums[i] + nums[j] == target) outp.Add(new List<int> { i, j });\n    return outp;\n  }\n  public double Half(int n) { return n / 2.0; }\n  public static void Main() { System.Environment.Exit(3); }\n}",
         tests: [call("Pairs", [[1, 2, 3, 4], 5], [[0, 3], [1, 2]]), call("Half", [3], 1.5)] },
     ]);
-    assert.deepEqual(bare!.cases.map((c) => c.status), ["passed", "passed", "wrong_answer"], JSON.stringify(bare!.cases));
-    assert.deepEqual(solution!.cases.map((c) => c.status), ["passed", "passed"], JSON.stringify(solution!.cases));
+    assertStatuses(bare!, ["passed", "passed", "wrong_answer"]);
+    assertStatuses(solution!, ["passed", "passed"]);
   });
 
   it("function calls in Kotlin scripts: top-level functions and class Solution by reflection, Kotlin's collections and arrays", { timeout: 120_000 }, async () => {
@@ -245,8 +249,8 @@ describe("local sandbox: grading", () => {
       { id: "solution", language: "kotlin_script", limits, code: "class Solution {\n  fun pairs(nums: IntArray, target: Int): List<List<Int>> {\n    val out = mutableListOf<List<Int>>()\n    for (i in nums.indices) for (j in i + 1 until nums.size) if (nums[i] + nums[j] == target) out.add(listOf(i, j))\n    return out\n  }\n  fun half(n: Int): Double = n / 2.0\n}",
         tests: [call("pairs", [[1, 2, 3, 4], 5], [[0, 3], [1, 2]]), call("half", [3], 1.5)] },
     ]);
-    assert.deepEqual(bare!.cases.map((c) => c.status), ["passed", "passed", "passed", "wrong_answer"], JSON.stringify(bare!.cases));
-    assert.deepEqual(solution!.cases.map((c) => c.status), ["passed", "passed"], JSON.stringify(solution!.cases));
+    assertStatuses(bare!, ["passed", "passed", "passed", "wrong_answer"]);
+    assertStatuses(solution!, ["passed", "passed"]);
   });
 
   it("function calls in Scala: bare defs put in an object, objects and class Solution, types from the signatures", { timeout: 180_000 }, async () => {
@@ -259,9 +263,9 @@ describe("local sandbox: grading", () => {
         tests: [call("pairs", [[1, 2, 3, 4], 5], [[0, 3], [1, 2]]), call("half", [3], 1.5), call("first", [""], null), call("first", ["xy"], "x")] },
     ]);
     // `one` is local to total: not callable, so that case fails alone.
-    assert.deepEqual(bare!.cases.map((c) => c.status), ["passed", "passed", "passed", "runtime_error", "wrong_answer"], JSON.stringify(bare!.cases));
+    assertStatuses(bare!, ["passed", "passed", "passed", "runtime_error", "wrong_answer"]);
     assert.match(bare!.cases[3]!.stderr ?? "", /function one is not defined/);
-    assert.deepEqual(owned!.cases.map((c) => c.status), ["passed", "passed", "passed", "passed"], JSON.stringify(owned!.cases));
+    assertStatuses(owned!, ["passed", "passed", "passed", "passed"]);
   });
 
   it("function calls in Verilog: functions in the test bench module, called with their declared arity", { timeout: 60_000 }, async () => {
@@ -269,7 +273,7 @@ describe("local sandbox: grading", () => {
     const code = "function integer add;\n  input integer a;\n  input integer b;\n  begin\n    add = a + b;\n  end\nendfunction\n// ANSI ports, a narrower value\nfunction automatic [7:0] mix(input [7:0] x, input integer y, z);\n  mix = x ^ y[7:0] ^ z[7:0];\nendfunction";
     const [r] = await sb.evaluate([{ id: "v", language: "verilog", code, limits,
       tests: [call("add", [1, 2], 3), call("add", [-3, 40000], 39997), call("mix", [255, 1, true], 255), call("add", [1.5, 2], 3), call("nope", [], 0), call("add", [1, 1], 3)] }]);
-    assert.deepEqual(r!.cases.map((c) => c.status), ["passed", "passed", "passed", "runtime_error", "runtime_error", "wrong_answer"], JSON.stringify(r!.cases));
+    assertStatuses(r!, ["passed", "passed", "passed", "runtime_error", "runtime_error", "wrong_answer"]);
     assert.match(r!.cases[3]!.stderr ?? "", /Verilog function calls take integer and boolean arguments/);
     assert.match(r!.cases[4]!.stderr ?? "", /function nope taking 0 arguments is not defined/);
   });
@@ -282,8 +286,8 @@ describe("local sandbox: grading", () => {
       { id: "owned", language: "swift", limits, code: "class Solution {\n    func twoSum(_ nums: [Int], _ target: Int) -> [Int] {\n        for i in 0..<nums.count { for j in (i + 1)..<nums.count where nums[i] + nums[j] == target { return [i, j] } }\n        return []\n    }\n}\nenum Maths {\n    static func half(of n: Int) -> Double { Double(n) / 2 }\n}",
         tests: [call("twoSum", [[2, 7, 11, 15], 9], [0, 1]), call("half", [3], 1.5), call("missing", [], null)] },
     ]);
-    assert.deepEqual(labels!.cases.map((c) => c.status), ["passed", "passed", "passed", "passed", "passed", "wrong_answer"], JSON.stringify(labels!.cases));
-    assert.deepEqual(owned!.cases.map((c) => c.status), ["passed", "passed", "runtime_error"], JSON.stringify(owned!.cases));
+    assertStatuses(labels!, ["passed", "passed", "passed", "passed", "passed", "wrong_answer"]);
+    assertStatuses(owned!, ["passed", "passed", "runtime_error"]);
     assert.match(owned!.cases[2]!.stderr ?? "", /Fatal error: rlpipe: function missing is not defined/);
     assert.doesNotMatch(owned!.cases[2]!.stderr ?? "", /Registers:|Backtracing/, "a crash prints its message, not the backtracer's dump");
   });
@@ -293,7 +297,7 @@ describe("local sandbox: grading", () => {
     const [r] = await sb.evaluate([{ id: "julia", language: "julia", limits,
       code: "function add(a, b)\n    return a + b\nend\njoined(xs::Vector{String}, sep::String) = join(xs, sep)\ntotal(v::Vector{Int}) = sum(v)\nhalf(n::Int) = n / 2\ncounts(m) = Dict(\"n\" => sum(sum.(m)))\nfirstch(s) = isempty(s) ? nothing : s[1]",
       tests: [call("add", [1, 2], 3), call("joined", [["a", "b\"c"], ","], "a,b\"c"), call("total", [[1, 2, 4000000000]], 4000000003), call("half", [3], 1.5), call("counts", [[[1], [2, 3]]], { n: 6 }), call("firstch", [""], null), call("firstch", ["xy"], "x"), call("absent", [], null), call("add", [1, 1], 3)] }]);
-    assert.deepEqual(r!.cases.map((c) => c.status), ["passed", "passed", "passed", "passed", "passed", "passed", "passed", "runtime_error", "wrong_answer"], JSON.stringify(r!.cases));
+    assertStatuses(r!, ["passed", "passed", "passed", "passed", "passed", "passed", "passed", "runtime_error", "wrong_answer"]);
     assert.match(r!.cases[7]!.stderr ?? "", /UndefVarError: absent not defined/);
   });
 
@@ -332,7 +336,7 @@ describe("local sandbox: grading", () => {
     // cpp assert test gives 1 s).
     const [built] = await sb.evaluate([{ id: "built", language: "cpp", code: "#include <bits/stdc++.h>\nint main() { std::string s; std::cin >> s; std::cout << s << std::endl; }",
       tests: [stdio("a", "a"), stdio("b", "b")], limits: { runTimeoutMs: 2000, compileTimeoutMs: 60_000, totalTimeoutMs: 300 } }]);
-    assert.deepEqual(built!.cases.map((c) => c.status), ["passed", "passed"], JSON.stringify(built!.cases));
+    assertStatuses(built!, ["passed", "passed"]);
   });
 
   it("run() executes one program with stdin and input files (tool calls)", async () => {
