@@ -9,7 +9,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
-const { LocalSandbox } = await import(join(root, "dist/adapters/sandboxes/local.js"));
+const { LocalSandbox } = await import(join(root, "dist/adapters/sandboxes/local/local-sandbox.js"));
 const { startHttpServer } = await import(join(root, "dist/functions/platforms/http.js"));
 const { ResultCache } = await import(join(root, "dist/functions/reward.js"));
 

@@ -2,7 +2,7 @@
 // (extra fields are ignored there), and `rlpipe <command> --help` prints formatHelp() of the same object, so the
 // help cannot miss an option the command accepts. Commands whose files do not import their spec yet are checked
 // against it by test/cli-help.test.ts.
-import { TOOLCHAIN_LIBRARIES, TOOLCHAIN_PACKAGES } from "../adapters/sandboxes/toolchains.js";
+import { TOOLCHAIN_LIBRARIES, TOOLCHAIN_PACKAGES } from "../adapters/sandboxes/toolchains/toolchains.js";
 import { EXIT_CODE_MEANINGS } from "../core/errors.js";
 import { FUNCTION_NAMES, FUNCTION_PLATFORMS } from "../core/packaging/targets.js";
 import { PROVIDERS } from "../core/recipe/schema.js";
@@ -278,7 +278,7 @@ own, built with debootstrap under $RLPIPE_SANDBOX_ROOTS (default /var/lib/rlpipe
 each), which their sandboxes see as /usr. Then prints the
 languages rlpipe serve --sandbox local offers on this machine. With --python-env DIR (and no --languages) it builds only the
 runtime environment programs use: a virtualenv of /usr/bin/python3 with the pinned packages of
-adapters/sandboxes/python-env/requirements.txt (numpy, scipy, sympy, pandas, networkx, matplotlib, scikit-learn, …), the
+adapters/sandboxes/toolchains/python-env/requirements.txt (numpy, scipy, sympy, pandas, networkx, matplotlib, scikit-learn, …), the
 Node packages of its package.json (lodash, jest with babel, tsx, …), and where Go and Java are installed Go's prebuilt
 standard library, a testify module and SandboxFusion's Java jars, for rlpipe serve --python-env DIR (which then also offers
 typescript, jest, pytest, go_test and junit). DIR must be where every user can reach it (sandboxes run as users of their own). Nothing to do when DIR

@@ -7,7 +7,7 @@ export type { BackendOptions } from "./remote-backends.js";
 export const SANDBOX_KINDS = ["local", "scalebox", "e2b"] as const;
 export type SandboxKind = (typeof SANDBOX_KINDS)[number];
 
-/** Isolation modes of the local sandbox (adapters/sandboxes/local.ts ISOLATIONS); warm is the default. */
+/** Isolation modes of the local sandbox (adapters/sandboxes/local/local-sandbox.ts ISOLATIONS); warm is the default. */
 export const LOCAL_ISOLATIONS = ["warm", "per-program"] as const;
 export type LocalIsolation = (typeof LOCAL_ISOLATIONS)[number];
 
@@ -21,7 +21,7 @@ export interface LocalBackendOptions {
 export async function createBackend(kind: string, opts: BackendOptions = {}, local: LocalBackendOptions = {}): Promise<SandboxBackend> {
   switch (kind) {
     case "local": {
-      const { LocalSandbox } = await import("../adapters/sandboxes/local.js");
+      const { LocalSandbox } = await import("../adapters/sandboxes/local/local-sandbox.js");
       return LocalSandbox.create({
         isolation: local.isolation ?? "warm", ...(local.pythonEnv === undefined ? {} : { pythonEnv: local.pythonEnv }),
         ...(opts.concurrency === undefined ? {} : { concurrency: opts.concurrency }),

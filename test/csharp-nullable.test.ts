@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { eraseNullableAnnotations } from "../adapters/sandboxes/csharp-nullable.js";
+import { eraseNullableAnnotations } from "../adapters/sandboxes/toolchains/csharp-nullable.js";
 
 /** Erased characters become spaces: compare with the spaces squeezed, and check that length and lines are kept. */
 function erased(src: string): string {

@@ -1,4 +1,4 @@
-// Debian roots for toolchains newer than the host's C library (adapters/sandboxes/debian-root.ts): which roots count
+// Debian roots for toolchains newer than the host's C library (adapters/sandboxes/toolchains/debian-root.ts): which roots count
 // as built, what `rlpipe sandbox setup --languages swift` would do, and a root's sandbox built from an explicit root.
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
@@ -6,8 +6,8 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, it } from "node:test";
-import { DEBIAN_ROOTS, detectRoots, rootDir, rootSpecFor } from "../adapters/sandboxes/debian-root.js";
-import { LocalSandbox } from "../adapters/sandboxes/local.js";
+import { DEBIAN_ROOTS, detectRoots, rootDir, rootSpecFor } from "../adapters/sandboxes/toolchains/debian-root.js";
+import { LocalSandbox } from "../adapters/sandboxes/local/local-sandbox.js";
 import { ROOT } from "./helpers.js";
 
 const CLI = join(ROOT, "dist", "bin", "rlpipe.js");

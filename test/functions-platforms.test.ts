@@ -15,7 +15,7 @@ import { functionGraphHandler } from "../functions/platforms/functiongraph.js";
 import type { HandlerOptions, PlatformHandler } from "../functions/platforms/handler.js";
 import { lambdaHandler } from "../functions/platforms/lambda.js";
 import { scfHandler } from "../functions/platforms/scf.js";
-import { LocalSandbox } from "../adapters/sandboxes/local.js";
+import { LocalSandbox } from "../adapters/sandboxes/local/local-sandbox.js";
 import { startHttpServer } from "../functions/platforms/http.js";
 import { ResultCache } from "../functions/reward.js";
 import { FakeE2B } from "./fakes/e2b-fake.js";

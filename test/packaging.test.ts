@@ -147,7 +147,7 @@ describe("packaging: npm pack of a fresh clone, installed offline into a tempora
     for (const path of [
       "package.json", "README.md", "dist/bin/rlpipe.js", manifest.bin["rlpipe"]!, "schema/recipe.schema.json", "schema/cost-report.schema.json", "prices/fx.yaml",
       "recipes/python/rlpipe_reward.py", "recipes/python/rlpipe_sync.py",
-      "adapters/sandboxes/harness/local_harness.py", "adapters/sandboxes/harness/zygote.py", "adapters/sandboxes/harness/e2b_runner.py",
+      "adapters/sandboxes/local/harness/local_harness.py", "adapters/sandboxes/local/harness/zygote.py", "adapters/sandboxes/harness/e2b_runner.py",
       "recipes/local-demo.yaml", "recipes/data/demo-problems.jsonl", "dist/cdk/lib/index.js", "dist/cdk/lib/index.d.ts",
     ]) assert.ok(shipped.has(path), `${path} is in the tarball`);
     // The CDK constructs ("rlpipe/cdk"), but not the repository's own CDK app (it needs cdk-nag, a development tool).

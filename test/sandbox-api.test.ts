@@ -3,7 +3,7 @@
 // /v1/rewards with dedupe and cache, authentication, and limits on bad requests.
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
-import { LocalSandbox } from "../adapters/sandboxes/local.js";
+import { LocalSandbox } from "../adapters/sandboxes/local/local-sandbox.js";
 import type { SandboxBackend } from "../adapters/sandboxes/sandbox.js";
 import { summarize } from "../core/grading/grade.js";
 import type { EvalJob } from "../core/grading/types.js";

@@ -8,7 +8,7 @@
 import assert from "node:assert/strict";
 import { createHash, randomBytes } from "node:crypto";
 import { after, before, describe, it } from "node:test";
-import { ISOLATIONS, LocalSandbox } from "../adapters/sandboxes/local.js";
+import { ISOLATIONS, LocalSandbox } from "../adapters/sandboxes/local/local-sandbox.js";
 import type { RunResult } from "../core/grading/types.js";
 import { pythonScanner } from "./sandbox-security.js";
 

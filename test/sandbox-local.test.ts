@@ -9,9 +9,9 @@ import type { EvalJob, EvalResult, TestCase } from "../core/grading/types.js";
 import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { LocalSandbox } from "../adapters/sandboxes/local.js";
-import { detectRoots } from "../adapters/sandboxes/debian-root.js";
-import { detectToolchains } from "../adapters/sandboxes/toolchains.js";
+import { LocalSandbox } from "../adapters/sandboxes/local/local-sandbox.js";
+import { detectRoots } from "../adapters/sandboxes/toolchains/debian-root.js";
+import { detectToolchains } from "../adapters/sandboxes/toolchains/toolchains.js";
 import { FIXTURES } from "./helpers.js";
 
 const stdio = (stdin: string, expectedStdout: string): TestCase => ({ kind: "stdio", stdin, expectedStdout });

@@ -1,4 +1,4 @@
-// The Python environment sandboxed programs import from (adapters/sandboxes/python-env.ts): the pinned list, the
+// The Python environment sandboxed programs import from (adapters/sandboxes/toolchains/python-env.ts): the pinned list, the
 // builder (offline here: a wheel made by the test, pip with --no-index), its checks, and programs running in it —
 // the environment npm test's setup builds (/var/tmp/rlpipe-test-python-env) from the real list (numpy, sympy, pandas, …).
 import assert from "node:assert/strict";
@@ -7,8 +7,8 @@ import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSyn
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
-import { checkPythonEnv, installPythonEnv, missingPackages, pinnedNodePackages, pinnedPackages } from "../adapters/sandboxes/python-env.js";
-import { LocalSandbox } from "../adapters/sandboxes/local.js";
+import { checkPythonEnv, installPythonEnv, missingPackages, pinnedNodePackages, pinnedPackages } from "../adapters/sandboxes/toolchains/python-env.js";
+import { LocalSandbox } from "../adapters/sandboxes/local/local-sandbox.js";
 import { handleRunJupyter, type RunJupyterResponseSF } from "../functions/jupyter.js";
 
 // Where npm test's setup builds it (scripts/setup.sh): a directory every user can reach, as sandboxes need.

@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import { type IncomingMessage, type Server, type ServerResponse, createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { after, before, describe, it } from "node:test";
-import { LocalSandbox } from "../adapters/sandboxes/local.js";
+import { LocalSandbox } from "../adapters/sandboxes/local/local-sandbox.js";
 import { ScaleBoxSandbox } from "../adapters/sandboxes/scalebox.js";
 import type { EvalJob, TestCase } from "../core/grading/types.js";
 import { type RunningServer, startHttpServer } from "../functions/platforms/http.js";

@@ -7,9 +7,9 @@ import { createServer, type IncomingMessage, type ServerResponse } from "node:ht
 import type { AddressInfo } from "node:net";
 import { after, before, describe, it } from "node:test";
 import { E2BSandbox } from "../adapters/sandboxes/e2b.js";
-import { LocalSandbox } from "../adapters/sandboxes/local.js";
+import { LocalSandbox } from "../adapters/sandboxes/local/local-sandbox.js";
 import { ScaleBoxSandbox } from "../adapters/sandboxes/scalebox.js";
-import { keyringFilter } from "../adapters/sandboxes/seccomp.js";
+import { keyringFilter } from "../adapters/sandboxes/local/seccomp.js";
 import type { EvalJob } from "../core/grading/types.js";
 import { startHttpServer } from "../functions/platforms/http.js";
 import { ResultCache } from "../functions/reward.js";

@@ -1,13 +1,13 @@
-// The warm pool's lifecycle (adapters/sandboxes/warm.ts): zygotes are replaced after N programs, when idle past
+// The warm pool's lifecycle (adapters/sandboxes/local/warm-pool.ts): zygotes are replaced after N programs, when idle past
 // their age, and when a program stops its manager (the zygote is ended at the job's budget); replacements start
 // at once, so after a pause the next program finds one ready; a zygote that cannot start gives programs an infra
 // error instead of a hang, and is retried slowly, not in a loop.
 import assert from "node:assert/strict";
 import { setTimeout as sleep } from "node:timers/promises";
 import { after, describe, it } from "node:test";
-import { LocalSandbox } from "../adapters/sandboxes/local.js";
-import { WarmPool } from "../adapters/sandboxes/warm.js";
-import { Zygote } from "../adapters/sandboxes/zygote.js";
+import { LocalSandbox } from "../adapters/sandboxes/local/local-sandbox.js";
+import { WarmPool } from "../adapters/sandboxes/local/warm-pool.js";
+import { Zygote } from "../adapters/sandboxes/local/zygote.js";
 import { DEFAULT_LIMITS } from "../core/grading/types.js";
 
 const WHERE = "import os\nprint(os.readlink('/proc/self/ns/pid'))";

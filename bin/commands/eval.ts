@@ -109,7 +109,7 @@ function writeAtomic(path: string, content: string): void {
 }
 
 async function inProcessScorer(): Promise<Scorer> {
-  const { LocalSandbox } = await import("../../adapters/sandboxes/local.js");
+  const { LocalSandbox } = await import("../../adapters/sandboxes/local/local-sandbox.js");
   const { ResultCache, handleRewards } = await import("../../functions/reward.js");
   const backend = await LocalSandbox.create({});
   const cache = new ResultCache();

@@ -1,11 +1,11 @@
 // rlpipe sandbox setup [--languages a,b] [--python-env DIR] [--dry-run] [--json]: installs the Debian packages of the local
-// sandbox's toolchains (adapters/sandboxes/toolchains.ts) and its Python environment, then says which languages it offers.
+// sandbox's toolchains (adapters/sandboxes/toolchains/toolchains.ts) and its Python environment, then says which languages it offers.
 import { spawnSync } from "node:child_process";
 import { parseArgs } from "node:util";
 import { RlpipeError } from "../../core/errors.js";
-import { installPythonEnv, missingPackages, type PinnedPackage, pinnedNodePackages, pinnedPackages, placeError } from "../../adapters/sandboxes/python-env.js";
-import { detectToolchains, TOOLCHAIN_LIBRARIES, TOOLCHAIN_PACKAGES } from "../../adapters/sandboxes/toolchains.js";
-import { detectRoots, installDebianRoot, rootDir, rootSpecFor } from "../../adapters/sandboxes/debian-root.js";
+import { installPythonEnv, missingPackages, type PinnedPackage, pinnedNodePackages, pinnedPackages, placeError } from "../../adapters/sandboxes/toolchains/python-env.js";
+import { detectToolchains, TOOLCHAIN_LIBRARIES, TOOLCHAIN_PACKAGES } from "../../adapters/sandboxes/toolchains/toolchains.js";
+import { detectRoots, installDebianRoot, rootDir, rootSpecFor } from "../../adapters/sandboxes/toolchains/debian-root.js";
 import { COMMANDS, formatHelp } from "../help.js";
 import type { Io } from "../io.js";
 import { usage } from "./plan.js";

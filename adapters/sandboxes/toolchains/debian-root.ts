@@ -6,7 +6,7 @@
 import { spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { SandboxError } from "./sandbox.js";
+import { SandboxError } from "../sandbox.js";
 import type { Toolchain } from "./toolchains.js";
 import { JULIA_CALL_DRIVER, swiftCallDriver } from "./call-drivers.js";
 

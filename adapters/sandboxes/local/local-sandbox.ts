@@ -12,24 +12,24 @@ import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { availableParallelism, tmpdir } from "node:os";
 import { basename, dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { compileFailed, gradeCase, gradeJudge, summarize } from "../../core/grading/grade.js";
+import { compileFailed, gradeCase, gradeJudge, summarize } from "../../../core/grading/grade.js";
 import {
   type CaseExecution, type CaseResult, type EvalJob, type EvalResult, type Limits, type RunRequest, type RunResult, type TestCase, withDefaults,
-} from "../../core/grading/types.js";
-import { Semaphore } from "../../core/util/semaphore.js";
-import { type Capabilities, type EvaluateOptions, type SandboxBackend, SandboxError } from "./sandbox.js";
+} from "../../../core/grading/types.js";
+import { Semaphore } from "../../../core/util/semaphore.js";
+import { type Capabilities, type EvaluateOptions, type SandboxBackend, SandboxError } from "../sandbox.js";
 import type { HarnessCase, HarnessEvent, HarnessOutcome } from "./harness-events.js";
 import { keyringFilter } from "./seccomp.js";
 import { SandboxTimings, type SandboxTimingsSnapshot } from "./timings.js";
-import { checkPythonEnv, type PythonEnv } from "./python-env.js";
-import { detectRoots } from "./debian-root.js";
+import { checkPythonEnv, type PythonEnv } from "../toolchains/python-env.js";
+import { detectRoots } from "../toolchains/debian-root.js";
 import {
   detectToolchains, goTestToolchain, javaHome, javaToolchain, jestToolchain, junitToolchain, pytestToolchain, type Toolchain, typescriptToolchain, withGoCache,
-} from "./toolchains.js";
-import { WarmPool } from "./warm.js";
+} from "../toolchains/toolchains.js";
+import { WarmPool } from "./warm-pool.js";
 import { Zygote } from "./zygote.js";
 
-const HARNESS_DIR = resolve(dirname(fileURLToPath(import.meta.url)), "../../../adapters/sandboxes/harness");
+const HARNESS_DIR = resolve(dirname(fileURLToPath(import.meta.url)), "../../../../adapters/sandboxes/local/harness");
 const HARNESS_FILES = ["zygote.py", "local_harness.py"] as const;
 /** bubblewrap reads the seccomp filter from fd 3 and the harness files from fds 4, 5, … */
 const HARNESS_FD = 4;

@@ -8,10 +8,10 @@ import { createHash } from "node:crypto";
 import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { SandboxError } from "./sandbox.js";
+import { SandboxError } from "../sandbox.js";
 import { detectToolchains, GO_BUILD_ENV } from "./toolchains.js";
 
-const ENV_SPEC_DIR = resolve(dirname(fileURLToPath(import.meta.url)), "../../../adapters/sandboxes/python-env");
+const ENV_SPEC_DIR = resolve(dirname(fileURLToPath(import.meta.url)), "../../../../adapters/sandboxes/toolchains/python-env");
 export const PYTHON_ENV_REQUIREMENTS = join(ENV_SPEC_DIR, "requirements.txt");
 /** The Node packages (package.json and its package-lock.json, installed with npm ci). */
 export const NODE_ENV_PACKAGE = join(ENV_SPEC_DIR, "package.json");

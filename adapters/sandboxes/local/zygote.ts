@@ -4,9 +4,9 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { closeSync, openSync } from "node:fs";
 import { createInterface } from "node:readline";
-import type { Limits } from "../../core/grading/types.js";
+import type { Limits } from "../../../core/grading/types.js";
 import type { HarnessCase, HarnessEvent, HarnessOutcome, ProgramTiming } from "./harness-events.js";
-import type { CallDriver, Toolchain } from "./toolchains.js";
+import type { CallDriver, Toolchain } from "../toolchains/toolchains.js";
 
 export interface ZygoteSpawn {
   readonly bwrap: string;

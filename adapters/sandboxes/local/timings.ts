@@ -3,7 +3,7 @@
 // output, clean-up after it), the rest of the round trip (manager fork, event stream, Node's event loop) and
 // grading. `rlpipe serve` reports it at GET /v1/stats; bench/sandbox-peer.mjs prints it per test case.
 import type { ProgramTiming } from "./harness-events.js";
-import type { SandboxStats } from "./sandbox.js";
+import type { SandboxStats } from "../sandbox.js";
 
 const PHASES = ["queueMs", "zygoteWaitMs", "buildMs", "forkMs", "programMs", "collectMs", "cleanupMs", "roundTripMs", "gradeMs"] as const;
 export type TimingPhase = (typeof PHASES)[number];
