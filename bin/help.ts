@@ -163,10 +163,13 @@ FAILED or STOPPED). Ctrl-C stops following, not the job (exit 130).`,
   serve: {
     usage: "serve --sandbox local|scalebox|e2b|none [--host 127.0.0.1] [--port 8080] [--token-env NAME] [options]",
     summary: "the reward/tool function as an HTTP server (local, ScaleBox or E2B sandbox)",
-    description: `Serves POST /run_code, POST /common_evaluate_batch (SandboxFusion/ScaleBox API), POST /v1/rewards and
-GET /v1/ping until SIGINT or SIGTERM. Clients send the token in the Authorization header (bearer scheme) or
-as a /t/<token>/ path prefix. --sandbox e2b reads E2B_API_KEY and E2B_DOMAIN (Tencent AGS:
-E2B_DOMAIN=<region>.tencentags.com).`,
+    description: `Serves POST /run_code, POST /common_evaluate(_batch), POST /run_jupyter (SandboxFusion/ScaleBox API),
+POST /v1/rewards, GET /v1/ping, GET /v1/stats and GET /metrics (Prometheus) until SIGINT or SIGTERM. Clients send
+the token in the Authorization header (bearer scheme) or as a /t/<token>/ path prefix. --sandbox e2b reads
+E2B_API_KEY and E2B_DOMAIN (Tencent AGS: E2B_DOMAIN=<region>.tencentags.com).
+Under load: at most --max-requests requests that run programs are in progress at once (default 16 per slot, at
+least 64); the rest are answered at once with 429 and Retry-After. A request's programs are stopped when its
+client disconnects or its deadline passes (X-Rlpipe-Deadline-S, else its own limits plus 120 s; 504 then).`,
     options: {
       sandbox: { type: "string", default: "local", value: "KIND", description: "where programs run: local (bubblewrap), scalebox, e2b, or none (only the runs function)" },
       host: { type: "string", default: "127.0.0.1", value: "HOST", description: "address to listen on; beyond loopback a token is required" },
@@ -178,6 +181,8 @@ E2B_DOMAIN=<region>.tencentags.com).`,
       "runs-secret-env": { type: "string", value: "NAME", description: "environment variable holding the secret per-run tokens derive from (with --runs-store)" },
       "usage-store": { type: "string", value: "URI", description: "write each run's usage (requests, sandbox seconds; rlpipe cost --run reads it) to <run>/usage/ in this store (file://, s3://, obs://, cos://)" },
       concurrency: { type: "string", value: "N", description: "programs run at once (for e2b: the sandbox pool size)" },
+      "max-requests": { type: "string", value: "N", description: "requests that run programs admitted at once, running or waiting for a slot (default 16 per slot, at least 64); beyond it: 429 with Retry-After" },
+      "overload-status": { type: "string", default: "429", value: "CODE", description: "the status an overloaded server answers: 429, or 503 or 504 for clients that retry only those (verl's sandbox_fusion client retries only 504)" },
       isolation: { type: "string", default: "warm", value: "MODE", description: "--sandbox local: warm (programs fork from long-lived sandboxes, cleaned after each program) or per-program (a fresh bubblewrap per program)" },
       "python-env": { type: "string", value: "DIR", description: "--sandbox local: programs get this runtime environment (numpy, sympy, pandas, …; lodash, jest, tsx; Go's prebuilt library), made by rlpipe sandbox setup --python-env DIR; mounted read-only" },
       quiet: { type: "boolean", default: false, description: "do not log requests on stderr" },

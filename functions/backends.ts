@@ -16,6 +16,8 @@ export interface LocalBackendOptions {
   readonly isolation?: LocalIsolation;
   /** A Python environment for programs (rlpipe sandbox setup --python-env DIR). */
   readonly pythonEnv?: string;
+  /** Where the sandbox says what it found (a sandbox retired after a program, a harness that stopped answering). */
+  readonly log?: (line: string) => void;
 }
 
 export async function createBackend(kind: string, opts: BackendOptions = {}, local: LocalBackendOptions = {}): Promise<SandboxBackend> {
@@ -24,7 +26,7 @@ export async function createBackend(kind: string, opts: BackendOptions = {}, loc
       const { LocalSandbox } = await import("../adapters/sandboxes/local/local-sandbox.js");
       return LocalSandbox.create({
         isolation: local.isolation ?? "warm", ...(local.pythonEnv === undefined ? {} : { pythonEnv: local.pythonEnv }),
-        ...(opts.concurrency === undefined ? {} : { concurrency: opts.concurrency }),
+        ...(opts.concurrency === undefined ? {} : { concurrency: opts.concurrency }), ...(local.log === undefined ? {} : { log: local.log }),
       });
     }
     case "scalebox":

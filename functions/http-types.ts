@@ -10,12 +10,19 @@ export interface FnRequest {
   readonly query?: Readonly<Record<string, string>>;
   /** Parsed JSON body (undefined when there is none). */
   readonly body: unknown;
+  /**
+   * Aborts when nobody waits for the answer any more: the client disconnected, or the platform's time for the
+   * invocation is nearly up (reason: admission.ts RequestCancelled). The router adds the request's own deadline.
+   */
+  readonly signal?: AbortSignal;
 }
 
 export interface FnResponse {
   readonly status: number;
   readonly body: unknown;
   readonly headers?: Readonly<Record<string, string>>;
+  /** A body sent as it is instead of JSON (the Prometheus text at /metrics); headers give its content-type. */
+  readonly text?: string;
 }
 
 export function json(status: number, body: unknown, headers?: Record<string, string>): FnResponse {

@@ -7,6 +7,7 @@ import { z } from "zod";
 import { parseTestCases, programWithTail, TestCaseError } from "../core/grading/cases.js";
 import { detectLanguage, extractCode } from "../core/grading/extract.js";
 import { scoreOf } from "../core/grading/grade.js";
+import { OutputBudget } from "../core/grading/output-budget.js";
 import type { EvalJob, EvalResult } from "../core/grading/types.js";
 import { retry } from "../core/util/retry.js";
 import type { SandboxBackend } from "../adapters/sandboxes/sandbox.js";
@@ -128,7 +129,7 @@ export async function handleRewards(req: FnRequest, deps: RewardDeps): Promise<F
   });
 
   const unique = [...pending.entries()];
-  const { results, sandboxSeconds } = await evaluateWithRetry(unique.map(([, p]) => p.job), deps);
+  const { results, sandboxSeconds } = await evaluateWithRetry(unique.map(([, p]) => p.job), deps, req.signal);
   unique.forEach(([key, p], k) => {
     const r = results[k]!;
     deps.cache.set(key, r);
@@ -159,16 +160,17 @@ export function sandboxSecondsOf(r: EvalResult): number {
 }
 
 /** Evaluate; jobs whose sandbox failed are retried (only those), with jittered backoff. */
-async function evaluateWithRetry(jobs: EvalJob[], deps: RewardDeps): Promise<{ results: EvalResult[]; sandboxSeconds: number }> {
+async function evaluateWithRetry(jobs: EvalJob[], deps: RewardDeps, signal?: AbortSignal): Promise<{ results: EvalResult[]; sandboxSeconds: number }> {
   const results: EvalResult[] = new Array(jobs.length);
   let todo = jobs.map((_, i) => i);
   let seconds = 0;
   await retry(async () => {
-    const batch = await deps.backend.evaluate(todo.map((i) => jobs[i]!));
+    // The reply carries scores, not output: the results keep none (bounded memory, and a small cache).
+    const batch = await deps.backend.evaluate(todo.map((i) => jobs[i]!), { outputBudget: OutputBudget.none(), ...(signal === undefined ? {} : { signal }) });
     batch.forEach((r, k) => { results[todo[k]!] = r; seconds += sandboxSecondsOf(r); });
     todo = todo.filter((i) => results[i]!.status === "infra_error");
     return todo.length;
-  }, ({ value }) => (value ?? 0) > 0, { attempts: deps.attempts ?? 3, baseDelayMs: deps.retryBaseDelayMs ?? 500, maxDelayMs: 10_000 });
+  }, ({ value }) => (value ?? 0) > 0 && signal?.aborted !== true, { attempts: deps.attempts ?? 3, baseDelayMs: deps.retryBaseDelayMs ?? 500, maxDelayMs: 10_000, ...(signal === undefined ? {} : { signal }) });
   return { results, sandboxSeconds: Math.round(seconds * 1000) / 1000 };
 }
 

@@ -4,6 +4,8 @@
 // A cloud function's backend may still be warming up: routes that need it wait for it (after the token check),
 // /v1/ping does not; a failed warm-up answers 503 with its stable code and hint.
 import { timingSafeEqual } from "node:crypto";
+import { cancellation, DEADLINE_HEADER, deadlineMs, RequestCancelled } from "./admission.js";
+import type { ServerMetrics } from "./server-metrics.js";
 import type { SandboxBackend } from "../adapters/sandboxes/sandbox.js";
 import { USAGE_RUN_HEADER, type UsageCounters } from "../core/run-usage.js";
 import { BackendUnavailable } from "./backend-warmup.js";
@@ -28,9 +30,45 @@ export interface FunctionDeps {
   readonly usage?: UsageMeter;
   /** Where the server's own time went (node:http adds its request parsing and responding; GET /v1/stats). */
   readonly serverStats?: () => Readonly<Record<string, unknown>>;
+  /** What the server is doing (GET /v1/stats, GET /metrics in Prometheus text). */
+  readonly metrics?: ServerMetrics;
 }
 
 type Route = (req: FnRequest, deps: FunctionDeps & { backend: SandboxBackend }) => Promise<FnResponse>;
+
+/**
+ * How long the server works for a request it is not told otherwise (X-Rlpipe-Deadline-S): what its own limits let its
+ * programs take, plus room to wait for a slot. A client that waits longer sends the header.
+ */
+const QUEUE_ALLOWANCE_MS = 120_000;
+function routeDeadlineMs(path: string, body: unknown): number {
+  const b = (typeof body === "object" && body !== null ? body : {}) as Record<string, unknown>;
+  const s = (v: unknown, d: number) => (typeof v === "number" && Number.isFinite(v) && v > 0 ? v : d);
+  const config = (typeof b["config"] === "object" && b["config"] !== null ? b["config"] : {}) as Record<string, unknown>;
+  const extra = (typeof config["extra"] === "object" && config["extra"] !== null ? config["extra"] : {}) as Record<string, unknown>;
+  switch (path) {
+    case "/run_code": return (s(b["compile_timeout"], 10) + s(b["run_timeout"], 10)) * 1000 + QUEUE_ALLOWANCE_MS;
+    case "/run_jupyter": return s(b["total_timeout"], 45) * 1000 + QUEUE_ALLOWANCE_MS;
+    case "/common_evaluate": case "/common_evaluate_batch": return (s(config["compile_timeout"], 10) + s(extra["total_timeout"], 300)) * 1000 + QUEUE_ALLOWANCE_MS;
+    default: return 30 * 60_000; // a batch of rewards: many programs, each with its own budget
+  }
+}
+
+/** The routes that run programs (and so are admitted, and cancelled when nobody waits). */
+const SANDBOX_ROUTES = new Set(["/run_code", "/common_evaluate_batch", "/common_evaluate", "/run_jupyter", "/v1/rewards"]);
+
+/** The route a path names, without the /t/<token>/ and /r/<run>/ prefixes. */
+export function routeOf(path: string): string {
+  let p = path.replace(/\/+$/, "") || "/";
+  p = /^\/t\/[^/]+(\/.*)$/.exec(p)?.[1] ?? p;
+  p = /^\/r\/[^/]+(\/.*)$/.exec(p)?.[1] ?? p;
+  return p;
+}
+
+/** Whether a request runs programs (admission applies to it). */
+export function runsPrograms(method: string, path: string): boolean {
+  return method === "POST" && SANDBOX_ROUTES.has(routeOf(path));
+}
 
 /** Public routes need neither the token nor the backend. */
 const ROUTES: Record<string, { method: string } & ({ handler: Route; public?: false } | { handler: () => Promise<FnResponse>; public: true })> = {
@@ -81,11 +119,15 @@ export async function route(req: FnRequest, deps: FunctionDeps): Promise<FnRespo
     const snap = deps.usage.snapshot(name);
     return snap === undefined ? json(404, { detail: `this instance counted nothing for run ${name}` }) : json(200, snap);
   }
-  if (path === "/v1/stats") {
+  if (path === "/v1/stats" || path === "/metrics") {
     if (req.method !== "GET") return json(405, { detail: "Method Not Allowed" }, { allow: "GET" });
     if (!authorized) return json(401, { detail: "missing or invalid token" }, { "www-authenticate": "Bearer" });
+    if (path === "/metrics") {
+      if (deps.metrics === undefined) return json(404, { detail: "Not Found" });
+      return { status: 200, body: null, text: deps.metrics.prometheus(), headers: { "content-type": "text/plain; version=0.0.4; charset=utf-8" } };
+    }
     const backend = typeof deps.backend === "function" ? undefined : deps.backend;
-    return json(200, { server: deps.serverStats?.() ?? null, sandbox: backend?.stats?.() ?? null });
+    return json(200, { server: deps.serverStats?.() ?? null, sandbox: backend?.stats?.() ?? null, ...(deps.metrics === undefined ? {} : { requests: deps.metrics.snapshot() }) });
   }
   const r = ROUTES[path];
   if (r === undefined || (deps.backend === undefined && r.public !== true)) return json(404, { detail: "Not Found" });
@@ -100,12 +142,39 @@ export async function route(req: FnRequest, deps: FunctionDeps): Promise<FnRespo
     return json(503, e.body(), { "retry-after": String(Math.max(1, Math.ceil(e.retryAfterMs / 1000))) });
   }
   const started = performance.now();
-  const res = await r.handler({ ...req, path }, { ...deps, backend });
+  // Every request carries a deadline; the signal aborts at it, or when the platform says nobody waits any more.
+  const lifetime = new AbortController();
+  const timer = setTimeout(() => lifetime.abort(new RequestCancelled("deadline", path)), deadlineMs(req.headers[DEADLINE_HEADER], routeDeadlineMs(path, req.body)));
+  timer.unref();
+  const onGone = () => lifetime.abort(req.signal!.reason);
+  if (req.signal?.aborted === true) onGone();
+  else req.signal?.addEventListener("abort", onGone, { once: true });
+  let res: FnResponse;
+  try {
+    res = await r.handler({ ...req, path, signal: lifetime.signal }, { ...deps, backend });
+  } catch (e) {
+    if (cancellation(lifetime.signal) === undefined) throw e;
+    res = json(500, { detail: "cancelled" }); // replaced below
+  } finally {
+    clearTimeout(timer);
+    req.signal?.removeEventListener("abort", onGone);
+  }
+  const cancelled = cancellation(lifetime.signal);
+  if (cancelled !== undefined) return cancelledResponse(cancelled);
   if (run !== undefined && deps.usage !== undefined) {
     const delta = usageDelta(path, res);
     if (delta !== undefined) await deps.usage.record(run, { ...delta, requests: 1, functionSeconds: (performance.now() - started) / 1000 });
   }
   return res;
+}
+
+/**
+ * The answer to a request whose work was stopped: 504 past its deadline (verl's sandbox client retries exactly that),
+ * in a body SandboxFusion's and FastAPI's clients both read; a client that disconnected gets nothing (499 is logged).
+ */
+export function cancelledResponse(c: RequestCancelled): FnResponse {
+  const detail = c.reason === "deadline" ? "the request's deadline passed before its programs finished; they were stopped" : "the client disconnected; its programs were stopped";
+  return json(c.reason === "deadline" ? 504 : 499, { status: "SandboxError", message: detail, detail }, { "x-rlpipe-cancelled": c.reason });
 }
 
 const num = (v: unknown): number => (typeof v === "number" && Number.isFinite(v) ? v : 0);

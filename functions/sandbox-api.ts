@@ -5,6 +5,7 @@
 import { z } from "zod";
 import { type ParsedCases, parseCaseList, parseTestCases, programWithTail, TestCaseError } from "../core/grading/cases.js";
 import { canonicalLanguage, extractCode } from "../core/grading/extract.js";
+import { OUTPUT_OMITTED, OutputBudget } from "../core/grading/output-budget.js";
 import type { CaseResult, EvalJob, EvalResult, RunResult, TestCase } from "../core/grading/types.js";
 import type { SandboxBackend } from "../adapters/sandboxes/sandbox.js";
 import { type FnRequest, type FnResponse, json, unprocessable } from "./http-types.js";
@@ -48,6 +49,8 @@ export interface CommandRunResultSF {
   return_code: number | null;
   stdout: string | null;
   stderr: string | null;
+  /** rlpipe's addition to a compile step: its time budget (a slow compiler gets at least its floor, toolchains.ts). */
+  rlpipe_budget_s?: number;
 }
 
 export interface RunCodeResponseSF {
@@ -101,7 +104,7 @@ export async function handleRunCode(req: FnRequest, deps: SandboxApiDeps): Promi
       compileTimeoutMs: r.compile_timeout * 1000,
       memoryMb: r.memory_limit_MB > 0 ? r.memory_limit_MB : deps.defaultMemoryMb ?? 1024,
     },
-  });
+  }, req.signal);
   return json(200, runCodeResponse(result, canonicalLanguage(r.language)));
 }
 
@@ -141,6 +144,7 @@ export function runCodeResponse(r: RunResult, language = ""): RunCodeResponseSF 
   const built = r.compile === undefined ? null : {
     status: r.compile.timedOut ? "TimeLimitExceeded" as const : "Finished" as const,
     execution_time: r.compile.timeMs / 1000, return_code: r.compile.timedOut ? null : r.compile.exitCode, stdout: r.compile.stdout, stderr: r.compile.stderr,
+    ...(r.compile.budgetMs === undefined ? {} : { rlpipe_budget_s: r.compile.budgetMs / 1000 }),
   };
   if (r.status === "compile_error") {
     // The local backend reports an unavailable language as compile_error with no compile step: a missing runtime.
@@ -159,7 +163,8 @@ export function runCodeResponse(r: RunResult, language = ""): RunCodeResponseSF 
     stderr: r.status === "output_limit" ? `${r.stderr}\n[rlpipe: output limit exceeded]`.trimStart() : r.stderr,
   };
   const failed = timedOut || r.status !== "ok";
-  return { status: failed ? "Failed" : "Success", message: "", compile_result: compile, run_result: run, executor_pod_name: null, files: { ...r.files } };
+  // Which limit a program hit, where there is more than one (memory: one process's, or all of its processes').
+  return { status: failed ? "Failed" : "Success", message: r.detail ?? "", compile_result: compile, run_result: run, executor_pod_name: null, files: { ...r.files } };
 }
 
 function sandboxError(message: string): RunCodeResponseSF {
@@ -210,7 +215,7 @@ async function commonEvaluate(req: FnRequest, deps: SandboxApiDeps, parse: (data
     },
     stopOnFirstFailure: extra["run_all_cases"] !== true,
   };
-  const [result] = await deps.backend.evaluate([job]);
+  const [result] = await deps.backend.evaluate([job], { ...(req.signal === undefined ? {} : { signal: req.signal }), outputBudget: new OutputBudget() });
   if (result!.status === "infra_error") {
     // Never report success for a sandbox failure; clients (scalebox.py, ScaleBox's own) retry on 5xx.
     return json(503, { detail: `sandbox error: ${result!.error ?? "unknown"}` });
@@ -234,7 +239,7 @@ function caseExecInfo(c: CaseResult, language: string): RunCodeResponseSF {
   const timedOut = c.status === "timeout";
   return {
     status: c.status === "passed" ? "Success" : "Failed",
-    message: c.status === "wrong_answer" ? "Wrong Answer" : "",
+    message: c.outputOmitted === true ? OUTPUT_OMITTED : c.status === "wrong_answer" ? "Wrong Answer" : c.status === "memory_limit" || c.status === "timeout" ? c.detail ?? "" : "",
     compile_result: null,
     run_result: { status: timedOut ? "TimeLimitExceeded" : "Finished", execution_time: c.timeMs === undefined ? null : c.timeMs / 1000, return_code: timedOut ? null : c.exitCode ?? null, stdout: c.stdout ?? "", stderr: c.stderr ?? "" },
     executor_pod_name: null,

@@ -12,11 +12,12 @@ import { ISOLATIONS, LocalSandbox } from "../adapters/sandboxes/local/local-sand
 import type { RunResult } from "../core/grading/types.js";
 import { pythonScanner } from "./sandbox-security.js";
 
-const SANDBOX_ID = "import os as _os\nprint('sandbox', _os.readlink('/proc/self/ns/pid'))";
+// A sandbox: its PID namespace and when its pid 1 started (a namespace's inode number is reused once it is gone).
+const SANDBOX_ID = "import os as _os\nprint('sandbox', _os.readlink('/proc/self/ns/pid') + '@' + open('/proc/1/stat').read().rsplit(')', 1)[1].split()[19])";
 /** The sandbox a run's program ran in (first line of its stdout) and the rest of its output. */
 function split(r: RunResult): { sandbox: string; rest: string } {
   const [first, ...rest] = r.stdout.split("\n");
-  assert.match(first!, /^sandbox pid:\[\d+\]$/, `${r.status}: ${r.stdout} ${r.stderr}`);
+  assert.match(first!, /^sandbox pid:\[\d+\]@\d+$/, `${r.status}: ${r.stdout} ${r.stderr}`);
   return { sandbox: first!, rest: rest.join("\n") };
 }
 

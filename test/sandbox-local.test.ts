@@ -495,7 +495,7 @@ describe("local sandbox: start-up", () => {
         // One work root for the sandbox and one per Debian root's sandbox, each with the harness compiled by its own Python.
         const dirs = readdirSync(root);
         assert.equal(dirs.length, 1 + detectRoots().length);
-        for (const d of dirs) assert.deepEqual(readdirSync(join(root, d)).filter((f) => f.endsWith(".pyc")).sort(), ["local_harness.pyc", "zygote.pyc"]);
+        for (const d of dirs) assert.deepEqual(readdirSync(join(root, d)).filter((f) => f.endsWith(".pyc")).sort(), ["asserts.pyc", "local_harness.pyc", "reset.pyc", "zygote.pyc"]);
         // The program runs as `python main.py` would: its own argv, its directory first on sys.path (not the harness's).
         const code = "import sys\nfrom helper import x\nprint(sys.argv, sys.path[0] in ('', '.'), x)";
         const r = await sb.run({ language: "python", code, files: { "helper.py": new TextEncoder().encode("x = 7\n") }, limits: { runTimeoutMs: 5000 } });

@@ -9,16 +9,17 @@ import { after, before, describe, it } from "node:test";
 import { E2BSandbox } from "../adapters/sandboxes/e2b.js";
 import { LocalSandbox } from "../adapters/sandboxes/local/local-sandbox.js";
 import { ScaleBoxSandbox } from "../adapters/sandboxes/scalebox.js";
-import { keyringFilter } from "../adapters/sandboxes/local/seccomp.js";
+import { sandboxFilter } from "../adapters/sandboxes/local/seccomp.js";
 import type { EvalJob } from "../core/grading/types.js";
 import { startHttpServer } from "../functions/platforms/http.js";
 import { ResultCache } from "../functions/reward.js";
 import { FakeE2B } from "./fakes/e2b-fake.js";
 import { makeCanaries, rlpipeServe, securitySuite } from "./sandbox-security.js";
 
-// Both isolation paths: the default (warm) and per-program.
-securitySuite("rlpipe serve --sandbox local (warm, the default)", rlpipeServe(["--sandbox", "local"]));
-securitySuite("rlpipe serve --sandbox local --isolation per-program", rlpipeServe(["--sandbox", "local", "--isolation", "per-program"]));
+// Both isolation paths: the default (warm) and per-program. One slot: on the warm path every program runs in the
+// zygote the previous one ran in unless it was replaced, the case where anything left behind would be seen.
+securitySuite("rlpipe serve --sandbox local (warm, the default)", rlpipeServe(["--sandbox", "local", "--concurrency", "1"]));
+securitySuite("rlpipe serve --sandbox local --isolation per-program", rlpipeServe(["--sandbox", "local", "--isolation", "per-program", "--concurrency", "1"]));
 
 const JOB: EvalJob = {
   id: "sum", language: "python", code: "a, b = map(int, input().split())\nprint(a + b)",
@@ -129,15 +130,16 @@ describe("sandbox security: the suite detects what it looks for", () => {
   });
 });
 
-/** Runs a classic-BPF seccomp filter over one (arch, nr) the way the kernel does; returns its verdict. */
-function runFilter(prog: Buffer, arch: number, nr: number): number {
+/** Runs a classic-BPF seccomp filter over one (arch, nr, args[0]) the way the kernel does; returns its verdict. */
+function runFilter(prog: Buffer, arch: number, nr: number, arg0 = 0): number {
   for (let pc = 0, a = 0; pc * 8 < prog.length;) {
     const code = prog.readUInt16LE(pc * 8);
     const jt = prog.readUInt8(pc * 8 + 2);
     const jf = prog.readUInt8(pc * 8 + 3);
     const k = prog.readUInt32LE(pc * 8 + 4);
-    if (code === 0x20) { a = k === 0 ? nr : k === 4 ? arch : NaN; pc++; }
+    if (code === 0x20) { a = k === 0 ? nr : k === 4 ? arch : k === 16 ? arg0 >>> 0 : NaN; pc++; }
     else if (code === 0x15) pc += 1 + (a === k ? jt : jf);
+    else if (code === 0x45) pc += 1 + ((a & k) !== 0 ? jt : jf);
     else if (code === 0x06) return k;
     else throw new Error(`unexpected BPF instruction ${code.toString(16)} at ${pc}`);
   }
@@ -147,24 +149,48 @@ function runFilter(prog: Buffer, arch: number, nr: number): number {
 describe("sandbox security: the seccomp filter bubblewrap installs", () => {
   const ALLOW = 0x7fff0000;
   const EPERM = 0x00050001;
-  const cases: Record<string, { arch: number; keyring: number[]; base?: number }[]> = {
-    x64: [{ arch: 0xc000003e, keyring: [248, 249, 250] }, { arch: 0xc000003e, keyring: [248, 249, 250], base: 0x40000000 }, { arch: 0x40000003, keyring: [286, 287, 288] }],
-    arm64: [{ arch: 0xc00000b7, keyring: [217, 218, 219] }, { arch: 0x40000028, keyring: [309, 310, 311] }],
+  const ENOSYS = 0x00050026;
+  const CLONE_NEWUSER = 0x10000000;
+  const CLONE_NEWPID = 0x20000000;
+  const CLONE_NEWNET = 0x40000000;
+  const CLONE_NEWTIME = 0x80;
+  /** A thread's clone flags (glibc's pthread_create) and a fork's (SIGCHLD as the exit signal). */
+  const CLONE_THREAD_FLAGS = 0x3d0f00;
+  const FORK_FLAGS = 0x01200011;
+  type Abi = { arch: number; base?: number; keyring: number[]; clone: number; unshare: number; setns: number };
+  const cases: Record<string, Abi[]> = {
+    x64: [
+      { arch: 0xc000003e, keyring: [248, 249, 250], clone: 56, unshare: 272, setns: 308 },
+      { arch: 0xc000003e, keyring: [248, 249, 250], clone: 56, unshare: 272, setns: 308, base: 0x40000000 },
+      { arch: 0x40000003, keyring: [286, 287, 288], clone: 120, unshare: 310, setns: 346 },
+    ],
+    arm64: [
+      { arch: 0xc00000b7, keyring: [217, 218, 219], clone: 220, unshare: 97, setns: 268 },
+      { arch: 0x40000028, keyring: [309, 310, 311], clone: 120, unshare: 337, setns: 375 },
+    ],
   };
   for (const [nodeArch, abis] of Object.entries(cases)) {
-    it(`${nodeArch}: refuses add_key, request_key and keyctl (every ABI) with EPERM and allows every other call`, () => {
-      const prog = keyringFilter(nodeArch)!;
+    it(`${nodeArch}: refuses the keyring calls, setns and clone3, new namespaces through unshare and clone (every ABI), and allows every other call`, () => {
+      const prog = sandboxFilter(nodeArch)!;
       assert.ok(prog.length % 8 === 0 && prog.length / 8 <= 255);
-      for (const { arch, keyring, base = 0 } of abis) {
+      for (const { arch, keyring, clone, unshare, setns, base = 0 } of abis) {
         for (let nr = 0; nr < 512; nr++) {
-          const want = keyring.includes(nr) ? EPERM : ALLOW;
-          assert.equal(runFilter(prog, arch, base + nr), want, `arch ${arch.toString(16)} syscall ${base + nr}`);
+          const want = keyring.includes(nr) || nr === setns ? EPERM : nr === 435 ? ENOSYS : ALLOW;
+          // clone and unshare with harmless flags are allowed (threads, forks, unshare of files)
+          assert.equal(runFilter(prog, arch, base + nr, nr === clone ? FORK_FLAGS : 0x400), want, `arch ${arch.toString(16)} syscall ${base + nr}`);
         }
+        assert.equal(runFilter(prog, arch, base + clone, CLONE_THREAD_FLAGS), ALLOW, "a thread");
+        for (const flag of [CLONE_NEWUSER, CLONE_NEWPID, CLONE_NEWNET, 0x00020000]) {
+          assert.equal(runFilter(prog, arch, base + clone, FORK_FLAGS | flag), EPERM, `clone with ${flag.toString(16)}`);
+          assert.equal(runFilter(prog, arch, base + unshare, flag), EPERM, `unshare with ${flag.toString(16)}`);
+        }
+        assert.equal(runFilter(prog, arch, base + unshare, CLONE_NEWTIME), EPERM, "unshare(CLONE_NEWTIME)");
+        assert.equal(runFilter(prog, arch, base + clone, 0x11), ALLOW, "clone's exit signal is not CLONE_NEWTIME");
       }
-      assert.equal(runFilter(prog, 0xdeadbeef, 250), ALLOW, "an ABI without keyring numbers here is left alone");
+      assert.equal(runFilter(prog, 0xdeadbeef, 250), ALLOW, "an ABI without syscall numbers here is left alone");
     });
   }
   it("has no filter for an architecture without a syscall table", () => {
-    assert.equal(keyringFilter("riscv64"), undefined);
+    assert.equal(sandboxFilter("riscv64"), undefined);
   });
 });

@@ -17,6 +17,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
+import { registerProgramAttacks, registerVerdictForgeries } from "./sandbox-attacks.js";
 import { ROOT } from "./helpers.js";
 
 /** Secrets planted in the server's surroundings; `needles` are the byte strings no program may find. */
@@ -56,6 +57,8 @@ export interface SecurityTarget {
   readonly languages: readonly string[];
   /** Whether keys could be planted in the server's session keyring (keyctl may be refused where tests run). */
   readonly keyringPlanted: boolean;
+  /** How the server bounds a program's memory, as its banner says (local sandbox: "cgroup v1", "cgroup v2", "per process"). */
+  readonly memoryBound?: string;
   stop(): Promise<void>;
 }
 
@@ -140,6 +143,7 @@ export function rlpipeServe(args: readonly string[]): StartServer {
       return {
         url: banner[1]!, headers: { authorization: `Bearer ${canaries.env[canaries.tokenEnv]}` }, languages: banner[2]!.split(", "),
         keyringPlanted: stdout.includes("rlpipe-security: keyring planted"), stop,
+        ...(/; memory bound ([^;]+);/.exec(stdout) === null ? {} : { memoryBound: /; memory bound ([^;]+);/.exec(stdout)![1]! }),
       };
     } catch (e) {
       await stop();
@@ -634,6 +638,9 @@ export function securitySuite(label: string, start: StartServer): void {
       assert.deepEqual(r.results.map((x: { score: number; status: string; cases?: string[] }) => [x.status, x.score, x.cases]),
         [["ok", 1, ["passed"]], ["ok", 1, ["passed"]], ["ok", 1, ["passed"]]]);
     });
+
+    registerProgramAttacks(() => t);
+    registerVerdictForgeries(() => t);
 
     it("a wrong program cannot forge passing results through another process's descriptors", async () => {
       const tests = ["assert add(1, 2) == 3", "assert add(2, 2) == 4", "assert add(5, 1) == 6"];

@@ -1,6 +1,7 @@
 // One interface for every sandbox backend: run() for tool calls, evaluate() for rewards (batched,
 // order-preserving), capabilities(), close(). Grading is shared (core/grading); a backend only executes.
 import { type ExitCode, RlpipeError } from "../../core/errors.js";
+import type { OutputBudget } from "../../core/grading/output-budget.js";
 import type { EvalJob, EvalResult, Language, RunRequest, RunResult } from "../../core/grading/types.js";
 
 export type { CaseResult, CaseStatus, Checker, EvalJob, EvalResult, Language, Limits, RunRequest, RunResult, TestCase } from "../../core/grading/types.js";
@@ -12,12 +13,16 @@ export interface Capabilities {
   /** How programs are isolated from each other, for backends with a choice (the local sandbox: warm, per-program). */
   readonly isolation?: string;
   readonly specialJudge: boolean;
+  /** How the local sandbox bounds a program's memory: a cgroup over all its processes, or per process only. */
+  readonly memoryBound?: string;
   /** The local sandbox's Python environment for programs (rlpipe serve --python-env): where, and how many packages. */
   readonly pythonEnv?: { readonly dir: string; readonly packages: number };
 }
 
 export interface EvaluateOptions {
   readonly signal?: AbortSignal;
+  /** What the results may keep of the programs' output, over all jobs (default: DEFAULT_REPLY_OUTPUT_BYTES). */
+  readonly outputBudget?: OutputBudget;
 }
 
 /** Where a backend's time went since it started: program and case counts, milliseconds summed per phase. */
@@ -27,6 +32,10 @@ export interface SandboxStats {
   readonly ms: Readonly<Record<string, number>>;
   /** Event counts (the local sandbox: sandboxes started and retired, programs that waited for one to start). */
   readonly counts?: Readonly<Record<string, number>>;
+  /** The local sandbox's slots: how many, busy, and jobs waiting for one. */
+  readonly slots?: { readonly size: number; readonly busy: number; readonly waiting: number };
+  /** How the local sandbox bounds a program's memory. */
+  readonly memoryBound?: string;
 }
 
 export interface SandboxBackend {

@@ -46,6 +46,10 @@ export async function runServe(argv: readonly string[], io: Io): Promise<number>
   }
   const concurrency = values.concurrency === undefined ? undefined : Number(values.concurrency);
   if (concurrency !== undefined && (!Number.isInteger(concurrency) || concurrency < 1)) throw usage("--concurrency must be a positive integer");
+  const maxRequests = values["max-requests"] === undefined ? undefined : Number(values["max-requests"]);
+  if (maxRequests !== undefined && (!Number.isInteger(maxRequests) || maxRequests < 1)) throw usage(`--max-requests must be a positive integer, got ${values["max-requests"]}`);
+  const overloadStatus = Number(values["overload-status"]);
+  if (overloadStatus !== 429 && overloadStatus !== 503 && overloadStatus !== 504) throw usage(`--overload-status must be 429, 503 or 504, got ${values["overload-status"]}`);
   const isolation = values.isolation as LocalIsolation;
   if (!(LOCAL_ISOLATIONS as readonly string[]).includes(isolation)) throw usage(`--isolation must be ${LOCAL_ISOLATIONS.join(" or ")}, got ${values.isolation}`);
   if (argv.some((a) => a === "--isolation" || a.startsWith("--isolation=")) && values.sandbox !== "local") throw usage("--isolation applies to --sandbox local only");
@@ -54,7 +58,7 @@ export async function runServe(argv: readonly string[], io: Io): Promise<number>
   const runs = await runsDeps(values["runs-store"], values["runs-secret-env"]);
   const backend = values.sandbox === "none" ? undefined : await createBackend(values.sandbox, {
     scaleboxUrls, ...(concurrency === undefined ? {} : { concurrency }), ...(values["e2b-template"] === undefined ? {} : { template: values["e2b-template"] }),
-  }, { isolation, ...(values["python-env"] === undefined ? {} : { pythonEnv: values["python-env"] }) });
+  }, { isolation, ...(values["python-env"] === undefined ? {} : { pythonEnv: values["python-env"] }), ...(values.quiet ? {} : { log: (l: string) => io.err(l) }) });
   if (backend === undefined && runs === undefined) throw usage("--sandbox none serves nothing without --runs-store");
   // Per-run usage (what `rlpipe cost --run` reads): counted always, written to --usage-store when given.
   const usageStore = values["usage-store"] === undefined ? undefined : await (await import("../../adapters/storage/store.js")).openStore(values["usage-store"]);
@@ -62,7 +66,7 @@ export async function runServe(argv: readonly string[], io: Io): Promise<number>
   let server: Awaited<ReturnType<typeof startHttpServer>>;
   try {
     server = await startHttpServer({ ...(backend === undefined ? {} : { backend }), ...(runs === undefined ? {} : { runs }), cache: new ResultCache(), usage: meter, ...(token === undefined ? {} : { token }) }, {
-      host: values.host, port, ...(values.quiet ? {} : { log: (l: string) => io.err(l) }),
+      host: values.host, port, overloadStatus, ...(maxRequests === undefined ? {} : { maxRequests }), ...(values.quiet ? {} : { log: (l: string) => io.err(l) }),
     });
   } catch (e) {
     await backend?.close();
@@ -72,7 +76,7 @@ export async function runServe(argv: readonly string[], io: Io): Promise<number>
   }
   const caps = await backend?.capabilities();
   const what = [
-    caps === undefined ? undefined : `sandbox ${caps.backend}: ${caps.languages.join(", ")}; ${caps.isolation === undefined ? "" : `isolation ${caps.isolation}; `}${caps.pythonEnv === undefined ? "" : `python env ${caps.pythonEnv.dir} (${caps.pythonEnv.packages} packages); `}concurrency ${caps.maxConcurrency}`,
+    caps === undefined ? undefined : `sandbox ${caps.backend}: ${caps.languages.join(", ")}; ${caps.isolation === undefined ? "" : `isolation ${caps.isolation}; `}${caps.memoryBound === undefined ? "" : `memory bound ${caps.memoryBound}; `}${caps.pythonEnv === undefined ? "" : `python env ${caps.pythonEnv.dir} (${caps.pythonEnv.packages} packages); `}concurrency ${caps.maxConcurrency}; admits ${server.capacity} requests`,
     runs === undefined ? undefined : `runs → ${runs.store.url}`,
     usageStore === undefined ? undefined : `usage → ${values["usage-store"]}`,
   ].filter((x) => x !== undefined).join("; ");

@@ -67,6 +67,8 @@ export interface CaseResult {
   readonly timeMs?: number;
   /** Short reason for a failure ("expected 3 lines, got 1", "Total Timeout", an infra message). */
   readonly detail?: string;
+  /** stdout and stderr are not kept: the request's reply budget for program output was spent (output-budget.ts). */
+  readonly outputOmitted?: boolean;
 }
 
 export interface EvalResult {
@@ -100,7 +102,9 @@ export interface RunResult {
   readonly stdout: string;
   readonly stderr: string;
   readonly timeMs: number;
-  readonly compile?: { readonly exitCode: number | null; readonly stdout: string; readonly stderr: string; readonly timeMs: number; readonly timedOut: boolean };
+  readonly compile?: { readonly exitCode: number | null; readonly stdout: string; readonly stderr: string; readonly timeMs: number; readonly timedOut: boolean; readonly budgetMs?: number };
+  /** Which limit a program hit, where it matters (memory: one process's, or all of the program's processes). */
+  readonly detail?: string;
   /** Set for infra_error. */
   readonly error?: string;
   /** The fetched files that existed (RunRequest.fetchFiles), base64. */

@@ -28,6 +28,7 @@ export interface FunctionGraphContext {
   getSecuritySecretKey?(): string;
   getSecurityToken?(): string;
   getMemorySize?(): number | string;
+  getRemainingTimeInMilliSeconds?(): number;
 }
 
 export function functionGraphHttpEvent(event: unknown): HttpEvent | undefined {
@@ -83,6 +84,7 @@ export function functionGraphCredentialStamp(ctx: FunctionGraphContext | undefin
 export function functionGraphHandler(factory: FunctionAppFactory, opts: HandlerOptions = {}): PlatformHandler<FunctionGraphContext> {
   return platformHandler<FunctionGraphContext>({
     limits: FUNCTIONGRAPH_LIMITS,
+    remainingMs: (ctx) => ctx?.getRemainingTimeInMilliSeconds?.(),
     httpEvent: functionGraphHttpEvent,
     credentialStamp: functionGraphCredentialStamp,
     coldStart: (ctx, { env, log }) => {

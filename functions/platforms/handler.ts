@@ -15,6 +15,11 @@ export interface PlatformSpec<Ctx> {
    * changes, the app is built again so that it signs with the new ones. Undefined: nothing to follow.
    */
   credentialStamp?(ctx: Ctx): string | undefined;
+  /**
+   * Milliseconds the platform leaves this invocation, when its context tells: a request's programs are stopped a
+   * little before (nobody would receive their answer), so they do not outlive it in a remote sandbox.
+   */
+  remainingMs?(ctx: Ctx): number | undefined;
   /** Environment and secrets for the cold start, from the first invocation's context. */
   coldStart(ctx: Ctx, base: { readonly env: NodeJS.ProcessEnv; readonly log: RedactingLog; readonly fetch: typeof fetch }): ColdStart;
 }
@@ -86,7 +91,10 @@ export function platformHandler<Ctx>(spec: PlatformSpec<Ctx>, factory: FunctionA
       if (http !== undefined) return errorResult(status, detail, limits);
       throw new Error(detail);
     }
-    if (http !== undefined) return serveHttpEvent(http, built.app, { limits, basePath: built.basePath, log: log.line });
+    if (http !== undefined) {
+      const remaining = spec.remainingMs?.(context);
+      return serveHttpEvent(http, built.app, { limits, basePath: built.basePath, log: log.line, ...(remaining === undefined ? {} : { remainingMs: remaining }) });
+    }
     if (built.app.event === undefined) {
       const detail = `this function answers ${limits.platform} HTTP trigger events only; got ${keysOf(event)}`;
       log.line(`unhandled event: ${detail}`);

@@ -3,6 +3,7 @@
 // stripped, size and content-type checks, JSON parsing) and the app's FnResponse becomes the
 // {statusCode, headers, body, isBase64Encoded} object Lambda, FunctionGraph and SCF all expect. Errors answer
 // with the JSON shapes functions/platforms/http.ts uses; an exception answers 500 {detail:"internal error"}.
+import { cancellation, RequestCancelled } from "../admission.js";
 import { RlpipeError } from "../../core/errors.js";
 import type { FunctionApp } from "../app.js";
 import { type FnRequest, type FnResponse, json } from "../http-types.js";
@@ -117,7 +118,7 @@ export function toHttpResult(r: FnResponse, limits: HttpLimits): HttpResult {
   const result = (res: FnResponse): HttpResult => ({
     statusCode: res.status,
     headers: { "content-type": "application/json", ...res.headers },
-    body: JSON.stringify(res.body ?? null),
+    body: res.text ?? JSON.stringify(res.body ?? null),
     isBase64Encoded: false,
   });
   const out = result(r);
@@ -137,7 +138,12 @@ export interface ServeOptions {
   readonly limits: HttpLimits;
   readonly basePath: string | undefined;
   readonly log: (line: string) => void;
+  /** The time the platform leaves the invocation: its programs are stopped PLATFORM_MARGIN_MS before it ends. */
+  readonly remainingMs?: number;
 }
+
+/** Time kept to answer (and let a remote sandbox stop) before the platform ends the invocation. */
+const PLATFORM_MARGIN_MS = 2000;
 
 /** One HTTP trigger event through the app: always a response object, never a thrown error. */
 export async function serveHttpEvent(ev: HttpEvent, app: FunctionApp, opts: ServeOptions): Promise<HttpResult> {
@@ -148,12 +154,19 @@ export async function serveHttpEvent(ev: HttpEvent, app: FunctionApp, opts: Serv
   if (isResponse(req)) res = req;
   else if (app.http === undefined) res = json(404, { detail: "this function has no HTTP API; invoke it with an event" });
   else {
+    const ending = new AbortController();
+    const timer = opts.remainingMs === undefined ? undefined
+      : setTimeout(() => ending.abort(new RequestCancelled("deadline", path)), Math.max(0, opts.remainingMs - PLATFORM_MARGIN_MS));
     try {
-      res = await app.http(req);
+      res = await app.http({ ...req, signal: ending.signal });
     } catch (e) {
       opts.log(`error ${describeError(e)}`);
       res = json(500, { detail: "internal error" });
+    } finally {
+      clearTimeout(timer);
     }
+    const cancelled = cancellation(ending.signal);
+    if (cancelled !== undefined) opts.log(`cancelled ${ev.method.toUpperCase()} ${loggablePath(path)}: the invocation's time was nearly up; its programs were stopped`);
   }
   const out = toHttpResult(res, opts.limits);
   opts.log(`${ev.method.toUpperCase()} ${loggablePath(path)} ${out.statusCode} ${(performance.now() - started).toFixed(0)}ms`);

@@ -1,21 +1,31 @@
-// The sandbox function as a node:http server (what `rlpipe serve` runs). Bodies are size-limited and must
-// be JSON; every response is JSON; the request log never contains a token.
+// The sandbox function as a node:http server (what `rlpipe serve` runs). Bodies are size-limited and must be JSON;
+// every response is JSON (Prometheus text at /metrics); the request log never contains a token. Requests that run
+// programs are admitted up to a bound before their body is read (functions/admission.ts): the rest are answered 429
+// with Retry-After at once, and an admitted request's programs are stopped as soon as its client disconnects.
 import { type IncomingMessage, type Server, type ServerResponse, createServer } from "node:http";
 import type { AddressInfo } from "node:net";
+import { Admission, cancellation, defaultCapacity, isRefusal, RequestCancelled, type Ticket } from "../admission.js";
 import type { FnResponse } from "../http-types.js";
-import { type FunctionDeps, route } from "../router.js";
+import { type FunctionDeps, route, routeOf, runsPrograms } from "../router.js";
+import { ServerMetrics } from "../server-metrics.js";
 
 export interface HttpServerOptions {
   readonly host: string;
   readonly port: number;
   /** Largest accepted request body (default 32 MiB; a batch of long completions fits). */
   readonly maxBodyBytes?: number;
+  /** Requests that run programs admitted at once (default: admission.ts defaultCapacity of the sandbox's slots). */
+  readonly maxRequests?: number;
+  /** The status an overloaded server answers (default 429; 503 and 504 for clients that retry only those). */
+  readonly overloadStatus?: 429 | 503 | 504;
   readonly log?: (line: string) => void;
 }
 
 export interface RunningServer {
   readonly url: string;
   readonly port: number;
+  /** Requests admitted at once. */
+  readonly capacity: number;
   close(): Promise<void>;
 }
 
@@ -32,11 +42,13 @@ function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
     });
     req.on("end", () => resolve(Buffer.concat(chunks)));
     req.on("error", reject);
+    req.on("close", () => reject(new RequestCancelled("client_disconnected", "body")));
   });
 }
 
 function send(res: ServerResponse, r: FnResponse): void {
-  const body = JSON.stringify(r.body);
+  if (res.destroyed) return;
+  const body = r.text ?? JSON.stringify(r.body);
   res.writeHead(r.status, { "content-type": "application/json", "content-length": Buffer.byteLength(body), ...r.headers });
   res.end(body);
 }
@@ -51,15 +63,69 @@ class ServerTimings {
   }
 }
 
+/** One log line per overload episode: its start, then a count at most every 10 s while it lasts. */
+class OverloadLog {
+  private since = 0;
+  private lastLine = Number.NEGATIVE_INFINITY;
+  constructor(private readonly log: ((line: string) => void) | undefined) {}
+
+  rejected(a: Admission, status: number, retryAfterS: number): void {
+    this.since++;
+    const now = performance.now();
+    if (now - this.lastLine < 10_000) return;
+    this.log?.(`overload: ${this.since} request${this.since === 1 ? "" : "s"} answered ${status} (${a.active} in progress, at most ${a.capacity}; Retry-After ${retryAfterS} s)`);
+    this.lastLine = now;
+    this.since = 0;
+  }
+}
+
 export async function startHttpServer(deps: FunctionDeps, opts: HttpServerOptions): Promise<RunningServer> {
   const limit = opts.maxBodyBytes ?? 32 << 20;
   const timings = new ServerTimings();
-  deps = { ...deps, serverStats: () => timings.snapshot() };
+  const metrics = new ServerMetrics();
+  const backend = typeof deps.backend === "function" ? undefined : deps.backend;
+  const slots = backend === undefined ? 1 : (await backend.capabilities()).maxConcurrency;
+  const admission = new Admission(opts.maxRequests ?? defaultCapacity(slots), slots);
+  const overloadStatus = opts.overloadStatus ?? 429;
+  const overloads = new OverloadLog(opts.log);
+  metrics.gauge("requests_in_progress", "Requests that run programs, admitted and not yet answered", () => admission.active);
+  metrics.gauge("requests_queued", "Admitted requests beyond the sandbox's slots (waiting for one)", () => admission.queued);
+  metrics.gauge("requests_capacity", "Requests admitted at once", () => admission.capacity);
+  if (backend?.stats !== undefined) {
+    const stats = backend.stats.bind(backend);
+    metrics.gauge("sandbox_slots_busy", "Sandbox slots running a program", () => stats().slots?.busy ?? 0);
+    metrics.gauge("sandbox_jobs_waiting", "Jobs waiting for a sandbox slot", () => stats().slots?.waiting ?? 0);
+    metrics.counterFrom("sandbox_programs", "Programs the sandbox ran", () => stats().programs);
+    metrics.counterFrom("sandbox_zygotes_retired", "Warm sandboxes retired (served their programs, aged, or found unclean)", () => stats().counts?.["zygotesRetired"] ?? 0);
+    metrics.counterFrom("sandbox_stalls", "Sandboxes ended because their harness stopped answering", () => stats().counts?.["stalls"] ?? 0);
+    metrics.counterFrom("sandbox_anomalies", "Programs after which the clean-up found something left or changed", () => stats().counts?.["anomalies"] ?? 0);
+    metrics.counterFrom("sandbox_program_memory_kills", "Programs whose processes together passed their memory limit", () => stats().counts?.["programMemoryKills"] ?? 0);
+  }
+  deps = { ...deps, serverStats: () => ({ ...timings.snapshot(), admission: { capacity: admission.capacity, inProgress: admission.active, queued: admission.queued, ...admission.counts } }), metrics };
   const server: Server = createServer(async (req, res) => {
     const started = performance.now();
     const path = (req.url ?? "/").split("?")[0]!;
+    const label = routeOf(path);
     let status = 500;
+    let ticket: Ticket | undefined;
+    let cancelled: RequestCancelled | undefined;
     try {
+      if (runsPrograms(req.method ?? "GET", path)) {
+        const place = admission.enter();
+        if (isRefusal(place)) {
+          status = overloadStatus;
+          metrics.rejected(label);
+          overloads.rejected(admission, status, place.retryAfterS);
+          res.setHeader("connection", "close");
+          send(res, { status, body: { status: "SandboxError", message: place.detail, detail: place.detail }, headers: { "retry-after": String(place.retryAfterS) } });
+          req.resume();
+          return;
+        }
+        ticket = place;
+      }
+      // Nobody waits for the answer once the client is gone: its programs are stopped at once.
+      const gone = new AbortController();
+      res.on("close", () => { if (!res.writableFinished) gone.abort(new RequestCancelled("client_disconnected", label)); });
       let body: unknown;
       if (req.method === "POST") {
         const declared = Number(req.headers["content-length"] ?? "0");
@@ -83,9 +149,10 @@ export async function startHttpServer(deps: FunctionDeps, opts: HttpServerOption
       for (const [k, v] of Object.entries(req.headers)) headers[k] = Array.isArray(v) ? v.join(",") : v;
       const query = Object.fromEntries(new URLSearchParams((req.url ?? "").split("?")[1] ?? ""));
       const parsed = performance.now();
-      const r = await route({ method: req.method ?? "GET", path, headers, query, body }, deps);
+      const r = await route({ method: req.method ?? "GET", path, headers, query, body, signal: gone.signal }, deps);
       const handled = performance.now();
       status = r.status;
+      cancelled = cancellation(gone.signal) ?? (r.headers?.["x-rlpipe-cancelled"] === "deadline" ? new RequestCancelled("deadline", label) : undefined);
       send(res, r);
       timings.requests++;
       timings.ms.parseMs += parsed - started;
@@ -97,11 +164,25 @@ export async function startHttpServer(deps: FunctionDeps, opts: HttpServerOption
         if (!res.headersSent) send(res, { status, body: { detail: `request body larger than ${limit} bytes` } });
         return;
       }
+      if (e instanceof RequestCancelled) {
+        cancelled = e;
+        status = 499;
+        return;
+      }
       status = 500;
       if (!res.headersSent) send(res, { status, body: { detail: "internal error" } });
       opts.log?.(`error ${(e as Error).message}`);
     } finally {
-      opts.log?.(`${req.method} ${path.replace(/^\/t\/[^/]+/, "/t/***")} ${status} ${(performance.now() - started).toFixed(0)}ms`);
+      ticket?.release();
+      const ms = performance.now() - started;
+      if (cancelled !== undefined) {
+        if (cancelled.reason === "client_disconnected") status = 499;
+        metrics.cancelled(label, cancelled.reason);
+        opts.log?.(`cancelled ${req.method} ${path.replace(/^\/t\/[^/]+/, "/t/***")}: ${cancelled.reason === "deadline" ? "its deadline passed" : "the client disconnected"} after ${(ms / 1000).toFixed(1)} s; its programs were stopped`);
+      }
+      if (status !== overloadStatus || ticket !== undefined) metrics.requestDone(label, status, ms);
+      if (status === 503 && ticket !== undefined) metrics.infraError(label);
+      opts.log?.(`${req.method} ${path.replace(/^\/t\/[^/]+/, "/t/***")} ${status} ${ms.toFixed(0)}ms`);
     }
   });
   server.keepAliveTimeout = 65_000;
@@ -115,6 +196,7 @@ export async function startHttpServer(deps: FunctionDeps, opts: HttpServerOption
   return {
     url: `http://${hostForUrl}:${addr.port}`,
     port: addr.port,
+    capacity: admission.capacity,
     close: () => new Promise<void>((resolve) => { server.close(() => resolve()); server.closeAllConnections(); }),
   };
 }

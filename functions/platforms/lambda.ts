@@ -20,6 +20,7 @@ export const LAMBDA_LIMITS: HttpLimits = { platform: "Lambda", maxRequestBytes: 
 export interface LambdaContext {
   readonly awsRequestId?: string;
   readonly functionName?: string;
+  getRemainingTimeInMillis?(): number;
 }
 
 type Obj = Record<string, unknown>;
@@ -58,6 +59,7 @@ export function lambdaHandler(factory: FunctionAppFactory, opts: HandlerOptions 
   return platformHandler<LambdaContext>({
     limits: LAMBDA_LIMITS,
     httpEvent: lambdaHttpEvent,
+    remainingMs: (ctx) => ctx?.getRemainingTimeInMillis?.(),
     coldStart: (_ctx, { env, log, fetch }) => ({
       env,
       secrets: cachedSecrets(awsSecretReader(env, fetch), log),

@@ -23,6 +23,8 @@ export interface ScfContext {
   readonly request_id?: string;
   readonly function_name?: string;
   readonly memory_limit_in_mb?: number | string;
+  /** The invocation's time limit (the handler starts when the invocation does). */
+  readonly time_limit_in_ms?: number | string;
 }
 
 export function scfHttpEvent(event: unknown): HttpEvent | undefined {
@@ -41,6 +43,7 @@ export function scfEnv(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
 export function scfHandler(factory: FunctionAppFactory, opts: HandlerOptions = {}): PlatformHandler<ScfContext> {
   return platformHandler<ScfContext>({
     limits: SCF_LIMITS,
+    remainingMs: (ctx) => { const n = Number(ctx?.time_limit_in_ms); return Number.isFinite(n) && n > 0 ? n : undefined; },
     httpEvent: scfHttpEvent,
     credentialStamp: () => (opts.env ?? process.env)["TENCENTCLOUD_SECRETID"],
     coldStart: (ctx, { env, log }) => {

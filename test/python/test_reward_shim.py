@@ -1,6 +1,7 @@
 """The verl-side reward shim against a live `rlpipe serve`, plus stub servers for its retry behaviour."""
 import json
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, HTTPServer
 
 import pytest
@@ -137,3 +138,196 @@ def test_names_its_run_so_the_function_counts_it(server_url, monkeypatch):
     shim.compute_score("code", RIGHT, GT, url=server_url + "/v1/rewards")  # names no run: not counted
     with urllib.request.urlopen(server_url + "/v1/usage/" + run, timeout=10) as resp:
         assert json.loads(resp.read().decode("utf-8"))["counters"]["requests"] == 2
+
+
+# --- Overload: 429/503 with Retry-After (stub server; time.sleep and time.monotonic faked, nothing really waits) ---
+
+class _Overloaded(BaseHTTPRequestHandler):
+    """Answers `overloads` requests with `status` (+ Retry-After when set), then 200 with a valid body."""
+    overloads = 0
+    status = 429
+    retry_after = None  # a header value, a callable returning one (evaluated per answer), or None for no header
+    times = []  # wall-clock time of each request
+    auth = []
+
+    def do_POST(self):  # noqa: N802
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        _Overloaded.times.append(time.time())
+        _Overloaded.auth.append(self.headers.get("Authorization"))
+        if _Overloaded.overloads > 0:
+            _Overloaded.overloads -= 1
+            status, data = _Overloaded.status, json.dumps({"detail": "overloaded: queue full"}).encode()
+            ra = _Overloaded.retry_after() if callable(_Overloaded.retry_after) else _Overloaded.retry_after
+        else:
+            status, data, ra = 200, json.dumps({"results": [ok(1.0) for _ in body["samples"]]}).encode(), None
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        if ra is not None:
+            self.send_header("Retry-After", ra)
+        self.end_headers()
+        self.wfile.write(data)
+
+    def log_message(self, *a):
+        pass
+
+
+def overloaded_server(overloads, retry_after="1", status=429):
+    _Overloaded.overloads, _Overloaded.retry_after, _Overloaded.status = overloads, retry_after, status
+    _Overloaded.times, _Overloaded.auth = [], []
+
+
+@pytest.fixture()
+def overloaded():
+    srv = HTTPServer(("127.0.0.1", 0), _Overloaded)
+    t = threading.Thread(target=srv.serve_forever, daemon=True)
+    t.start()
+    yield "http://127.0.0.1:%d" % srv.server_address[1]
+    srv.shutdown()
+    srv.server_close()
+
+
+class _Clock:
+    def __init__(self):
+        self.now = 1000.0
+        self.sleeps = []
+
+    def sleep(self, s):
+        assert s >= 0
+        self.sleeps.append(s)
+        self.now += s
+
+    def monotonic(self):
+        return self.now
+
+
+@pytest.fixture()
+def clock(monkeypatch):
+    """Records the shim's sleeps instead of sleeping; its monotonic clock advances only by them."""
+    c = _Clock()
+    monkeypatch.setattr(shim.time, "sleep", c.sleep)
+    monkeypatch.setattr(shim.time, "monotonic", c.monotonic)
+    monkeypatch.setattr(shim, "_overload_logged_at", None)
+    return c
+
+
+SAMPLE = {"data_source": "c", "solution_str": RIGHT, "ground_truth": GT, "extra_info": None}
+
+
+def test_retry_after_is_waited_out_with_jitter(overloaded, clock):
+    overloaded_server(4, "10")
+    r = shim.score_samples([SAMPLE], url=overloaded + "/v1/rewards", retries=0, backoff_s=0.01)
+    assert [x["score"] for x in r] == [1.0]
+    assert len(_Overloaded.times) == 5 and _Overloaded.times == sorted(_Overloaded.times)
+    assert len(clock.sleeps) == 4
+    assert all(10.0 <= s <= 15.0 for s in clock.sleeps), clock.sleeps  # Retry-After + 0..50% of it
+    assert len(set(clock.sleeps)) > 1 and max(clock.sleeps) > 10.0, "the waits are jittered"
+
+
+def test_retry_after_jitter_bounds(overloaded, clock, monkeypatch):
+    monkeypatch.setattr(shim.random, "uniform", lambda a, b: b)  # the largest jitter the shim may draw
+    overloaded_server(1, "10")
+    shim.compute_score("code", RIGHT, GT, url=overloaded + "/v1/rewards", retries=0)
+    overloaded_server(1, "2")  # small Retry-After: jitter is still 0..1 s
+    shim.compute_score("code", RIGHT, GT, url=overloaded + "/v1/rewards", retries=0)
+    monkeypatch.setattr(shim.random, "uniform", lambda a, b: a)  # the smallest: never earlier than Retry-After
+    overloaded_server(1, "7")
+    shim.compute_score("code", RIGHT, GT, url=overloaded + "/v1/rewards", retries=0)
+    assert clock.sleeps == [15.0, 3.0, 7.0]
+
+
+def test_retry_after_http_date(overloaded, clock):
+    from email.utils import formatdate
+    overloaded_server(2, lambda: formatdate(time.time() + 40, usegmt=True))
+    r = shim.compute_score("code", RIGHT, GT, url=overloaded + "/v1/rewards", retries=0, backoff_s=0.01)
+    assert r["score"] == 1.0
+    assert len(clock.sleeps) == 2 and all(30.0 <= s <= 60.0 for s in clock.sleeps), clock.sleeps
+    clock.sleeps.clear()
+    overloaded_server(1, lambda: formatdate(time.time() - 3600, usegmt=True))  # a date in the past: retry now (+ jitter)
+    shim.compute_score("code", RIGHT, GT, url=overloaded + "/v1/rewards", retries=0)
+    assert len(clock.sleeps) == 1 and 0.0 <= clock.sleeps[0] <= 1.0
+    clock.sleeps.clear()
+    overloaded_server(1, "soon")  # unreadable: as if absent, an ordinary retry
+    with pytest.raises(shim.RewardServiceError, match="after 1 attempts: HTTP 429"):
+        shim.compute_score("code", RIGHT, GT, url=overloaded + "/v1/rewards", retries=0)
+    assert clock.sleeps == []
+
+
+def test_overload_outlasts_retries_then_stops_at_overload_wait_s(overloaded, clock):
+    overloaded_server(8, "1")
+    assert shim.compute_score("code", RIGHT, GT, url=overloaded + "/v1/rewards", retries=1)["score"] == 1.0
+    assert len(_Overloaded.times) == 9  # far past retries + 1 = 2 attempts
+    clock.sleeps.clear()
+    overloaded_server(10 ** 6, "10")
+    with pytest.raises(shim.RewardServiceError, match=r"stayed overloaded \(HTTP 429\) for 45 s") as e:
+        shim.compute_score("code", RIGHT, GT, url=overloaded + "/v1/rewards", retries=1, overload_wait_s=45)
+    assert "queue full" in str(e.value)
+    assert sum(clock.sleeps) == pytest.approx(45.0)  # never waits beyond the budget
+    assert all(10.0 <= s <= 15.0 for s in clock.sleeps[:-1]) and clock.sleeps[-1] <= 15.0, clock.sleeps
+    assert len(_Overloaded.times) == len(clock.sleeps) + 1 > 2
+
+
+def test_without_retry_after_the_exponential_backoff_is_kept(overloaded, clock, monkeypatch):
+    overloaded_server(2, None)
+    assert shim.compute_score("code", RIGHT, GT, url=overloaded + "/v1/rewards", retries=2, backoff_s=1.0)["score"] == 1.0
+    assert len(clock.sleeps) == 2 and 0 <= clock.sleeps[0] <= 1.0 and 0 <= clock.sleeps[1] <= 2.0
+    monkeypatch.setattr(shim.random, "uniform", lambda a, b: b)
+    clock.sleeps.clear()
+    overloaded_server(3, None)
+    assert shim.compute_score("code", RIGHT, GT, url=overloaded + "/v1/rewards", retries=3, backoff_s=1.0)["score"] == 1.0
+    assert clock.sleeps == [1.0, 2.0, 4.0]
+    clock.sleeps.clear()
+    overloaded_server(5, None)  # no Retry-After: counts against retries
+    with pytest.raises(shim.RewardServiceError, match="after 2 attempts: HTTP 429"):
+        shim.compute_score("code", RIGHT, GT, url=overloaded + "/v1/rewards", retries=1, backoff_s=1.0)
+    assert clock.sleeps == [1.0]
+
+
+def test_503_with_retry_after_is_overload_too(overloaded, clock):
+    overloaded_server(3, "5", status=503)
+    assert shim.compute_score("code", RIGHT, GT, url=overloaded + "/v1/rewards", retries=0, backoff_s=0.01)["score"] == 1.0
+    assert len(clock.sleeps) == 3 and all(5.0 <= s <= 7.5 for s in clock.sleeps), clock.sleeps
+    overloaded_server(10 ** 6, "5", status=503)
+    with pytest.raises(shim.RewardServiceError, match=r"stayed overloaded \(HTTP 503\) for 20 s"):
+        shim.compute_score_batch(["c"] * 2, [RIGHT, HALF], [GT, GT], [None, None], url=overloaded + "/v1/rewards", retries=0, overload_wait_s=20)
+
+
+def test_retry_after_on_other_5xx_is_honoured_but_counts_against_retries(overloaded, clock):
+    overloaded_server(5, "4", status=502)
+    with pytest.raises(shim.RewardServiceError, match="after 2 attempts: HTTP 502"):
+        shim.compute_score("code", RIGHT, GT, url=overloaded + "/v1/rewards", retries=1, backoff_s=0.01)
+    assert len(clock.sleeps) == 1 and 4.0 <= clock.sleeps[0] <= 6.0
+
+
+def test_a_wait_is_capped_at_max_wait_s(overloaded, clock):
+    from email.utils import formatdate
+    overloaded_server(1, "3600")
+    shim.compute_score("code", RIGHT, GT, url=overloaded + "/v1/rewards", retries=0)  # default max_wait_s=60
+    overloaded_server(1, "10")
+    shim.compute_score("code", RIGHT, GT, url=overloaded + "/v1/rewards", retries=0, max_wait_s=5)
+    overloaded_server(1, lambda: formatdate(time.time() + 7200, usegmt=True))
+    shim.compute_score_batch(["c"], [RIGHT], [GT], [None], url=overloaded + "/v1/rewards", retries=0)
+    assert clock.sleeps == [60.0, 5.0, 60.0]
+
+
+def test_overload_is_logged_at_most_every_30_s_without_the_token(overloaded, clock, monkeypatch, capsys):
+    token = "shim-secret-token-fedcba9876543210"
+    monkeypatch.setenv(shim.TOKEN_ENV, token)
+    monkeypatch.setattr(shim.random, "uniform", lambda a, b: a)  # waits of exactly 10 s: at 0, 10, 20, 30, 40 s
+    overloaded_server(5, "10")
+    url = overloaded + "/t/" + token + "/v1/rewards"
+    assert shim.compute_score("code", RIGHT, GT, url=url, retries=0)["score"] == 1.0
+    assert _Overloaded.auth == ["Bearer " + token] * 6
+    out, err = capsys.readouterr()
+    lines = err.splitlines()
+    assert out == "" and len(lines) == 2, err  # the waits at 0 s and 30 s
+    assert all(l.startswith("rlpipe_reward: server overloaded (429), retrying in 10.0 s") for l in lines), err
+    overloaded_server(10 ** 6, "10")
+    with pytest.raises(shim.RewardServiceError) as e:
+        shim.compute_score("code", RIGHT, GT, url=url, retries=0, overload_wait_s=25)
+    out, err = capsys.readouterr()
+    assert token not in err and token not in str(e.value) and "/t/***/" in str(e.value)
+    overloaded_server(0)
+    clock.now += 1000
+    shim.compute_score("code", RIGHT, GT, url=url, retries=0)
+    assert capsys.readouterr() == ("", "")  # nothing on success

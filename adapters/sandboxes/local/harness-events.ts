@@ -1,13 +1,19 @@
 // What the in-sandbox zygote (harness/zygote.py over harness/local_harness.py) reports, one JSON line per event.
-export interface HarnessCase { kind: "stdio" | "call" | "assert"; stdin?: string; fnName?: string; args?: readonly unknown[]; testCode?: string; entryPoint?: string; files?: Record<string, string>; fetch?: string[] }
+export interface HarnessCase {
+  kind: "stdio" | "call" | "assert"; stdin?: string; fnName?: string; args?: readonly unknown[]; testCode?: string; entryPoint?: string;
+  files?: Record<string, string>; fetch?: string[];
+  /** A Python assert case whose test runs apart from the program (asserts.py); its testCode is sent separately. */
+  split?: boolean;
+}
 
 export interface HarnessEvent {
   /**
    * ready: the zygote can take a program. built: a program is ready to run (compile: its compiler's result, for
    * languages that compile). case: one case ran. budget: the job's total budget ran out before or during case
-   * `index`. done: the program ended and the zygote cleaned up after it.
+   * `index`. tests: the harness is ready for the test codes of split assert cases. done: the program ended and the
+   * zygote cleaned up after it.
    */
-  event: "ready" | "built" | "compile" | "case" | "budget" | "done";
+  event: "ready" | "built" | "compile" | "tests" | "case" | "budget" | "done";
   index?: number;
   exitCode: number | null;
   signal?: number | null;
@@ -17,6 +23,8 @@ export interface HarnessEvent {
   timedOut: boolean;
   outputExceeded?: boolean;
   memoryExceeded?: boolean;
+  /** Set here, not by the harness: the kernel's OOM killer ended a process of the program (its cgroup's limit). */
+  programMemoryExceeded?: boolean;
   valueJson?: string;
   unavailable?: boolean;
   /** case: [fork, program, collect] milliseconds as the harness measured them. */
@@ -50,4 +58,10 @@ export interface HarnessOutcome {
   stoppedEarly?: boolean;
   infraError?: string;
   timing?: ProgramTiming;
+  /** The harness stopped answering during case `stalled` (-1: during the build or the clean-up) and was ended. */
+  stalled?: number;
+  /** The program's processes together passed its memory limit while the interrupted case ran. */
+  programMemoryExceeded?: boolean;
+  /** What the clean-up after the program found (empty: clean). */
+  anomaly?: readonly string[];
 }

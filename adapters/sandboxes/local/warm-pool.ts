@@ -1,7 +1,7 @@
 // Warm isolation for the local sandbox: a pool of long-lived zygotes (zygote.ts), each a bubblewrap sandbox that
 // forks a manager per program and a child per test case, so a program pays forks instead of a bubblewrap and
 // interpreter start. The zygote restores a clean state after every program itself and exits on any leftover or
-// change (harness/zygote.py); this side replaces a zygote that exited, was killed (stuck past its budget, an
+// change (harness/reset.py); this side replaces a zygote that exited, was killed (stuck past its budget, an
 // abort), served `maxPrograms` programs or is older than `maxAgeMs`. The pool holds `spares` zygotes more than
 // programs can run at once, started ahead of need, so a program never waits for a cold start unless zygotes are
 // replaced faster than they start.
@@ -36,6 +36,8 @@ interface Member {
 
 export class WarmPool {
   private readonly members = new Set<Member>();
+  /** Zygotes taken out of the pool that have not exited yet. */
+  private readonly retiring = new Set<Zygote>();
   private readonly freeUids: number[];
   private readonly waiters: (() => void)[] = [];
   private readonly ageTimer: NodeJS.Timeout;
@@ -75,13 +77,17 @@ export class WarmPool {
     return outcome;
   }
 
-  close(): void {
+  /** Kills every zygote; resolves once all of them (those retiring too) have exited. */
+  async close(): Promise<void> {
     this.closed = true;
     clearInterval(this.ageTimer);
     clearTimeout(this.refill);
     for (const m of this.members) m.zygote.kill();
+    for (const z of this.retiring) z.kill();
+    const gone = [...this.members].map((m) => m.zygote.closed).concat([...this.retiring].map((z) => z.closed));
     this.members.clear();
     for (const w of this.waiters.splice(0)) w();
+    await Promise.all(gone);
   }
 
   /** An idle ready zygote, waiting for one when none is; or why there is none. */
@@ -116,6 +122,8 @@ export class WarmPool {
   private drop(m: Member, kill: boolean): void {
     if (!this.members.delete(m)) return;
     this.counts.zygotesRetired++;
+    this.retiring.add(m.zygote);
+    void m.zygote.closed.then(() => this.retiring.delete(m.zygote));
     if (kill) m.zygote.kill();
     else m.zygote.retire();
     this.fill();

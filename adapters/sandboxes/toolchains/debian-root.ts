@@ -7,7 +7,7 @@ import { spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { SandboxError } from "../sandbox.js";
-import type { Toolchain } from "./toolchains.js";
+import { COMPILE_FLOOR_MS, type Toolchain } from "./toolchains.js";
 import { JULIA_CALL_DRIVER, swiftCallDriver } from "./call-drivers.js";
 
 export interface DebianRootSpec {
@@ -23,7 +23,7 @@ const SRC = "/work/src";
 
 /** Swift as SandboxFusion runs it: swiftc, then the binary (Foundation and Dispatch come with swiftlang). */
 const SWIFT: Toolchain = {
-  language: "swift", file: "main.swift", compile: ["/usr/bin/swiftc", `${SRC}/main.swift`, "-o", `${SRC}/main`], run: [`${SRC}/main`],
+  language: "swift", minCompileTimeoutMs: COMPILE_FLOOR_MS.slow, file: "main.swift", compile: ["/usr/bin/swiftc", `${SRC}/main.swift`, "-o", `${SRC}/main`], run: [`${SRC}/main`],
   // swift-frontend and clang reserve address space far beyond what they use; Dispatch starts threads.
   addressSpaceBytes: 16 * 2 ** 30, maxProcesses: 128, callDriver: swiftCallDriver,
   // A crash prints its message, not Swift 6's backtracer's registers and memory dump (and no ptrace attempt).

@@ -9,6 +9,13 @@ import { type CallDriver, KOTLIN_CALL_DRIVER, scalaCallDriver, verilogCallDriver
 export type { CallDriver };
 import { eraseNullableAnnotations } from "./csharp-nullable.js";
 
+/**
+ * Least compile budgets (Toolchain.minCompileTimeoutMs): compilers of native code, javac, the slow native compilers
+ * (ldc, Mono's mcs, swiftc) and the JVM-based ones (scalac, kotlinc), each with a wide margin over what a loaded
+ * 2-core machine takes.
+ */
+export const COMPILE_FLOOR_MS = { native: 30_000, javac: 45_000, slow: 60_000, jvm: 120_000 } as const;
+
 export interface Toolchain {
   readonly language: string;
   /** The source file's name in /work/src (Java needs Main.java). */
@@ -26,6 +33,12 @@ export interface Toolchain {
   readonly addressSpaceBytes?: number;
   /** The process limit for the compiler and the program (threads count: the JVM and Go start many). */
   readonly maxProcesses?: number;
+  /**
+   * The least compile budget a build gets, whatever the request asked (SandboxFusion's default is 10 s): a JVM-based
+   * compiler takes 5-10 s on a quiet machine and several times that on a loaded one, and a build cut short is a
+   * wrong verdict on a right program. The time a build took and its budget are in the reply.
+   */
+  readonly minCompileTimeoutMs?: number;
   /** Host paths bound read-only into the sandbox, when they exist (configuration a toolchain reads outside /usr). */
   readonly binds?: readonly string[];
   /** Files of the toolchain's own written beside the program in /work/src before the build (Kotlin's launcher). */
@@ -511,7 +524,7 @@ export function javaToolchain(home: string, jars: readonly string[] = []): Toolc
   // -ea: assert statements are checked, as SandboxFusion runs Java.
   const run = [join(home, "bin", "java"), "-ea", ...JAVA_JVM_FLAGS, "-cp", cp, "Main"];
   return {
-    language: "java", file: "Main.java", compile: [join(home, "bin", "javac"), "-encoding", "UTF-8", "-cp", cp, "-d", SRC, `${SRC}/Main.java`], run,
+    language: "java", minCompileTimeoutMs: COMPILE_FLOOR_MS.javac, file: "Main.java", compile: [join(home, "bin", "javac"), "-encoding", "UTF-8", "-cp", cp, "-d", SRC, `${SRC}/Main.java`], run,
     addressSpaceBytes: BIG_ADDRESS_SPACE, maxProcesses: 256, binds: JAVA_BINDS, callDriver: javaCallDriver(run),
   };
 }
@@ -528,7 +541,7 @@ export function javaHome(java: Toolchain): string {
 export function junitToolchain(home: string, consoleJar: string, jars: readonly string[]): Toolchain {
   const cp = [SRC, consoleJar, ...jars].join(":");
   return {
-    language: "junit", file: "Main.java", compile: [join(home, "bin", "javac"), "-encoding", "UTF-8", "-cp", cp, "-d", SRC, `${SRC}/Main.java`],
+    language: "junit", minCompileTimeoutMs: COMPILE_FLOOR_MS.javac, file: "Main.java", compile: [join(home, "bin", "javac"), "-encoding", "UTF-8", "-cp", cp, "-d", SRC, `${SRC}/Main.java`],
     run: [join(home, "bin", "java"), ...JAVA_JVM_FLAGS, "-jar", consoleJar, "--disable-banner", "--disable-ansi-colors", "--class-path", cp, "--scan-class-path"],
     addressSpaceBytes: BIG_ADDRESS_SPACE, maxProcesses: 256, binds: JAVA_BINDS,
     forProgram: (code) => ({ code: code.replace(/^(\s*)public\s+((?:final\s+|abstract\s+)*(?:class|interface|enum|record)\b)/gm, "$1$2") }),
@@ -657,14 +670,14 @@ fun main(args: Array<String>) {
 export function detectToolchains(): Toolchain[] {
   const out: Toolchain[] = [];
   const gxx = first("/usr/bin/g++");
-  if (gxx !== undefined) out.push({ language: "cpp", file: "main.cpp", compile: [gxx, "-O2", "-std=c++17", "-pipe", "-o", `${SRC}/main`, `${SRC}/main.cpp`], run: [`${SRC}/main`], callDriver: cppCallDriver });
+  if (gxx !== undefined) out.push({ language: "cpp", minCompileTimeoutMs: COMPILE_FLOOR_MS.native, file: "main.cpp", compile: [gxx, "-O2", "-std=c++17", "-pipe", "-o", `${SRC}/main`, `${SRC}/main.cpp`], run: [`${SRC}/main`], callDriver: cppCallDriver });
   const node = first("/usr/bin/node", "/usr/local/bin/node");
   if (node !== undefined && node.startsWith("/usr/")) out.push({ language: "nodejs", file: "main.js", run: [node, "--max-old-space-size={mem}", `${SRC}/main.js`], addressSpaceBytes: BIG_ADDRESS_SPACE, callDriver: () => ({ text: JS_CALL_DRIVER }) });
   const go = first("/usr/local/go/bin/go", "/usr/lib/go/bin/go", "/usr/bin/go");
   if (go !== undefined) {
     out.push({
       // The package in /work/src: the program, and for function calls the driver's file beside it.
-      language: "go", file: "main.go", compile: [go, "build", "-o", `${SRC}/main`], run: [`${SRC}/main`], callDriver: goCallDriver,
+      language: "go", minCompileTimeoutMs: COMPILE_FLOOR_MS.native, file: "main.go", compile: [go, "build", "-o", `${SRC}/main`], run: [`${SRC}/main`], callDriver: goCallDriver,
       // A private build cache per program (GOCACHE in /tmp, emptied after it); GOPATH and modules off the network.
       env: { GOCACHE: "/tmp/.go-cache", ...GO_BUILD_ENV },
       addressSpaceBytes: BIG_ADDRESS_SPACE, maxProcesses: 256,
@@ -673,7 +686,7 @@ export function detectToolchains(): Toolchain[] {
   const java = jdk();
   if (java !== undefined) out.push(javaToolchain(java));
   const rustc = first("/usr/bin/rustc");
-  if (rustc !== undefined) out.push({ language: "rust", file: "main.rs", compile: [rustc, "-O", "--edition", "2021", "-o", `${SRC}/main`, `${SRC}/main.rs`], run: [`${SRC}/main`], maxProcesses: 64, callDriver: rustCallDriver });
+  if (rustc !== undefined) out.push({ language: "rust", minCompileTimeoutMs: COMPILE_FLOOR_MS.native, file: "main.rs", compile: [rustc, "-O", "--edition", "2021", "-o", `${SRC}/main`, `${SRC}/main.rs`], run: [`${SRC}/main`], maxProcesses: 64, callDriver: rustCallDriver });
   const bash = first("/usr/bin/bash", "/bin/bash");
   if (bash !== undefined) out.push({ language: "bash", file: "main.sh", run: ["/usr/bin/bash", `${SRC}/main.sh`], callDriver: () => ({ text: BASH_CALL_DRIVER }) });
   const perl = first("/usr/bin/perl");
@@ -687,14 +700,14 @@ export function detectToolchains(): Toolchain[] {
   const ldmd2 = first("/usr/bin/ldmd2");
   if (ldmd2 !== undefined) {
     // SandboxFusion's D_ut: dmd with -unittest (unittest blocks run before main); ldmd2 is LDC's dmd-compatible driver.
-    out.push({ language: "D_ut", file: "main.d", compile: [ldmd2, "-unittest", "-O", `-of=${SRC}/main`, `${SRC}/main.d`], run: [`${SRC}/main`], maxProcesses: 64, binds: ["/etc/ldc2.conf"], callDriver: dCallDriver });
+    out.push({ language: "D_ut", minCompileTimeoutMs: COMPILE_FLOOR_MS.slow, file: "main.d", compile: [ldmd2, "-unittest", "-O", `-of=${SRC}/main`, `${SRC}/main.d`], run: [`${SRC}/main`], maxProcesses: 64, binds: ["/etc/ldc2.conf"], callDriver: dCallDriver });
   }
   const iverilog = first("/usr/bin/iverilog");
   const vvp = first("/usr/bin/vvp");
   if (iverilog !== undefined && vvp !== undefined) {
     // SandboxFusion's flags (after VerilogEval): SystemVerilog 2012, the test bench module tb at the top.
     out.push({
-      language: "verilog", file: "main.sv", compile: [iverilog, "-Wall", "-Winfloop", "-Wno-timescale", "-g2012", "-s", "tb", "-o", `${SRC}/test.vvp`, `${SRC}/main.sv`],
+      language: "verilog", minCompileTimeoutMs: COMPILE_FLOOR_MS.native, file: "main.sv", compile: [iverilog, "-Wall", "-Winfloop", "-Wno-timescale", "-g2012", "-s", "tb", "-o", `${SRC}/test.vvp`, `${SRC}/main.sv`],
       run: [vvp, "-n", `${SRC}/test.vvp`], callDriver: verilogCallDriver,
     });
   }
@@ -710,7 +723,7 @@ export function detectToolchains(): Toolchain[] {
     // As SandboxFusion: scalac, then scala running the program's object (the one with main, or that extends App).
     const scalaRun = [scala, "-J-Xmx{mem}m", "-J-Xss64m", "-J-XX:+UseSerialGC", "-cp", SRC];
     out.push({
-      language: "scala", file: "main.scala", compile: [scalac, "-d", SRC, `${SRC}/main.scala`], run: [...scalaRun, "Main"],
+      language: "scala", minCompileTimeoutMs: COMPILE_FLOOR_MS.jvm, file: "main.scala", compile: [scalac, "-d", SRC, `${SRC}/main.scala`], run: [...scalaRun, "Main"],
       addressSpaceBytes: BIG_ADDRESS_SPACE, maxProcesses: 256, binds: ["/etc/java-17-openjdk", "/etc/java-21-openjdk"], callDriver: scalaCallDriver(scalaRun),
       forProgram: (code) => {
         const entry = /\bobject\s+([A-Za-z_][A-Za-z0-9_]*)[^{]*\bextends\s+App\b/.exec(code) ?? /\bobject\s+([A-Za-z_][A-Za-z0-9_]*)\s*(?:extends[^{]*)?\{[\s\S]*?\bdef\s+main\s*\(/.exec(code);
@@ -726,7 +739,7 @@ export function detectToolchains(): Toolchain[] {
     // kotlinc per case saved. A program that does not compile fails in its run step, as with SandboxFusion's
     // `kotlinc -script` (functions/sandbox-api.ts: NO_COMPILE_STEP).
     out.push({
-      language: "kotlin_script", file: "main.kts", files: { "rlpipe_kts.kt": KOTLIN_SCRIPT_LAUNCHER },
+      language: "kotlin_script", minCompileTimeoutMs: COMPILE_FLOOR_MS.jvm, file: "main.kts", files: { "rlpipe_kts.kt": KOTLIN_SCRIPT_LAUNCHER },
       compile: [kotlinc, "-J-Xmx1g", "-nowarn", `${SRC}/main.kts`, `${SRC}/rlpipe_kts.kt`, "-d", SRC],
       run: [join(java, "bin", "java"), ...JAVA_JVM_FLAGS, "-cp", [SRC, ...kotlinJars].join(":"), "Rlpipe_ktsKt"],
       // Without the JVM's warning about the -noverify kotlinc always passes (on every program's stderr otherwise).
@@ -739,7 +752,7 @@ export function detectToolchains(): Toolchain[] {
   if (mcs !== undefined && mono !== undefined) {
     // C# on Mono (Debian has no .NET SDK): compiled once by mcs, run by mono; /etc/mono maps its native libraries.
     const csc = [mcs, "-optimize+", "-d:DEBUG", "-nowarn:105,436", "-out:main.exe", "main.cs"];
-    out.push({ language: "csharp", file: "main.cs", compile: csc, run: [mono, `${SRC}/main.exe`], addressSpaceBytes: BIG_ADDRESS_SPACE, maxProcesses: 64, binds: ["/etc/mono"], forProgram: csharpProgram, callDriver: csharpCallDriver(csc) });
+    out.push({ language: "csharp", minCompileTimeoutMs: COMPILE_FLOOR_MS.slow, file: "main.cs", compile: csc, run: [mono, `${SRC}/main.exe`], addressSpaceBytes: BIG_ADDRESS_SPACE, maxProcesses: 64, binds: ["/etc/mono"], forProgram: csharpProgram, callDriver: csharpCallDriver(csc) });
   }
   const rscript = first("/usr/bin/Rscript");
   if (rscript !== undefined) out.push({ language: "R", file: "main.R", run: [rscript, `${SRC}/main.R`], binds: ["/etc/R"], addressSpaceBytes: BIG_ADDRESS_SPACE, callDriver: () => ({ text: R_CALL_DRIVER }) });

@@ -43,6 +43,9 @@ SIGKILL, SIGPIPE, SIGINT, SIGXFSZ, SIGXCPU = 9, 13, 2, 25, 24
 SIG_DFL, SIG_IGN = _signal.SIG_DFL, _signal.SIG_IGN
 
 SOURCE = [""]  # the program's text (for tracebacks)
+# What the manager could not clean up between cases (a clean-up error is the sandbox's problem, not the program's
+# verdict): reported with the program's "done", after which the zygote is replaced.
+PROBLEMS = []
 STD = None  # (stdin, stdout, stderr) text streams on fds 0/1/2 for Python programs, built once, never used before a fork
 
 
@@ -76,8 +79,10 @@ def _no_default(o):
 
 
 def encoder(default):
-    """json.dumps as the json package does it in C (compact separators, NaN allowed as json.dumps does)."""
-    enc = _json.make_encoder(None, default, _json.encode_basestring_ascii, None, ":", ",", False, False, True)
+    """json.dumps(ensure_ascii=False) as the json package does it in C (compact separators, NaN allowed as json.dumps
+    does). Characters beyond ASCII stay UTF-8: an event is then as large as the reply that carries its output (as
+    \\uXXXX escapes, Chinese text took twice the bytes the output cap counted)."""
+    enc = _json.make_encoder(None, default, _json.encode_basestring, None, ":", ",", False, False, True)
     return lambda obj: "".join(enc(obj, 0))
 
 
@@ -85,7 +90,7 @@ dumps = encoder(_no_default)
 
 
 def emit(obj):
-    data = (dumps(obj) + "\n").encode()
+    data = (dumps(obj) + "\n").encode("utf-8", "replace")
     while data:
         data = data[os.write(EVENTS, data):]
 
@@ -138,13 +143,14 @@ def wait_child(pid, timeout_s):
     return status, timed_out
 
 
-def kill_strays():
-    """Kill and reap every other process in this PID namespace but pid 1 (the zygote). Repeats until none is left (a
-    process forked between listing and killing is caught by the next pass). False if some survived 5 s of that."""
-    me = os.getpid()
+def kill_strays(spare=()):
+    """Kill and reap every other process in this PID namespace but pid 1 (the zygote) and `spare` (the program host of
+    split assert cases). Repeats until none is left (a process forked between listing and killing is caught by the
+    next pass). False if some survived 5 s of that."""
+    keep = (1, os.getpid()) + tuple(spare)
     deadline = time.monotonic() + 5.0
     while True:
-        others = [int(n) for n in os.listdir("/proc") if n.isdigit() and int(n) not in (1, me)]
+        others = [int(n) for n in os.listdir("/proc") if n.isdigit() and int(n) not in keep]
         for pid in others:
             try:
                 os.kill(pid, SIGKILL)
@@ -167,14 +173,15 @@ def reap():
             return
 
 
-def end_strays():
+def end_strays(spare=None):
     """After a case: the caller is a reaper (pid 1 or a subreaper), so every descendant still alive is its child. No
-    child at all: nothing to do (one waitpid); otherwise kill everything but the zygote."""
+    child at all: nothing to do (one waitpid); otherwise kill everything but the zygote (and `spare`, the program
+    host of split assert cases)."""
     try:
         os.waitpid(-1, os.WNOHANG)
     except ChildProcessError:
         return
-    kill_strays()
+    kill_strays(() if spare is None else (spare,))
 
 
 def remove_tree(path):
@@ -187,7 +194,7 @@ def remove_tree(path):
     if st.st_mode & 0o170000 != 0o040000:  # not a directory
         os.unlink(path)
         return
-    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+    fd = open_dir(path)
     try:
         _empty(fd)
     finally:
@@ -195,9 +202,20 @@ def remove_tree(path):
     os.rmdir(path)
 
 
+def open_dir(path, dir_fd=None):
+    """A directory's descriptor without following links; a directory its program made unreadable (mode 000) is opened
+    up first: it has the same uid, and every process of the program is dead by now, so it cannot turn into a link."""
+    flags = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW
+    try:
+        return os.open(path, flags, dir_fd=dir_fd)
+    except PermissionError:
+        os.chmod(path, 0o700, dir_fd=dir_fd)
+        return os.open(path, flags, dir_fd=dir_fd)
+
+
 def empty_dir(path):
     """Removes everything inside path (path stays)."""
-    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+    fd = open_dir(path)
     try:
         _empty(fd)
     finally:
@@ -211,7 +229,7 @@ def _empty(fd):
         pass
     for entry in list(os.scandir(fd)):
         if entry.is_dir(follow_symlinks=False):
-            sub = os.open(entry.name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=fd)
+            sub = open_dir(entry.name, fd)
             try:
                 _empty(sub)
             finally:
@@ -245,16 +263,49 @@ class CaseFiles:
 
     @staticmethod
     def read(fd, cap):
+        """The output on fd as text whose size in the reply (UTF-8 inside a JSON string) is at most cap bytes, and
+        whether it was cut. Every output byte costs at least one reply byte, so cap + 1 bytes decide."""
         size = os.fstat(fd).st_size
         if size == 0:
             return "", False
         data = os.pread(fd, min(size, cap + 1), 0)
-        return data[:cap].decode("utf-8", "replace"), len(data) > cap
+        text = data.decode("utf-8", "replace")
+        utf8 = text.encode("utf-8") if len(text) != len(data) else data  # invalid bytes became U+FFFD (3 bytes each)
+        if len(data) <= cap and reply_bytes(utf8) <= cap:
+            return text, False
+        return fit_reply(utf8, cap), True
+
+
+# Bytes JSON escapes: two-character escapes, and \\u00XX (six characters) for every other control character.
+_SHORT_ESCAPES = b'"\\\b\f\n\r\t'
+_ALL_ESCAPES = bytes(range(32)) + b'"\\'
+
+
+def reply_bytes(utf8):
+    """The size of UTF-8 text as a JSON string's contents (what JSON.stringify writes: the reply's bytes)."""
+    escaped = len(utf8) - len(utf8.translate(None, _ALL_ESCAPES))
+    if escaped == 0:
+        return len(utf8)
+    short = len(utf8) - len(utf8.translate(None, _SHORT_ESCAPES))
+    return len(utf8) + short + 5 * (escaped - short)
+
+
+def fit_reply(utf8, cap):
+    """The longest prefix of UTF-8 text whose reply size is at most cap, cut at a character boundary."""
+    lo, hi = 0, min(len(utf8), cap)  # a prefix of n bytes costs at least n
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if reply_bytes(utf8[:mid]) <= cap:
+            lo = mid
+        else:
+            hi = mid - 1
+    while lo > 0 and lo < len(utf8) and utf8[lo] & 0xC0 == 0x80:
+        lo -= 1  # not inside a character
+    return utf8[:lo].decode("utf-8", "replace")
 
 
 def enter_program(job):
     """In the manager, once per program: what every case process inherits instead of setting it up itself."""
-    limits = job["limits"]
     libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
     # Below the server and the zygote in CPU weight, so a runaway program cannot delay the clock that stops it.
     os.nice(10)
@@ -336,7 +387,7 @@ def toolchain_env(job):
 class Runner:
     """Runs the cases of one built program (in the manager)."""
 
-    def __init__(self, job, artifact, files):
+    def __init__(self, job, artifact, files, host=None):
         self.job = job
         self.artifact = artifact
         self.files = files
@@ -353,6 +404,11 @@ class Runner:
             self.env = toolchain_env(job)
         calls = lang == "python" and any(c["kind"] == "call" for c in job["cases"])
         self.prelude = prelude_globals(artifact) if calls else None
+        # The program host of split assert cases (ProgramHost), and the test codes it never sees.
+        self.host = host
+        self.tests = None
+        # Under a memory cgroup a program's processes are the ones the kernel's OOM killer picks first.
+        self.oom_first = bool(job.get("memoryCgroup"))
 
     def run(self, index, case, deadline):
         """Runs one case and emits its event. False when the job's budget ran out before or during it."""
@@ -376,28 +432,16 @@ class Runner:
         os.chdir(cdir)
         self.files.reset(case.get("stdin"))
         call = case["kind"] == "call"
+        split = case["kind"] == "assert" and case.get("split") and self.host is not None
         t0 = time.monotonic()
-        try:
-            pid = os.fork()
-        except OSError:
-            # Processes left behind exhaust the process limit; clear them and retry once.
-            kill_strays()
-            pid = os.fork()
-        if pid == 0:
-            if self.lang != "python":
-                exec_in_child(self.child_limits, self.argv, self.env, keep_value_fd=call)
-            code = 126
-            try:
-                os.closerange(4 if call else 3, FD_CEILING)
-                for res, val in self.child_limits:
-                    resource.setrlimit(res, val)
-                code = run_python(self.artifact, case, self.prelude)
-            finally:
-                os._exit(code)
+        if split:
+            pid = self.host.start_case(index, cdir, self.tests[index], case.get("entryPoint"), self.child_limits)
+        else:
+            pid = self.fork_case(case, call)
         t1 = time.monotonic()
         status, timed_out = wait_child(pid, min(timeout_s, left_s))
         t2 = time.monotonic()
-        end_strays()
+        end_strays(self.host.pid if self.host is not None else None)
         stdout, out_over = self.files.read(1, self.cap)
         stderr, err_over = self.files.read(2, self.cap)
         fetched = fetch_files(cdir, case["fetch"], self.cap) if case.get("fetch") else None
@@ -405,7 +449,11 @@ class Runner:
         try:
             os.rmdir(cdir)
         except OSError:
-            remove_tree(cdir)  # the program left files there
+            try:
+                remove_tree(cdir)  # the program left files there
+            except (OSError, RecursionError) as e:
+                # The sandbox's problem, never the program's verdict: the zygote is replaced after this program.
+                PROBLEMS.append("%s: %s" % (cdir, e))
         if timed_out and cut_by_budget:
             emit({"event": "budget", "index": index})
             return False
@@ -426,6 +474,180 @@ class Runner:
         result["t"] = [round((t1 - t0) * 1000.0, 3), round((t2 - t1) * 1000.0, 3), round((time.monotonic() - t2) * 1000.0, 3)]
         emit(result)
         return True
+
+    def fork_case(self, case, call):
+        """The case's process: the program run once with the case's input (and, for an unsplit assert case, its test)."""
+        try:
+            pid = os.fork()
+        except OSError:
+            # Processes left behind exhaust the process limit; clear them and retry once.
+            kill_strays((self.host.pid,) if self.host is not None else ())
+            pid = os.fork()
+        if pid == 0:
+            if self.oom_first:
+                oom_first()
+            if self.lang != "python":
+                exec_in_child(self.child_limits, self.argv, self.env, keep_value_fd=call)
+            code = 126
+            try:
+                os.closerange(4 if call else 3, FD_CEILING)
+                for res, val in self.child_limits:
+                    resource.setrlimit(res, val)
+                code = run_python(self.artifact, case, self.prelude)
+            finally:
+                os._exit(code)
+        return pid
+
+
+def oom_first():
+    """In a case process: the kernel's OOM killer picks the program's processes before the harness's."""
+    try:
+        fd = os.open("/proc/self/oom_score_adj", os.O_WRONLY)
+        try:
+            os.write(fd, b"1000")
+        finally:
+            os.close(fd)
+    except OSError:
+        pass
+
+
+class ProgramHost:
+    """The process that forks the program's process for each split assert case (asserts.py). It is forked before the
+    test codes reach the manager, so neither it nor the program's processes ever hold them; it gets each case's end
+    of a socket over its control socket and never runs the program itself."""
+
+    def __init__(self, compiled, oom):
+        import _socket
+        self._socket = _socket
+        ours, theirs = _socket.socketpair(_socket.AF_UNIX, _socket.SOCK_SEQPACKET)
+        pid = os.fork()
+        if pid == 0:
+            code = 1
+            try:
+                ours.close()
+                os.closerange(4, theirs.fileno())
+                os.closerange(theirs.fileno() + 1, FD_CEILING)
+                code = _host_loop(theirs, compiled, oom)
+            finally:
+                os._exit(code)
+        theirs.close()
+        self.pid = pid
+        self.control = ours
+
+    def start_case(self, index, cdir, test_code, entry_point, limits):
+        """Has the host fork case `index`'s program process and forks the verifier; returns the verifier's pid."""
+        _socket = self._socket
+        verifier_end, program_end = _socket.socketpair(_socket.AF_UNIX, _socket.SOCK_STREAM)
+        msg = dumps({"cdir": cdir, "limits": [[r, list(v)] for r, v in limits]}).encode()
+        fds = program_end.fileno().to_bytes(4, sys.byteorder)
+        try:
+            self.control.sendmsg([msg], [(_socket.SOL_SOCKET, _socket.SCM_RIGHTS, fds)])
+        except OSError:
+            pass  # the program killed its host: the verifier finds no program and fails the case
+        program_end.close()
+        pid = os.fork()
+        if pid == 0:
+            code = 1
+            try:
+                fd = verifier_end.detach()
+                os.closerange(3, fd)
+                os.closerange(fd + 1, FD_CEILING)
+                for res, val in limits:
+                    resource.setrlimit(res, val)
+                code = run_verifier(test_code, entry_point, fd)
+            finally:
+                os._exit(code)
+        verifier_end.close()
+        return pid
+
+    def close(self):
+        self.control.close()
+
+
+def _host_loop(control, compiled, oom):
+    """In the program host: per message, fork the program's process for one case."""
+    import _socket
+    while True:
+        try:
+            msg, anc, _, _ = control.recvmsg(1 << 16, _socket.CMSG_SPACE(4))
+        except OSError:
+            return 0
+        if not msg:
+            return 0
+        fd = None
+        for level, kind, data in anc:
+            if level == _socket.SOL_SOCKET and kind == _socket.SCM_RIGHTS and len(data) >= 4:
+                fd = int.from_bytes(data[:4], sys.byteorder)
+        if fd is None:
+            continue
+        order = loads(msg.decode())
+        pid = os.fork()
+        if pid == 0:
+            code = 1
+            try:
+                if oom:
+                    oom_first()
+                os.chdir(order["cdir"])
+                os.closerange(4, fd)
+                os.closerange(fd + 1, FD_CEILING)
+                for res, val in order["limits"]:
+                    resource.setrlimit(res, tuple(val))
+                code = run_program_side(compiled, fd)
+            finally:
+                os._exit(code)
+        os.close(fd)
+        try:
+            os.waitpid(pid, 0)  # the manager ends the case's processes; the next order comes after
+        except ChildProcessError:
+            pass
+
+
+def run_program_side(compiled, fd):
+    """In a split assert case's program process: the program's top level, then calls from the verifier."""
+    import asserts
+    glb = {"__name__": "__main__", "__builtins__": __builtins__}
+    failure = None
+    try:
+        exec(compiled, glb)
+    except BaseException as e:  # noqa: BLE001 - reported as a Python would, and to the verifier
+        failure = e
+        print_program_exception(e)
+    names = [n for n in glb if not n.startswith("__")]
+    try:
+        asserts.serve(glb, fd, names, failure)
+    except BaseException:  # noqa: BLE001 - a broken socket: the verifier fails the case
+        pass
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except BaseException:  # noqa: BLE001
+        pass
+    return 0
+
+
+def run_verifier(test_code, entry_point, fd):
+    """In a split assert case's verifier: the test against the program; 0 only when it held."""
+    import asserts
+    sys.path[:] = [p for p in sys.path if p not in ("", ".")]  # never import a module the program left in its dir
+    code = 0
+    try:
+        asserts.verify(test_code, entry_point, fd, "<test>")
+    except SystemExit as e:
+        # Only the test code itself can raise it here (the program's exceptions arrive by name, never this one).
+        code = 0 if e.code in (None, 0) else 1
+    except BaseException as e:  # noqa: BLE001
+        import traceback
+        tb = e.__traceback__
+        while tb is not None and tb.tb_frame.f_code.co_filename != "<test>":
+            tb = tb.tb_next
+        traceback.print_exception(type(e), e, tb)
+        code = 1
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except BaseException:  # noqa: BLE001
+        code = 1
+    return code
 
 
 # What a function-call program may use without importing it, as ScaleBox's harness gives it (star imports of these, in
@@ -508,15 +730,7 @@ def run_python(compiled, case, prelude=None):
         if not isinstance(e.code, (int, type(None))):
             sys.stderr.write(str(e.code) + "\n")
     except BaseException as e:  # noqa: BLE001 - report the program's failure as a Python would
-        import linecache
-        import traceback
-        # The program has no file of its own: give its source to the traceback the way a file would.
-        linecache.cache["main.py"] = (len(SOURCE[0]), None, SOURCE[0].splitlines(True), "main.py")
-        # The harness's own frames are not the program's (a model learning from tool output should not see them).
-        tb = e.__traceback__
-        while tb is not None and tb.tb_frame.f_code.co_filename == HARNESS_FILENAME:
-            tb = tb.tb_next
-        traceback.print_exception(type(e), e, tb)
+        print_program_exception(e)
         code = 1
     try:
         sys.stdout.flush()
@@ -527,6 +741,19 @@ def run_python(compiled, case, prelude=None):
 
 
 HARNESS_FILENAME = run_python.__code__.co_filename  # this file's name in code objects (it may run from bytecode)
+
+
+def print_program_exception(e):
+    """The program's exception on its stderr, as `python main.py` prints it."""
+    import linecache
+    import traceback
+    # The program has no file of its own: give its source to the traceback the way a file would.
+    linecache.cache["main.py"] = (len(SOURCE[0]), None, SOURCE[0].splitlines(True), "main.py")
+    # The harness's own frames are not the program's (a model learning from tool output should not see them).
+    tb = e.__traceback__
+    while tb is not None and tb.tb_frame.f_code.co_filename == HARNESS_FILENAME:
+        tb = tb.tb_next
+    traceback.print_exception(type(e), e, tb)
 
 
 def _json_default(o):
@@ -589,25 +816,44 @@ def build(job, files):
     return (path if code == 0 and not timed_out else None), event
 
 
-def run_program(job, stop_requested):
+def run_program(job, stop_requested, next_line):
     """In the manager: builds the program and runs its cases from startIndex on, until done, stopped (stop_requested()
     is true between cases: the server saw a failing case and the job stops at the first failure) or out of budget. The
-    budget is the cases': the build has its own timeout."""
+    budget is the cases': the build has its own timeout. `next_line()` is the job stream's next line: the server's
+    "go" after a build (once it has set the cases' memory limit) and the test codes of split assert cases."""
+    first = job.get("startIndex", 0)
+    split = job["language"] == "python" and any(c["kind"] == "assert" and c.get("split") for c in job["cases"][first:])
+    if split:
+        import asserts  # noqa: F401 - while /opt/rlpipe is still on sys.path (a program's is its own directory)
     files = enter_program(job)
     artifact, event = build(job, files)
     emit(event)
     if artifact is None:
         return
+    if job.get("goAfterBuild") and next_line() != b"go":
+        return
     deadline = time.monotonic() + job["limits"]["totalTimeoutMs"] / 1000.0
-    runner = Runner(job, artifact, files)
-    # Objects made since the zygote froze its own (the job, the compiled program) join them: a collection in a case
-    # process then never walks (and copies) them.
-    gc.freeze()
-    first = job.get("startIndex", 0)
-    for i, case in enumerate(job["cases"]):
-        if i < first:
-            continue
-        if i > first and stop_requested():
-            return
-        if not runner.run(i, case, deadline):
-            return
+    host = ProgramHost(artifact, bool(job.get("memoryCgroup"))) if split else None
+    try:
+        runner = Runner(job, artifact, files, host)
+        if host is not None:
+            # Only now, with the program host forked, do the test codes enter this process (see asserts.py).
+            emit({"event": "tests"})
+            line = next_line()
+            tests = loads(line.decode()) if line else None
+            if type(tests) is not list or len(tests) != len(job["cases"]):
+                return
+            runner.tests = tests
+        # Objects made since the zygote froze its own (the job, the compiled program) join them: a collection in a
+        # case process then never walks (and copies) them.
+        gc.freeze()
+        for i, case in enumerate(job["cases"]):
+            if i < first:
+                continue
+            if i > first and stop_requested():
+                return
+            if not runner.run(i, case, deadline):
+                return
+    finally:
+        if host is not None:
+            host.close()

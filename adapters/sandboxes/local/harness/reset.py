@@ -1,0 +1,179 @@
+"""rlpipe's sandbox reset: what a program can leave behind in its warm zygote's sandbox, or change about the zygote,
+and how it is undone or found. The manager (zygote.py) calls clean_up() after every program but a zygote's last.
+
+Programs share the sandbox's mount, PID, IPC and network namespaces and its uid, so after a program:
+  * every process but the zygote is killed (the program's daemons included);
+  * /work, /tmp, /mnt, /dev/shm and /dev/mqueue are emptied, and their modes, timestamps and extended attributes
+    restored (the only marks a program can leave on a directory it cannot remove); System V IPC objects are removed;
+  * no socket may be left in the network namespace (a unix socket kept in flight keeps its abstract name bound; TCP
+    TIME_WAIT shows the program's connections);
+  * the zygote's limits, priority, CPU affinity, scheduling policy and attributes, I/O priority, autogroup and memory
+    must be as they were when it started (a program of the same uid can change another process's limits,
+    priorities and affinity with prlimit, setpriority, sched_setattr, ioprio_set and sched_setaffinity).
+Whatever is left or changed is an anomaly: the manager reports it and the zygote exits, so the server starts a fresh
+sandbox. New namespaces (a user namespace of the program's own) are refused by the sandbox's seccomp filter.
+"""
+import errno
+import os
+import resource
+
+import local_harness as h
+
+WRITABLE = ("/work", "/tmp", "/mnt", "/dev/shm", "/dev/mqueue")
+RLIMITS = tuple(getattr(resource, n) for n in dir(resource) if n.startswith("RLIMIT_"))
+# A zygote whose memory grew this much is replaced (it parses nothing of a program's, so it should not grow).
+MAX_GROWTH_BYTES = 64 << 20
+IPC_RMID = 0
+def read_small(path):
+    """A /proc file's bytes, with plain system calls (open() in text mode adds isatty, lseek and fcntl calls)."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        return os.read(fd, 1 << 16)
+    finally:
+        os.close(fd)
+
+
+# sched_getattr and ioprio_get per architecture (Python has neither).
+SYSCALLS = {"x86_64": {"sched_getattr": 315, "ioprio_get": 252}, "aarch64": {"sched_getattr": 275, "ioprio_get": 31}}
+IOPRIO_WHO_PROCESS = 1
+
+
+def sched_attr(pid):
+    """struct sched_attr of pid (policy, flags, nice, priority, deadline parameters, utilization clamps) as bytes."""
+    nr = SYSCALLS.get(os.uname().machine, {}).get("sched_getattr")
+    if nr is None:
+        return (os.sched_getscheduler(pid), os.sched_getparam(pid).sched_priority)
+    buf = h.ctypes.create_string_buffer(56)
+    if h.libc.syscall(nr, h.ctypes.c_long(pid), buf, h.ctypes.c_uint(56), h.ctypes.c_uint(0)) != 0:
+        return None
+    return buf.raw
+
+
+def io_priority(pid):
+    nr = SYSCALLS.get(os.uname().machine, {}).get("ioprio_get")
+    return None if nr is None else h.libc.syscall(nr, h.ctypes.c_int(IOPRIO_WHO_PROCESS), h.ctypes.c_int(pid))
+
+
+def autogroup(pid):
+    """The nice value of pid's autogroup (one per session), as /proc/<pid>/autogroup shows it."""
+    try:
+        return read_small("/proc/%d/autogroup" % pid).split(b" nice ")[-1].strip()
+    except OSError:
+        return None
+
+
+def zygote_state():
+    """What another process of the same uid can change about the zygote from outside: its limits, priority, CPU
+    affinity, scheduling policy and attributes (SCHED_IDLE, utilization clamps), I/O priority and its session's
+    autogroup nice (read from any process of the sandbox), and its memory. A later program in the zygote's slot would
+    inherit them (a zygote at SCHED_IDLE made correct programs 15-30x slower under contention): any change retires
+    the zygote."""
+    return (
+        tuple(resource.prlimit(1, r) for r in RLIMITS),
+        os.getpriority(os.PRIO_PROCESS, 1),
+        tuple(sorted(os.sched_getaffinity(1))),
+        sched_attr(1),
+        io_priority(1),
+        autogroup(1),
+    )
+
+
+def zygote_rss_bytes():
+    return int(read_small("/proc/1/statm").split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+
+def sysv_ids():
+    out = []
+    for kind in ("shm", "msg", "sem"):
+        try:
+            rows = read_small("/proc/sysvipc/" + kind).splitlines()[1:]
+        except OSError:
+            continue
+        out += [(kind, int(r.split()[1])) for r in rows]
+    return out
+
+
+def remove_ipc(ids):
+    """System V shared memory, message queues and semaphores outlive their creator: remove them all."""
+    ctl = {"shm": h.libc.shmctl, "msg": h.libc.msgctl}
+    for kind, ipc_id in ids:
+        if kind == "sem":
+            h.libc.semctl(ipc_id, 0, IPC_RMID)
+        else:
+            ctl[kind](ipc_id, IPC_RMID, None)
+
+
+def writable_state():
+    """Mode and timestamps of each writable directory (restored after every program: a later program could read them)."""
+    state = {}
+    for d in WRITABLE:
+        try:
+            st = os.lstat(d)
+        except OSError:
+            continue
+        state[d] = (st.st_mode & 0o7777, st.st_atime_ns, st.st_mtime_ns)
+    return state
+
+
+def restore_dir(d, saved):
+    """Removes every extended attribute of the (emptied) directory and restores its mode and timestamps: the only
+    marks a program can leave on a directory it cannot remove (its ctime moves with the restore itself)."""
+    mode, atime_ns, mtime_ns = saved
+    os.chmod(d, mode | 0o700)  # the owner needs to reach it to remove attributes
+    try:
+        names = os.listxattr(d, follow_symlinks=False)
+    except OSError as e:
+        if e.errno not in (errno.ENOTSUP, errno.EOPNOTSUPP):
+            raise
+        names = []  # a file system without extended attributes (mqueue)
+    for name in names:
+        try:
+            os.removexattr(d, name, follow_symlinks=False)
+        except OSError:
+            if name in os.listxattr(d, follow_symlinks=False):
+                raise
+    os.chmod(d, mode)
+    os.utime(d, ns=(atime_ns, mtime_ns), follow_symlinks=False)
+
+
+def sockets_left():
+    """Sockets still in the sandbox's network namespace after every process of the program is gone: a unix socket kept
+    in flight (its abstract name stays bound for the next program), or TCP and UDP sockets (TIME_WAIT shows the
+    program's connections). None is the harness's own. Any is a reason to replace the zygote."""
+    left = []
+    for table in ("unix", "tcp", "tcp6", "udp", "udp6"):
+        try:
+            rows = read_small("/proc/net/" + table).count(b"\n") - 1
+        except OSError:
+            continue
+        if rows > 0:
+            left.append("%d %s socket%s left" % (rows, table, "" if rows == 1 else "s"))
+    return left
+
+
+def clean_up(baseline):
+    """In the manager, after the program: kill, wipe, remove; returns what is still there or changed (empty: clean)."""
+    state, rss, dirs = baseline
+    left = list(h.PROBLEMS)
+    os.chdir("/")
+    if not h.kill_strays():
+        left.append("processes left that could not be killed")
+    for d, saved in dirs.items():
+        try:
+            h.empty_dir(d)  # raises when something cannot be removed
+            restore_dir(d, saved)
+        except (OSError, RecursionError) as e:
+            left.append("%s: %s" % (d, e))
+    left += sockets_left()
+    ids = sysv_ids()
+    if ids:
+        remove_ipc(ids)
+        left += ["sysv %s %d" % k for k in sysv_ids()]
+    if zygote_state() != state:
+        left.append("limits, priorities, scheduling or CPU affinity of the zygote changed")
+    grown = zygote_rss_bytes() - rss
+    if grown > MAX_GROWTH_BYTES:
+        left.append("zygote memory grew by %d MiB" % (grown >> 20))
+    return left
+
+

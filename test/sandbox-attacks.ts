@@ -1,0 +1,293 @@
+// Attacks of a program rewarded for cheating, part of the shared security suite (sandbox-security.ts): each tries to
+// leave state for the next program in its slot, slow it down, change or forge a verdict, or exhaust the server, and
+// each has a control beside it (the same without the attack, or a well-behaved program) so that the test can fail.
+// The suite's servers run one slot, so on the warm path the next program runs where the attack ran unless the
+// sandbox was replaced.
+import assert from "node:assert/strict";
+import { randomBytes } from "node:crypto";
+import { it } from "node:test";
+
+/** The server under attack (sandbox-security.ts's SecurityTarget has these). */
+export interface AttackTarget {
+  readonly url: string;
+  readonly headers: Readonly<Record<string, string>>;
+  /** How the server bounds a program's memory ("cgroup v1", "cgroup v2", "per process"). */
+  readonly memoryBound?: string;
+}
+
+async function post(t: AttackTarget, path: string, body: unknown): Promise<any> {
+  const res = await fetch(`${t.url}${path}`, { method: "POST", headers: { "content-type": "application/json", ...t.headers }, body: JSON.stringify(body) });
+  const text = await res.text();
+  assert.equal(res.status, 200, `${path}: HTTP ${res.status} ${text.slice(0, 500)}`);
+  return JSON.parse(text);
+}
+
+/** A /run_code of a Python program, which must run to its end. */
+async function runPython(t: AttackTarget, code: string, extra: Record<string, unknown> = {}): Promise<{ stdout: string; stderr: string; status: string; message: string; run_result: { return_code: number | null; status: string } }> {
+  const r = await post(t, "/run_code", { language: "python", code, run_timeout: 20, ...extra });
+  return { stdout: r.run_result?.stdout ?? "", stderr: r.run_result?.stderr ?? "", status: r.status, message: r.message, run_result: r.run_result };
+}
+
+const python = (code: string) => `\`\`\`python\n${code}\n\`\`\``;
+
+/** What a program can tell about the priorities it runs at: its own and its zygote's (pid 1). */
+const SCHEDULING = `
+import ctypes, os
+libc = ctypes.CDLL(None, use_errno=True)
+IOPRIO_GET = {"x86_64": 252, "aarch64": 31}[os.uname().machine]
+def state(pid):
+    return [os.sched_getscheduler(pid), os.getpriority(os.PRIO_PROCESS, pid), libc.syscall(IOPRIO_GET, 1, pid)]
+auto = open("/proc/self/autogroup").read().split(" nice ")[-1].strip()
+print(state(0), state(1), auto)`;
+
+/** Marks a program can leave on the scratch directories themselves. */
+const SCRATCH_MARKS = `
+import os
+out = []
+for d in ("/tmp", "/work", "/mnt", "/dev/shm"):
+    try: names = sorted(os.listxattr(d))
+    except OSError as e: names = ["error %d" % e.errno]
+    out.append((d, names, int(os.stat(d).st_mtime) == 1234567890))
+print(out)`;
+
+export function registerProgramAttacks(target: () => AttackTarget): void {
+  it("scheduling: SCHED_IDLE, idle I/O priority and nice on the zygote, and autogroup nice 19, do not reach the next program", async () => {
+    const t = target();
+    const before = await runPython(t, SCHEDULING);
+    assert.equal(before.status, "Success", before.stderr);
+    const attack = await runPython(t, `
+import ctypes, os
+libc = ctypes.CDLL(None, use_errno=True)
+machine = os.uname().machine
+IOPRIO_SET = {"x86_64": 251, "aarch64": 30}[machine]
+done = []
+class Param(ctypes.Structure): _fields_ = [("prio", ctypes.c_int)]
+if libc.sched_setscheduler(1, 5, ctypes.byref(Param(0))) == 0: done.append("idle")  # SCHED_IDLE
+if libc.syscall(IOPRIO_SET, 1, 1, 3 << 13) == 0: done.append("ioprio")  # IOPRIO_WHO_PROCESS, IOPRIO_CLASS_IDLE
+if libc.syscall(IOPRIO_SET, 3, os.getuid(), 3 << 13) == 0: done.append("ioprio-user")  # every process of the uid
+try:
+    os.setpriority(os.PRIO_PROCESS, 1, 19); done.append("nice")
+except OSError: pass
+import subprocess
+# an exec'd program is dumpable, so it may write its own session's autogroup (the Python case process is not)
+if subprocess.run(["/bin/sh", "-c", "echo 19 > /proc/self/autogroup"]).returncode == 0: done.append("autogroup")
+print(sorted(done))`);
+    assert.equal(attack.status, "Success", attack.stderr);
+    // The attack reached its zygote: what matters is that it does not reach the next program.
+    assert.match(attack.stdout, /'idle'/, "sched_setscheduler on the zygote must work for this test to mean anything");
+    assert.match(attack.stdout, /'autogroup'/);
+    const after = await runPython(t, SCHEDULING);
+    assert.equal(after.status, "Success", after.stderr);
+    assert.equal(after.stdout, before.stdout, "the next program runs at the priorities the first one saw");
+  });
+
+  it("scratch directories: extended attributes and timestamps a program sets on /tmp, /work, /mnt and /dev/shm are gone for the next program", async () => {
+    const t = target();
+    const before = await runPython(t, SCRATCH_MARKS);
+    assert.equal(before.status, "Success", before.stderr);
+    assert.doesNotMatch(before.stdout, /user\.|True/, before.stdout);
+    const attack = await runPython(t, `
+import os
+set_ = 0
+for d in ("/tmp", "/work", "/mnt", "/dev/shm"):
+    os.setxattr(d, "user.rlpipe_left", b"1" * 100); set_ += 1
+    os.utime(d, (1234567890, 1234567890))
+print(set_, sorted(os.listxattr("/tmp")))`);
+    assert.equal(attack.status, "Success", attack.stderr);
+    assert.equal(attack.stdout, "4 ['user.rlpipe_left']\n", "the attack must be able to mark the directories");
+    const after = await runPython(t, SCRATCH_MARKS);
+    assert.equal(after.status, "Success", after.stderr);
+    assert.equal(after.stdout, before.stdout);
+  });
+
+  it("sockets: an abstract unix socket kept bound (in flight, and by a daemon) is not there for the next program", async () => {
+    const t = target();
+    const name = `rlpipe-left-${randomBytes(6).toString("hex")}`;
+    const probe = `
+import socket
+s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+try:
+    s.bind("\\0${name}"); print("free")
+except OSError as e:
+    print("taken", e.errno)
+print(len(open("/proc/net/unix").read().splitlines()) - 1)`;
+    const before = await runPython(t, probe);
+    assert.equal(before.stdout, "free\n1\n", before.stderr);
+    const attack = await runPython(t, `
+import array, os, socket, time
+held = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+held.bind("\\0${name}")
+a, b = socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM)
+# the bound socket and b itself travel in b's own queue: nothing refers to them but a cycle in flight
+a.sendmsg([b"x"], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", [held.fileno(), b.fileno()]))])
+if os.fork() == 0:
+    os.setsid()
+    d = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM); d.bind("\\0${name}-daemon"); d.listen()
+    time.sleep(300)
+print("planted")`);
+    assert.equal(attack.stdout, "planted\n", attack.stderr);
+    const after = await runPython(t, probe);
+    assert.equal(after.stdout, before.stdout, "the name is free and no socket is left");
+  });
+
+  it("namespaces: a program cannot create a user namespace (then a PID namespace) or join one; threads and forks still work", async () => {
+    const t = target();
+    const r = await runPython(t, `
+import ctypes, os, subprocess, threading
+libc = ctypes.CDLL(None, use_errno=True)
+out = []
+for flag in (0x10000000, 0x20000000, 0x10000000 | 0x20000000, 0x40000000, 0x00020000):
+    rc = libc.unshare(flag)
+    out.append((hex(flag), rc, ctypes.get_errno()))
+t = threading.Thread(target=lambda: out.append("thread")); t.start(); t.join()
+out.append(subprocess.run(["/bin/echo", "child"], capture_output=True, text=True).stdout.strip())
+out.append(libc.unshare(0x400))  # CLONE_FILES: not a namespace
+print(out)`);
+    assert.equal(r.status, "Success", r.stderr);
+    assert.equal(r.stdout, "[('0x10000000', -1, 1), ('0x20000000', -1, 1), ('0x30000000', -1, 1), ('0x40000000', -1, 1), ('0x20000', -1, 1), 'thread', 'child', 0]\n");
+  });
+
+  it("memory: a program's processes together stay within its limit (8 children of 300 MiB under 512 MB); the reply says which limit", async () => {
+    const t = target();
+    assert.match(t.memoryBound ?? "", /^cgroup/, `this server bounds memory ${t.memoryBound ?? "(not said)"}: the test needs a memory cgroup (root, or a delegated cgroup v2)`);
+    const hog = (children: number, mib: number) => `
+import os, sys
+r, w = os.pipe()
+pids = []
+for i in range(${children}):
+    pid = os.fork()
+    if pid == 0:
+        os.close(r)
+        block = bytearray(${mib} << 20)
+        for k in range(0, len(block), 4096): block[k] = 1
+        os.write(w, b"+")
+        os.close(w)
+        import time; time.sleep(30)
+        os._exit(0)
+    pids.append(pid)
+os.close(w)
+held = 0
+while held < ${children}:
+    c = os.read(r, 1)
+    if not c: break
+    held += 1
+print("held", held)
+sys.stdout.flush()
+ok = held == ${children}
+for pid in pids:
+    try: os.kill(pid, 9)
+    except OSError: pass
+sys.exit(0 if ok else 3)`;
+    const control = await runPython(t, hog(2, 100), { memory_limit_MB: 512 });
+    assert.equal(control.status, "Success", `${control.stdout} ${control.stderr}`);
+    assert.equal(control.stdout, "held 2\n");
+    const attack = await runPython(t, hog(8, 300), { memory_limit_MB: 512 });
+    assert.equal(attack.status, "Failed", JSON.stringify(attack));
+    const held = Number(/held (\d+)/.exec(attack.stdout)?.[1] ?? "0");
+    assert.ok(held <= 1, `${held} children held 300 MiB each at once under a 512 MB limit`);
+    assert.match(attack.message, /the program's processes together passed 512 MB/, JSON.stringify(attack));
+  });
+
+  it("a program that stops its harness (SIGSTOP to its manager) is ended at its run timeout, not its total budget, and the next one runs", async () => {
+    const t = target();
+    const control = await post(t, "/v1/rewards", {
+      config: { run_timeout_s: 2, total_timeout_s: 600 },
+      samples: [{ data_source: "code", solution_str: python("import time\ntime.sleep(0.2)\nprint(1)"), ground_truth: { type: "stdin_stdout", input: [""], output: ["1"] } }],
+    });
+    assert.deepEqual(control.results.map((x: { cases: string[] }) => x.cases), [["passed"]]);
+    // Without a watchdog outside the sandbox this would hold its slot for the 600 s budget (the test's own timeout).
+    const stopped = await post(t, "/v1/rewards", {
+      config: { run_timeout_s: 2, total_timeout_s: 600 },
+      samples: [{ data_source: "code", solution_str: python("import os, signal\nos.kill(os.getppid(), signal.SIGSTOP)\nprint(1)"), ground_truth: { type: "stdin_stdout", input: ["", ""], output: ["1", "1"] } }],
+    });
+    assert.equal(stopped.results[0].status, "ok", JSON.stringify(stopped.results[0]));
+    assert.equal(stopped.results[0].cases[0], "timeout", JSON.stringify(stopped.results[0]));
+    const next = await runPython(t, "print('next')");
+    assert.equal(next.stdout, "next\n");
+  });
+
+  it("a correct program that leaves a mode-000 directory in its working directory passes every case (a clean-up error is never the program's verdict)", async () => {
+    const t = target();
+    const body = (extra: string) => ({
+      completion: python(`import os\na, b = map(int, input().split())\nprint(a + b)\n${extra}`),
+      config: { language: "python", provided_data: { test_cases: { type: "stdin_stdout", input: ["1 2", "3 4", "5 6"], output: ["3", "7", "11"] } }, extra: { run_all_cases: true } },
+    });
+    const control = await post(t, "/common_evaluate_batch", body(""));
+    assert.equal(control.accepted, true, JSON.stringify(control.tests));
+    const locked = await post(t, "/common_evaluate_batch", body("os.makedirs('locked/inner'); open('locked/inner/f', 'w').write('x'); os.chmod('locked/inner', 0); os.chmod('locked', 0)"));
+    assert.deepEqual(locked.tests.map((x: { passed: boolean }) => x.passed), [true, true, true], JSON.stringify(locked.tests));
+  });
+}
+
+/** Wrong solutions that try to turn a failing assert into a pass; each beside a correct and a plainly wrong one. */
+const FORGERIES: Readonly<Record<string, string>> = {
+  "traceback.print_exception exits 0": "import os, traceback, sys\ntraceback.print_exception = lambda *a, **k: os._exit(0)\nsys.excepthook = lambda *a: os._exit(0)\n",
+  "atexit exits 0": "import atexit, os\natexit.register(lambda: os._exit(0))\n",
+  "exits 0 before any test": "import os\nos._exit(0)\n",
+  "sys.exit(0) at the end of the program": "import sys\ntry:\n    pass\nfinally:\n    pass\nsys.exit(0)\n",
+  "an object equal to everything": "class Any:\n    def __eq__(self, o): return True\n    def __ne__(self, o): return False\n    def __bool__(self): return True\n",
+  // Its own memory, read in place (a process that is not dumpable cannot open /proc/self/mem): the job it was forked
+  // with held the tests when they ran in the program's process.
+  "reads the expected values from the test code in memory": `import ctypes, re
+def _expected(call):
+    pat = re.compile(re.escape(call.encode()) + rb"\\s*==\\s*(-?\\d+)")
+    for line in open("/proc/self/maps").read().splitlines():
+        span, perms = line.split()[:2]
+        lo, hi = (int(x, 16) for x in span.split("-"))
+        if "r" not in perms or hi - lo > (64 << 20) or "[v" in line:
+            continue
+        m = pat.search(ctypes.string_at(lo, hi - lo))
+        if m:
+            return int(m.group(1))
+    return None
+`,
+};
+
+function forgedAdd(kind: string): string {
+  const prelude = FORGERIES[kind]!;
+  if (kind === "an object equal to everything") return `${prelude}def add(a, b):\n    return Any()\n`;
+  if (kind === "reads the expected values from the test code in memory") return `${prelude}def add(a, b):\n    e = _expected("add(%d, %d)" % (a, b))\n    return e if e is not None else a - b\n`;
+  return `${prelude}def add(a, b):\n    return a - b\n`;
+}
+
+export function registerVerdictForgeries(target: () => AttackTarget): void {
+  const tests = ["assert add(1, 2) == 3", "assert add(2, 2) == 4", "assert add(5, 1) == 6"];
+  const humanEval = { type: "assert", test: "def check(candidate):\n    assert candidate(1, 2) == 3\n    assert candidate(2, 5) == 7\n", entry_point: "add" };
+  it("assert tests: a correct solution passes and a wrong one fails (both formats, both routes)", async () => {
+    const t = target();
+    const r = await post(t, "/v1/rewards", {
+      samples: [
+        { data_source: "code", solution_str: python("def add(a, b):\n    return a + b"), ground_truth: { type: "assert", tests } },
+        { data_source: "code", solution_str: python("def add(a, b):\n    return a + b"), ground_truth: humanEval },
+        { data_source: "code", solution_str: python("def add(a, b):\n    return a - b"), ground_truth: { type: "assert", tests } },
+        { data_source: "code", solution_str: python("def add(a, b):\n    return a - b"), ground_truth: humanEval },
+      ],
+    });
+    assert.deepEqual(r.results.map((x: { score: number }) => x.score), [1, 1, 0, 0], JSON.stringify(r.results));
+    const batch = await post(t, "/common_evaluate_batch", {
+      completion: python("def add(a, b):\n    return a + b"),
+      config: { language: "python", provided_data: { test_cases: { type: "assert", tests } }, extra: { run_all_cases: true } },
+    });
+    assert.equal(batch.accepted, true, JSON.stringify(batch.tests));
+  });
+
+  for (const kind of Object.keys(FORGERIES)) {
+    it(`assert tests: a wrong solution that ${kind} is not accepted`, async () => {
+      const t = target();
+      const code = forgedAdd(kind);
+      const r = await post(t, "/v1/rewards", {
+        samples: [
+          { data_source: "code", solution_str: python(code), ground_truth: { type: "assert", tests } },
+          { data_source: "code", solution_str: python(code), ground_truth: humanEval },
+        ],
+      });
+      assert.deepEqual(r.results.map((x: { status: string; score: number }) => [x.status, x.score]), [["ok", 0], ["ok", 0]], `forged: ${JSON.stringify(r.results)}`);
+      const batch = await post(t, "/common_evaluate_batch", {
+        completion: python(code),
+        config: { language: "python", provided_data: { test_cases: { type: "assert", tests } }, extra: { run_all_cases: true } },
+      });
+      assert.equal(batch.accepted, false);
+      assert.ok(batch.tests.every((x: { passed: boolean }) => !x.passed), JSON.stringify(batch.tests));
+    });
+  }
+}
