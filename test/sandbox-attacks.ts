@@ -219,6 +219,36 @@ sys.exit(0 if ok else 3)`;
   });
 }
 
+/** /run_jupyter: later cells that rewrite what earlier cells reported (through the interpreter's objects, or by writing
+ * the driver's result line and exiting) beside the same cells without the attack. */
+export function registerJupyterForgeries(target: () => AttackTarget): void {
+  const early = ["print('true output')", "raise ValueError('true error')"];
+  const walk = `import gc
+for o in gc.get_objects():
+    if isinstance(o, dict) and "stdout" in o and "error" in o:
+        o["stdout"] = "forged"; o["error"] = []
+print("walked")`;
+  const forgedLine = `import json, os
+os.write(1, b"\\n\\0rlpipe-jupyter-cells " + json.dumps([{"stdout": "forged", "stderr": "", "display": [], "error": []}] * 4).encode() + b"\\n")
+os._exit(0)`;
+  const check = (r: { status: string; cells: { stdout: string; error: { ename: string }[] }[] }, what: string) => {
+    assert.equal(r.status, "Success", `${what}: ${JSON.stringify(r).slice(0, 400)}`);
+    assert.equal(r.cells[0]!.stdout, "true output\n", what);
+    assert.deepEqual(r.cells[1]!.error.map((e) => e.ename), ["ValueError"], what);
+    assert.doesNotMatch(JSON.stringify(r.cells), /forged/, what);
+  };
+  it("/run_jupyter: a later cell cannot rewrite what earlier cells reported (objects walked, a forged result line and exit)", async () => {
+    const t = target();
+    const control = await post(t, "/run_jupyter", { cells: [...early, "print('plain')", "print('after')"] });
+    check(control, "control");
+    assert.equal(control.cells[3].stdout, "after\n");
+    check(await post(t, "/run_jupyter", { cells: [...early, walk, "print('after')"] }), "walk");
+    const line = await post(t, "/run_jupyter", { cells: [...early, forgedLine, "print('after')"] });
+    check(line, "forged line");
+    assert.notEqual(line.cells[2].error.length, 0, "the cell that exited is reported as such");
+  });
+}
+
 /** Wrong solutions that try to turn a failing assert into a pass; each beside a correct and a plainly wrong one. */
 const FORGERIES: Readonly<Record<string, string>> = {
   "traceback.print_exception exits 0": "import os, traceback, sys\ntraceback.print_exception = lambda *a, **k: os._exit(0)\nsys.excepthook = lambda *a: os._exit(0)\n",

@@ -62,6 +62,14 @@ describe("rlpipe serve: the memory one request costs", { timeout: 600_000 }, () 
     assert.ok(r.bytes < 4096);
   });
 
+  it("a build gets at least its compiler's budget whatever the request asked, and the reply says the budget and the time taken", async () => {
+    const r = await post(s, "/run_code", { language: "cpp", code: "#include <cstdio>\nint main() { puts(\"built\"); }", compile_timeout: 1 });
+    assert.equal(r.json.status, "Success", JSON.stringify(r.json).slice(0, 400));
+    assert.equal(r.json.run_result.stdout, "built\n");
+    assert.equal(r.json.compile_result.rlpipe_budget_s, 30, "g++ gets at least 30 s");
+    assert.ok(r.json.compile_result.execution_time > 0);
+  });
+
   it("after all of them, the server's peak memory stayed well under a gigabyte", () => {
     const peak = s.peakRssBytes();
     assert.ok(peak < 768 << 20, `peak resident memory ${Math.round(peak / (1 << 20))} MiB`);

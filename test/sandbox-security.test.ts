@@ -15,6 +15,7 @@ import { startHttpServer } from "../functions/platforms/http.js";
 import { ResultCache } from "../functions/reward.js";
 import { FakeE2B } from "./fakes/e2b-fake.js";
 import { makeCanaries, rlpipeServe, securitySuite } from "./sandbox-security.js";
+import { startServe } from "./serve-process.js";
 
 // Both isolation paths: the default (warm) and per-program. One slot: on the warm path every program runs in the
 // zygote the previous one ran in unless it was replaced, the case where anything left behind would be seen.
@@ -107,6 +108,32 @@ describe("sandbox security: remote backends never forward the server's environme
       await new Promise<void>((r) => { proxy.close(() => r()); proxy.closeAllConnections(); });
       await upstream.close();
       await local.close();
+    }
+  });
+});
+
+describe("sandbox security: two servers on one host", { timeout: 300_000 }, () => {
+  it("run their programs as uids of their own (leased host-wide), and give them back when they stop", async () => {
+    const uidsOf = async (url: string) => {
+      const seen = new Set<number>();
+      for (let i = 0; i < 6; i++) {
+        const res = await fetch(`${url}/run_code`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ language: "python", code: "import os\nprint(os.getuid())" }) });
+        seen.add(Number(((await res.json()) as { run_result: { stdout: string } }).run_result.stdout));
+      }
+      return seen;
+    };
+    const a = await startServe(["--sandbox", "local", "--concurrency", "2", "--quiet"]);
+    try {
+      const b = await startServe(["--sandbox", "local", "--concurrency", "2", "--quiet"]);
+      try {
+        const [ua, ub] = [await uidsOf(a.url), await uidsOf(b.url)];
+        assert.ok([...ua, ...ub].every((u) => u >= 64000 && u <= 65533), `${[...ua]} ${[...ub]}`);
+        assert.deepEqual([...ua].filter((u) => ub.has(u)), [], `shared uids: ${[...ua]} / ${[...ub]}`);
+      } finally {
+        await b.stop();
+      }
+    } finally {
+      await a.stop();
     }
   });
 });

@@ -17,7 +17,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
-import { registerProgramAttacks, registerVerdictForgeries } from "./sandbox-attacks.js";
+import { registerJupyterForgeries, registerProgramAttacks, registerVerdictForgeries } from "./sandbox-attacks.js";
 import { ROOT } from "./helpers.js";
 
 /** Secrets planted in the server's surroundings; `needles` are the byte strings no program may find. */
@@ -641,6 +641,7 @@ export function securitySuite(label: string, start: StartServer): void {
 
     registerProgramAttacks(() => t);
     registerVerdictForgeries(() => t);
+    registerJupyterForgeries(() => t);
 
     it("a wrong program cannot forge passing results through another process's descriptors", async () => {
       const tests = ["assert add(1, 2) == 3", "assert add(2, 2) == 4", "assert add(5, 1) == 6"];
