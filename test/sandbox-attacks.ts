@@ -51,7 +51,7 @@ for d in ("/tmp", "/work", "/mnt", "/dev/shm"):
 print(out)`;
 
 export function registerProgramAttacks(target: () => AttackTarget): void {
-  it("scheduling: SCHED_IDLE, idle I/O priority and nice on the zygote, and autogroup nice 19, do not reach the next program", async () => {
+  it("scheduling: SCHED_IDLE and idle I/O priority on the zygote, and autogroup nice 19, do not reach the next program", async () => {
     const t = target();
     const before = await runPython(t, SCHEDULING);
     assert.equal(before.status, "Success", before.stderr);
@@ -65,9 +65,7 @@ class Param(ctypes.Structure): _fields_ = [("prio", ctypes.c_int)]
 if libc.sched_setscheduler(1, 5, ctypes.byref(Param(0))) == 0: done.append("idle")  # SCHED_IDLE
 if libc.syscall(IOPRIO_SET, 1, 1, 3 << 13) == 0: done.append("ioprio")  # IOPRIO_WHO_PROCESS, IOPRIO_CLASS_IDLE
 if libc.syscall(IOPRIO_SET, 3, os.getuid(), 3 << 13) == 0: done.append("ioprio-user")  # every process of the uid
-try:
-    os.setpriority(os.PRIO_PROCESS, 1, 19); done.append("nice")
-except OSError: pass
+# (setpriority on the zygote was caught before: tests/sandbox-isolation.test.ts)
 import subprocess
 # an exec'd program is dumpable, so it may write its own session's autogroup (the Python case process is not)
 if subprocess.run(["/bin/sh", "-c", "echo 19 > /proc/self/autogroup"]).returncode == 0: done.append("autogroup")
@@ -100,7 +98,7 @@ print(set_, sorted(os.listxattr("/tmp")))`);
     assert.equal(after.stdout, before.stdout);
   });
 
-  it("sockets: an abstract unix socket kept bound (in flight, and by a daemon) is not there for the next program", async () => {
+  it("sockets: an abstract unix socket kept bound (in flight, and by a daemon) and a TCP connection in TIME_WAIT are not there for the next program", async () => {
     const t = target();
     const name = `rlpipe-left-${randomBytes(6).toString("hex")}`;
     const probe = `
@@ -110,9 +108,9 @@ try:
     s.bind("\\0${name}"); print("free")
 except OSError as e:
     print("taken", e.errno)
-print(len(open("/proc/net/unix").read().splitlines()) - 1)`;
+print(len(open("/proc/net/unix").read().splitlines()) - 1, len(open("/proc/net/tcp").read().splitlines()) - 1)`;
     const before = await runPython(t, probe);
-    assert.equal(before.stdout, "free\n1\n", before.stderr);
+    assert.equal(before.stdout, "free\n1 0\n", before.stderr);
     const attack = await runPython(t, `
 import array, os, socket, time
 held = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
@@ -120,6 +118,10 @@ held.bind("\\0${name}")
 a, b = socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM)
 # the bound socket and b itself travel in b's own queue: nothing refers to them but a cycle in flight
 a.sendmsg([b"x"], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", [held.fileno(), b.fileno()]))])
+# a connection this side closes first stays in TIME_WAIT for a minute: its port is a value the next program could read
+srv = socket.socket(); srv.bind(("127.0.0.1", 0)); srv.listen()
+cli = socket.create_connection(srv.getsockname()); conn, _ = srv.accept()
+cli.close(); conn.close(); srv.close()
 if os.fork() == 0:
     os.setsid()
     d = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM); d.bind("\\0${name}-daemon"); d.listen()
@@ -252,7 +254,7 @@ os._exit(0)`;
 /** Wrong solutions that try to turn a failing assert into a pass; each beside a correct and a plainly wrong one. */
 const FORGERIES: Readonly<Record<string, string>> = {
   "traceback.print_exception exits 0": "import os, traceback, sys\ntraceback.print_exception = lambda *a, **k: os._exit(0)\nsys.excepthook = lambda *a: os._exit(0)\n",
-  "atexit exits 0": "import atexit, os\natexit.register(lambda: os._exit(0))\n",
+  "traces its test and exits 0 at the failing assert": "import os, sys\ndef _t(frame, event, arg):\n    if event == \"exception\":\n        os._exit(0)\n    return _t\nsys.settrace(_t)\n",
   "exits 0 before any test": "import os\nos._exit(0)\n",
   "sys.exit(0) at the end of the program": "import sys\ntry:\n    pass\nfinally:\n    pass\nsys.exit(0)\n",
   "an object equal to everything": "class Any:\n    def __eq__(self, o): return True\n    def __ne__(self, o): return False\n    def __bool__(self): return True\n",
