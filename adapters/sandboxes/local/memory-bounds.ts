@@ -62,6 +62,11 @@ export class MemoryBounds {
 
 /** One sandbox's memory cgroup, as a zygote uses it around each program. */
 export class ProgramMemory {
+  /** What the harness holds, measured before the first program (it parses nothing of a program's, so it stays put). */
+  private harness: number | undefined;
+  /** The limit last set: the same limit is not written again (a write makes the kernel reclaim down to it). */
+  private lastLimit: number | undefined;
+
   constructor(readonly cgroup: MemoryCgroup) {}
 
   spawnArgs(argv: readonly string[], ids: { uid: number; gid: number } | undefined): string[] {
@@ -83,9 +88,12 @@ export class ProgramMemory {
   }
 
   private limitTo(memoryMb: number): void {
+    this.harness ??= this.harnessBytes();
+    const bytes = memoryMb * MIB + this.harness + HARNESS_SLACK_BYTES;
+    if (bytes === this.lastLimit) return;
     // A limit the kernel cannot reach by reclaiming (v1 answers EBUSY) is not lowered: the harness holds more than
     // expected, and the program still gets at least its own limit on top of it.
-    this.cgroup.setLimitBytes(memoryMb * MIB + this.harnessBytes() + HARNESS_SLACK_BYTES);
+    if (this.cgroup.setLimitBytes(bytes)) this.lastLimit = bytes;
   }
 
   /** What the cgroup holds that the kernel cannot reclaim: its usage less file pages (page cache). */

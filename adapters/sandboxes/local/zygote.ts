@@ -272,7 +272,7 @@ export class Zygote {
         else memory.programStarts(job.limits.memoryMb);
       }
       expect(compiled ? job.limits.compileTimeoutMs : runMs, "build");
-      this.proc.stdin!.write(`${JSON.stringify({ ...wire, stopOnFailure: stopOnFailure === true, goAfterBuild: compiled && memory !== undefined, memoryCgroup: memory !== undefined })}\n`);
+      this.proc.stdin!.write(`${JSON.stringify({ ...wire, stopOnFailure: stopOnFailure === true, goAfterBuild: compiled && memory !== undefined })}\n`);
     });
   }
 }

@@ -407,8 +407,6 @@ class Runner:
         # The program host of split assert cases (ProgramHost), and the test codes it never sees.
         self.host = host
         self.tests = None
-        # Under a memory cgroup a program's processes are the ones the kernel's OOM killer picks first.
-        self.oom_first = bool(job.get("memoryCgroup"))
 
     def run(self, index, case, deadline):
         """Runs one case and emits its event. False when the job's budget ran out before or during it."""
@@ -484,8 +482,6 @@ class Runner:
             kill_strays((self.host.pid,) if self.host is not None else ())
             pid = os.fork()
         if pid == 0:
-            if self.oom_first:
-                oom_first()
             if self.lang != "python":
                 exec_in_child(self.child_limits, self.argv, self.env, keep_value_fd=call)
             code = 126
@@ -499,24 +495,12 @@ class Runner:
         return pid
 
 
-def oom_first():
-    """In a case process: the kernel's OOM killer picks the program's processes before the harness's."""
-    try:
-        fd = os.open("/proc/self/oom_score_adj", os.O_WRONLY)
-        try:
-            os.write(fd, b"1000")
-        finally:
-            os.close(fd)
-    except OSError:
-        pass
-
-
 class ProgramHost:
     """The process that forks the program's process for each split assert case (asserts.py). It is forked before the
     test codes reach the manager, so neither it nor the program's processes ever hold them; it gets each case's end
     of a socket over its control socket and never runs the program itself."""
 
-    def __init__(self, compiled, oom):
+    def __init__(self, compiled):
         import _socket
         self._socket = _socket
         ours, theirs = _socket.socketpair(_socket.AF_UNIX, _socket.SOCK_SEQPACKET)
@@ -527,7 +511,7 @@ class ProgramHost:
                 ours.close()
                 os.closerange(4, theirs.fileno())
                 os.closerange(theirs.fileno() + 1, FD_CEILING)
-                code = _host_loop(theirs, compiled, oom)
+                code = _host_loop(theirs, compiled)
             finally:
                 os._exit(code)
         theirs.close()
@@ -564,7 +548,7 @@ class ProgramHost:
         self.control.close()
 
 
-def _host_loop(control, compiled, oom):
+def _host_loop(control, compiled):
     """In the program host: per message, fork the program's process for one case."""
     import _socket
     while True:
@@ -585,8 +569,6 @@ def _host_loop(control, compiled, oom):
         if pid == 0:
             code = 1
             try:
-                if oom:
-                    oom_first()
                 os.chdir(order["cdir"])
                 os.closerange(4, fd)
                 os.closerange(fd + 1, FD_CEILING)
@@ -833,7 +815,7 @@ def run_program(job, stop_requested, next_line):
     if job.get("goAfterBuild") and next_line() != b"go":
         return
     deadline = time.monotonic() + job["limits"]["totalTimeoutMs"] / 1000.0
-    host = ProgramHost(artifact, bool(job.get("memoryCgroup"))) if split else None
+    host = ProgramHost(artifact) if split else None
     try:
         runner = Runner(job, artifact, files, host)
         if host is not None:
