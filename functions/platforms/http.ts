@@ -40,9 +40,10 @@ function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
       if (size > limit) { reject(new BodyTooLarge()); req.destroy(); return; }
       chunks.push(c);
     });
-    req.on("end", () => resolve(Buffer.concat(chunks)));
+    let ended = false;
+    req.on("end", () => { ended = true; resolve(Buffer.concat(chunks)); });
     req.on("error", reject);
-    req.on("close", () => reject(new RequestCancelled("client_disconnected", "body")));
+    req.on("close", () => { if (!ended) reject(new RequestCancelled("client_disconnected", "body")); });
   });
 }
 
