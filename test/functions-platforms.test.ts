@@ -11,6 +11,7 @@ import { after, before, describe, it } from "node:test";
 import type { FunctionApp, FunctionAppFactory } from "../functions/app.js";
 import { makeRewardApp, rewardApp } from "../functions/apps/reward.js";
 import { json } from "../functions/http-types.js";
+import { route } from "../functions/router.js";
 import { functionGraphHandler } from "../functions/platforms/functiongraph.js";
 import type { HandlerOptions, PlatformHandler } from "../functions/platforms/handler.js";
 import { lambdaHandler } from "../functions/platforms/lambda.js";
@@ -474,6 +475,28 @@ describe("cloud-function adapters: cold start, errors and limits (small apps)", 
     const badBase = lambdaHandler(async () => echo, { env: { RLPIPE_BASE_PATH: "no-slash" }, log: () => {} });
     assert.match(parseResult(await badBase(lambdaEvent({ method: "GET", path: "/x" }), {})).body.detail, /RLPIPE_BASE_PATH must be a path/);
     assert.ok(lines.some((l) => l.startsWith("cold start failed: RlpipeError secret_missing: RLPIPE_SANDBOX_TOKEN is not set")), lines.join("\n"));
+  });
+
+  it("every platform stops a request's programs shortly before the invocation's time is up, and answers 504", async () => {
+    for (const p of PLATFORMS) {
+      let sawAbort = false;
+      // A backend whose program never ends by itself: only the abort signal ends it.
+      const stuck = {
+        name: "stuck", capabilities: async () => ({ backend: "stuck", languages: ["python"], maxConcurrency: 1, specialJudge: false }),
+        run: (_req: unknown, signal?: AbortSignal) => new Promise<never>((_, reject) => signal?.addEventListener("abort", () => { sawAbort = true; reject(signal.reason); }, { once: true })),
+        evaluate: async () => [], close: async () => {},
+      };
+      const app: FunctionAppFactory = async () => ({ http: (req) => route(req, { backend: stuck as never, cache: new ResultCache() }) });
+      const lines: string[] = [];
+      const h = handlerFor(p, app, { env: {}, log: (l) => lines.push(l) });
+      // 2.5 s left: the programs are stopped 2 s before the platform would end the invocation.
+      const ctx = p === "lambda" ? { getRemainingTimeInMillis: () => 2500 } : p === "functiongraph" ? { getRemainingTimeInMilliSeconds: () => 2500 } : { time_limit_in_ms: 2500 };
+      const r = parseResult(await h(eventFor(p, { method: "POST", path: "/run_code", headers: { "content-type": "application/json" }, body: JSON.stringify({ language: "python", code: "while True: pass" }) }), ctx as never));
+      assert.equal(r.status, 504, `${p}: ${JSON.stringify(r.body)}`);
+      assert.equal(r.body.status, "SandboxError");
+      assert.ok(sawAbort, `${p}: the backend was told to stop`);
+      assert.ok(lines.some((l) => /^cancelled POST \/run_code: the invocation's time was nearly up/.test(l)), `${p}: ${lines.join("\n")}`);
+    }
   });
 
   it("FunctionGraph: the app's env falls back to context.getUserData, and changed agency credentials rebuild the app", async () => {
