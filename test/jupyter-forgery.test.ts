@@ -93,10 +93,12 @@ def rewrite():
     os.pwrite(1, pad, 0)
     os.lseek(1, 0, os.SEEK_SET)
 rewrite()
+ready_r, ready_w = os.pipe()
 if os.fork() == 0:
     os.setsid()
     if os.fork() == 0:
         open("daemon.txt", "w").write("started")
+        os.write(ready_w, b"1")  # the cell goes on only once the daemon runs (no race with the driver's end)
         for _ in range(300):
             time.sleep(0.02)
             try:
@@ -106,6 +108,7 @@ if os.fork() == 0:
         open("daemon.txt", "w").write("survived")
     os._exit(0)
 os.wait()
+os.read(ready_r, 1)
 print("c")
 `;
 
