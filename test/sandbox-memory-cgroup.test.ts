@@ -1,16 +1,31 @@
-// Memory cgroups (adapters/sandboxes/local/memory-cgroup.ts): where a server may make them on a pure cgroup v2 host,
-// a v1 host, or none (fake trees), how a sandbox joins one, and, on this machine as root, that a limit holds over
-// all of a group of processes (the kernel's OOM killer ends one) while the same processes under a larger limit live.
+// Memory cgroups (adapters/sandboxes/local/memory-cgroup.ts): where a server may make them (fake trees shaped like a
+// pure cgroup v2 host, a hybrid v1 host, and a host with neither), what their files get, and, on this machine as root,
+// that a limit holds over all of a program's processes together (the kernel's OOM killer ends some of them), that the
+// same processes under a larger limit all live, and that v1 refuses a limit below what it cannot reclaim.
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { after, describe, it } from "node:test";
+import { after, describe, it, type TestContext } from "node:test";
+import { setTimeout as sleep } from "node:timers/promises";
 import { detectMemoryCgroups, MemoryCgroup } from "../adapters/sandboxes/local/memory-cgroup.js";
-import { waitFor } from "./serve-process.js";
+import { SandboxError } from "../adapters/sandboxes/sandbox.js";
+
+const MIB = 1 << 20;
+const asRoot = process.getuid?.() === 0;
+
+/** Polls `check` every 50 ms, up to a bound generous enough for a loaded CI machine (a bound, not a timing assertion). */
+async function waitFor(what: string, check: () => boolean, boundMs = 60_000): Promise<void> {
+  const until = Date.now() + boundMs;
+  while (!check()) {
+    if (Date.now() > until) throw new Error(`gave up waiting ${boundMs / 1000} s for ${what}`);
+    await sleep(50);
+  }
+}
 
 const trees: string[] = [];
+/** A temp dir holding `files` (plain files where the kernel would have made cgroup files). */
 function fakeTree(files: Record<string, string>): string {
   const root = mkdtempSync(join(tmpdir(), "rlpipe-cgroup-"));
   trees.push(root);
@@ -20,82 +35,207 @@ function fakeTree(files: Record<string, string>): string {
   }
   return root;
 }
+const text = (p: string): string => readFileSync(p, "utf8");
 
-describe("memory cgroups: where a server may make them", () => {
+describe("memory cgroups on fake trees", () => {
   after(() => { for (const t of trees) rmSync(t, { recursive: true, force: true }); });
-  const asRoot = process.getuid?.() === 0;
 
-  it("a pure cgroup v2 host with the memory controller: the server's subtree, with memory enabled down to it", { skip: !asRoot && "needs root (a non-root server looks only in its own delegated cgroup)" }, () => {
-    // The kernel makes a cgroup's files with the directory; a fake tree has them from the start.
-    const root = fakeTree({ "cgroup.controllers": "cpuset cpu io memory pids\n", "cgroup.subtree_control": "", "rlpipe/cgroup.subtree_control": "", "rlpipe/uids-64000/cgroup.subtree_control": "" });
-    const where = detectMemoryCgroups("rlpipe/uids-64000", { fsRoot: root });
-    assert.deepEqual(where, { kind: "v2", parent: join(root, "rlpipe", "uids-64000") });
-    for (const d of ["", "rlpipe", "rlpipe/uids-64000"]) assert.equal(readFileSync(join(root, d, "cgroup.subtree_control"), "utf8"), "+memory", `${d}/cgroup.subtree_control`);
-    const noMemory = fakeTree({ "cgroup.controllers": "cpuset cpu io pids\n", "cgroup.subtree_control": "" });
-    assert.equal(detectMemoryCgroups("rlpipe/x", { fsRoot: noMemory }).kind, "none");
+  it("a pure cgroup v2 host with the memory controller: v2, memory enabled from the root (as root) or the server's own cgroup down to its subtree", () => {
+    const own = "user.slice/rlpipe.scope";
+    const root = fakeTree({
+      "cgroup.controllers": "cpuset cpu io memory pids\n", "cgroup.subtree_control": "cpu\n",
+      [`${own}/cgroup.controllers`]: "cpu memory pids\n", [`${own}/cgroup.subtree_control`]: "", [`${own}/cgroup.procs`]: "",
+      "self-cgroup": `0::/${own}\n`,
+    });
+    const where = detectMemoryCgroups("rlpipe/fake-1", { fsRoot: root, selfCgroupFile: join(root, "self-cgroup") });
+    const base = asRoot ? root : join(root, own);
+    assert.deepEqual(where, { kind: "v2", parent: join(base, "rlpipe", "fake-1") });
+    for (const d of ["", "rlpipe", "rlpipe/fake-1"]) assert.equal(text(join(base, d, "cgroup.subtree_control")), "+memory", `${d}/cgroup.subtree_control`);
+    if (asRoot) assert.equal(text(join(root, own, "cgroup.subtree_control")), "", "a root server leaves its own cgroup alone");
+    // Already enabled: not written again (a real kernel would accept it; the fake shows it was left as it was).
+    writeFileSync(join(root, "cgroup.subtree_control"), "cpu memory\n");
+    assert.deepEqual(detectMemoryCgroups("rlpipe/fake-2", { fsRoot: root, selfCgroupFile: join(root, "self-cgroup") }), { kind: "v2", parent: join(base, "rlpipe", "fake-2") });
+    if (asRoot) assert.equal(text(join(root, "cgroup.subtree_control")), "cpu memory\n");
   });
 
-  it("a v1 host: under the memory hierarchy; no cgroup file system: none, and why", { skip: !asRoot && "v1 needs root" }, () => {
-    const v1 = fakeTree({ "memory/memory.limit_in_bytes": "9223372036854771712\n", "memory/rlpipe/x/memory.limit_in_bytes": "9223372036854771712\n" });
-    const where = detectMemoryCgroups("rlpipe/x", { fsRoot: v1 });
-    assert.equal(where.kind, "v1");
-    const none = detectMemoryCgroups("rlpipe/x", { fsRoot: fakeTree({ "README": "" }) });
+  it("a hybrid host whose cgroup2 lacks memory (like this machine): v1 under the memory hierarchy, use_hierarchy set, cgroup2 untouched", () => {
+    const root = fakeTree({
+      "unified/cgroup.controllers": "hugetlb\n", "unified/cgroup.subtree_control": "",
+      "memory/memory.limit_in_bytes": "9223372036854771712\n", "memory/rlpipe/memory.use_hierarchy": "0\n",
+      "self-cgroup": "4:memory:/\n0::/\n",
+    });
+    const where = detectMemoryCgroups("rlpipe/fake-1", { fsRoot: root, selfCgroupFile: join(root, "self-cgroup") });
+    assert.deepEqual(where, { kind: "v1", parent: join(root, "memory", "rlpipe", "fake-1") });
+    assert.ok(existsSync(where.parent));
+    assert.equal(text(join(root, "memory", "rlpipe", "memory.use_hierarchy")), "1");
+    assert.equal(existsSync(join(root, "unified", "rlpipe")), false);
+    assert.equal(text(join(root, "unified", "cgroup.subtree_control")), "");
+  });
+
+  it("neither: none, with a why that names what is missing", () => {
+    const empty = fakeTree({ "self-cgroup": "0::/\n" });
+    const none = detectMemoryCgroups("rlpipe/fake-1", { fsRoot: empty, selfCgroupFile: join(empty, "self-cgroup") });
     assert.equal(none.kind, "none");
-    assert.match((none as { why: string }).why, /no cgroup file system/);
+    if (none.kind !== "none") return;
+    assert.match(none.why, /no cgroup2 mount/);
+    assert.match(none.why, /no cgroup v1 memory hierarchy/);
+    const noMemory = fakeTree({ "cgroup.controllers": "cpu io pids\n", "self-cgroup": "0::/\n" });
+    const why = detectMemoryCgroups("rlpipe/fake-1", { fsRoot: noMemory, selfCgroupFile: join(noMemory, "self-cgroup") });
+    assert.equal(why.kind, "none");
+    if (why.kind === "none") assert.match(why.why, /no memory controller in/);
+    assert.equal(existsSync(join(noMemory, "rlpipe")), false, "nothing made where it is not usable");
   });
 
-  it("a sandbox joins its cgroup before it starts, as root, then drops to its uid", () => {
-    const cg = MemoryCgroup.create({ kind: "v1", parent: fakeTree({}) }, "u64001");
-    const argv = cg.spawnArgs(["/usr/bin/bwrap", "--x"], { uid: 64001, gid: 64001 });
-    assert.deepEqual(argv.slice(0, 4), ["/bin/sh", "-c", 'echo 0 > "$0" && exec "$@"', join(cg.path, "cgroup.procs")]);
-    assert.deepEqual(argv.slice(4), ["/usr/bin/setpriv", "--reuid=64001", "--regid=64001", "--clear-groups", "--", "/usr/bin/bwrap", "--x"]);
+  it("a cgroup's files: limits (v1 memory and memsw, v2 max and swap), usage, OOM kills, how a sandbox joins it", () => {
+    const v1 = MemoryCgroup.create({ kind: "v1", parent: fakeTree({}) }, "u64001");
+    assert.equal(MemoryCgroup.create({ kind: "v1", parent: join(v1.path, "..") }, "u64001").path, v1.path, "an existing leaf is reused");
+    const unlimited = "9223372036854771712\n";
+    writeFileSync(join(v1.path, "memory.limit_in_bytes"), unlimited);
+    writeFileSync(join(v1.path, "memory.memsw.limit_in_bytes"), unlimited);
+    writeFileSync(join(v1.path, "memory.usage_in_bytes"), "12345\n");
+    writeFileSync(join(v1.path, "memory.oom_control"), "oom_kill_disable 0\nunder_oom 0\noom_kill 3\n");
+    assert.equal(v1.setLimitBytes(256 * MIB), true);
+    assert.equal(text(join(v1.path, "memory.limit_in_bytes")), String(256 * MIB));
+    assert.equal(text(join(v1.path, "memory.memsw.limit_in_bytes")), String(256 * MIB));
+    assert.equal(v1.usageBytes(), 12345);
+    assert.equal(v1.oomKills(), 3);
+
+    const v2 = MemoryCgroup.create({ kind: "v2", parent: fakeTree({}) }, "u64002");
+    writeFileSync(join(v2.path, "memory.swap.max"), "max\n");
+    writeFileSync(join(v2.path, "memory.current"), "678\n");
+    writeFileSync(join(v2.path, "memory.events"), "low 0\nhigh 0\nmax 4\noom 2\noom_kill 2\noom_group_kill 0\n");
+    assert.equal(v2.setLimitBytes(512 * MIB), true);
+    assert.equal(text(join(v2.path, "memory.max")), String(512 * MIB));
+    assert.equal(text(join(v2.path, "memory.swap.max")), "0");
+    assert.equal(v2.usageBytes(), 678);
+    assert.equal(v2.oomKills(), 2);
+
+    const procs = join(v1.path, "cgroup.procs");
+    assert.deepEqual(v1.spawnArgs(["/usr/bin/bwrap", "--x"], { uid: 64001, gid: 64002 }),
+      ["/bin/sh", "-c", 'echo 0 > "$0" && exec "$@"', procs, "/usr/bin/setpriv", "--reuid=64001", "--regid=64002", "--clear-groups", "--", "/usr/bin/bwrap", "--x"]);
+    assert.deepEqual(v1.spawnArgs(["/usr/bin/bwrap"], undefined), ["/bin/sh", "-c", 'echo 0 > "$0" && exec "$@"', procs, "/usr/bin/bwrap"]);
+    assert.throws(() => MemoryCgroup.create({ kind: "v1", parent: fakeTree({}) }, "../escape"), (e: unknown) => e instanceof SandboxError && e.code === "memory_cgroup_failed");
   });
 });
 
-describe("memory cgroups on this machine", { timeout: 180_000 }, () => {
-  const real = "/sys/fs/cgroup";
-  const where = detectMemoryCgroups(`rlpipe-test-${process.pid}`, { fsRoot: real });
-  const usable = where.kind !== "none";
-  after(() => { if (where.kind !== "none") MemoryCgroup.removeParent(where); });
+describe("memory cgroups on this machine", { timeout: 240_000 }, () => {
+  const SANDBOX_UID = 64990;
 
-  /** Python forking `children` processes that each hold `mib` MiB; prints each "+" as a child holds its memory. */
-  const hog = (children: number, mib: number) => `import os, time
-print(os.getuid(), flush=True)
+  /** Python: forks `children` processes that each allocate and touch `mib` MiB, say "ready <pid>" and sleep until
+   * killed; the parent prints its uid, the children's pids, and "exit <pid> <signal>" as it reaps each. */
+  const hog = (children: number, mib: number): string => `import os, time
+print("uid", os.getuid(), flush=True)
+kids = []
 for i in range(${children}):
-    if os.fork() == 0:
+    pid = os.fork()
+    if pid == 0:
         b = bytearray(${mib} << 20)
         for k in range(0, len(b), 4096): b[k] = 1
-        print("+", flush=True)
-        time.sleep(120)
-        os._exit(0)
-time.sleep(120)`;
+        print("ready", os.getpid(), flush=True)
+        while True: time.sleep(3600)
+    kids.append(pid)
+print("forked", *kids, flush=True)
+while kids:
+    pid, status = os.wait()
+    kids.remove(pid)
+    print("exit", pid, os.WTERMSIG(status) if os.WIFSIGNALED(status) else -os.WEXITSTATUS(status), flush=True)`;
 
-  for (const [label, limitMiB, children, survive] of [["a limit holds over all the processes: the OOM killer ends one", 256, 6, false], ["the control: the same processes under a limit large enough all live", 1024, 3, true]] as const) {
-    it(label, { skip: !usable && `no memory cgroup here (${(where as { why?: string }).why})` }, async () => {
-      if (where.kind === "none") return;
-      const cg = MemoryCgroup.create(where, `case-${limitMiB}`);
-      assert.equal(cg.setLimitBytes(limitMiB << 20), true);
+  /** The program's report so far: its uid, the children it forked, which got their memory, which died and how. */
+  function report(out: string): { uid?: number; forked: number[]; ready: Set<number>; exits: Map<number, number> } {
+    const r = { uid: undefined as number | undefined, forked: [] as number[], ready: new Set<number>(), exits: new Map<number, number>() };
+    for (const line of out.split("\n")) {
+      const [word, ...rest] = line.trim().split(" ");
+      const n = rest.map(Number);
+      if (word === "uid") r.uid = n[0];
+      else if (word === "forked") r.forked = n;
+      else if (word === "ready") r.ready.add(n[0]!);
+      else if (word === "exit") r.exits.set(n[0]!, n[1]!);
+    }
+    return r;
+  }
+
+  /** Runs `body` with a fresh leaf of a fresh `rlpipe-test-*` subtree at `limit`, and the hog started in it; kills the
+   * hog's process group and removes both cgroups afterwards, asserting they are gone. */
+  async function withHog(t: TestContext, limitBytes: number, children: number, mib: number,
+    body: (cg: MemoryCgroup, kind: "v1" | "v2", out: () => string, before: number) => Promise<void>): Promise<void> {
+    if (!asRoot) { t.skip("needs root: the test starts its processes as a sandbox uid"); return; }
+    const where = detectMemoryCgroups(`rlpipe-test-${process.pid}-${Math.random().toString(36).slice(2, 8)}`);
+    if (existsSync("/sys/fs/cgroup/memory/memory.limit_in_bytes")) assert.equal(where.kind, "v1", `this machine has a v1 memory hierarchy: ${JSON.stringify(where)}`);
+    if (where.kind === "none") { t.skip(`no memory cgroup here: ${where.why}`); return; }
+    let cg: MemoryCgroup | undefined;
+    let pgid: number | undefined;
+    try {
+      cg = MemoryCgroup.create(where, "leaf");
+      assert.equal(cg.setLimitBytes(limitBytes), true);
       const before = cg.oomKills();
-      const argv = cg.spawnArgs(["/usr/bin/python3", "-c", hog(children, 120)], process.getuid?.() === 0 ? { uid: 64990, gid: 64990 } : undefined);
-      const child = spawn(argv[0]!, argv.slice(1), { stdio: ["ignore", "pipe", "inherit"], detached: true });
+      const argv = cg.spawnArgs(["/usr/bin/python3", "-c", hog(children, mib)], { uid: SANDBOX_UID, gid: SANDBOX_UID });
+      const child = spawn(argv[0]!, argv.slice(1), { stdio: ["ignore", "pipe", "pipe"], detached: true, env: {}, cwd: "/" });
+      pgid = child.pid;
       let out = "";
-      child.stdout.on("data", (d: Buffer) => { out += d; });
-      try {
-        if (survive) {
-          await waitFor(`${children} children holding their memory`, () => out.split("+").length - 1 === children, 60_000);
-          assert.ok(cg.usageBytes() > children * (110 << 20), `usage ${cg.usageBytes()}`);
-          assert.equal(cg.oomKills(), before);
-        } else {
-          await waitFor("the OOM killer in the cgroup", () => cg.oomKills() > before, 60_000);
-          assert.ok(out.split("+").length - 1 < children, "not every child got its memory");
-          assert.ok(cg.usageBytes() <= (limitMiB << 20), `usage ${cg.usageBytes()} over the limit`);
-        }
-        if (process.getuid?.() === 0) assert.equal(out.split("\n")[0], "64990", "the processes run as the sandbox uid");
-      } finally {
-        try { process.kill(-child.pid!, "SIGKILL"); } catch { /* gone */ }
-        await waitFor("the cgroup empty", () => !existsSync(join(cg.path, "cgroup.procs")) || readFileSync(join(cg.path, "cgroup.procs"), "utf8").trim() === "", 30_000);
-        assert.equal(cg.remove(), true);
+      let err = "";
+      child.stdout!.on("data", (d: Buffer) => { out += d; });
+      child.stderr!.on("data", (d: Buffer) => { err += d; });
+      await waitFor("the program to fork its children", () => report(out).forked.length === children || child.exitCode !== null);
+      assert.equal(report(out).forked.length, children, `the program did not start: ${err}`);
+      assert.equal(report(out).uid, SANDBOX_UID, "the program runs as the sandbox uid");
+      await body(cg, where.kind, () => out, before);
+    } finally {
+      if (pgid !== undefined) try { process.kill(-pgid, "SIGKILL"); } catch { /* gone already */ }
+      if (cg !== undefined) {
+        const procs = join(cg.path, "cgroup.procs");
+        await waitFor("the cgroup to empty", () => !existsSync(procs) || text(procs).trim() === "");
+        assert.equal(cg.remove(), true, "the leaf is removed");
+        assert.equal(existsSync(cg.path), false);
+      }
+      assert.equal(MemoryCgroup.removeParent(where), true, "the rlpipe-test-* subtree is removed");
+      assert.equal(existsSync(where.parent), false);
+    }
+  }
+
+  it("a 256 MiB limit holds over 6 children of 120 MiB: the OOM killer ends some in the cgroup, usage stays under the limit", async (t) => {
+    const limit = 256 * MIB;
+    await withHog(t, limit, 6, 120, async (cg, kind, out, before) => {
+      await waitFor("the OOM killer in the cgroup", () => cg.oomKills() > before && report(out()).exits.size > 0);
+      // Settled: each child either died or holds its memory.
+      await waitFor("every child to be dead or holding its memory", () => { const r = report(out()); return r.forked.every((p) => r.exits.has(p) || r.ready.has(p)); });
+      const r = report(out());
+      const alive = r.forked.filter((p) => !r.exits.has(p));
+      assert.ok(alive.length < 6, "not every child survived");
+      assert.ok(alive.length * 120 * MIB < limit, `${alive.length} children hold 120 MiB each under ${limit}`);
+      for (const [pid, signal] of r.exits) assert.equal(signal, 9, `child ${pid} was killed (SIGKILL), not ended otherwise`);
+      assert.equal(cg.oomKills() - before, r.exits.size, "each death was an OOM kill in this cgroup");
+      assert.ok(cg.usageBytes() <= limit, `usage ${cg.usageBytes()} over the limit ${limit}`);
+      const peak = join(cg.path, kind === "v1" ? "memory.max_usage_in_bytes" : "memory.peak");
+      if (existsSync(peak)) assert.ok(Number(text(peak)) <= limit, `peak usage ${text(peak).trim()} over the limit ${limit}`);
+    });
+  });
+
+  it("the control: 3 children of 120 MiB under 1 GiB all live, and the cgroup is charged for them", async (t) => {
+    await withHog(t, 1024 * MIB, 3, 120, async (cg, _kind, out, before) => {
+      await waitFor("3 children holding their memory", () => report(out()).ready.size === 3 || report(out()).exits.size > 0);
+      const r = report(out());
+      assert.equal(r.exits.size, 0, `a child died: ${out()}`);
+      for (const pid of r.forked) assert.doesNotThrow(() => process.kill(pid, 0), `child ${pid} alive`);
+      assert.ok(cg.usageBytes() > 300 * MIB, `usage ${cg.usageBytes()} while 3 × 120 MiB are held`);
+      assert.equal(cg.oomKills(), before);
+    });
+  });
+
+  it("a limit below what the cgroup holds: v1 refuses it (EBUSY, false) and kills nothing; v2 takes it and OOM-kills", async (t) => {
+    await withHog(t, 512 * MIB, 1, 100, async (cg, kind, out, before) => {
+      await waitFor("the child holding 100 MiB", () => report(out()).ready.size === 1);
+      if (kind === "v1") {
+        assert.equal(cg.setLimitBytes(16 * MIB), false);
+        assert.equal(Number(text(join(cg.path, "memory.limit_in_bytes"))), 512 * MIB, "the limit is unchanged");
+        assert.equal(cg.oomKills(), before);
+        assert.ok(cg.usageBytes() > 100 * MIB, `usage ${cg.usageBytes()}: nothing was taken from the program`);
+        assert.doesNotThrow(() => process.kill(report(out()).forked[0]!, 0), "the child lives");
+        assert.equal(cg.setLimitBytes(1024 * MIB), true, "raising it still works");
+        assert.equal(Number(text(join(cg.path, "memory.limit_in_bytes"))), 1024 * MIB);
+      } else {
+        assert.equal(cg.setLimitBytes(16 * MIB), true);
+        await waitFor("the OOM killer in the cgroup", () => cg.oomKills() > before);
       }
     });
-  }
+  });
 });

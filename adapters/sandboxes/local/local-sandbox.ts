@@ -450,7 +450,7 @@ export class LocalSandbox implements SandboxBackend {
 
   /** A sandbox running the zygote for up to `maxPrograms` programs. */
   private spawnZygote(uid: number, maxPrograms: number): Zygote {
-    const memory = this.memory.forUid(uid);
+    const memory = this.memory.forSandbox(uid);
     return Zygote.spawn({
       bwrap: this.bwrap, seccompFile: this.seccompFile, uid, args: bwrapArgs(this.layout, uid, maxPrograms),
       dataFiles: [...this.harnessFiles, join(this.workRoot, "hosts"), join(this.workRoot, "nsswitch.conf")],

@@ -18,7 +18,10 @@ const MIB = 1 << 20;
 export type MemoryBoundKind = "cgroup v2" | "cgroup v1" | "per process";
 
 export class MemoryBounds {
-  private readonly byUid = new Map<number, ProgramMemory>();
+  /** Sandboxes made so far (each gets a cgroup of its own: never one a previous sandbox still exits in). */
+  private made = 0;
+  /** Cgroups whose sandboxes exited but which the kernel still held when they were removed. */
+  private readonly lingering = new Set<MemoryCgroup>();
 
   private constructor(private readonly where: MemoryCgroups) {}
 
@@ -36,64 +39,88 @@ export class MemoryBounds {
     return this.where.kind === "none" ? "per process" : this.where.kind === "v2" ? "cgroup v2" : "cgroup v1";
   }
 
-  /** Why there is no cgroup, when there is none. */
+  /** Why there is none, when there is none. */
   get why(): string | undefined {
     return this.where.kind === "none" ? this.where.why : undefined;
   }
 
-  /** The cgroup of the sandbox that runs as `uid` (made on first use), or undefined without cgroups. */
-  forUid(uid: number): ProgramMemory | undefined {
+  /**
+   * A new cgroup for one sandbox running as `uid`, or undefined without cgroups. Its own, not one per uid: the previous
+   * sandbox of a slot may still be exiting when the next starts (per-program isolation), and its memory would keep
+   * the kernel from lowering a shared cgroup's limit.
+   */
+  forSandbox(uid: number): ProgramMemory | undefined {
     if (this.where.kind === "none") return undefined;
-    let m = this.byUid.get(uid);
-    if (m === undefined) {
-      m = new ProgramMemory(MemoryCgroup.create(this.where, `u${uid}`));
-      this.byUid.set(uid, m);
-    }
-    return m;
+    return new ProgramMemory(MemoryCgroup.create(this.where, `u${uid}-${++this.made}`), (cg) => this.release(cg));
   }
 
   /** Removes the cgroups (their sandboxes have exited). */
   close(): void {
-    for (const m of this.byUid.values()) m.cgroup.remove();
-    this.byUid.clear();
+    for (const cg of this.lingering) cg.remove();
+    this.lingering.clear();
     if (this.where.kind !== "none") MemoryCgroup.removeParent(this.where);
+  }
+
+  /** A sandbox exited: its cgroup goes now, or on a later try (v1 empties a cgroup asynchronously). */
+  private release(cg: MemoryCgroup): void {
+    if (cg.removeNow()) return;
+    this.lingering.add(cg);
+    let tries = 0;
+    const retry = () => {
+      if (!this.lingering.has(cg)) return;
+      if (cg.removeNow() || ++tries > 50) { this.lingering.delete(cg); return; }
+      setTimeout(retry, 100).unref();
+    };
+    setTimeout(retry, 100).unref();
   }
 }
 
-/** One sandbox's memory cgroup, as a zygote uses it around each program. */
+/** One sandbox's memory cgroup, as its zygote uses it around each program. */
 export class ProgramMemory {
   /** What the harness holds, measured before the first program (it parses nothing of a program's, so it stays put). */
   private harness: number | undefined;
   /** The limit last set: the same limit is not written again (a write makes the kernel reclaim down to it). */
   private lastLimit: number | undefined;
 
-  constructor(readonly cgroup: MemoryCgroup) {}
+  constructor(readonly cgroup: MemoryCgroup, private readonly onExit: (cg: MemoryCgroup) => void) {}
 
   spawnArgs(argv: readonly string[], ids: { uid: number; gid: number } | undefined): string[] {
     return this.cgroup.spawnArgs(argv, ids);
   }
 
+  /** OOM kills in the cgroup so far (0 once it is gone). */
   oomKills(): number {
-    return this.cgroup.oomKills();
+    try {
+      return this.cgroup.oomKills();
+    } catch {
+      return 0;
+    }
   }
 
-  /** Before a build: the compiler's limit (a build may use more than the program may). */
-  buildStarts(memoryMb: number): void {
-    this.limitTo(memoryMb);
+  /** Before a build: the compiler's limit (a build may use more than the program may). False: it could not be set. */
+  buildStarts(memoryMb: number): boolean {
+    return this.limitTo(memoryMb);
   }
 
-  /** Before a program's cases: its own limit, over every process it starts. */
-  programStarts(memoryMb: number): void {
-    this.limitTo(memoryMb);
+  /** Before a program's cases: its own limit, over every process it starts. False: it could not be set. */
+  programStarts(memoryMb: number): boolean {
+    return this.limitTo(memoryMb);
   }
 
-  private limitTo(memoryMb: number): void {
+  /** The sandbox has exited: its cgroup is removed. */
+  sandboxExited(): void {
+    this.onExit(this.cgroup);
+  }
+
+  private limitTo(memoryMb: number): boolean {
     this.harness ??= this.harnessBytes();
     const bytes = memoryMb * MIB + this.harness + HARNESS_SLACK_BYTES;
-    if (bytes === this.lastLimit) return;
-    // A limit the kernel cannot reach by reclaiming (v1 answers EBUSY) is not lowered: the harness holds more than
-    // expected, and the program still gets at least its own limit on top of it.
-    if (this.cgroup.setLimitBytes(bytes)) this.lastLimit = bytes;
+    if (bytes === this.lastLimit) return true;
+    // v1 answers EBUSY when what the cgroup holds stays above a lower limit after reclaim: then the sandbox is not
+    // used for this program (a limit left higher would not bound it).
+    if (!this.cgroup.setLimitBytes(bytes)) return false;
+    this.lastLimit = bytes;
+    return true;
   }
 
   /** What the cgroup holds that the kernel cannot reclaim: its usage less file pages (page cache). */
@@ -104,9 +131,9 @@ export class ProgramMemory {
         const [key, value] = line.split(" ");
         if (key === "active_file" || key === "inactive_file") file += Number(value) || 0;
       }
+      return Math.max(0, this.cgroup.usageBytes() - file);
     } catch {
       return 0;
     }
-    return Math.max(0, this.cgroup.usageBytes() - file);
   }
 }

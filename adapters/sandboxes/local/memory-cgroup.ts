@@ -1,173 +1,212 @@
-// Memory cgroups for sandboxes (memory-bounds.ts uses them): where this server may create them, and one cgroup's
-// files. cgroup v2 where the host has it with the memory controller (as root, or in a subtree delegated to this
-// server's uid); cgroup v1's memory hierarchy as root; otherwise none, and why. Synchronous file writes only.
-import { existsSync, mkdirSync, readFileSync, readdirSync, rmdirSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+// A memory cgroup per sandbox, so that a program's memory limit covers every process it starts (RLIMIT_AS bounds
+// one process: 8 children of 300 MiB each under a 512 MB limit would take 2.5 GB of the host). The server makes the
+// cgroups (as root under the memory hierarchy, v2 or v1; as another uid in a delegated cgroup2 subtree), sets the
+// limit before each program, starts the sandbox inside, and reads after each program whether the OOM killer fired.
+// Everything is synchronous: a few writes of single values, between programs.
+import { accessSync, constants, existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, writeFileSync } from "node:fs";
+import { basename, dirname, join } from "node:path";
 import { SandboxError } from "../sandbox.js";
 
+/** Where this server may create memory cgroups, or why its programs are bounded only per process. */
 export type MemoryCgroups =
+  /** A cgroup2 directory whose children get the memory controller (it holds no process itself). */
   | { readonly kind: "v2"; readonly parent: string }
+  /** A directory inside the cgroup v1 memory hierarchy. */
   | { readonly kind: "v1"; readonly parent: string }
+  /** Why there is none here (said when the server starts). */
   | { readonly kind: "none"; readonly why: string };
 
-function writable(file: string): boolean {
-  try {
-    writeFileSync(file, readFileSync(file, "utf8").split("\n")[0] ?? "");
-    return true;
-  } catch {
-    return false;
+/** Where a non-root server moves itself inside its delegated cgroup: a cgroup2 directory that enables controllers for
+ * its children may hold no process (the "no internal processes" rule), and the server's own cgroup must enable memory. */
+const SERVER_LEAF = "rlpipe-server";
+const JOIN = 'echo 0 > "$0" && exec "$@"';
+
+const errno = (e: unknown): string | undefined => (e as NodeJS.ErrnoException | undefined)?.code;
+const message = (e: unknown): string => (e instanceof Error ? e.message : String(e));
+const writable = (p: string): boolean => { try { accessSync(p, constants.W_OK); return true; } catch { return false; } };
+const words = (p: string): string[] => { try { return readFileSync(p, "utf8").split(/\s+/); } catch { return []; } };
+const pause = (ms: number): void => { Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms); };
+
+/** Writes "+memory" into the subtree_control of `from` and of every directory below it down to `to` (made if missing). */
+function enableMemory(from: string, to: string): void {
+  const rest = to.slice(from.length).split("/").filter((s) => s !== "");
+  let dir = from;
+  for (let i = 0; ; i++) {
+    mkdirSync(dir, { recursive: true });
+    if (!words(join(dir, "cgroup.subtree_control")).includes("memory")) writeFileSync(join(dir, "cgroup.subtree_control"), "+memory");
+    if (i === rest.length) return;
+    dir = join(dir, rest[i]!);
   }
 }
 
-/** The cgroup v2 mount: the hierarchy root on a pure v2 host, /unified on a hybrid one. */
-function v2Root(fsRoot: string): string | undefined {
-  for (const d of [fsRoot, join(fsRoot, "unified")]) if (existsSync(join(d, "cgroup.controllers"))) return d;
-  return undefined;
-}
-
-function enableMemory(dir: string): boolean {
-  try {
-    if (readFileSync(join(dir, "cgroup.subtree_control"), "utf8").split(/\s+/).includes("memory")) return true;
-    writeFileSync(join(dir, "cgroup.subtree_control"), "+memory");
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-/** Where this server can create memory cgroups (`name`: its own subtree, e.g. rlpipe/uids-64000), or why not. */
+/** Where this server can create memory cgroups (root: under the memory hierarchy; non-root: a delegated cgroup2
+ * subtree it can write), or why not. `name` is the subtree this server owns, e.g. `rlpipe/<something unique>`; it is
+ * created here. fsRoot defaults to /sys/fs/cgroup (tests pass a fake tree). */
 export function detectMemoryCgroups(name: string, opts: { fsRoot?: string; selfCgroupFile?: string } = {}): MemoryCgroups {
   const fsRoot = opts.fsRoot ?? "/sys/fs/cgroup";
-  const asRoot = process.getuid?.() === 0;
-  const v2 = v2Root(fsRoot);
-  if (v2 !== undefined && readFileSync(join(v2, "cgroup.controllers"), "utf8").split(/\s+/).includes("memory")) {
-    // As root, a subtree of the hierarchy's root; otherwise only inside our own (delegated) cgroup.
-    let base = v2;
-    if (!asRoot) {
-      const own = /^0::(.*)$/m.exec(readFileSync(opts.selfCgroupFile ?? "/proc/self/cgroup", "utf8"))?.[1]?.trim();
-      base = own === undefined ? v2 : join(v2, own);
+  const uid = process.getuid?.() ?? -1;
+  const missing: string[] = [];
+  // cgroup v2 first: at fsRoot on a pure v2 host, at fsRoot/unified on a hybrid one.
+  const v2root = [fsRoot, join(fsRoot, "unified")].find((d) => existsSync(join(d, "cgroup.controllers")));
+  if (v2root === undefined) missing.push(`no cgroup2 mount at ${fsRoot} or ${fsRoot}/unified`);
+  else {
+    let own: string | undefined;
+    try {
+      const line = readFileSync(opts.selfCgroupFile ?? "/proc/self/cgroup", "utf8").split("\n").find((l) => l.startsWith("0::"));
+      if (line !== undefined) own = join(v2root, line.slice(3));
+    } catch { /* no cgroup file: no own cgroup */ }
+    if (own !== undefined && basename(own) === SERVER_LEAF) own = dirname(own); // moved there by an earlier call
+    const base = uid === 0 ? v2root : own;
+    if (base === undefined) missing.push("no cgroup2 line (0::) in /proc/self/cgroup");
+    else if (!words(join(base, "cgroup.controllers")).includes("memory")) missing.push(`no memory controller in ${join(base, "cgroup.controllers")}`);
+    else if (uid !== 0 && !["", "cgroup.subtree_control", "cgroup.procs"].every((f) => writable(join(base, f)))) missing.push(`no delegated cgroup2 subtree: ${base} is not writable by uid ${uid}`);
+    else {
+      const parent = join(base, name);
+      try {
+        try {
+          enableMemory(base, parent);
+        } catch (e) {
+          if (uid === 0 || errno(e) !== "EBUSY") throw e;
+          // Our own cgroup holds the server: move it (only this process) into a leaf, then enable again.
+          mkdirSync(join(base, SERVER_LEAF), { recursive: true });
+          writeFileSync(join(base, SERVER_LEAF, "cgroup.procs"), String(process.pid));
+          enableMemory(base, parent);
+        }
+        return { kind: "v2", parent };
+      } catch (e) {
+        missing.push(`cannot enable the memory controller of cgroup2 down to ${parent}: ${message(e)}`);
+      }
     }
-    const parts = name.split("/").filter((p) => p !== "");
-    let dir = base;
-    let ok = enableMemory(dir);
-    for (const p of parts) {
-      if (!ok) break;
-      dir = join(dir, p);
-      try { mkdirSync(dir, { recursive: true }); } catch { ok = false; break; }
-      ok = enableMemory(dir);
-    }
-    if (ok) return { kind: "v2", parent: dir };
   }
   const v1 = join(fsRoot, "memory");
-  if (existsSync(join(v1, "memory.limit_in_bytes")) && asRoot) {
+  if (!existsSync(join(v1, "memory.limit_in_bytes"))) missing.push(`no cgroup v1 memory hierarchy at ${v1}`);
+  else if (!writable(v1)) missing.push(`cgroup v1 memory hierarchy not writable by uid ${uid}`);
+  else {
     const parent = join(v1, name);
     try {
       mkdirSync(parent, { recursive: true });
-      if (existsSync(join(parent, "memory.use_hierarchy"))) { try { writeFileSync(join(parent, "memory.use_hierarchy"), "1"); } catch { /* the kernel decides */ } }
-      if (writable(join(parent, "memory.limit_in_bytes"))) return { kind: "v1", parent };
-    } catch { /* fall through */ }
+      // Limits of the leaves count in their parents (recent kernels always do so; older ones need the flag).
+      for (let dir = parent; dir.startsWith(`${v1}/`); dir = dirname(dir)) {
+        try { if (existsSync(join(dir, "memory.use_hierarchy"))) writeFileSync(join(dir, "memory.use_hierarchy"), "1"); } catch { /* ignored */ }
+      }
+      return { kind: "v1", parent };
+    } catch (e) {
+      missing.push(`cannot create ${parent}: ${message(e)}`);
+    }
   }
-  return {
-    kind: "none",
-    why: v2 === undefined && !existsSync(v1) ? "no cgroup file system here"
-      : `no cgroup this server may create with the memory controller (cgroup v1 needs root; cgroup v2 needs root or a subtree delegated to uid ${process.getuid?.() ?? "?"})`,
-  };
+  return { kind: "none", why: missing.join("; ") };
 }
 
+/** One memory cgroup (a leaf under the server's subtree) that a sandbox and every process it starts run in. */
 export class MemoryCgroup {
-  private constructor(readonly path: string, private readonly kind: "v1" | "v2") {}
+  private constructor(readonly path: string, private readonly v2: boolean) {}
 
-  /** The leaf `leaf` under `where` (made if needed, reused if there). */
+  /** Makes (or reuses) the leaf `leaf` under `where.parent`. */
   static create(where: Exclude<MemoryCgroups, { kind: "none" }>, leaf: string): MemoryCgroup {
+    if (!/^[A-Za-z0-9._-]+$/.test(leaf) || leaf.startsWith(".")) throw new SandboxError("memory_cgroup_failed", `bad memory cgroup name ${JSON.stringify(leaf)}`);
     const path = join(where.parent, leaf);
     try {
       mkdirSync(path, { recursive: true });
     } catch (e) {
-      throw new SandboxError("memory_cgroup_failed", `cannot create the memory cgroup ${path}: ${(e as Error).message}`);
+      throw new SandboxError("memory_cgroup_failed", `cannot create the memory cgroup ${path}: ${message(e)}`, { cause: e });
     }
-    return new MemoryCgroup(path, where.kind);
+    return new MemoryCgroup(path, where.kind === "v2");
   }
 
-  /** Removes the (empty) subtree `where` made for this server. */
-  static removeParent(where: Exclude<MemoryCgroups, { kind: "none" }>): void {
+  /** Removes the server's subtree `where.parent` and any leaf left in it (their processes have exited); false if some
+   * stays (busy), never throws (it runs as the server closes). A shared `rlpipe` above it stays: another server may be
+   * making its own subtree there. */
+  static removeParent(where: Exclude<MemoryCgroups, { kind: "none" }>): boolean {
     try {
-      for (const d of readdirSync(where.parent, { withFileTypes: true })) if (d.isDirectory()) try { rmdirSync(join(where.parent, d.name)); } catch { /* busy */ }
-      rmdirSync(where.parent);
-    } catch { /* busy or gone */ }
+      for (const d of readdirSync(where.parent, { withFileTypes: true })) if (d.isDirectory()) removeDir(join(where.parent, d.name));
+      return removeDir(where.parent);
+    } catch (e) {
+      return errno(e) === "ENOENT";
+    }
   }
 
-  private get procs(): string {
-    return join(this.path, "cgroup.procs");
-  }
-
-  /**
-   * Sets the hard limit over every process in the cgroup (swap included where the kernel accounts it). False when the
-   * kernel refused it (v1 answers EBUSY when usage stays above a lower limit after reclaim).
-   */
+  /** Sets the hard limit (v1 memory.limit_in_bytes, v2 memory.max; v2 also memory.swap.max = 0 when present; v1 also
+   * memory.memsw.limit_in_bytes when present = same, so swap does not extend it). Returns false when the kernel refused
+   * because usage is above it and it could not reclaim enough (v1 EBUSY), so the caller can retire the sandbox. On v2
+   * the kernel never refuses: it reclaims, then OOM-kills in the cgroup. */
   setLimitBytes(bytes: number): boolean {
-    const value = String(Math.floor(bytes));
+    const value = String(Math.max(0, Math.floor(bytes)));
+    const file = (f: string): string => join(this.path, f);
     try {
-      if (this.kind === "v2") {
-        writeFileSync(join(this.path, "memory.max"), value);
-        if (existsSync(join(this.path, "memory.swap.max"))) writeFileSync(join(this.path, "memory.swap.max"), "0");
+      if (this.v2) {
+        writeFileSync(file("memory.max"), value);
+        if (existsSync(file("memory.swap.max"))) writeFileSync(file("memory.swap.max"), "0");
         return true;
       }
-      const memsw = join(this.path, "memory.memsw.limit_in_bytes");
-      // v1 requires memory <= memory+swap at every step: raise the pair in the order that keeps it true.
-      const current = Number(readFileSync(join(this.path, "memory.limit_in_bytes"), "utf8"));
-      if (bytes >= current) {
-        if (existsSync(memsw)) writeFileSync(memsw, value);
-        writeFileSync(join(this.path, "memory.limit_in_bytes"), value);
-      } else {
-        writeFileSync(join(this.path, "memory.limit_in_bytes"), value);
-        if (existsSync(memsw)) writeFileSync(memsw, value);
-      }
+      // v1 wants memsw >= limit at every step: raise memsw first, lower it last.
+      const memsw = existsSync(file("memory.memsw.limit_in_bytes"));
+      const raising = bytes >= Number(readFileSync(file("memory.limit_in_bytes"), "utf8"));
+      if (memsw && raising) writeFileSync(file("memory.memsw.limit_in_bytes"), value);
+      writeFileSync(file("memory.limit_in_bytes"), value);
+      if (memsw && !raising) writeFileSync(file("memory.memsw.limit_in_bytes"), value);
       return true;
     } catch (e) {
-      if ((e as NodeJS.ErrnoException).code === "EBUSY") return false;
-      throw new SandboxError("memory_cgroup_failed", `cannot set the memory limit of ${this.path}: ${(e as Error).message}`);
+      if (errno(e) === "EBUSY") return false;
+      throw new SandboxError("memory_cgroup_failed", `cannot set the memory limit of ${this.path} to ${value} bytes: ${message(e)}`, { cause: e });
     }
   }
 
+  /** What the cgroup's processes are charged for now (v1 memory.usage_in_bytes, v2 memory.current). */
   usageBytes(): number {
-    try {
-      return Number(readFileSync(join(this.path, this.kind === "v2" ? "memory.current" : "memory.usage_in_bytes"), "utf8")) || 0;
-    } catch {
-      return 0;
-    }
+    return Number(this.read(this.v2 ? "memory.current" : "memory.usage_in_bytes").trim());
   }
 
-  /** OOM kills in this cgroup so far (v1 memory.oom_control, v2 memory.events: their oom_kill line). */
+  /** OOM kills in this cgroup so far: v1 the `oom_kill` line of memory.oom_control (kernel >= 4.13; 0 before), v2 the
+   * `oom_kill` line of memory.events. Compare before and after a program to tell its processes were killed for it. */
   oomKills(): number {
-    try {
-      const text = readFileSync(join(this.path, this.kind === "v2" ? "memory.events" : "memory.oom_control"), "utf8");
-      return Number(/^oom_kill (\d+)$/m.exec(text)?.[1] ?? "0");
-    } catch {
-      return 0;
-    }
+    const line = this.read(this.v2 ? "memory.events" : "memory.oom_control").split("\n").find((l) => l.startsWith("oom_kill "));
+    return line === undefined ? 0 : Number(line.slice("oom_kill ".length)) || 0;
   }
 
-  /**
-   * argv that starts `argv` inside this cgroup: a shell joins it (as root: cgroup v2 lets only a writer of the common
-   * ancestor's cgroup.procs move a process) and, given ids, setpriv drops to the sandbox's uid before argv starts.
-   */
+  /** The argv that starts `argv` inside this cgroup: a shell joins the cgroup (as the server: cgroup v2 lets only a
+   * writer of the common ancestor's cgroup.procs move a process, so a root server must join before dropping), then with
+   * `ids` (a root server) setpriv drops to the sandbox's uid/gid before `argv` starts. Without `ids` (a non-root server
+   * in its delegated subtree) there is nothing to drop. */
   spawnArgs(argv: readonly string[], ids: { uid: number; gid: number } | undefined): string[] {
-    const join_ = ["/bin/sh", "-c", 'echo 0 > "$0" && exec "$@"', this.procs];
-    return ids === undefined ? [...join_, ...argv] : [...join_, "/usr/bin/setpriv", `--reuid=${ids.uid}`, `--regid=${ids.gid}`, "--clear-groups", "--", ...argv];
+    const drop = ids === undefined ? [] : ["/usr/bin/setpriv", `--reuid=${ids.uid}`, `--regid=${ids.gid}`, "--clear-groups", "--"];
+    return ["/bin/sh", "-c", JOIN, join(this.path, "cgroup.procs"), ...drop, ...argv];
   }
 
-  /** Removes the cgroup once its processes are gone; false while it is busy. */
+  /** Removes the leaf (kills nothing: the caller ends its processes first). Retries a few times on EBUSY (a v1 cgroup
+   * empties asynchronously after its last task exits) and returns false if it is still busy. */
   remove(): boolean {
-    for (let i = 0; i < 20; i++) {
-      try {
-        rmdirSync(this.path);
-        return true;
-      } catch (e) {
-        const code = (e as NodeJS.ErrnoException).code;
-        if (code === "ENOENT") return true;
-        if (code !== "EBUSY") return false;
-      }
+    return removeDir(this.path);
+  }
+
+  /** One attempt at removing the leaf, without waiting (false while the kernel still holds it: try again later). */
+  removeNow(): boolean {
+    try {
+      rmdirSync(this.path);
+      return true;
+    } catch (e) {
+      return errno(e) === "ENOENT";
     }
-    return false;
+  }
+
+  private read(f: string): string {
+    try {
+      return readFileSync(join(this.path, f), "utf8");
+    } catch (e) {
+      throw new SandboxError("memory_cgroup_failed", `cannot read ${join(this.path, f)}: ${message(e)}`, { cause: e });
+    }
+  }
+}
+
+function removeDir(path: string): boolean {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      rmdirSync(path);
+      return true;
+    } catch (e) {
+      if (errno(e) === "ENOENT") return true;
+      if (errno(e) !== "EBUSY" && errno(e) !== "ENOTEMPTY") throw new SandboxError("memory_cgroup_failed", `cannot remove the memory cgroup ${path}: ${message(e)}`, { cause: e });
+      if (attempt === 20) return false;
+      pause(50);
+    }
   }
 }

@@ -52,6 +52,8 @@ export interface ZygoteJob {
 const WATCHDOG_GRACE_MS = 5000;
 /** The clean-up after a program (kill, empty the scratch directories, checks). */
 const CLEANUP_LIMIT_MS = 30_000;
+/** A sandbox whose cgroup still holds more than a program's limit allows (it is ended; the request may retry). */
+const LIMIT_NOT_SET = "the sandbox's memory limit could not be set (its cgroup held too much); the sandbox was replaced";
 /** How long after the job's budget a zygote that has not finished is killed (its manager enforces the budget). */
 const BUDGET_GRACE_MS = 2000;
 
@@ -93,6 +95,7 @@ export class Zygote {
       this.exited = true;
       markReady(false);
       this.onExit?.();
+      memory?.sandboxExited(); // after the program's outcome read its OOM count
       resolve();
     }));
   }
@@ -200,7 +203,7 @@ export class Zygote {
         if (built && missing >= 0 && outcome.interrupted === undefined && !outcome.budgetExhausted && outcome.stoppedEarly !== true && exitMessage !== undefined) outcome.interrupted = missing;
         if (outcome.interrupted !== undefined && memory !== undefined && memory.oomKills() > oomBefore) outcome.programMemoryExceeded = true;
         if (outcome.compile?.unavailable === true) outcome.infraError = outcome.compile.stderr;
-        else if (!built && exitMessage !== undefined && !outcome.budgetExhausted) outcome.infraError = outcome.stalled === -1 ? "the sandbox stopped answering during the build" : exitMessage;
+        else if (!built && exitMessage !== undefined && !outcome.budgetExhausted) outcome.infraError ??= outcome.stalled === -1 ? "the sandbox stopped answering during the build" : exitMessage;
         resolve({ ...outcome, clean, timing });
       };
       // The manager enforces the budget itself; this only ends a sandbox that stopped answering.
@@ -232,7 +235,7 @@ export class Zygote {
             t.buildMs += ev.timeMs;
             if (ev.exitCode === 0 && !ev.timedOut && memory !== undefined) {
               // The build ran under the compiler's memory limit; the cases run under the program's.
-              memory.programStarts(job.limits.memoryMb);
+              if (!memory.programStarts(job.limits.memoryMb)) { outcome.infraError = LIMIT_NOT_SET; this.kill(); break; }
               this.proc.stdin!.write("go\n");
             }
             nextCase();
@@ -267,9 +270,10 @@ export class Zygote {
       };
       if (this.exited) { finish(false, `sandbox exited: ${this.diagnostics}`); return; }
       const { onCase: _onCase, splitTests: _splitTests, stopOnFailure, ...wire } = job;
-      if (memory !== undefined) {
-        if (compiled) memory.buildStarts(Math.max(job.limits.memoryMb, 2048));
-        else memory.programStarts(job.limits.memoryMb);
+      if (memory !== undefined && !(compiled ? memory.buildStarts(Math.max(job.limits.memoryMb, 2048)) : memory.programStarts(job.limits.memoryMb))) {
+        outcome.infraError = LIMIT_NOT_SET;
+        this.kill();
+        return;
       }
       expect(compiled ? job.limits.compileTimeoutMs : runMs, "build");
       this.proc.stdin!.write(`${JSON.stringify({ ...wire, stopOnFailure: stopOnFailure === true, goAfterBuild: compiled && memory !== undefined })}\n`);
