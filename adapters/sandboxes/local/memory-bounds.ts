@@ -1,8 +1,8 @@
 // A program's memory limit covers all of its processes. Per-process limits (RLIMIT_AS) alone let a program that
-// forks 8 children of 300 MiB under a 512 MB limit take 2.5 GB of the host. So each sandbox uid gets a memory cgroup
+// forks 8 children of 300 MiB under a 512 MB limit take 2.5 GB of the host. So each sandbox gets a memory cgroup
 // of its own (memory-cgroup.ts, where the host lets this server make them: cgroup v2 delegated or as root, cgroup v1
 // as root), the sandbox runs inside it, and before each program its limit is set to the program's limit plus what the
-// harness itself holds then (its processes and files; page cache is not counted, the kernel reclaims it). The kernel's
+// harness itself holds (its processes and files; page cache is not counted, the kernel reclaims it). The kernel's
 // OOM killer then ends a program's process when all of them together pass the limit, and the case is reported as
 // having passed the program's memory limit. Where the host has no cgroup to give, programs keep their per-process
 // limits and the process limit, and the server says so when it starts.
