@@ -4,12 +4,12 @@
 // same processes under a larger limit all live, and that v1 refuses a limit below what it cannot reclaim.
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, it, type TestContext } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
-import { detectMemoryCgroups, MemoryCgroup } from "../adapters/sandboxes/local/memory-cgroup.js";
+import { detectMemoryCgroups, MemoryCgroup, SandboxCgroup } from "../adapters/sandboxes/local/memory-cgroup.js";
 import { SandboxError } from "../adapters/sandboxes/sandbox.js";
 
 const MIB = 1 << 20;
@@ -116,6 +116,45 @@ describe("memory cgroups on fake trees", () => {
     assert.deepEqual(v1.spawnArgs(["/usr/bin/bwrap"], undefined), ["/bin/sh", "-c", 'echo 0 > "$0" && exec "$@"', procs, "/usr/bin/bwrap"]);
     assert.throws(() => MemoryCgroup.create({ kind: "v1", parent: fakeTree({}) }, "../escape"), (e: unknown) => e instanceof SandboxError && e.code === "memory_cgroup_failed");
   });
+  it("a sandbox's cgroups: a harness leaf it starts in, a program leaf with the program's limit to the byte, the sandbox's above both", () => {
+    const unlimited = "9223372036854771712\n";
+    const v1parent = fakeTree({});
+    const v1 = SandboxCgroup.create({ kind: "v1", parent: v1parent }, "u64001-1");
+    assert.equal(v1.harness.path, join(v1parent, "u64001-1", "harness"));
+    assert.equal(v1.programProcsFile, join(v1parent, "u64001-1", "program", "cgroup.procs"));
+    for (const cg of [v1.sandbox, v1.harness, v1.program]) assert.equal(text(join(cg.path, "memory.swappiness")), "0", `${cg.path}: never swapped out`);
+    for (const cg of [v1.sandbox, v1.program]) {
+      writeFileSync(join(cg.path, "memory.limit_in_bytes"), unlimited);
+      writeFileSync(join(cg.path, "memory.memsw.limit_in_bytes"), unlimited);
+    }
+    assert.equal(v1.setLimitsBytes(512 * MIB, 600 * MIB), true);
+    assert.equal(text(join(v1.program.path, "memory.limit_in_bytes")), String(512 * MIB));
+    assert.equal(text(join(v1.sandbox.path, "memory.limit_in_bytes")), String(600 * MIB));
+    assert.equal(text(join(v1.program.path, "memory.memsw.limit_in_bytes")), String(512 * MIB));
+    // v1's plain keys are the cgroup's own pages; the sandbox's processes are in its leaves, so total_* count.
+    writeFileSync(join(v1.sandbox.path, "memory.usage_in_bytes"), String(100 * MIB));
+    writeFileSync(join(v1.sandbox.path, "memory.stat"), `cache 0\nactive_file 0\ninactive_file 0\ntotal_active_file ${30 * MIB}\ntotal_inactive_file ${10 * MIB}\n`);
+    assert.equal(v1.unreclaimableBytes(), 60 * MIB);
+    for (const [cg, n] of [[v1.sandbox, 1], [v1.harness, 0], [v1.program, 5]] as const) writeFileSync(join(cg.path, "memory.oom_control"), `oom_kill_disable 0\nunder_oom 0\noom_kill ${n}\n`);
+    assert.equal(v1.oomKills(), 6);
+    assert.deepEqual(v1.spawnArgs(["/usr/bin/bwrap"], undefined), ["/bin/sh", "-c", 'echo 0 > "$0" && exec "$@"', join(v1.harness.path, "cgroup.procs"), "/usr/bin/bwrap"]);
+
+    const v2parent = fakeTree({});
+    const v2 = SandboxCgroup.create({ kind: "v2", parent: v2parent }, "u64002-1");
+    assert.equal(text(join(v2.sandbox.path, "cgroup.subtree_control")), "+memory", "the sandbox's cgroup hands memory down to its leaves");
+    for (const cg of [v2.sandbox, v2.program]) writeFileSync(join(cg.path, "memory.max"), "max\n");
+    assert.equal(v2.setLimitsBytes(256 * MIB, 300 * MIB), true);
+    assert.equal(text(join(v2.program.path, "memory.max")), String(256 * MIB));
+    assert.equal(text(join(v2.sandbox.path, "memory.max")), String(300 * MIB));
+    writeFileSync(join(v2.sandbox.path, "memory.current"), String(50 * MIB));
+    writeFileSync(join(v2.sandbox.path, "memory.stat"), `anon ${40 * MIB}\nfile ${10 * MIB}\nactive_file ${4 * MIB}\ninactive_file ${6 * MIB}\n`);
+    assert.equal(v2.unreclaimableBytes(), 40 * MIB);
+
+    // Removal takes the leaves first; a fake tree's files are not the kernel's, so empty it as the kernel would.
+    for (const cg of [v2.program, v2.harness, v2.sandbox]) for (const f of ["memory.max", "memory.current", "memory.stat", "cgroup.subtree_control", "memory.swappiness"]) rmSync(join(cg.path, f), { force: true });
+    assert.equal(v2.removeNow(), true);
+    assert.equal(existsSync(v2.sandbox.path), false);
+  });
 });
 
 describe("memory cgroups on this machine", { timeout: 240_000 }, () => {
@@ -123,12 +162,13 @@ describe("memory cgroups on this machine", { timeout: 240_000 }, () => {
 
   /** Python: forks `children` processes that each allocate and touch `mib` MiB, say "ready <pid>" and sleep until
    * killed; the parent prints its uid, the children's pids, and "exit <pid> <signal>" as it reaps each. */
-  const hog = (children: number, mib: number): string => `import os, time
+  const hog = (children: number, mib: number, moveFd?: number): string => `import os, time
 print("uid", os.getuid(), flush=True)
 kids = []
 for i in range(${children}):
     pid = os.fork()
     if pid == 0:
+        ${moveFd === undefined ? "pass" : `os.write(${moveFd}, b"0"); os.close(${moveFd})`}
         b = bytearray(${mib} << 20)
         for k in range(0, len(b), 4096): b[k] = 1
         print("ready", os.getpid(), flush=True)
@@ -237,5 +277,58 @@ while kids:
         await waitFor("the OOM killer in the cgroup", () => cg.oomKills() > before);
       }
     });
+  });
+
+  it("the harness moves a program's processes into the program leaf through a descriptor the server opened: there the program's limit holds; the harness leaf is bound only by the sandbox's", async (t) => {
+    if (!asRoot) { t.skip("needs root: the test starts its processes as a sandbox uid"); return; }
+    const where = detectMemoryCgroups(`rlpipe-test-${process.pid}-${Math.random().toString(36).slice(2, 8)}`);
+    if (where.kind === "none") { t.skip(`no memory cgroup here: ${where.why}`); return; }
+    const cg = SandboxCgroup.create(where, "u64990-1");
+    /** Starts the hog in the harness leaf as the sandbox uid, its children moving into the program leaf or not. */
+    const start = (move: boolean) => {
+      const fd = openSync(cg.programProcsFile, "w");
+      try {
+        const argv = cg.spawnArgs(["/usr/bin/python3", "-c", hog(4, 120, move ? 3 : undefined)], { uid: SANDBOX_UID, gid: SANDBOX_UID });
+        const child = spawn(argv[0]!, argv.slice(1), { stdio: ["ignore", "pipe", "pipe", fd], detached: true, env: {}, cwd: "/" });
+        const io = { out: "", err: "", pgid: child.pid! };
+        child.stdout!.on("data", (d: Buffer) => { io.out += d; });
+        child.stderr!.on("data", (d: Buffer) => { io.err += d; });
+        return io;
+      } finally {
+        closeSync(fd);
+      }
+    };
+    const settled = (out: string) => { const r = report(out); return r.forked.length === 4 && r.forked.every((p) => r.exits.has(p) || r.ready.has(p)); };
+    try {
+      // 4 × 120 MiB: over the program's 256 MiB, well under the sandbox's 1 GiB.
+      assert.equal(cg.setLimitsBytes(256 * MIB, 1024 * MIB), true);
+      const control = start(false);
+      try {
+        await waitFor("the control's children to hold their memory", () => settled(control.out) || control.err !== "");
+        const r = report(control.out);
+        assert.equal(r.exits.size, 0, `a child that stayed in the harness leaf died: ${control.out} ${control.err}`);
+        assert.equal(r.ready.size, 4);
+      } finally {
+        try { process.kill(-control.pgid, "SIGKILL"); } catch { /* gone */ }
+      }
+      await waitFor("the harness leaf to empty", () => text(join(cg.harness.path, "cgroup.procs")).trim() === "");
+      const before = cg.program.oomKills();
+      const moved = start(true);
+      try {
+        await waitFor("the moved children to die or hold their memory", () => settled(moved.out) || moved.err !== "");
+        const r = report(moved.out);
+        assert.equal(r.uid, SANDBOX_UID);
+        const alive = r.forked.filter((p) => !r.exits.has(p));
+        assert.ok(alive.length * 120 * MIB < 256 * MIB, `${alive.length} children hold 120 MiB each in a 256 MiB program leaf: ${moved.out} ${moved.err}`);
+        assert.ok(cg.program.oomKills() > before, "the kills were the program leaf's");
+        for (const pid of alive) assert.match(text(`/proc/${pid}/cgroup`), /\/program\n/, `child ${pid} is in the program leaf`);
+      } finally {
+        try { process.kill(-moved.pgid, "SIGKILL"); } catch { /* gone */ }
+      }
+    } finally {
+      await waitFor("the cgroups to empty", () => [cg.harness, cg.program].every((c) => !existsSync(join(c.path, "cgroup.procs")) || text(join(c.path, "cgroup.procs")).trim() === ""));
+      assert.equal(cg.remove(), true, "the sandbox's cgroups are removed");
+      assert.equal(MemoryCgroup.removeParent(where), true);
+    }
   });
 });

@@ -13,6 +13,9 @@ export const HARNESS_DIR = resolve(dirname(fileURLToPath(import.meta.url)), "../
 export const HARNESS_FILES = ["zygote.py", "reset.py", "local_harness.py", "asserts.py"] as const;
 /** bubblewrap reads the seccomp filter from fd 3 and the harness files from fds 4, 5, … */
 const HARNESS_FD = 4;
+/** The sandbox's zygote finds the program memory cgroup's cgroup.procs, open for writing, on this descriptor (after
+ * the harness files, /etc/hosts and /etc/nsswitch.conf); bubblewrap passes it through. */
+export const PROGRAM_CGROUP_FD = HARNESS_FD + HARNESS_FILES.length + 2;
 /** The sandbox's /etc/hosts: its loopback only (the host's names are not its business). */
 export const SANDBOX_HOSTS = "127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n";
 export const SANDBOX_NSSWITCH = "hosts: files\n";
@@ -62,8 +65,9 @@ export interface SandboxLayout {
   readonly seccomp: boolean;
 }
 
-/** bubblewrap's arguments for a sandbox running as `uid` whose zygote serves up to `maxPrograms` programs. */
-export function bwrapArgs(l: SandboxLayout, uid: number, maxPrograms: number): string[] {
+/** bubblewrap's arguments for a sandbox running as `uid` whose zygote serves up to `maxPrograms` programs;
+ * `programCgroup`: the zygote gets the program memory cgroup on PROGRAM_CGROUP_FD. */
+export function bwrapArgs(l: SandboxLayout, uid: number, maxPrograms: number, programCgroup = false): string[] {
   const tmpfsBytes = String(l.tmpfsBytes);
   // The system the sandbox sees: the host's, or a root's (debian-root.ts).
   const sys = l.root ?? "";
@@ -102,5 +106,6 @@ export function bwrapArgs(l: SandboxLayout, uid: number, maxPrograms: number): s
     "--setenv", "PATH", "/usr/bin:/bin", "--setenv", "HOME", "/tmp", "--setenv", "TMPDIR", "/tmp",
     "--setenv", "LANG", "C.UTF-8", "--setenv", "PYTHONDONTWRITEBYTECODE", "1", "--setenv", "PYTHONHASHSEED", "0",
     l.pythonEnvDir === undefined ? l.python : `${SANDBOX_PYTHON_ENV}/bin/python3`, "-I", "/opt/rlpipe/zygote.pyc", String(maxPrograms),
+    ...(programCgroup ? [String(PROGRAM_CGROUP_FD)] : []),
   ];
 }

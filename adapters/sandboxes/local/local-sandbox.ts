@@ -452,7 +452,7 @@ export class LocalSandbox implements SandboxBackend {
   private spawnZygote(uid: number, maxPrograms: number): Zygote {
     const memory = this.memory.forSandbox(uid);
     return Zygote.spawn({
-      bwrap: this.bwrap, seccompFile: this.seccompFile, uid, args: bwrapArgs(this.layout, uid, maxPrograms),
+      bwrap: this.bwrap, seccompFile: this.seccompFile, uid, args: bwrapArgs(this.layout, uid, maxPrograms, memory !== undefined),
       dataFiles: [...this.harnessFiles, join(this.workRoot, "hosts"), join(this.workRoot, "nsswitch.conf")],
       ...(memory === undefined ? {} : { memory }),
     });

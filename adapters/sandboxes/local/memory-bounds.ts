@@ -1,14 +1,14 @@
 // A program's memory limit covers all of its processes. Per-process limits (RLIMIT_AS) alone let a program that
-// forks 8 children of 300 MiB under a 512 MB limit take 2.5 GB of the host. So each sandbox gets a memory cgroup
-// of its own (memory-cgroup.ts, where the host lets this server make them: cgroup v2 delegated or as root, cgroup v1
-// as root), the sandbox runs inside it, and before each program its limit is set to the program's limit plus what the
-// harness itself holds (its processes and files; page cache is not counted, the kernel reclaims it). The kernel's
-// OOM killer then ends a program's process when all of them together pass the limit, and the case is reported as
-// having passed the program's memory limit. Where the host has no cgroup to give, programs keep their per-process
+// forks 8 children of 300 MiB under a 512 MB limit take 2.5 GB of the host. So each sandbox gets memory cgroups of
+// its own (memory-cgroup.ts, where the host lets this server make them: cgroup v2 delegated or as root, cgroup v1
+// as root): the harness runs in one leaf, and every process it forks to run a program's (or compiler's) code moves
+// into the other, whose limit before each program is the program's own, to the byte. The sandbox as a whole is bound
+// too, by that limit plus what the harness itself holds (its processes and files; page cache is not counted, the
+// kernel reclaims it). The kernel's OOM killer then ends a program's process when all of them together pass the
+// limit, and the case is reported as having passed the program's memory limit. (A bound measured as "the sandbox
+// less its harness" alone let 2 children of 300 MiB live under 512 MB on a CI machine.) Where the host has no cgroup to give, programs keep their per-process
 // limits and the process limit, and the server says so when it starts.
-import { readFileSync } from "node:fs";
-import { join } from "node:path";
-import { detectMemoryCgroups, MemoryCgroup, type MemoryCgroups } from "./memory-cgroup.js";
+import { detectMemoryCgroups, MemoryCgroup, SandboxCgroup, type MemoryCgroups } from "./memory-cgroup.js";
 
 /** Room for the harness's own growth during a program (its manager and the processes it forks per case). */
 const HARNESS_SLACK_BYTES = 48 << 20;
@@ -21,7 +21,7 @@ export class MemoryBounds {
   /** Sandboxes made so far (each gets a cgroup of its own: never one a previous sandbox still exits in). */
   private made = 0;
   /** Cgroups whose sandboxes exited but which the kernel still held when they were removed. */
-  private readonly lingering = new Set<MemoryCgroup>();
+  private readonly lingering = new Set<SandboxCgroup>();
 
   private constructor(private readonly where: MemoryCgroups) {}
 
@@ -51,7 +51,7 @@ export class MemoryBounds {
    */
   forSandbox(uid: number): ProgramMemory | undefined {
     if (this.where.kind === "none") return undefined;
-    return new ProgramMemory(MemoryCgroup.create(this.where, `u${uid}-${++this.made}`), (cg) => this.release(cg));
+    return new ProgramMemory(SandboxCgroup.create(this.where, `u${uid}-${++this.made}`), (cg) => this.release(cg));
   }
 
   /** Removes the cgroups (their sandboxes have exited). */
@@ -62,7 +62,7 @@ export class MemoryBounds {
   }
 
   /** A sandbox exited: its cgroup goes now, or on a later try (v1 empties a cgroup asynchronously). */
-  private release(cg: MemoryCgroup): void {
+  private release(cg: SandboxCgroup): void {
     if (cg.removeNow()) return;
     this.lingering.add(cg);
     let tries = 0;
@@ -82,7 +82,12 @@ export class ProgramMemory {
   /** The limit last set: the same limit is not written again (a write makes the kernel reclaim down to it). */
   private lastLimit: number | undefined;
 
-  constructor(readonly cgroup: MemoryCgroup, private readonly onExit: (cg: MemoryCgroup) => void) {}
+  constructor(readonly cgroup: SandboxCgroup, private readonly onExit: (cg: SandboxCgroup) => void) {}
+
+  /** The program leaf's cgroup.procs, which the sandbox gets open for writing (zygote.ts). */
+  get programProcsFile(): string {
+    return this.cgroup.programProcsFile;
+  }
 
   spawnArgs(argv: readonly string[], ids: { uid: number; gid: number } | undefined): string[] {
     return this.cgroup.spawnArgs(argv, ids);
@@ -114,24 +119,19 @@ export class ProgramMemory {
 
   private limitTo(memoryMb: number): boolean {
     this.harness ??= this.harnessBytes();
-    const bytes = memoryMb * MIB + this.harness + HARNESS_SLACK_BYTES;
-    if (bytes === this.lastLimit) return true;
-    // v1 answers EBUSY when what the cgroup holds stays above a lower limit after reclaim: then the sandbox is not
+    const programBytes = memoryMb * MIB;
+    if (programBytes === this.lastLimit) return true;
+    // v1 answers EBUSY when what a cgroup holds stays above a lower limit after reclaim: then the sandbox is not
     // used for this program (a limit left higher would not bound it).
-    if (!this.cgroup.setLimitBytes(bytes)) return false;
-    this.lastLimit = bytes;
+    if (!this.cgroup.setLimitsBytes(programBytes, programBytes + this.harness + HARNESS_SLACK_BYTES)) return false;
+    this.lastLimit = programBytes;
     return true;
   }
 
-  /** What the cgroup holds that the kernel cannot reclaim: its usage less file pages (page cache). */
+  /** What the harness holds that the kernel cannot reclaim (no program runs yet). */
   private harnessBytes(): number {
-    let file = 0;
     try {
-      for (const line of readFileSync(join(this.cgroup.path, "memory.stat"), "utf8").split("\n")) {
-        const [key, value] = line.split(" ");
-        if (key === "active_file" || key === "inactive_file") file += Number(value) || 0;
-      }
-      return Math.max(0, this.cgroup.usageBytes() - file);
+      return this.cgroup.unreclaimableBytes();
     } catch {
       return 0;
     }

@@ -1,8 +1,11 @@
-// A memory cgroup per sandbox, so that a program's memory limit covers every process it starts (RLIMIT_AS bounds
+// Memory cgroups per sandbox, so that a program's memory limit covers every process it starts (RLIMIT_AS bounds
 // one process: 8 children of 300 MiB each under a 512 MB limit would take 2.5 GB of the host). The server makes the
-// cgroups (as root under the memory hierarchy, v2 or v1; as another uid in a delegated cgroup2 subtree), sets the
-// limit before each program, starts the sandbox inside, and reads after each program whether the OOM killer fired.
-// Everything is synchronous: a few writes of single values, between programs.
+// cgroups (as root under the memory hierarchy, v2 or v1; as another uid in a delegated cgroup2 subtree): per sandbox
+// one with two leaves, `harness` (the zygote and its managers) and `program` (every process that runs a program's or
+// compiler's code, moved there by the harness as it forks them). The program leaf's limit is the program's own, to the
+// byte; the sandbox's adds what the harness holds. The server sets both before each program, starts the sandbox in the
+// harness leaf, and reads after each program whether the OOM killer fired. Everything is synchronous: a few writes of
+// single values, between programs.
 import { accessSync, constants, existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, writeFileSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { SandboxError } from "../sandbox.js";
@@ -118,11 +121,31 @@ export class MemoryCgroup {
    * making its own subtree there. */
   static removeParent(where: Exclude<MemoryCgroups, { kind: "none" }>): boolean {
     try {
-      for (const d of readdirSync(where.parent, { withFileTypes: true })) if (d.isDirectory()) removeDir(join(where.parent, d.name));
-      return removeDir(where.parent);
+      return removeTree(where.parent);
     } catch (e) {
       return errno(e) === "ENOENT";
     }
+  }
+
+  /** A cgroup below this one (made, or reused). On v2 this one first hands the memory controller down to its children
+   * (it may then hold no process itself: the "no internal processes" rule). */
+  child(leaf: string): MemoryCgroup {
+    if (this.v2 && !words(join(this.path, "cgroup.subtree_control")).includes("memory")) {
+      try {
+        writeFileSync(join(this.path, "cgroup.subtree_control"), "+memory");
+      } catch (e) {
+        throw new SandboxError("memory_cgroup_failed", `cannot enable the memory controller below ${this.path}: ${message(e)}`, { cause: e });
+      }
+    }
+    return MemoryCgroup.create({ kind: this.v2 ? "v2" : "v1", parent: this.path }, leaf);
+  }
+
+  /** Never swap this cgroup's pages out to make room (v1 memory.swappiness 0): where the kernel does not account swap
+   * (no memory.memsw.*), swap would otherwise stretch the limit by as much swap as the host has. Best effort: v2 has no
+   * such file and bounds swap with memory.swap.max instead. */
+  noSwap(): void {
+    if (this.v2) return;
+    try { writeFileSync(join(this.path, "memory.swappiness"), "0"); } catch { /* not there: swap is accounted (memsw) or absent */ }
   }
 
   /** Sets the hard limit (v1 memory.limit_in_bytes, v2 memory.max; v2 also memory.swap.max = 0 when present; v1 also
@@ -149,6 +172,12 @@ export class MemoryCgroup {
       if (errno(e) === "EBUSY") return false;
       throw new SandboxError("memory_cgroup_failed", `cannot set the memory limit of ${this.path} to ${value} bytes: ${message(e)}`, { cause: e });
     }
+  }
+
+  /** The hard limit now (Infinity for v2's "max"). */
+  limitBytes(): number {
+    const value = this.read(this.v2 ? "memory.max" : "memory.limit_in_bytes").trim();
+    return value === "max" ? Number.POSITIVE_INFINITY : Number(value);
   }
 
   /** What the cgroup's processes are charged for now (v1 memory.usage_in_bytes, v2 memory.current). */
@@ -197,6 +226,12 @@ export class MemoryCgroup {
   }
 }
 
+/** Removes a cgroup directory and the cgroups below it, deepest first (a cgroup goes only once its children have). */
+function removeTree(path: string): boolean {
+  for (const d of readdirSync(path, { withFileTypes: true })) if (d.isDirectory()) removeTree(join(path, d.name));
+  return removeDir(path);
+}
+
 function removeDir(path: string): boolean {
   for (let attempt = 0; ; attempt++) {
     try {
@@ -207,6 +242,88 @@ function removeDir(path: string): boolean {
       if (errno(e) !== "EBUSY" && errno(e) !== "ENOTEMPTY") throw new SandboxError("memory_cgroup_failed", `cannot remove the memory cgroup ${path}: ${message(e)}`, { cause: e });
       if (attempt === 20) return false;
       pause(50);
+    }
+  }
+}
+
+/** One sandbox's cgroups: its own (the whole sandbox's bound), the `harness` leaf the sandbox starts in (the zygote and
+ * its managers), and the `program` leaf the harness moves each process that runs a program's or compiler's code into
+ * (through a descriptor of its cgroup.procs that the server opened: the sandbox sees no cgroup file system). */
+export class SandboxCgroup {
+  private constructor(readonly sandbox: MemoryCgroup, readonly harness: MemoryCgroup, readonly program: MemoryCgroup) {}
+
+  /** Makes the sandbox's cgroup `leaf` under `where.parent`, with its two leaves; none of them swaps. */
+  static create(where: Exclude<MemoryCgroups, { kind: "none" }>, leaf: string): SandboxCgroup {
+    const sandbox = MemoryCgroup.create(where, leaf);
+    try {
+      const cgroups = new SandboxCgroup(sandbox, sandbox.child("harness"), sandbox.child("program"));
+      for (const cg of [cgroups.sandbox, cgroups.harness, cgroups.program]) cg.noSwap();
+      return cgroups;
+    } catch (e) {
+      try { removeTree(sandbox.path); } catch { /* what is left goes with the server's subtree */ }
+      throw e;
+    }
+  }
+
+  /** The file the harness writes "0" into (through the descriptor) to move a process it forked into the program leaf. */
+  get programProcsFile(): string {
+    return join(this.program.path, "cgroup.procs");
+  }
+
+  /** The argv that starts `argv` in the harness leaf (MemoryCgroup.spawnArgs). */
+  spawnArgs(argv: readonly string[], ids: { uid: number; gid: number } | undefined): string[] {
+    return this.harness.spawnArgs(argv, ids);
+  }
+
+  /** Sets the program leaf's limit and the sandbox's: lowered program first, raised sandbox first. False when the kernel
+   * refused to lower one below what it holds (v1 EBUSY). */
+  setLimitsBytes(programBytes: number, sandboxBytes: number): boolean {
+    const lowering = programBytes < this.limitOf(this.program);
+    return lowering
+      ? this.program.setLimitBytes(programBytes) && this.sandbox.setLimitBytes(sandboxBytes)
+      : this.sandbox.setLimitBytes(sandboxBytes) && this.program.setLimitBytes(programBytes);
+  }
+
+  /** What the sandbox holds that the kernel cannot reclaim: its usage (both leaves) less file pages (page cache). */
+  unreclaimableBytes(): number {
+    const stat = new Map<string, number>();
+    for (const line of readFileSync(join(this.sandbox.path, "memory.stat"), "utf8").split("\n")) {
+      const [key, value] = line.split(" ");
+      if (key !== undefined && value !== undefined) stat.set(key, Number(value) || 0);
+    }
+    // v1's plain keys count this cgroup's own pages only (here: none, its processes are in the leaves); total_* count
+    // the leaves too. v2's keys are hierarchical.
+    const file = stat.has("total_active_file")
+      ? (stat.get("total_active_file") ?? 0) + (stat.get("total_inactive_file") ?? 0)
+      : (stat.get("active_file") ?? 0) + (stat.get("inactive_file") ?? 0);
+    return Math.max(0, this.sandbox.usageBytes() - file);
+  }
+
+  /** A count that grows with each OOM kill in the sandbox (v1 counts a kill in the cgroup whose limit it hit; v2's
+   * counts are hierarchical, so a kill may count twice): compare before and after a program, never read it as a number. */
+  oomKills(): number {
+    return this.sandbox.oomKills() + this.program.oomKills() + this.harness.oomKills();
+  }
+
+  /** One attempt at removing the three cgroups, without waiting (false while the kernel still holds one). */
+  removeNow(): boolean {
+    return this.program.removeNow() && this.harness.removeNow() && this.sandbox.removeNow();
+  }
+
+  /** Removes the three, waiting a little for a busy one; false if one stays busy; never throws. */
+  remove(): boolean {
+    try {
+      return removeTree(this.sandbox.path);
+    } catch {
+      return false;
+    }
+  }
+
+  private limitOf(cg: MemoryCgroup): number {
+    try {
+      return cg.limitBytes();
+    } catch {
+      return Number.POSITIVE_INFINITY;
     }
   }
 }

@@ -11,6 +11,8 @@ import type { Limits } from "../../../core/grading/types.js";
 import type { HarnessCase, HarnessEvent, HarnessOutcome, ProgramTiming } from "./harness-events.js";
 import type { CallDriver, Toolchain } from "../toolchains/toolchains.js";
 import type { ProgramMemory } from "./memory-bounds.js";
+import { PROGRAM_CGROUP_FD } from "./bwrap.js";
+import { SandboxError } from "../sandbox.js";
 
 export interface ZygoteSpawn {
   readonly bwrap: string;
@@ -114,6 +116,17 @@ export class Zygote {
       const filterFd = s.seccompFile === undefined ? undefined : openSync(s.seccompFile, "r");
       if (filterFd !== undefined) fds.push(filterFd);
       const dataFds = s.dataFiles.map((f) => { const fd = openSync(f, "r"); fds.push(fd); return fd; });
+      // The program leaf's cgroup.procs, opened here (by the server: the kernel checks a move against the opener) for
+      // the harness to move the processes it forks for a program into; the sandbox has no cgroup file system of its own.
+      if (s.memory !== undefined) {
+        if (3 + 1 + dataFds.length !== PROGRAM_CGROUP_FD) throw new SandboxError("memory_cgroup_failed", `the program cgroup's descriptor would be ${4 + dataFds.length}, not ${PROGRAM_CGROUP_FD}`);
+        try {
+          dataFds.push(openSync(s.memory.programProcsFile, "w"));
+          fds.push(dataFds.at(-1)!);
+        } catch (e) {
+          throw new SandboxError("memory_cgroup_failed", `cannot open ${s.memory.programProcsFile}: ${(e as Error).message}`, { cause: e });
+        }
+      }
       const asRoot = process.getuid?.() === 0;
       const argv = s.memory === undefined ? [s.bwrap, ...s.args] : s.memory.spawnArgs([s.bwrap, ...s.args], asRoot ? { uid: s.uid, gid: s.uid } : undefined);
       const proc = spawn(argv[0]!, argv.slice(1), {

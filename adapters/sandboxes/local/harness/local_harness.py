@@ -36,6 +36,9 @@ PR_SET_DUMPABLE = 4
 PR_SET_CHILD_SUBREAPER = 36
 # The job stream, the event stream and diagnostics (the sandbox's stderr) live on these; 0-3 are a case's.
 JOBS, EVENTS, DIAG = 100, 101, 102
+# The program memory cgroup's cgroup.procs, open for writing, when the server bounds programs by a cgroup.
+PROGRAM_CGROUP = 103
+HAS_PROGRAM_CGROUP = [False]
 # Every descriptor the harness holds is below this once inherited ones are closed.
 FD_CEILING = 1024
 libc = ctypes.CDLL(None, use_errno=True)
@@ -95,22 +98,26 @@ def emit(obj):
         data = data[os.write(EVENTS, data):]
 
 
-def close_inherited_fds():
-    """Close every descriptor but 0/1/2: whatever the server's parent left open (a credentials file, a pipe) must not
-    reach a program. Listed from /proc, so descriptors above any fixed bound are closed too."""
+def close_inherited_fds(spare=-1):
+    """Close every descriptor but 0/1/2 (and `spare`): whatever the server's parent left open (a credentials file, a
+    pipe) must not reach a program. Listed from /proc, so descriptors above any fixed bound are closed too."""
     for name in os.listdir("/proc/self/fd"):
-        if int(name) > 2:
+        if int(name) > 2 and int(name) != spare:
             try:
                 os.close(int(name))
             except OSError:
                 pass  # the listing's own descriptor, already closed
 
 
-def take_streams():
+def take_streams(program_cgroup_fd=None):
     """Moves the job stream (fd 0), the event stream (fd 1) and stderr to JOBS, EVENTS and DIAG, so that 0-3 can be a
-    case's; builds the text streams Python programs get."""
+    case's, and the program memory cgroup's descriptor (when the server gave one) to PROGRAM_CGROUP; builds the text
+    streams Python programs get."""
     global STD
-    close_inherited_fds()
+    if program_cgroup_fd is not None:
+        os.dup2(program_cgroup_fd, PROGRAM_CGROUP, inheritable=False)
+        HAS_PROGRAM_CGROUP[0] = True
+    close_inherited_fds(PROGRAM_CGROUP if HAS_PROGRAM_CGROUP[0] else -1)
     os.dup2(0, JOBS, inheritable=False)  # an exec'd compiler or program never gets these
     os.dup2(1, EVENTS, inheritable=False)
     os.dup2(2, DIAG, inheritable=False)
@@ -364,10 +371,24 @@ def write_files(cdir, files):
             f.write(base64.b64decode(data))
 
 
+def enter_program_cgroup():
+    """First thing in a forked child that will run a program's or compiler's code: into the program memory cgroup,
+    whose limit is the program's own (the harness stays in its own cgroup), then the descriptor is closed, before any
+    of the program's code runs. If the move fails the sandbox's cgroup, a little larger, still bounds the program."""
+    if HAS_PROGRAM_CGROUP[0]:
+        HAS_PROGRAM_CGROUP[0] = False
+        try:
+            os.write(PROGRAM_CGROUP, b"0")
+        except OSError:
+            pass
+        os.close(PROGRAM_CGROUP)
+
+
 def exec_in_child(limits, argv, env, keep_value_fd=False):
     """In a forked child: the per-process limits, then exec (compilers, compiled programs, interpreters). A
     function-call case keeps descriptor 3, where its program's call driver writes the returned value."""
     try:
+        enter_program_cgroup()
         os.closerange(4 if keep_value_fd else 3, FD_CEILING)
         for res, val in limits:
             resource.setrlimit(res, val)
@@ -486,6 +507,7 @@ class Runner:
                 exec_in_child(self.child_limits, self.argv, self.env, keep_value_fd=call)
             code = 126
             try:
+                enter_program_cgroup()
                 os.closerange(4 if call else 3, FD_CEILING)
                 for res, val in self.child_limits:
                     resource.setrlimit(res, val)
@@ -508,6 +530,7 @@ class ProgramHost:
         if pid == 0:
             code = 1
             try:
+                enter_program_cgroup()
                 ours.close()
                 os.closerange(4, theirs.fileno())
                 os.closerange(theirs.fileno() + 1, FD_CEILING)
@@ -533,6 +556,7 @@ class ProgramHost:
         if pid == 0:
             code = 1
             try:
+                enter_program_cgroup()
                 fd = verifier_end.detach()
                 os.closerange(3, fd)
                 os.closerange(fd + 1, FD_CEILING)

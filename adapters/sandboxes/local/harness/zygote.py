@@ -1,6 +1,6 @@
 """rlpipe's sandbox zygote: pid 1 of one bubblewrap sandbox, serving programs one at a time.
 
-    python3 -I zygote.py MAX_PROGRAMS
+    python3 -I zygote.py MAX_PROGRAMS [PROGRAM_CGROUP_FD]
 
 Per program it forks a manager ahead of need; the manager reads the next job (one JSON line) from the job stream,
 runs local_harness over /work (build once, fork per case), and then restores a clean state (reset.py: programs
@@ -110,7 +110,7 @@ def main():
     h.libc.prctl(h.PR_SET_DUMPABLE, 0, 0, 0, 0)
     # No handler at all (Python installs one for SIGINT): pid 1 of a namespace then gets no signal from inside it.
     _signal.signal(h.SIGINT, h.SIG_DFL)
-    h.take_streams()
+    h.take_streams(int(sys.argv[2]) if len(sys.argv) > 2 else None)
     max_programs = int(sys.argv[1])
     if max_programs > 1:
         # Worth it for a zygote that serves many programs; a one-program sandbox builds it only when a job needs it.
