@@ -15,6 +15,7 @@ import { envBlock } from "./render/env.js";
 import { renderDockerRun } from "./render/docker.js";
 import { type LaunchInputs, type SandboxLaunch, renderLaunchScript } from "./render/launch.js";
 import { SHIM_FILE, resolveRewardFn } from "./render/reward.js";
+import { RLPIPE_TOOL_CLASS, RLPIPE_TOOL_FILES } from "./render/tools.js";
 import { shellQuote } from "./render/shell.js";
 import { SYNC_SIDECAR, type StoragePlan, metricsToFile, storagePlan } from "./render/storage.js";
 import { type StageCommand, renderStage } from "./render/stages.js";
@@ -143,6 +144,15 @@ export function plan(loaded: LoadedRecipe, opts: PlanOptions = {}): Plan {
       continue;
     }
     overlay.set(ds.path, content);
+  }
+
+  // rlpipe's own verl tool: its file, and the reward shim whose HTTP client it uses.
+  if ([...overlay.values()].some((content) => content.includes(`class_name: ${RLPIPE_TOOL_CLASS}`))) {
+    for (const f of RLPIPE_TOOL_FILES) {
+      const text = opts.assets?.[f];
+      if (text === undefined) throw new RlpipeError("asset_missing", `${f}, which rlpipe's verl tool needs, was not provided to the planner`);
+      overlay.set(f, text);
+    }
   }
 
   const reward = resolveRewardFn(ctx);

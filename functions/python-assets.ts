@@ -1,4 +1,4 @@
-// The standard-library Python files rlpipe ships into every launch bundle (the reward shim and the sync sidecar),
+// The Python files rlpipe ships into every launch bundle (the reward shim, the sync sidecar and its verl tool),
 // by file name. From the source tree or dist/ they are read from recipes/python/. Inside a bundle (rlpipe package,
 // the CDK app's NodejsFunction) that directory is not beside the code, so the bundler defines their text:
 //   esbuild … --define:__RLPIPE_PYTHON_ASSETS__=<JSON object {"rlpipe_reward.py": "…", "rlpipe_sync.py": "…"}>
@@ -9,7 +9,7 @@ import { fileURLToPath } from "node:url";
 import { RlpipeError } from "../core/errors.js";
 
 /** The files, in recipes/python/. */
-export const PYTHON_ASSET_FILES = ["rlpipe_reward.py", "rlpipe_sync.py"] as const;
+export const PYTHON_ASSET_FILES = ["rlpipe_reward.py", "rlpipe_sync.py", "rlpipe_tool.py"] as const;
 
 /** The name a bundler defines (esbuild `define`) to the files' text; undefined outside a bundle. */
 declare const __RLPIPE_PYTHON_ASSETS__: Readonly<Record<string, string>> | undefined;
@@ -19,7 +19,7 @@ export function pythonAssetsDir(): string {
   return resolve(dirname(fileURLToPath(import.meta.url)), "../../recipes/python");
 }
 
-/** Files rlpipe ships into bundles: the standard-library reward shim and sync sidecar. */
+/** Files rlpipe ships into bundles: the standard-library reward shim, sync sidecar and verl tool. */
 export function bundledAssets(): Record<string, string> {
   if (typeof __RLPIPE_PYTHON_ASSETS__ !== "undefined") {
     const defined = __RLPIPE_PYTHON_ASSETS__;

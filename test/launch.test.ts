@@ -13,7 +13,7 @@ import { type Plan, plan } from "../core/plan.js";
 import { parseRecipe } from "../core/recipe/load.js";
 import { writeBundle } from "../bin/bundle-writer.js";
 import { bundledAssets } from "../bin/commands/plan.js";
-import { FIXTURES } from "./helpers.js";
+import { FIXTURES, ROOT } from "./helpers.js";
 
 const STUB_PYTHON = `#!/usr/bin/env bash
 if [ "$1" = "-m" ] && [[ "$2" == verl* ]]; then
@@ -286,23 +286,34 @@ describe("launch.sh with sandbox.kind rlpipe", () => {
       writeFileSync(join(stubs, "python3"), `#!/usr/bin/env bash
 if [ "$1" = "-m" ] && [ "$2" = verl.trainer.main_ppo ]; then
   shift 2
-  exec /usr/bin/python3 - "$@" <<'PY'
+  exec ${JSON.stringify(join(ROOT, ".venv-test", "bin", "python"))} - "$@" <<'PY'
 import json, os, re, sys
 args = dict(a.split("=", 1) for a in sys.argv[1:])
-sys.path.insert(0, os.getcwd())
-import importlib.util
+import importlib, importlib.util
 spec = importlib.util.spec_from_file_location("shim", args["custom_reward_function.path"])
 shim = importlib.util.module_from_spec(spec); spec.loader.exec_module(shim)
 kw = {k.split(".")[-1]: v for k, v in args.items() if k.startswith("+custom_reward_function.reward_kwargs.")}
 gt = json.dumps({"input": ["2 3"], "output": ["5"], "type": "stdin_stdout"})
 r = shim.compute_score("code", "\`\`\`python\\na, b = map(int, input().split())\\nprint(a + b)\\n\`\`\`", gt, {}, **kw)
-tool = open(args["actor_rollout_ref.rollout.multi_turn.tool_config_path"]).read()
-url = re.search(r"sandbox_fusion_url: (\\S+)", tool).group(1)
-url = re.sub(r"\\$\\{oc\\.env:(\\w+)\\}", lambda m: os.environ[m.group(1)], url)
-import urllib.request
-req = urllib.request.Request(url, data=json.dumps({"code": "print(6*7)", "language": "python"}).encode(), headers={"Content-Type": "application/json"})
-out = json.loads(urllib.request.urlopen(req, timeout=30).read())
-open(os.environ["STUB_LOG"] + "/result.json", "w").write(json.dumps({"reward": r, "tool": out["run_result"]["stdout"], "kw": kw}))
+# The tool as verl's registry builds it: OmegaConf, the class by module name (found on PYTHONPATH), verl's schema.
+import asyncio, types
+tree = os.environ["VERL_TREE"]
+for name in ("verl", "verl.utils", "verl.tools"):
+    pkg = types.ModuleType(name); pkg.__path__ = [os.path.join(tree, *name.split("."))]; sys.modules[name] = pkg
+sys.path.append(tree)
+from omegaconf import OmegaConf
+from verl.tools.schemas import OpenAIFunctionToolSchema
+entry = OmegaConf.load(args["actor_rollout_ref.rollout.multi_turn.tool_config_path"]).tools[0]
+module_name, class_name = entry.class_name.rsplit(".", 1)
+cls = getattr(importlib.import_module(module_name), class_name)
+tool = cls(config=OmegaConf.to_container(entry.config, resolve=True), tool_schema=OpenAIFunctionToolSchema.model_validate(OmegaConf.to_container(entry.tool_schema, resolve=True)))
+async def call():
+    iid, _ = await tool.create()
+    resp, _, metrics = await tool.execute(iid, {"code": "print(6*7)"})
+    await tool.release(iid)
+    return resp.text, metrics
+text, metrics = asyncio.run(call())
+open(os.environ["STUB_LOG"] + "/result.json", "w").write(json.dumps({"reward": r, "tool": text, "toolMetrics": metrics, "toolClass": entry.class_name, "pythonPath": os.environ.get("PYTHONPATH", ""), "kw": kw}))
 PY
 fi
 exec /usr/bin/python3 "$@"
@@ -336,12 +347,17 @@ stages:
       writeBundle(bundleDir, [...fixed, { path: "rlpipe-plan.json", content: "{}", executable: false }]);
       const r = spawnSync("bash", [join(bundleDir, "launch.sh")], {
         encoding: "utf8", timeout: 110_000,
-        env: { PATH: `${stubs}:/usr/bin:/bin`, HOME: root, STUB_LOG: logs, MY_SANDBOX_TOKEN: "kind-rlpipe-token-0123456789" },
+        env: { PATH: `${stubs}:/usr/bin:/bin`, HOME: root, STUB_LOG: logs, MY_SANDBOX_TOKEN: "kind-rlpipe-token-0123456789", VERL_TREE: join(ROOT, ".venv-test", "verl", "0.7.0") },
       });
       assert.equal(r.status, 0, `${r.stdout}\n${r.stderr}`);
       const result = JSON.parse(readFileSync(join(logs, "result.json"), "utf8"));
       assert.deepEqual(result.reward, { score: 1, passed: 1, total: 1, pass_rate: 1 });
-      assert.equal(result.tool, "42\n");
+      assert.equal(result.tool, "42\n", "rlpipe's own tool, imported from the bundle on PYTHONPATH, ran the call with the token");
+      assert.equal(result.toolClass, "rlpipe_tool.RlpipeCodeTool");
+      // verl's workers (Ray actors) do not run in the working directory: they find the tool on PYTHONPATH.
+      assert.equal(result.pythonPath.split(":")[0], work);
+      assert.equal(result.toolMetrics.rlpipe_infra_error, 0);
+      assert.ok(fixed.some((f) => f.path === "rlpipe_tool.py"), "the tool is in the bundle");
       assert.deepEqual(result.kw, { url: `http://127.0.0.1:${port}/v1/rewards`, token_env: "MY_SANDBOX_TOKEN" });
       for (const f of fixed) assert.doesNotMatch(f.content, /kind-rlpipe-token/, `${f.path} holds no token`);
     } finally {

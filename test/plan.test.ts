@@ -15,7 +15,7 @@ import { FIXTURES, RECIPES, planSeed, recipeText, editYaml as edit } from "./hel
 
 const sink = () => readFileSync(join(FIXTURES, "recipes", "kitchen-sink.yaml"), "utf8");
 const planOf = (text: string, provider: Parameters<typeof plan>[1] extends infer O ? O extends { provider?: infer P } ? P : never : never = "local") =>
-  plan(parseRecipe(text, "t.yaml"), { provider, localWorkDir: "/tmp/w" });
+  plan(parseRecipe(text, "t.yaml"), { provider, localWorkDir: "/tmp/w", assets: bundledAssets() });
 
 
 describe("plan: optional recipe fields", () => {
@@ -66,7 +66,7 @@ describe("plan: optional recipe fields", () => {
     const q = planOf(edit(sink(), [[["sandbox"], { kind: "rlpipe", deploy: "colocated" }]]));
     const launch = q.files.find((f) => f.path === "launch.sh")!.content;
     assert.match(launch, /exec rlpipe serve --sandbox local --host 127\.0\.0\.1 --port 8080/);
-    assert.match(q.files.find((f) => f.path === "tool_config/rl_tools.yaml")!.content, /sandbox_fusion_url: http:\/\/localhost:8080\/run_code/);
+    assert.match(q.files.find((f) => f.path === "tool_config/rl_tools.yaml")!.content, /class_name: rlpipe_tool\.RlpipeCodeTool\n[^]*sandbox_url: http:\/\/localhost:8080\/run_code\n/);
   });
 
   it("checkpoints.storage picks the persistence mechanism per provider", () => {
@@ -123,7 +123,7 @@ describe("plan: providers and determinism", () => {
     const b = planSeed("retool-qwen3-4b-ascend", "docker");
     assert.deepEqual(a.files, b.files);
     assert.equal(a.jobName, b.jobName);
-    const changed = plan(parseRecipe(edit(recipeText("retool-qwen3-4b-ascend"), [[["stages", 2, "rollout", "n"], 8]]), "x.yaml"), { provider: "docker" });
+    const changed = plan(parseRecipe(edit(recipeText("retool-qwen3-4b-ascend"), [[["stages", 2, "rollout", "n"], 8]]), "x.yaml"), { provider: "docker", assets: bundledAssets() });
     assert.notEqual(changed.jobName, a.jobName);
     assert.match(a.jobName, /^retool-qwen3-4b-ascend-[0-9a-f]{8}$/);
   });

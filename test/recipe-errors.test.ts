@@ -22,7 +22,7 @@ function mutate(name: string, edits: [path: (string | number)[], value: unknown]
 
 function errorsOf(text: string, opts: Parameters<typeof plan>[1] = {}): LocatedIssue[] {
   try {
-    plan(parseRecipe(text, FILE), { localWorkDir: "/tmp/w", ...opts });
+    plan(parseRecipe(text, FILE), { localWorkDir: "/tmp/w", assets: bundledAssets(), ...opts });
   } catch (e) {
     assert.ok(e instanceof RecipeError, `expected a RecipeError, got ${String(e)}`);
     assert.equal(e.exitCode, 2);

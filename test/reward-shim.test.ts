@@ -1,4 +1,5 @@
-// Runs the Python shim's pytest suite (recipes/python/rlpipe_reward.py against a live `rlpipe serve`).
+// Runs the pytest suites of the Python files rlpipe ships into bundles against a live `rlpipe serve`: the reward shim
+// (recipes/python/rlpipe_reward.py) and the verl tool (recipes/python/rlpipe_tool.py, driven from every pinned verl release).
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
 import { join } from "node:path";
@@ -9,6 +10,15 @@ describe("verl reward shim (pytest)", () => {
   it("passes its pytest suite against a live rlpipe serve", { timeout: 300_000 }, () => {
     const r = spawnSync(join(ROOT, ".venv-test", "bin", "python"), ["-m", "pytest", "-q", "-p", "no:cacheprovider", join(ROOT, "test", "python", "test_reward_shim.py")], {
       cwd: ROOT, encoding: "utf8", timeout: 280_000, env: { ...process.env, PYTHONDONTWRITEBYTECODE: "1" },
+    });
+    assert.equal(r.status, 0, `${r.stdout}\n${r.stderr}`);
+    assert.match(r.stdout, /\d+ passed/);
+    assert.doesNotMatch(r.stdout, /skipped|xfail/);
+  });
+
+  it("rlpipe's verl tool passes its pytest suite with every pinned verl release's BaseTool, against a live rlpipe serve", { timeout: 600_000 }, () => {
+    const r = spawnSync(join(ROOT, ".venv-test", "bin", "python"), ["-m", "pytest", "-q", "-p", "no:cacheprovider", join(ROOT, "test", "python", "test_rlpipe_tool.py")], {
+      cwd: ROOT, encoding: "utf8", timeout: 580_000, env: { ...process.env, PYTHONDONTWRITEBYTECODE: "1" },
     });
     assert.equal(r.status, 0, `${r.stdout}\n${r.stderr}`);
     assert.match(r.stdout, /\d+ passed/);

@@ -238,10 +238,11 @@ while kids:
       await waitFor("the OOM killer in the cgroup", () => cg.oomKills() > before && report(out()).exits.size > 0);
       // Settled: each child either died or holds its memory.
       await waitFor("every child to be dead or holding its memory", () => { const r = report(out()); return r.forked.every((p) => r.exits.has(p) || r.ready.has(p)); });
+      // A child the OOM killer ended may take a moment to exit: wait for it (if the limit did not hold, the children
+      // over it live on and this gives up).
+      const alive = () => { const r = report(out()); return r.forked.filter((p) => !r.exits.has(p)); };
+      await waitFor(`at most 2 children of 120 MiB alive under ${limit}`, () => alive().length * 120 * MIB < limit);
       const r = report(out());
-      const alive = r.forked.filter((p) => !r.exits.has(p));
-      assert.ok(alive.length < 6, "not every child survived");
-      assert.ok(alive.length * 120 * MIB < limit, `${alive.length} children hold 120 MiB each under ${limit}`);
       for (const [pid, signal] of r.exits) assert.equal(signal, 9, `child ${pid} was killed (SIGKILL), not ended otherwise`);
       assert.equal(cg.oomKills() - before, r.exits.size, "each death was an OOM kill in this cgroup");
       assert.ok(cg.usageBytes() <= limit, `usage ${cg.usageBytes()} over the limit ${limit}`);
@@ -316,10 +317,11 @@ while kids:
       const moved = start(true);
       try {
         await waitFor("the moved children to die or hold their memory", () => settled(moved.out) || moved.err !== "");
-        const r = report(moved.out);
-        assert.equal(r.uid, SANDBOX_UID);
-        const alive = r.forked.filter((p) => !r.exits.has(p));
-        assert.ok(alive.length * 120 * MIB < 256 * MIB, `${alive.length} children hold 120 MiB each in a 256 MiB program leaf: ${moved.out} ${moved.err}`);
+        assert.equal(report(moved.out).uid, SANDBOX_UID);
+        // An OOM victim may take a moment to exit: wait for it (over the limit, the children live on and this gives up).
+        const living = () => { const r = report(moved.out); return r.forked.filter((p) => !r.exits.has(p)); };
+        await waitFor("at most 2 children of 120 MiB alive in a 256 MiB program leaf", () => living().length * 120 * MIB < 256 * MIB);
+        const alive = living();
         assert.ok(cg.program.oomKills() > before, "the kills were the program leaf's");
         for (const pid of alive) assert.match(text(`/proc/${pid}/cgroup`), /\/program\n/, `child ${pid} is in the program leaf`);
       } finally {

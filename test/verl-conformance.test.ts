@@ -13,6 +13,7 @@ import { loadRecipeFile } from "../core/recipe/load.js";
 import { NEWEST_PROFILE, PROFILES } from "../core/recipe/profiles.js";
 import { parseValue, splitOverride } from "../core/render/hydra.js";
 import { FIXTURES, ROOT, SEED_PROVIDER, SEED_RECIPES, planSeed } from "./helpers.js";
+import { bundledAssets } from "../bin/commands/plan.js";
 
 const VENV = join(ROOT, ".venv-test");
 const PYTHON = join(VENV, "bin", "python");
@@ -70,7 +71,7 @@ describe("verl conformance: Hydra composes every rendered override", () => {
 
   // A recipe with the optional fields the seeds leave out (eval stage, RL-checkpoint merge, checkpoints policy, raw + and ~ overrides).
   for (const profile of ["c651b7b", NEWEST_PROFILE.name]) {
-    const p = plan(loadRecipeFile(join(FIXTURES, "recipes", "kitchen-sink.yaml")), { provider: "local", profile });
+    const p = plan(loadRecipeFile(join(FIXTURES, "recipes", "kitchen-sink.yaml")), { provider: "local", profile, assets: bundledAssets() });
     jobs.push(...jobsFor(`kitchen-sink [profile ${profile}]`, p, p.verl.pypi));
   }
 

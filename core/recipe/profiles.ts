@@ -32,6 +32,8 @@ export interface VerlProfile {
    * function must accept **kwargs. At f50e5c2e the classic manager passes only the four named arguments.
    */
   readonly rewardFnNeedsKwargs: boolean;
+  /** verl's own `verl.tools.sandbox_fusion_tools.SandboxFusionTool` exists (removed after v0.7.0, gone in v0.9.1). */
+  readonly hasSandboxFusionTool: boolean;
   /** recipe/retool is part of the verl tree (moved to verl-project/verl-recipe in eb6ef40eb, 2025-11-25). */
   readonly retoolInTree: boolean;
   /** SFT entry point and its config family. */
@@ -49,6 +51,7 @@ const base = {
   primeUnavailableWithAgentLoop: true,
   agentLoopIgnoresValTopK: true,
   retoolInTree: false,
+  hasSandboxFusionTool: true,
   rewardFnNeedsKwargs: true,
   sft: { module: "verl.trainer.fsdp_sft_trainer", config: "sft_trainer" },
 } as const;
@@ -75,6 +78,7 @@ export const PROFILES: readonly VerlProfile[] = [
   },
   {
     ...base, name: "v0.9.1", commit: "v0.9.1", aliases: ["0.9.1"], date: "2026-09-20", pypi: "0.9.1", rejectsSyncRollout: true,
+    hasSandboxFusionTool: false, // verl/tools holds only base_tool, function_tool, schemas and tool_registry
     // fsdp_sft_trainer and sft_trainer.yaml are gone from 0.7.1 on; SFT runs through the engine trainer.
     sft: { module: "verl.trainer.sft_trainer", config: "sft_trainer_engine" },
   },

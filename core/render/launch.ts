@@ -100,6 +100,8 @@ export function renderLaunchScript(ctx: RenderContext, inputs: LaunchInputs): st
   L.push('  for f in "${RLPIPE_FILES[@]}"; do mkdir -p "$RLPIPE_WORKDIR/$(dirname "$f")"; t="$RLPIPE_WORKDIR/$f.rlpipe-tmp.$RLPIPE_NODE_RANK.$$"; { cp "$RLPIPE_BUNDLE_DIR/$f" "$t" && mv -f "$t" "$RLPIPE_WORKDIR/$f"; } || rlpipe_die 1 "could not copy $f into $RLPIPE_WORKDIR"; done');
   L.push("fi");
   L.push('cd "$RLPIPE_WORKDIR"');
+  // verl imports a tool's class by module name: rlpipe's own (rlpipe_tool.py) is in the working directory.
+  if (inputs.overlay.includes("rlpipe_tool.py")) L.push('export PYTHONPATH="$RLPIPE_WORKDIR${PYTHONPATH:+:$PYTHONPATH}"');
   L.push('mkdir -p "$RLPIPE_STATE_DIR"');
   if (usesRlpipeCli(inputs)) {
     // Stages and helpers call `rlpipe`; RLPIPE_CLI (e.g. "node /opt/rlpipe/dist/bin/rlpipe.js") stands in where

@@ -13,10 +13,16 @@ interface ToolSchemaOut {
 }
 
 interface Preset {
-  readonly impl: string;
+  /** The class verl imports (by the recipe's verl where it differs). */
+  readonly impl: string | ((ctx: RenderContext) => string);
   readonly config: (ctx: RenderContext) => Record<string, JsonValue>;
   readonly schema: ToolSchemaOut;
 }
+
+/** rlpipe's own verl tool, in the bundle's rlpipe_tool.py (launch.sh puts the working directory on PYTHONPATH). */
+export const RLPIPE_TOOL_CLASS = "rlpipe_tool.RlpipeCodeTool";
+/** The bundle files a tool config naming RLPIPE_TOOL_CLASS needs (the tool uses the reward shim's HTTP client). */
+export const RLPIPE_TOOL_FILES = ["rlpipe_tool.py", "rlpipe_reward.py"] as const;
 
 const CODE_ONLY: ToolSchemaOut = {
   description: "A tool for executing code.",
@@ -51,8 +57,12 @@ const PRESETS: Record<NonNullable<Tool["preset"]>, Preset> = {
       },
     },
   },
-  // verl's stock tool (examples/sglang_multiturn/config/tool_config/sandbox_fusion_tool_config.yaml)
-  "sandbox-fusion": { impl: "verl.tools.sandbox_fusion_tools.SandboxFusionTool", config: sandboxFusionConfig(10), schema: CODE_ONLY },
+  // verl's stock tool (examples/sglang_multiturn/config/tool_config/sandbox_fusion_tool_config.yaml); where the
+  // recipe's verl no longer has it (v0.9.1), rlpipe's own tool, which reads the same settings.
+  "sandbox-fusion": {
+    impl: (ctx) => (ctx.profile.hasSandboxFusionTool ? "verl.tools.sandbox_fusion_tools.SandboxFusionTool" : RLPIPE_TOOL_CLASS),
+    config: sandboxFusionConfig(10), schema: CODE_ONLY,
+  },
   // verl recipe/retool/sandbox_fusion_tool_config.yaml (also in verl-project/verl-recipe)
   "retool-sandbox-fusion": { impl: "recipe.retool.retool.CustomSandboxFusionTool", config: sandboxFusionConfig(128), schema: CODE_ONLY },
   // TI-ONE × AGS (seed 004): the key is read from the environment by OmegaConf when verl loads the file.
@@ -72,14 +82,18 @@ const PRESETS: Record<NonNullable<Tool["preset"]>, Preset> = {
     },
     schema: CODE_ONLY,
   },
-  // rlpipe's own function speaks SandboxFusion's /run_code, so verl's stock tool talks to it unchanged; a token
-  // travels as a /t/<token>/ path prefix that OmegaConf fills from the environment when verl loads the file.
+  // rlpipe's own tool (recipes/python/rlpipe_tool.py, shipped in the bundle) on every verl: overload waited out,
+  // infrastructure failures told to the model as such and counted, the run named; the token is read from the
+  // environment variable named here, never written into the file.
   rlpipe: {
-    impl: "verl.tools.sandbox_fusion_tools.SandboxFusionTool",
+    impl: RLPIPE_TOOL_CLASS,
     config: (ctx) => {
       const auth = ctx.recipe.sandbox?.auth;
       const env = auth === undefined ? undefined : ctx.recipe.secrets?.[auth.secret]?.env;
-      return { ...sandboxFusionConfig(32)(), sandbox_fusion_url: env === undefined ? "${sandbox.url}/run_code" : `\${sandbox.url}/t/\${oc.env:${env}}/run_code` };
+      return {
+        sandbox_url: "${sandbox.url}/run_code", default_timeout: 30, default_language: "python", memory_limit_mb: 1024, max_concurrency: 32,
+        ...(env === undefined ? {} : { token_env: env }),
+      };
     },
     schema: CODE_ONLY,
   },
@@ -142,7 +156,7 @@ export function bundleRelative(ctx: RenderContext, p: string, at: RecipePath): s
 
 function renderTool(ctx: RenderContext, tool: Tool, at: RecipePath): Record<string, JsonValue> {
   const preset = tool.preset === undefined ? undefined : PRESETS[tool.preset];
-  const impl = tool.impl ?? preset?.impl;
+  const impl = tool.impl ?? (typeof preset?.impl === "function" ? preset.impl(ctx) : preset?.impl);
   if (impl === undefined) {
     report(ctx, "error", [...at, "impl"], "missing_field", "missing required field \"impl\" (or a `preset`)",
       `presets: ${Object.keys(PRESETS).join(", ")}`);
@@ -185,5 +199,3 @@ function interpolateJson(ctx: RenderContext, v: JsonValue, at: RecipePath): Json
   }
   return v;
 }
-
-export const TOOL_PRESET_CLASSES: Readonly<Record<string, string>> = Object.fromEntries(Object.entries(PRESETS).map(([k, p]) => [k, p.impl]));

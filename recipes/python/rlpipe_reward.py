@@ -44,13 +44,16 @@ class RewardServiceError(RuntimeError):
     """The reward function could not score: the sandbox or the service failed (not the model)."""
 
 
-def _post(url, payload, timeout_s, token, run=None):
+def _post(url, payload, timeout_s, token, run=None, deadline_s=None):
     data = json.dumps(payload).encode("utf-8")
     headers = {"Content-Type": "application/json"}
     if token:
         headers["Authorization"] = "Bearer " + token
     if run:
         headers["X-Rlpipe-Run"] = run
+    if deadline_s is not None:
+        # The server ends the work when the caller gives up (rlpipe serve and functions read it; others ignore it).
+        headers["X-Rlpipe-Deadline-S"] = "%g" % deadline_s
     req = urllib.request.Request(url, data=data, headers=headers, method="POST")
     with urllib.request.urlopen(req, timeout=timeout_s) as resp:
         return json.loads(resp.read().decode("utf-8"))

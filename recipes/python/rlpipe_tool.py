@@ -1,0 +1,169 @@
+"""verl tool: the model's code runs in rlpipe's sandbox (POST <url>, SandboxFusion's /run_code API).
+
+Shipped in every launch bundle beside rlpipe_reward.py (whose HTTP helpers it uses); standard library plus verl's own
+BaseTool and schemas. One class for every verl rlpipe supports (0.5.0 ... 0.9.1): verl removed its SandboxFusionTool
+in May 2026, and this class is what rlpipe's presets render to where the recipe's verl lacks it.
+
+    tools:
+      - class_name: rlpipe_tool.RlpipeCodeTool
+        config: {type: native, sandbox_url: "http://127.0.0.1:8080/run_code", default_timeout: 30,
+                 default_language: python, memory_limit_mb: 1024}
+        tool_schema: {type: function, function: {name: code_interpreter, description: ..., parameters: ...}}
+
+The bundle directory must be on the workers' sys.path (launch.sh exports PYTHONPATH).
+
+What the model sees, as verl's SandboxFusionTool and the seeds' tools give it: the program's stdout and stderr when
+it ran (whatever its exit code); the compiler's output when it did not build; "no stdout here" when nothing came out.
+verl truncates it (multi_turn.max_tool_response_length). A sandbox that cannot run the code (unreachable, overloaded
+past the wait budget, an error of its own) is told to the model as such — "the code sandbox failed ... not an error
+of your code" — never as the program's output, and counted: metrics {"rlpipe_infra_error": 1} and
+RlpipeCodeTool.infra_errors.
+
+Each call: at most `max_concurrency` in flight per process; the run and compile timeouts and X-Rlpipe-Deadline-S
+(the server ends the work when the call gives up); 429/503 with Retry-After waited out (plus jitter) for up to
+`overload_wait_s` seconds; connection failures and 5xx retried `retries` times with jittered backoff; the run named
+in X-Rlpipe-Run ($RLPIPE_RUN); a token from $RLPIPE_SANDBOX_TOKEN (or config token_env) as a Bearer header.
+"""
+import asyncio
+import os
+import random
+import time
+import urllib.error
+from uuid import uuid4
+
+import rlpipe_reward as _http
+from verl.tools.base_tool import BaseTool
+
+try:  # verl >= 0.6: create and execute answer with a ToolResponse
+    from verl.tools.schemas import ToolResponse
+except ImportError:  # verl 0.5: plain text
+    ToolResponse = None
+try:
+    from verl.utils.rollout_trace import rollout_trace_op
+except ImportError:
+    def rollout_trace_op(fn):
+        return fn
+
+DEFAULT_URL = "http://127.0.0.1:8080/run_code"
+NO_OUTPUT = "no stdout here"  # verl's SandboxFusionTool's words for a run that printed nothing
+RETRYABLE_HTTP = (429, 500, 502, 503, 504)
+
+
+class SandboxUnavailable(RuntimeError):
+    """The sandbox could not run the code (not the program's fault)."""
+
+
+def observation(reply):
+    """The text the model gets for a /run_code reply (a dict)."""
+    run = reply.get("run_result") or {}
+    out = (run.get("stdout") or "") + (run.get("stderr") or "")
+    if out:
+        return out
+    build = reply.get("compile_result") or {}
+    if build.get("return_code") not in (None, 0) or build.get("status") not in (None, "Finished"):
+        built = (build.get("stdout") or "") + (build.get("stderr") or "")
+        if built:
+            return built
+    if reply.get("status") == "SandboxError":
+        raise SandboxUnavailable(reply.get("message") or "the sandbox reported an error of its own")
+    return NO_OUTPUT
+
+
+class RlpipeCodeTool(BaseTool):
+    """Runs the model's code in rlpipe's sandbox (rlpipe serve, a rlpipe function, or any SandboxFusion/ScaleBox)."""
+
+    infra_errors = 0  # calls the sandbox could not serve, in this process (also in each call's metrics)
+
+    def __init__(self, config, tool_schema):
+        super().__init__(config, tool_schema)
+        self.url = config.get("sandbox_url") or config.get("sandbox_fusion_url") or os.environ.get("RLPIPE_SANDBOX_URL") or DEFAULT_URL
+        self.default_timeout = float(config.get("default_timeout", 30))
+        self.max_timeout = float(config.get("max_timeout", 120))
+        self.default_language = config.get("default_language", "python")
+        self.memory_limit_mb = int(config.get("memory_limit_mb", 1024))
+        self.retries = int(config.get("retries", 3))
+        self.backoff_s = float(config.get("backoff_s", 1.0))
+        self.max_wait_s = float(config.get("max_wait_s", 30.0))
+        self.overload_wait_s = float(config.get("overload_wait_s", 300.0))
+        self.token_env = config.get("token_env") or _http.TOKEN_ENV
+        self.max_concurrency = max(1, int(config.get("max_concurrency", 32)))
+        self._slots = None  # an asyncio.Semaphore, made in the loop that first uses it
+        self._instances = {}
+
+    async def create(self, instance_id=None, **kwargs):
+        if instance_id is None:
+            instance_id = str(uuid4())
+        self._instances[instance_id] = {}
+        return (instance_id, ToolResponse()) if ToolResponse is not None else instance_id
+
+    @rollout_trace_op
+    async def execute(self, instance_id, parameters, **kwargs):
+        code = parameters.get("code", "")
+        if not isinstance(code, str):
+            code = str(code)
+        language = parameters.get("language") or self.default_language
+        try:
+            timeout_s = min(float(parameters.get("timeout", self.default_timeout)), self.max_timeout)
+        except (TypeError, ValueError):
+            timeout_s = self.default_timeout
+        timeout_s = max(1.0, timeout_s)
+        metrics = {"rlpipe_infra_error": 0}
+        if self._slots is None:
+            self._slots = asyncio.Semaphore(self.max_concurrency)
+        async with self._slots:
+            started = time.monotonic()
+            try:
+                reply = await self._run(code, language, timeout_s)
+                text = observation(reply)
+            except SandboxUnavailable as e:
+                RlpipeCodeTool.infra_errors += 1
+                metrics["rlpipe_infra_error"] = 1
+                text = "the code sandbox failed and did not run this code (not an error of your code): %s" % e
+            metrics["rlpipe_tool_ms"] = round((time.monotonic() - started) * 1000.0, 1)
+        response = ToolResponse(text=text) if ToolResponse is not None else text
+        return response, 0.0, metrics
+
+    async def calc_reward(self, instance_id, **kwargs):
+        return 0.0
+
+    async def release(self, instance_id, **kwargs):
+        self._instances.pop(instance_id, None)
+
+    async def _run(self, code, language, timeout_s):
+        """POSTs the code; retries what is worth retrying; raises SandboxUnavailable when it gives up."""
+        payload = {"code": code, "language": language, "run_timeout": timeout_s, "compile_timeout": timeout_s,
+                   "memory_limit_MB": self.memory_limit_mb, "stdin": "", "files": {}, "fetch_files": []}
+        http_timeout_s = 2 * timeout_s + 30.0
+        token = os.environ.get(self.token_env) or None
+        run = os.environ.get(_http.RUN_ENV) or None
+        shown = _http._redact(self.url)
+        failures, overloaded_s, last = 0, 0.0, None
+        while True:
+            retry_after = None
+            started = time.monotonic()
+            try:
+                return await asyncio.get_running_loop().run_in_executor(
+                    None, lambda: _http._post(self.url, payload, http_timeout_s, token, run, deadline_s=http_timeout_s))
+            except urllib.error.HTTPError as e:
+                last = "HTTP %d from %s: %s" % (e.code, shown, e.read().decode("utf-8", "replace")[:200])
+                if e.code not in RETRYABLE_HTTP:
+                    raise SandboxUnavailable(last) from None
+                retry_after = _http._retry_after_s(e.headers)
+                if retry_after is not None and e.code in _http.OVERLOAD_HTTP:
+                    overloaded_s += time.monotonic() - started
+                    remaining = self.overload_wait_s - overloaded_s
+                    if remaining <= 0:
+                        raise SandboxUnavailable("overloaded for %.0f s: %s" % (overloaded_s, last)) from None
+                    wait = min(_http._retry_after_wait(retry_after, self.max_wait_s), remaining)
+                    await asyncio.sleep(wait)
+                    overloaded_s += wait
+                    continue
+            except (urllib.error.URLError, TimeoutError, ConnectionError, OSError, ValueError) as e:
+                last = "cannot reach %s: %s" % (shown, getattr(e, "reason", e))
+            failures += 1
+            if failures > self.retries:
+                raise SandboxUnavailable("%s (after %d attempts)" % (last, failures))
+            if retry_after is not None:
+                await asyncio.sleep(_http._retry_after_wait(retry_after, self.max_wait_s))
+            else:
+                await asyncio.sleep(random.uniform(0, self.backoff_s * (2 ** (failures - 1))))

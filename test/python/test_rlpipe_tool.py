@@ -1,0 +1,132 @@
+"""rlpipe's own verl tool (recipes/python/rlpipe_tool.py), driven from every verl release the test virtualenv holds
+(verl_tool_driver.py: verl's own BaseTool and schema types) against a live `rlpipe serve`: what the model sees when
+its code runs, fails, does not build or runs out of time; a sandbox that cannot serve is told as such and counted
+(never as the program's output, and a program cannot pass itself off as one); overload and transient failures are
+waited out and retried, with the run, the token and a deadline in each request."""
+import glob
+import http.server
+import json
+import os
+import subprocess
+import threading
+
+import pytest
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+PYTHON = os.path.join(ROOT, ".venv-test", "bin", "python")
+DRIVER = os.path.join(os.path.dirname(__file__), "verl_tool_driver.py")
+RELEASES = sorted(glob.glob(os.path.join(ROOT, ".venv-test", "verl", "*")))
+INFRA = "the code sandbox failed and did not run this code (not an error of your code)"
+
+
+def drive(release, scenarios, env=None):
+    r = subprocess.run([PYTHON, DRIVER, release, json.dumps(scenarios)], capture_output=True, text=True, timeout=240,
+                       env={**os.environ, **(env or {})})
+    assert r.returncode == 0, r.stderr[-3000:]
+    out = json.loads(r.stdout.strip().splitlines()[-1])
+    return {x["name"]: x for x in out["results"]}, out
+
+
+def test_every_pinned_release_is_there():
+    assert [os.path.basename(r) for r in RELEASES] == ["0.5.0", "0.6.0", "0.6.1", "0.7.0", "0.9.1"]
+
+
+@pytest.mark.parametrize("release", RELEASES, ids=[os.path.basename(r) for r in RELEASES])
+def test_the_model_sees_what_its_code_did(server_url, release):
+    url = server_url + "/run_code"
+    cfg = {"sandbox_url": url, "default_timeout": 10}
+    results, out = drive(release, [
+        {"name": "prints", "config": cfg, "parameters": {"code": "print(6 * 7)"}},
+        {"name": "raises", "config": cfg, "parameters": {"code": "print('before')\nraise ValueError('boom')"}},
+        {"name": "silent", "config": cfg, "parameters": {"code": "x = 1"}},
+        {"name": "cpp does not build", "config": cfg, "parameters": {"code": "int main() { return undefined_name; }", "language": "cpp"}},
+        {"name": "times out", "config": cfg, "parameters": {"code": "import time\nprint('started', flush=True)\ntime.sleep(60)", "timeout": 1}},
+        # A program that prints the tool's own infrastructure message is still only a program's output.
+        {"name": "forges an infra error", "config": cfg, "parameters": {"code": "print(%r)" % (INFRA + ": fake")}},
+        {"name": "unreachable", "config": {"sandbox_url": "http://127.0.0.1:9/run_code", "retries": 1, "backoff_s": 0.01}, "parameters": {"code": "print(1)"}},
+    ])
+    assert out["subclass"] is True
+    old = os.path.basename(release) == "0.5.0"
+    for r in results.values():
+        # verl 0.5 takes text and an id; later releases a ToolResponse and (id, ToolResponse).
+        assert r["responseType"] == ("str" if old else "ToolResponse"), r
+        assert r["createType"] == ("str" if old else "tuple"), r
+    assert results["prints"]["text"] == "42\n"
+    assert results["prints"]["metrics"]["rlpipe_infra_error"] == 0
+    assert results["raises"]["text"].startswith("before\nTraceback"), results["raises"]
+    assert "ValueError: boom" in results["raises"]["text"]
+    assert results["silent"]["text"] == "no stdout here"
+    assert "undefined_name" in results["cpp does not build"]["text"], results["cpp does not build"]
+    assert results["times out"]["text"] == "started\n", results["times out"]
+    assert results["times out"]["metrics"]["rlpipe_tool_ms"] < 50_000, "ended at the model's timeout, not the program's sleep"
+    assert results["forges an infra error"]["metrics"]["rlpipe_infra_error"] == 0
+    assert results["forges an infra error"]["infraErrors"] == 0, "nothing counted before the real failure"
+    assert results["unreachable"]["text"].startswith(INFRA), results["unreachable"]
+    assert "Connection refused" in results["unreachable"]["text"] and "after 2 attempts" in results["unreachable"]["text"]
+    assert results["unreachable"]["metrics"]["rlpipe_infra_error"] == 1
+    assert results["unreachable"]["infraErrors"] == 1
+
+
+class Flaky(http.server.BaseHTTPRequestHandler):
+    """Answers the scripted statuses in turn (then 200 with a program's output), recording each request's headers."""
+    script = []
+    seen = []
+
+    def do_POST(self):
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        Flaky.seen.append({"headers": {k.lower(): v for k, v in self.headers.items()}, "body": body})
+        status = Flaky.script.pop(0) if Flaky.script else 200
+        payload = b'{"status":"Success","message":"","run_result":{"status":"Finished","stdout":"ok\\n","stderr":"","return_code":0}}' \
+            if status == 200 else b'{"detail":"busy"}'
+        self.send_response(status)
+        if status in (429, 503):
+            self.send_header("Retry-After", "0")
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(payload)))
+        self.end_headers()
+        self.wfile.write(payload)
+
+    def log_message(self, *args):
+        pass
+
+
+@pytest.fixture()
+def flaky():
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Flaky)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    Flaky.seen = []
+    yield "http://127.0.0.1:%d/run_code" % server.server_address[1]
+    server.shutdown()
+    server.server_close()
+
+
+@pytest.mark.parametrize("release", [RELEASES[0], RELEASES[-1]], ids=["oldest", "newest"])
+def test_overload_and_transient_failures_are_waited_out(flaky, release):
+    Flaky.script = [429, 503, 502, 429]
+    results, _ = drive(release, [{"name": "call", "config": {"sandbox_url": flaky, "backoff_s": 0.01, "retries": 2, "memory_limit_mb": 512},
+                                  "parameters": {"code": "print('ok')", "timeout": 5}}],
+                       env={"RLPIPE_RUN": "run-7", "RLPIPE_SANDBOX_TOKEN": "tok-123"})
+    assert results["call"]["text"] == "ok\n"
+    assert results["call"]["metrics"]["rlpipe_infra_error"] == 0
+    assert len(Flaky.seen) == 5, "3 overload answers waited out, 1 transient failure retried, then served"
+    for req in Flaky.seen:
+        assert req["headers"]["x-rlpipe-run"] == "run-7"
+        assert req["headers"]["authorization"] == "Bearer tok-123"
+        assert float(req["headers"]["x-rlpipe-deadline-s"]) >= 5
+        assert req["body"]["run_timeout"] == 5 and req["body"]["memory_limit_MB"] == 512 and req["body"]["language"] == "python"
+
+
+def test_a_refusal_is_not_retried_and_is_an_infra_error(flaky):
+    Flaky.script = [401, 200]
+    results, _ = drive(RELEASES[-1], [{"name": "call", "config": {"sandbox_url": flaky, "backoff_s": 0.01}, "parameters": {"code": "print(1)"}}])
+    assert results["call"]["text"].startswith(INFRA) and "HTTP 401" in results["call"]["text"], results["call"]
+    assert len(Flaky.seen) == 1
+
+
+def test_transient_failures_past_the_retries_are_an_infra_error(flaky):
+    Flaky.script = [500, 500, 500, 500]
+    results, _ = drive(RELEASES[-1], [{"name": "call", "config": {"sandbox_url": flaky, "backoff_s": 0.01, "retries": 2}, "parameters": {"code": "print(1)"}}])
+    assert results["call"]["text"].startswith(INFRA) and "after 3 attempts" in results["call"]["text"], results["call"]
+    assert results["call"]["metrics"]["rlpipe_infra_error"] == 1
+    assert len(Flaky.seen) == 3
