@@ -1,8 +1,12 @@
-"""Starts a real `rlpipe serve` (local bubblewrap sandbox) on 127.0.0.1 for the shim tests; stops it by pid."""
+"""Starts a real `rlpipe serve` (local bubblewrap sandbox) on 127.0.0.1 for the shim tests; stops it by pid. Also a
+loopback stub (StubServer) for what a real server will not do on demand: overload, transient failures, refusals."""
+import json
 import os
 import signal
 import subprocess
 import sys
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
@@ -64,3 +68,48 @@ def env_server():
     languages = line.split("(sandbox local: ", 1)[1].split(";", 1)[0].split(", ")
     yield line.split()[2], languages
     _stop(proc)
+
+
+class StubServer:
+    """A loopback HTTP server for client tests. Each POST's JSON body goes to `respond(headers, body)` (headers with
+    lower-case names), which returns (status, JSON payload, extra headers); `seen` records each request's headers and
+    body. Stopped by close()."""
+
+    def __init__(self, respond):
+        self.seen = []
+        stub = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self):  # noqa: N802
+                headers = {k.lower(): v for k, v in self.headers.items()}
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                stub.seen.append({"headers": headers, "body": body})
+                status, payload, extra = respond(headers, body)
+                data = json.dumps(payload).encode()
+                self.send_response(status)
+                for k, v in (extra or {}).items():
+                    self.send_header(k, v)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def log_message(self, *args):
+                pass
+
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = "http://127.0.0.1:%d" % self._server.server_address[1]
+        threading.Thread(target=self._server.serve_forever, daemon=True).start()
+
+    def close(self):
+        self._server.shutdown()
+        self._server.server_close()
+
+
+def scripted(script, then):
+    """A StubServer responder answering with the entries of `script` in turn (each (status, payload) or (status,
+    payload, headers)), then `then`."""
+    def respond(headers, body):
+        entry = script.pop(0) if script else then
+        return entry if len(entry) == 3 else (entry[0], entry[1], None)
+    return respond

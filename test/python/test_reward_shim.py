@@ -1,12 +1,11 @@
 """The verl-side reward shim against a live `rlpipe serve`, plus stub servers for its retry behaviour."""
 import json
-import threading
 import time
-from http.server import BaseHTTPRequestHandler, HTTPServer
 
 import pytest
 
 import rlpipe_reward as shim
+from conftest import StubServer, scripted
 
 GT = json.dumps({"input": ["1 2", "5 5"], "output": ["3", "10"], "fn_name": None, "type": "stdin_stdout"})
 RIGHT = "Let me solve it.\n```python\na, b = map(int, input().split())\nprint(a + b)\n```"
@@ -68,33 +67,14 @@ def test_unreachable_service_raises_after_retries():
         shim.compute_score("code", RIGHT, GT, url="http://127.0.0.1:9/v1/rewards", retries=2, backoff_s=0.01, timeout_s=2)
 
 
-class _Flaky(BaseHTTPRequestHandler):
-    script = []  # list of (status, body) answers, consumed in order
-    seen = []
-
-    def do_POST(self):  # noqa: N802
-        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-        _Flaky.seen.append(len(body["samples"]))
-        status, payload = _Flaky.script.pop(0)
-        data = json.dumps(payload).encode()
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-    def log_message(self, *a):
-        pass
+_FLAKY_SCRIPT = []  # (status, payload) answers, consumed in order
 
 
 @pytest.fixture()
 def flaky():
-    srv = HTTPServer(("127.0.0.1", 0), _Flaky)
-    t = threading.Thread(target=srv.serve_forever, daemon=True)
-    t.start()
-    _Flaky.seen = []
-    yield srv, "http://127.0.0.1:%d/v1/rewards" % srv.server_address[1]
-    srv.shutdown()
+    srv = StubServer(scripted(_FLAKY_SCRIPT, (500, {"detail": "script exhausted"})))
+    yield srv, srv.url + "/v1/rewards"
+    srv.close()
 
 
 def ok(score):
@@ -102,18 +82,18 @@ def ok(score):
 
 
 def test_retries_5xx_and_only_the_infra_failed_samples(flaky):
-    _, url = flaky
+    srv, url = flaky
     infra = {"score": 0, "status": "infra_error", "passed": 0, "total": 0, "error": "sandbox down", "cached": False}
-    _Flaky.script = [(503, {"detail": "busy"}), (200, {"results": [ok(1.0), infra]}), (200, {"results": [ok(0.0)]})]
+    _FLAKY_SCRIPT[:] = [(503, {"detail": "busy"}), (200, {"results": [ok(1.0), infra]}), (200, {"results": [ok(0.0)]})]
     results = shim.score_samples([{"solution_str": RIGHT, "ground_truth": GT}, {"solution_str": HALF, "ground_truth": GT}], url=url, backoff_s=0.01)
     assert [r["score"] for r in results] == [1.0, 0.0]
-    assert _Flaky.seen == [2, 2, 1]
+    assert [len(r["body"]["samples"]) for r in srv.seen] == [2, 2, 1]
 
 
 def test_persistent_infra_error_is_raised_never_zero(flaky):
     _, url = flaky
     infra = {"score": 0, "status": "infra_error", "passed": 0, "total": 0, "error": "sandbox down", "cached": False}
-    _Flaky.script = [(200, {"results": [infra]})] * 3
+    _FLAKY_SCRIPT[:] = [(200, {"results": [infra]})] * 3
     with pytest.raises(shim.RewardServiceError, match="sandbox down"):
         shim.compute_score("code", RIGHT, GT, url=url, retries=2, backoff_s=0.01)
 
@@ -142,7 +122,7 @@ def test_names_its_run_so_the_function_counts_it(server_url, monkeypatch):
 
 # --- Overload: 429/503 with Retry-After (stub server; time.sleep and time.monotonic faked, nothing really waits) ---
 
-class _Overloaded(BaseHTTPRequestHandler):
+class _Overloaded:
     """Answers `overloads` requests with `status` (+ Retry-After when set), then 200 with a valid body."""
     overloads = 0
     status = 429
@@ -150,26 +130,15 @@ class _Overloaded(BaseHTTPRequestHandler):
     times = []  # wall-clock time of each request
     auth = []
 
-    def do_POST(self):  # noqa: N802
-        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+    @staticmethod
+    def respond(headers, body):
         _Overloaded.times.append(time.time())
-        _Overloaded.auth.append(self.headers.get("Authorization"))
+        _Overloaded.auth.append(headers.get("authorization"))
         if _Overloaded.overloads > 0:
             _Overloaded.overloads -= 1
-            status, data = _Overloaded.status, json.dumps({"detail": "overloaded: queue full"}).encode()
             ra = _Overloaded.retry_after() if callable(_Overloaded.retry_after) else _Overloaded.retry_after
-        else:
-            status, data, ra = 200, json.dumps({"results": [ok(1.0) for _ in body["samples"]]}).encode(), None
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        if ra is not None:
-            self.send_header("Retry-After", ra)
-        self.end_headers()
-        self.wfile.write(data)
-
-    def log_message(self, *a):
-        pass
+            return _Overloaded.status, {"detail": "overloaded: queue full"}, (None if ra is None else {"Retry-After": ra})
+        return 200, {"results": [ok(1.0) for _ in body["samples"]]}, None
 
 
 def overloaded_server(overloads, retry_after="1", status=429):
@@ -179,12 +148,9 @@ def overloaded_server(overloads, retry_after="1", status=429):
 
 @pytest.fixture()
 def overloaded():
-    srv = HTTPServer(("127.0.0.1", 0), _Overloaded)
-    t = threading.Thread(target=srv.serve_forever, daemon=True)
-    t.start()
-    yield "http://127.0.0.1:%d" % srv.server_address[1]
-    srv.shutdown()
-    srv.server_close()
+    srv = StubServer(_Overloaded.respond)
+    yield srv.url
+    srv.close()
 
 
 class _Clock:

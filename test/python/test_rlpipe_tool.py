@@ -4,13 +4,13 @@ its code runs, fails, does not build or runs out of time; a sandbox that cannot 
 (never as the program's output, and a program cannot pass itself off as one); overload and transient failures are
 waited out and retried, with the run, the token and a deadline in each request."""
 import glob
-import http.server
 import json
 import os
 import subprocess
-import threading
 
 import pytest
+
+from conftest import StubServer, scripted
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 PYTHON = os.path.join(ROOT, ".venv-test", "bin", "python")
@@ -67,66 +67,47 @@ def test_the_model_sees_what_its_code_did(server_url, release):
     assert results["unreachable"]["infraErrors"] == 1
 
 
-class Flaky(http.server.BaseHTTPRequestHandler):
-    """Answers the scripted statuses in turn (then 200 with a program's output), recording each request's headers."""
-    script = []
-    seen = []
-
-    def do_POST(self):
-        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-        Flaky.seen.append({"headers": {k.lower(): v for k, v in self.headers.items()}, "body": body})
-        status = Flaky.script.pop(0) if Flaky.script else 200
-        payload = b'{"status":"Success","message":"","run_result":{"status":"Finished","stdout":"ok\\n","stderr":"","return_code":0}}' \
-            if status == 200 else b'{"detail":"busy"}'
-        self.send_response(status)
-        if status in (429, 503):
-            self.send_header("Retry-After", "0")
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(payload)))
-        self.end_headers()
-        self.wfile.write(payload)
-
-    def log_message(self, *args):
-        pass
+SERVED = (200, {"status": "Success", "message": "", "run_result": {"status": "Finished", "stdout": "ok\n", "stderr": "", "return_code": 0}})
+BUSY = {"Retry-After": "0"}
 
 
 @pytest.fixture()
-def flaky():
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Flaky)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    Flaky.seen = []
-    yield "http://127.0.0.1:%d/run_code" % server.server_address[1]
-    server.shutdown()
-    server.server_close()
+def stub():
+    """A loopback /run_code answering the statuses a test puts in `stub.script` in turn, then a program's output."""
+    script = []
+    srv = StubServer(scripted(script, SERVED))
+    srv.script = script
+    srv.run_code = srv.url + "/run_code"
+    yield srv
+    srv.close()
 
 
 @pytest.mark.parametrize("release", [RELEASES[0], RELEASES[-1]], ids=["oldest", "newest"])
-def test_overload_and_transient_failures_are_waited_out(flaky, release):
-    Flaky.script = [429, 503, 502, 429]
-    results, _ = drive(release, [{"name": "call", "config": {"sandbox_url": flaky, "backoff_s": 0.01, "retries": 2, "memory_limit_mb": 512},
+def test_overload_and_transient_failures_are_waited_out(stub, release):
+    stub.script[:] = [(429, {"detail": "busy"}, BUSY), (503, {"detail": "busy"}, BUSY), (502, {"detail": "bad gateway"}), (429, {"detail": "busy"}, BUSY)]
+    results, _ = drive(release, [{"name": "call", "config": {"sandbox_url": stub.run_code, "backoff_s": 0.01, "retries": 2, "memory_limit_mb": 512},
                                   "parameters": {"code": "print('ok')", "timeout": 5}}],
                        env={"RLPIPE_RUN": "run-7", "RLPIPE_SANDBOX_TOKEN": "tok-123"})
     assert results["call"]["text"] == "ok\n"
     assert results["call"]["metrics"]["rlpipe_infra_error"] == 0
-    assert len(Flaky.seen) == 5, "3 overload answers waited out, 1 transient failure retried, then served"
-    for req in Flaky.seen:
+    assert len(stub.seen) == 5, "3 overload answers waited out, 1 transient failure retried, then served"
+    for req in stub.seen:
         assert req["headers"]["x-rlpipe-run"] == "run-7"
         assert req["headers"]["authorization"] == "Bearer tok-123"
         assert float(req["headers"]["x-rlpipe-deadline-s"]) >= 5
         assert req["body"]["run_timeout"] == 5 and req["body"]["memory_limit_MB"] == 512 and req["body"]["language"] == "python"
 
 
-def test_a_refusal_is_not_retried_and_is_an_infra_error(flaky):
-    Flaky.script = [401, 200]
-    results, _ = drive(RELEASES[-1], [{"name": "call", "config": {"sandbox_url": flaky, "backoff_s": 0.01}, "parameters": {"code": "print(1)"}}])
+def test_a_refusal_is_not_retried_and_is_an_infra_error(stub):
+    stub.script[:] = [(401, {"detail": "missing token"})]
+    results, _ = drive(RELEASES[-1], [{"name": "call", "config": {"sandbox_url": stub.run_code, "backoff_s": 0.01}, "parameters": {"code": "print(1)"}}])
     assert results["call"]["text"].startswith(INFRA) and "HTTP 401" in results["call"]["text"], results["call"]
-    assert len(Flaky.seen) == 1
+    assert len(stub.seen) == 1
 
 
-def test_transient_failures_past_the_retries_are_an_infra_error(flaky):
-    Flaky.script = [500, 500, 500, 500]
-    results, _ = drive(RELEASES[-1], [{"name": "call", "config": {"sandbox_url": flaky, "backoff_s": 0.01, "retries": 2}, "parameters": {"code": "print(1)"}}])
+def test_transient_failures_past_the_retries_are_an_infra_error(stub):
+    stub.script[:] = [(500, {"detail": "down"})] * 4
+    results, _ = drive(RELEASES[-1], [{"name": "call", "config": {"sandbox_url": stub.run_code, "backoff_s": 0.01, "retries": 2}, "parameters": {"code": "print(1)"}}])
     assert results["call"]["text"].startswith(INFRA) and "after 3 attempts" in results["call"]["text"], results["call"]
     assert results["call"]["metrics"]["rlpipe_infra_error"] == 1
-    assert len(Flaky.seen) == 3
+    assert len(stub.seen) == 3
