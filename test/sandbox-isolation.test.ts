@@ -7,6 +7,8 @@
 // replacement, check that the second program ran in the same sandbox (its PID namespace).
 import assert from "node:assert/strict";
 import { createHash, randomBytes } from "node:crypto";
+import { readFileSync } from "node:fs";
+import { type AddressInfo, connect, createServer, type Socket } from "node:net";
 import { after, before, describe, it } from "node:test";
 import { ISOLATIONS, LocalSandbox } from "../adapters/sandboxes/local/local-sandbox.js";
 import type { RunResult } from "../core/grading/types.js";
@@ -33,6 +35,33 @@ for (const isolation of ISOLATIONS) {
       if (isolation === "warm") assert.equal(split(b).sandbox, split(a).sandbox, "the second program ran in a replaced zygote, so the clean-up was not what was tested");
       else assert.notEqual(split(b).sandbox, split(a).sandbox);
     };
+
+    it("a TCP socket the host orphaned (a count the kernel keeps for the whole host) does not make a clean program's sandbox dirty", async () => {
+      // A host socket closed with unsent data towards a peer that never reads stays an orphan while the kernel probes.
+      const accepted: Socket[] = [];
+      const server = createServer((c) => { accepted.push(c); c.pause(); }); // never reads
+      await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+      const client = connect({ port: (server.address() as AddressInfo).port, host: "127.0.0.1" });
+      try {
+        await new Promise<void>((resolve) => client.once("connect", resolve));
+        while (client.write(Buffer.alloc(1 << 16))) { /* fill both sides' buffers */ }
+        client.destroy(); // closed with data unsent: an orphan while the peer's window stays shut
+        const orphans = () => Number(/TCP: inuse \d+ orphan (\d+)/.exec(readFileSync("/proc/net/sockstat", "utf8"))?.[1] ?? "0");
+        for (const until = Date.now() + 60_000; orphans() === 0 && Date.now() < until;) await new Promise((r) => setTimeout(r, 50));
+        assert.ok(orphans() > 0, "the host has an orphaned TCP socket");
+        const anomalies = () => { const c = sb.stats().counts; assert.ok(c !== undefined, "the sandbox counts anomalies"); return c.anomalies; };
+        const before = anomalies();
+        const a = await run("print('a')");
+        const b = await run("print('b')");
+        assert.equal(split(b).rest, "b\n");
+        assert.equal(anomalies(), before, "no clean-up found anything");
+        sameSandboxOnWarm(a, b);
+      } finally {
+        client.destroy();
+        for (const c of accepted) c.destroy();
+        await new Promise((resolve) => server.close(resolve));
+      }
+    });
 
     it("files in the work dir, /tmp, /mnt, /dev/shm and home, a read-only tree, POSIX and System V IPC objects are gone", async () => {
       const a = await run(`
