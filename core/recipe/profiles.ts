@@ -32,8 +32,8 @@ export interface VerlProfile {
    * function must accept **kwargs. At f50e5c2e the classic manager passes only the four named arguments.
    */
   readonly rewardFnNeedsKwargs: boolean;
-  /** verl's own `verl.tools.sandbox_fusion_tools.SandboxFusionTool` exists (removed after v0.7.0, gone in v0.9.1). */
-  readonly hasSandboxFusionTool: boolean;
+  /** The tool classes (for a tool config's class_name) this verl ships: its release's verl/tools, and recipe/retool's. */
+  readonly toolClasses: readonly string[];
   /** recipe/retool is part of the verl tree (moved to verl-project/verl-recipe in eb6ef40eb, 2025-11-25). */
   readonly retoolInTree: boolean;
   /** SFT entry point and its config family. */
@@ -51,34 +51,42 @@ const base = {
   primeUnavailableWithAgentLoop: true,
   agentLoopIgnoresValTopK: true,
   retoolInTree: false,
-  hasSandboxFusionTool: true,
   rewardFnNeedsKwargs: true,
   sft: { module: "verl.trainer.fsdp_sft_trainer", config: "sft_trainer" },
 } as const;
+
+// The native tool classes in verl/tools of each PyPI release (read off the releases the conformance test installs).
+// 0.9.1 keeps only base_tool, function_tool, schemas and tool_registry: no tool a config can name.
+const TOOLS_0_5 = ["geo3k_tool.Geo3kTool", "gsm8k_tool.Gsm8kTool", "mcp_base_tool.MCPBaseTool", "mcp_search_tool.MCPSearchTool",
+  "sandbox_fusion_tools.SandboxFusionTool", "search_tool.SearchTool"].map((c) => `verl.tools.${c}`);
+const TOOLS_0_6 = [...TOOLS_0_5, "verl.tools.image_zoom_in_tool.ImageZoomInTool"].sort();
+/** recipe/retool's tool, importable while recipe/retool is in the verl tree (the job runs from its root). */
+export const RETOOL_TOOL_CLASS = "recipe.retool.retool.CustomSandboxFusionTool";
+export const STOCK_SANDBOX_FUSION_TOOL = "verl.tools.sandbox_fusion_tools.SandboxFusionTool";
 
 export const PROFILES: readonly VerlProfile[] = [
   {
     ...base, name: "f50e5c2e", commit: "f50e5c2e", aliases: [], date: "2025-09-29", pypi: "0.5.0",
     hasDefaultAgentLoop: false, hasDataToolConfigPath: false, defaultRolloutMode: "sync",
-    primeUnavailableWithAgentLoop: false, retoolInTree: true, rewardFnNeedsKwargs: false,
+    primeUnavailableWithAgentLoop: false, retoolInTree: true, rewardFnNeedsKwargs: false, toolClasses: [...TOOLS_0_5, RETOOL_TOOL_CLASS],
   },
   {
     ...base, name: "95470480", commit: "95470480", aliases: [], date: "2025-10-25", pypi: "0.6.0",
     hasDataToolConfigPath: false, defaultRolloutMode: "sync", primeUnavailableWithAgentLoop: false, retoolInTree: true,
+    toolClasses: [...TOOLS_0_6, RETOOL_TOOL_CLASS],
   },
   {
     ...base, name: "v0.6.1", commit: "d62da495", aliases: ["0.6.1", "d62da4950573d7a4b7ef2362337952e7ab59e78d"], date: "2025-11-14", pypi: "0.6.1",
-    defaultRolloutMode: "sync", primeUnavailableWithAgentLoop: false, retoolInTree: true,
+    defaultRolloutMode: "sync", primeUnavailableWithAgentLoop: false, retoolInTree: true, toolClasses: [...TOOLS_0_6, RETOOL_TOOL_CLASS],
   },
   {
-    ...base, name: "c651b7b", commit: "c651b7b4207e408875f132c4226969ef3495d408", aliases: [], date: "2025-11-26", pypi: "0.7.0",
+    ...base, name: "c651b7b", commit: "c651b7b4207e408875f132c4226969ef3495d408", aliases: [], date: "2025-11-26", pypi: "0.7.0", toolClasses: TOOLS_0_6,
   },
   {
-    ...base, name: "v0.7.0", commit: "v0.7.0", aliases: ["0.7.0"], date: "2026-01-05", pypi: "0.7.0", rejectsSyncRollout: true,
+    ...base, name: "v0.7.0", commit: "v0.7.0", aliases: ["0.7.0"], date: "2026-01-05", pypi: "0.7.0", rejectsSyncRollout: true, toolClasses: TOOLS_0_6,
   },
   {
-    ...base, name: "v0.9.1", commit: "v0.9.1", aliases: ["0.9.1"], date: "2026-09-20", pypi: "0.9.1", rejectsSyncRollout: true,
-    hasSandboxFusionTool: false, // verl/tools holds only base_tool, function_tool, schemas and tool_registry
+    ...base, name: "v0.9.1", commit: "v0.9.1", aliases: ["0.9.1"], date: "2026-09-20", pypi: "0.9.1", rejectsSyncRollout: true, toolClasses: [],
     // fsdp_sft_trainer and sft_trainer.yaml are gone from 0.7.1 on; SFT runs through the engine trainer.
     sft: { module: "verl.trainer.sft_trainer", config: "sft_trainer_engine" },
   },

@@ -62,6 +62,7 @@ const Verl = z.strictObject({
   profile: text().optional().describe("Version profile name when `ref` is not a known commit (e.g. a fork): c651b7b, v0.6.1, …"),
   path: text().optional().describe("Checkout location in the job; patches are applied there. Omit when verl is installed in the image."),
   patches: z.array(Patch).optional(),
+  provides: z.array(text()).optional().describe("Tool classes (class_name) the recipe's verl checkout adds beyond its release: a fork's, a patch's or the image's own, e.g. verl.tools.scalebox_tool.ScaleBoxTool."),
 });
 
 const Inference = z.strictObject({

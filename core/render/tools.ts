@@ -3,6 +3,7 @@ import { posix } from "node:path";
 import { stringify } from "yaml";
 import type { RecipePath } from "../errors.js";
 import type { JsonValue } from "../recipe/fields.js";
+import { RETOOL_TOOL_CLASS, STOCK_SANDBOX_FUSION_TOOL } from "../recipe/profiles.js";
 import type { EvalStage, RlStage, Tool } from "../recipe/schema.js";
 import { didYouMean } from "../recipe/suggest.js";
 import { type RenderContext, report } from "./context.js";
@@ -60,11 +61,16 @@ const PRESETS: Record<NonNullable<Tool["preset"]>, Preset> = {
   // verl's stock tool (examples/sglang_multiturn/config/tool_config/sandbox_fusion_tool_config.yaml); where the
   // recipe's verl no longer has it (v0.9.1), rlpipe's own tool, which reads the same settings.
   "sandbox-fusion": {
-    impl: (ctx) => (ctx.profile.hasSandboxFusionTool ? "verl.tools.sandbox_fusion_tools.SandboxFusionTool" : RLPIPE_TOOL_CLASS),
+    impl: (ctx) => (ctx.profile.toolClasses.includes(STOCK_SANDBOX_FUSION_TOOL) ? STOCK_SANDBOX_FUSION_TOOL : RLPIPE_TOOL_CLASS),
     config: sandboxFusionConfig(10), schema: CODE_ONLY,
   },
   // verl recipe/retool/sandbox_fusion_tool_config.yaml (also in verl-project/verl-recipe)
-  "retool-sandbox-fusion": { impl: "recipe.retool.retool.CustomSandboxFusionTool", config: sandboxFusionConfig(128), schema: CODE_ONLY },
+  // Where recipe/retool has left the verl tree: rlpipe's own tool, doing to the code what retool's subclass does.
+  "retool-sandbox-fusion": {
+    impl: (ctx) => (ctx.profile.toolClasses.includes(RETOOL_TOOL_CLASS) ? RETOOL_TOOL_CLASS : RLPIPE_TOOL_CLASS),
+    config: (ctx) => ({ ...sandboxFusionConfig(128)(), ...(ctx.profile.toolClasses.includes(RETOOL_TOOL_CLASS) ? {} : { retool_code: true }) }),
+    schema: CODE_ONLY,
+  },
   // TI-ONE × AGS (seed 004): the key is read from the environment by OmegaConf when verl loads the file.
   e2b: {
     impl: "verl.tools.e2b_code_tool.E2BCodeTool",
@@ -161,6 +167,7 @@ function renderTool(ctx: RenderContext, tool: Tool, at: RecipePath): Record<stri
     report(ctx, "error", [...at, "impl"], "missing_field", "missing required field \"impl\" (or a `preset`)",
       `presets: ${Object.keys(PRESETS).join(", ")}`);
   }
+  if (impl !== undefined) checkToolClass(ctx, impl, [...at, tool.impl === undefined ? "preset" : "impl"]);
   const schema: ToolSchemaOut | undefined = tool.schema ?? preset?.schema;
   if (schema === undefined && tool.type === "native") {
     report(ctx, "error", [...at, "schema"], "missing_field", "missing required field \"schema\" (or a `preset`)",
@@ -189,6 +196,15 @@ function renderTool(ctx: RenderContext, tool: Tool, at: RecipePath): Record<stri
     };
   }
   return out;
+}
+
+/** verl imports class_name when the job has its GPUs: a class neither the recipe's verl, nor the bundle, nor what the
+ * recipe says its verl checkout adds (runtime.verl.provides) would only fail then. */
+function checkToolClass(ctx: RenderContext, impl: string, at: RecipePath): void {
+  if (impl === RLPIPE_TOOL_CLASS || ctx.profile.toolClasses.includes(impl) || (ctx.recipe.runtime.verl.provides ?? []).includes(impl)) return;
+  report(ctx, "error", at, "unknown_tool_class",
+    `${impl} is not a tool class of verl ${ctx.profile.name} (its tools: ${ctx.profile.toolClasses.length === 0 ? "none a config can name" : ctx.profile.toolClasses.join(", ")}) nor of the bundle`,
+    `use preset: rlpipe (rlpipe's own tool, shipped in the bundle); or, when the recipe's verl checkout adds the class (a fork, a patch, the image), list it under runtime.verl.provides`);
 }
 
 function interpolateJson(ctx: RenderContext, v: JsonValue, at: RecipePath): JsonValue {

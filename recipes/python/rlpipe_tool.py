@@ -23,10 +23,13 @@ Each call: at most `max_concurrency` in flight per process; the run and compile 
 (the server ends the work when the call gives up); 429/503 with Retry-After waited out (plus jitter) for up to
 `overload_wait_s` seconds; connection failures and 5xx retried `retries` times with jittered backoff; the run named
 in X-Rlpipe-Run ($RLPIPE_RUN); a token from $RLPIPE_SANDBOX_TOKEN (or config token_env) as a Bearer header.
+With `retool_code: true` the code is first reshaped as recipe/retool's tool does (retool_code below): rlpipe renders
+that where the recipe's verl no longer carries recipe/retool.
 """
 import asyncio
 import os
 import random
+import re
 import time
 import urllib.error
 from uuid import uuid4
@@ -69,6 +72,22 @@ def observation(reply):
     return NO_OUTPUT
 
 
+def retool_code(code):
+    """What recipe/retool's CustomSandboxFusionTool runs for `code`: the first ```python block when there is one, and
+    its last non-empty line printed unless it already prints (the model writes notebook-style cells)."""
+    match = re.search(r"```python\s*\n(.*?)```", code, re.DOTALL)
+    if match:
+        code = match.group(1)
+    lines = code.split("\n")
+    for i in range(len(lines) - 1, -1, -1):
+        if lines[i].strip():
+            if not lines[i].strip().startswith("print"):
+                indent = lines[i][:len(lines[i]) - len(lines[i].lstrip())]
+                lines[i] = "%sprint(%s)" % (indent, lines[i].strip())
+            break
+    return "\n".join(lines)
+
+
 class RlpipeCodeTool(BaseTool):
     """Runs the model's code in rlpipe's sandbox (rlpipe serve, a rlpipe function, or any SandboxFusion/ScaleBox)."""
 
@@ -87,6 +106,7 @@ class RlpipeCodeTool(BaseTool):
         self.overload_wait_s = float(config.get("overload_wait_s", 300.0))
         self.token_env = config.get("token_env") or _http.TOKEN_ENV
         self.max_concurrency = max(1, int(config.get("max_concurrency", 32)))
+        self.retool_code = bool(config.get("retool_code", False))
         self._slots = None  # an asyncio.Semaphore, made in the loop that first uses it
         self._instances = {}
 
@@ -101,6 +121,8 @@ class RlpipeCodeTool(BaseTool):
         code = parameters.get("code", "")
         if not isinstance(code, str):
             code = str(code)
+        if self.retool_code:
+            code = retool_code(code)
         language = parameters.get("language") or self.default_language
         try:
             timeout_s = min(float(parameters.get("timeout", self.default_timeout)), self.max_timeout)

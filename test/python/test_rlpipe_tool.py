@@ -43,6 +43,8 @@ def test_the_model_sees_what_its_code_did(server_url, release):
         {"name": "times out", "config": cfg, "parameters": {"code": "import time\nprint('started', flush=True)\ntime.sleep(60)", "timeout": 1}},
         # A program that prints the tool's own infrastructure message is still only a program's output.
         {"name": "forges an infra error", "config": cfg, "parameters": {"code": "print(%r)" % (INFRA + ": fake")}},
+        # retool_code: what recipe/retool's tool runs (the first python block, its last line printed).
+        {"name": "retool", "config": {**cfg, "retool_code": True}, "parameters": {"code": "I will compute it.\n```python\nx = 6 * 7\nx\n```"}},
         {"name": "unreachable", "config": {"sandbox_url": "http://127.0.0.1:9/run_code", "retries": 1, "backoff_s": 0.01}, "parameters": {"code": "print(1)"}},
     ])
     assert out["subclass"] is True
@@ -56,6 +58,7 @@ def test_the_model_sees_what_its_code_did(server_url, release):
     assert results["raises"]["text"].startswith("before\nTraceback"), results["raises"]
     assert "ValueError: boom" in results["raises"]["text"]
     assert results["silent"]["text"] == "no stdout here"
+    assert results["retool"]["text"] == "42\n"
     assert "undefined_name" in results["cpp does not build"]["text"], results["cpp does not build"]
     assert results["times out"]["text"] == "started\n", results["times out"]
     assert results["times out"]["metrics"]["rlpipe_tool_ms"] < 50_000, "ended at the model's timeout, not the program's sleep"
