@@ -163,7 +163,7 @@ describe("plan: placeholder values (template fields left for the user)", () => {
   it("plan warns with the field's path and line; only the planned target's fields count; prose is not a setting", () => {
     const p = planSeed("retool-qwen3-4b-tione-ags", "tione");
     const found = p.warnings.filter((w) => w.code === PLACEHOLDER_CODE).map((w) => [formatPath(w.path), w.line]);
-    assert.deepEqual(found, [["targets.tione.resourceGroupId", 126], ["targets.tione.storage.cfs", 131], ["targets.tione.codeDir", 132]]);
+    assert.deepEqual(found, [["targets.tione.resourceGroupId", 127], ["targets.tione.storage.cfs", 132], ["targets.tione.codeDir", 133]]);
     const other = edit(sink(), [[["targets", "tione"], { region: "ap-shanghai", resourceGroupId: "rsg-xxxxxxxx" }], [["metadata", "description"], "TODO: describe <this>"]]);
     assert.deepEqual(planOf(other).warnings.filter((w) => w.code === PLACEHOLDER_CODE), [], "a local plan ignores targets.tione and descriptions");
     assert.deepEqual(planOf(edit(sink(), [[["runtime", "env", "BUCKET"], "<your-bucket>"]])).warnings.filter((w) => w.code === PLACEHOLDER_CODE).map((w) => formatPath(w.path)), ["runtime.env.BUCKET"]);
@@ -183,7 +183,7 @@ describe("plan: placeholder values (template fields left for the user)", () => {
       return true;
     });
     const text = err.join("\n");
-    for (const [line, field] of [[126, "targets.tione.resourceGroupId"], [131, "targets.tione.storage.cfs"], [132, "targets.tione.codeDir"]] as const) {
+    for (const [line, field] of [[127, "targets.tione.resourceGroupId"], [132, "targets.tione.storage.cfs"], [133, "targets.tione.codeDir"]] as const) {
       assert.match(text, new RegExp(`retool-qwen3-4b-tione-ags\\.yaml:${line}:\\d+: ${field.replace(/\./g, "\\.")}: .*looks like a placeholder.*refusing to deploy it`));
     }
     const out: string[] = [];
