@@ -3,7 +3,7 @@
 // takes the patch. Checks: order, exact argv after shell quoting, environment, health wait and timeout,
 // exit-code propagation, restart skipping, secrets by name only, multi-node roles, docker-run.sh.
 import assert from "node:assert/strict";
-import { spawnSync } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { chmodSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
@@ -16,6 +16,27 @@ import { bundledAssets } from "../bin/commands/plan.js";
 import { FIXTURES, ROOT } from "./helpers.js";
 
 const STUB_PYTHON = `#!/usr/bin/env bash
+if [ "$1" = "-m" ] && [[ "$2" == verl* ]] && [ -n "\${KILL_SANDBOX_ON:-}" ] && [[ "$*" == *"$KILL_SANDBOX_ON"* ]]; then
+  # The sandbox dies mid-stage; the stage goes on once a new one (another pid) answers on the port again.
+  old=$(cat "$RLPIPE_SANDBOX_PID_FILE")
+  kill -9 "$old"
+  /usr/bin/python3 - "$old" "$RLPIPE_SANDBOX_PID_FILE" "$SANDBOX_PORT" <<'PY' || exit 19
+import json, os, sys, time, urllib.request
+old, pid_file, port = sys.argv[1], sys.argv[2], sys.argv[3]
+until = time.monotonic() + 120
+while time.monotonic() < until:
+    try:
+        pid = open(pid_file).read().strip()
+        req = urllib.request.Request("http://127.0.0.1:%s/run_code" % port, data=b'{"code": "print(1)"}', headers={"Content-Type": "application/json"})
+        if pid and pid != old and json.load(urllib.request.urlopen(req, timeout=5))["status"] == "Success":
+            open(os.environ["STUB_LOG"] + "/restarted", "w").write(pid)
+            sys.exit(0)
+    except Exception:
+        pass
+    time.sleep(0.2)
+sys.exit(1)
+PY
+fi
 if [ "$1" = "-m" ] && [[ "$2" == verl* ]]; then
   n=$(ls "$STUB_LOG" | wc -l)
   printf '%s\\0' python3 "$@" > "$STUB_LOG/$(printf %03d "$n").argv"
@@ -206,6 +227,37 @@ describe("launch.sh under bash", () => {
     const alive = () => spawnSync("pgrep", ["-f", `^${sleeper.replace(".", "\\.")}$`], { encoding: "utf8" }).status === 0;
     for (let i = 0; i < 50 && alive(); i++) spawnSync("sleep", ["0.1"]);
     assert.equal(alive(), false, "the sandbox process group was killed");
+  });
+
+  it("restarts a sandbox that dies during a stage (a line in the log); the stage goes on, and the new one is stopped at the end", () => {
+    rmSync(join(e.work, ".rlpipe"), { recursive: true, force: true });
+    clearLogs(e);
+    bundle(e, recipeText(e, port));
+    const r = launch(e, { KILL_SANDBOX_ON: "verl.trainer.main_ppo", SANDBOX_PORT: String(port), RLPIPE_SANDBOX_CHECK_S: "0.2" }, 180_000);
+    assert.equal(r.status, 0, `${r.stdout}\n${r.stderr}`);
+    assert.ok(existsSync(join(e.logs, "restarted")), "the stage saw a new sandbox answer");
+    assert.match(r.stderr, /the sandbox \(pid \d+\) exited during the run; restarting it \(1 of 5\)/);
+    assert.equal(calls(e).length, 3, "every stage ran");
+    assert.ok(!sandboxAlive(port), "the restarted sandbox is stopped when launch.sh exits");
+  });
+
+  it("refuses to start when another process already answers on the sandbox's port (it would pass the health check in its place)", async () => {
+    rmSync(join(e.work, ".rlpipe"), { recursive: true, force: true });
+    clearLogs(e);
+    bundle(e, recipeText(e, port));
+    const foreign = spawn("/usr/bin/python3", [join(FIXTURES, "launch", "fake_sandbox.py"), String(port)], { stdio: "ignore" });
+    try {
+      for (const until = Date.now() + 60_000; !sandboxAlive(port) && Date.now() < until;) await new Promise((res) => setTimeout(res, 50));
+      assert.ok(sandboxAlive(port), "the foreign server listens");
+      const r = launch(e);
+      assert.equal(r.status, 3, r.stderr);
+      assert.match(r.stderr, new RegExp(`port ${port} is already in use by another process.*sandbox\\.server\\.port`));
+      assert.doesNotMatch(r.stderr, /sandbox healthy/);
+      assert.deepEqual(calls(e), [], "no stage ran");
+      assert.equal(foreign.exitCode, null, "the other process is left alone");
+    } finally {
+      foreign.kill("SIGKILL");
+    }
   });
 
   it("refuses to start without a required secret, naming the variable and never a value", () => {

@@ -81,6 +81,7 @@ export function renderLaunchScript(ctx: RenderContext, inputs: LaunchInputs): st
   L.push('export RLPIPE_NODE_RANK="${RLPIPE_NODE_RANK:-0}"');
   L.push("RLPIPE_RAY_HEAD=");
   L.push("RLPIPE_SANDBOX_PID=");
+  L.push("RLPIPE_SUPERVISOR_PID=");
   L.push("RLPIPE_SYNC_PIDS=()");
   L.push("RLPIPE_SYNC_FINAL=");
   L.push("");
@@ -202,18 +203,59 @@ export function renderLaunchScript(ctx: RenderContext, inputs: LaunchInputs): st
         ...s.env.map(([k, v]) => `export ${k}=${shellDoubleQuote(v)}`),
         `exec ${s.command}`,
       ];
+      // Its pid goes to a file too: the supervisor (a subshell) restarts it, and the clean-up stops the current one.
+      L.push('export RLPIPE_SANDBOX_PID_FILE="$RLPIPE_STATE_DIR/sandbox-node$RLPIPE_NODE_RANK.pid"');
       L.push("rlpipe_start_sandbox() {");
       L.push(`  rlpipe_log ${shellQuote(`starting sandbox in ${s.dir}: ${s.command} (log: ${s.log})`)}`);
       L.push(`  mkdir -p "$(dirname ${shellQuote(s.log)})"`);
-      L.push(`  setsid bash -c ${shellQuote(inner.join("\n"))} > ${shellQuote(s.log)} 2>&1 < /dev/null &`);
+      L.push(`  setsid bash -c ${shellQuote(inner.join("\n"))} >> ${shellQuote(s.log)} 2>&1 < /dev/null &`);
       L.push("  RLPIPE_SANDBOX_PID=$!");
+      L.push('  echo "$RLPIPE_SANDBOX_PID" > "$RLPIPE_SANDBOX_PID_FILE"');
       L.push("}");
+      if (sb.health !== undefined) {
+        // Something already answering on the port would pass the health check in our sandbox's place.
+        const h = sb.health;
+        const url = fnPort === undefined ? shellQuote(h.url) : `"$RLPIPE_REWARD_URL${escapeDq(new URL(h.url).pathname)}"`;
+        const port = fnPort?.port ?? (Number(new URL(h.url).port) || 80);
+        L.push("rlpipe_claim_sandbox_port() {");
+        L.push(`  if rlpipe_port_busy ${url}; then`);
+        if (fnPort?.portOverridable === true) {
+          L.push('    local busy="$RLPIPE_SANDBOX_PORT"');
+          L.push("    RLPIPE_SANDBOX_PORT=$(rlpipe_free_port)");
+          L.push('    export RLPIPE_REWARD_URL="http://127.0.0.1:$RLPIPE_SANDBOX_PORT"');
+          L.push('    rlpipe_log "port $busy is in use by another process; the sandbox takes the free port $RLPIPE_SANDBOX_PORT"');
+        } else {
+          L.push(`    rlpipe_die 3 ${shellQuote(`port ${port} is already in use by another process, so the sandbox this job starts cannot listen there (and a health check would reach that process instead): stop that process, or move the sandbox to another port in the recipe (${fnPort === undefined ? "sandbox.server.port and the URLs that name it" : "the port of sandbox.url"})`)}`);
+        }
+        L.push("  fi");
+        L.push("}");
+        L.push("rlpipe_claim_sandbox_port");
+      }
       L.push("rlpipe_start_sandbox");
     }
     if (sb.health !== undefined) {
       const h = sb.health;
       const url = fnPort === undefined ? shellQuote(h.url) : `"$RLPIPE_REWARD_URL${escapeDq(new URL(h.url).pathname)}"`;
-      L.push(`rlpipe_wait_healthy ${url} ${shellQuote(h.body ?? "")} ${shellQuote(h.expect)} ${h.timeoutS} ${h.intervalS}${sb.start === undefined ? "" : ` ${shellQuote(sb.start.log)}`}`);
+      const wait = `rlpipe_wait_healthy ${url} ${shellQuote(h.body ?? "")} ${shellQuote(h.expect)} ${h.timeoutS} ${h.intervalS}${sb.start === undefined ? "" : ` ${shellQuote(sb.start.log)}`}`;
+      L.push(wait);
+      if (sb.start !== undefined) {
+        // A sandbox that exits during the run is started again, a bounded number of times, with a line in the log.
+        L.push("rlpipe_supervise_sandbox() {");
+        L.push('  local restarts=0 max="${RLPIPE_SANDBOX_RESTARTS:-5}"');
+        L.push("  while :; do");
+        // (sleep holds none of launch.sh's output: one left behind when the supervisor is stopped keeps no pipe open)
+        L.push('    while kill -0 "$RLPIPE_SANDBOX_PID" 2>/dev/null; do sleep "${RLPIPE_SANDBOX_CHECK_S:-5}" < /dev/null > /dev/null 2>&1; done');
+        L.push("    restarts=$((restarts + 1))");
+        L.push(`    if [ "$restarts" -gt "$max" ]; then rlpipe_log "error: the sandbox exited again after $max restarts; not restarting it (see ${escapeDq(sb.start.log)})"; return 1; fi`);
+        L.push(`    rlpipe_log "the sandbox (pid $RLPIPE_SANDBOX_PID) exited during the run; restarting it ($restarts of $max)"`);
+        L.push("    rlpipe_claim_sandbox_port");
+        L.push("    rlpipe_start_sandbox");
+        L.push(`    ${wait}`);
+        L.push("  done");
+        L.push("}");
+        L.push("rlpipe_supervise_sandbox &");
+        L.push("RLPIPE_SUPERVISOR_PID=$!");
+      }
     }
   }
 
@@ -287,6 +329,8 @@ rlpipe_cleanup() {
   local rc=$?
   if [ -n "$RLPIPE_RAY_HEAD" ]; then ray stop --force >/dev/null 2>&1 || true; fi
   if [ -n "$RLPIPE_SYNC_FINAL" ] && [ "$RLPIPE_NODE_RANK" = 0 ]; then "$RLPIPE_SYNC_FINAL"; fi
+  if [ -n "$RLPIPE_SUPERVISOR_PID" ]; then kill "$RLPIPE_SUPERVISOR_PID" 2>/dev/null || true; wait "$RLPIPE_SUPERVISOR_PID" 2>/dev/null || true; fi
+  if [ -n "@{RLPIPE_SANDBOX_PID_FILE:-}" ] && [ -s "$RLPIPE_SANDBOX_PID_FILE" ]; then RLPIPE_SANDBOX_PID=$(cat "$RLPIPE_SANDBOX_PID_FILE"); rm -f "$RLPIPE_SANDBOX_PID_FILE"; fi
   if [ -n "$RLPIPE_SANDBOX_PID" ] && kill -0 "$RLPIPE_SANDBOX_PID" 2>/dev/null; then
     kill -TERM -- "-$RLPIPE_SANDBOX_PID" 2>/dev/null || kill -TERM "$RLPIPE_SANDBOX_PID" 2>/dev/null || true
   fi
@@ -313,6 +357,17 @@ except Exception:
     sys.exit(1)
 PY
 }
+rlpipe_port_busy() {
+  python3 - "$1" <<'PY'
+import socket, sys, urllib.parse
+u = urllib.parse.urlsplit(sys.argv[1])
+try:
+    socket.create_connection((u.hostname, u.port or (443 if u.scheme == "https" else 80)), timeout=2).close()
+except OSError:
+    sys.exit(1)
+PY
+}
+rlpipe_free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 rlpipe_wait_healthy() {
   local url="$1" body="$2" expect="$3" timeout="$4" interval="$5" log="@{6:-}"
   local deadline=$((SECONDS + timeout))
