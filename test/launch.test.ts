@@ -418,6 +418,38 @@ stages:
   });
 });
 
+describe("launch.sh with a sandbox port no config names (score stages only)", () => {
+  it("moves rlpipe serve to a free port when another process holds the planned one, and scores through it", { timeout: 180_000 }, async () => {
+    const root = mkdtempSync(join(tmpdir(), "rlpipe-port-"));
+    const held = await freePort();
+    const foreign = spawn("/usr/bin/python3", [join(FIXTURES, "launch", "fake_sandbox.py"), String(held)], { stdio: "ignore" });
+    try {
+      const stubs = join(root, "stubs");
+      mkdirSync(stubs);
+      writeFileSync(join(stubs, "rlpipe"), `#!/usr/bin/env bash\nexec node ${JSON.stringify(join(ROOT, "dist", "bin", "rlpipe.js"))} "$@"\n`);
+      chmodSync(join(stubs, "rlpipe"), 0o755);
+      const bundleDir = join(root, "bundle");
+      const planned = spawnSync(process.execPath, [join(ROOT, "dist", "bin", "rlpipe.js"), "plan", join(ROOT, "recipes", "local-demo.yaml"), "--provider", "local", "--out", bundleDir], { encoding: "utf8" });
+      assert.equal(planned.status, 0, planned.stderr);
+      for (const until = Date.now() + 60_000; !sandboxAlive(held) && Date.now() < until;) await new Promise((res) => setTimeout(res, 50));
+      assert.ok(sandboxAlive(held), "the other process listens on the planned port");
+      const r = spawnSync("bash", [join(bundleDir, "launch.sh")], {
+        encoding: "utf8", timeout: 170_000,
+        env: { PATH: `${stubs}:/usr/bin:/bin`, HOME: root, RLPIPE_WORKDIR: join(root, "work"), RLPIPE_SANDBOX_PORT: String(held) },
+      });
+      assert.equal(r.status, 0, `${r.stdout}\n${r.stderr}`);
+      const moved = new RegExp(`port ${held} is in use by another process; the sandbox takes the free port (\\d+)`).exec(r.stderr);
+      assert.ok(moved, r.stderr);
+      assert.notEqual(Number(moved[1]), held);
+      assert.match(r.stderr, /stage check: complete/);
+      assert.equal(foreign.exitCode, null, "the other process is left alone");
+    } finally {
+      foreign.kill("SIGKILL");
+      rmSync(root, { recursive: true, force: true });
+    }
+  });
+});
+
 describe("launch.sh with checkpoints.storage (sync sidecar)", () => {
   it("starts rlpipe sync next to training; its last pass commits the final checkpoint and metrics", { timeout: 120_000 }, async () => {
     const root = mkdtempSync(join(tmpdir(), "rlpipe-sync-launch-"));
