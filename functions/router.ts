@@ -32,6 +32,8 @@ export interface FunctionDeps {
   readonly serverStats?: () => Readonly<Record<string, unknown>>;
   /** What the server is doing (GET /v1/stats, GET /metrics in Prometheus text). */
   readonly metrics?: ServerMetrics;
+  /** Echoed by GET /v1/ping as X-Rlpipe-Nonce: launch.sh's health check knows it reached the server it started. */
+  readonly pingNonce?: string;
 }
 
 type Route = (req: FnRequest, deps: FunctionDeps & { backend: SandboxBackend }) => Promise<FnResponse>;
@@ -71,13 +73,13 @@ export function runsPrograms(method: string, path: string): boolean {
 }
 
 /** Public routes need neither the token nor the backend. */
-const ROUTES: Record<string, { method: string } & ({ handler: Route; public?: false } | { handler: () => Promise<FnResponse>; public: true })> = {
+const ROUTES: Record<string, { method: string } & ({ handler: Route; public?: false } | { handler: (deps: FunctionDeps) => Promise<FnResponse>; public: true })> = {
   "/run_code": { method: "POST", handler: (r, d) => handleRunCode(r, d) },
   "/common_evaluate_batch": { method: "POST", handler: (r, d) => handleCommonEvaluateBatch(r, d) },
   "/common_evaluate": { method: "POST", handler: (r, d) => handleCommonEvaluate(r, d) },
   "/run_jupyter": { method: "POST", handler: (r, d) => handleRunJupyter(r, d) },
   "/v1/rewards": { method: "POST", handler: (r, d) => handleRewards(r, d) },
-  "/v1/ping": { method: "GET", handler: async () => handlePing(), public: true },
+  "/v1/ping": { method: "GET", handler: async (deps) => handlePing(deps.pingNonce), public: true },
 };
 
 function tokenMatches(given: string, want: string): boolean {
@@ -133,7 +135,7 @@ export async function route(req: FnRequest, deps: FunctionDeps): Promise<FnRespo
   if (r === undefined || (deps.backend === undefined && r.public !== true)) return json(404, { detail: "Not Found" });
   if (req.method !== r.method) return json(405, { detail: "Method Not Allowed" }, { allow: r.method });
   if (!authorized && r.public !== true) return json(401, { detail: "missing or invalid token" }, { "www-authenticate": "Bearer" });
-  if (r.public === true) return r.handler();
+  if (r.public === true) return r.handler(deps);
   let backend: SandboxBackend;
   try {
     backend = typeof deps.backend === "function" ? await deps.backend() : deps.backend!;

@@ -270,6 +270,7 @@ function evalResponse(job: EvalJob, r: EvalResult, extractedCode: string, full: 
   };
 }
 
-export function handlePing(): FnResponse {
-  return json(200, "pong");
+/** "pong", as SandboxFusion answers; with the nonce the server was started with in X-Rlpipe-Nonce. */
+export function handlePing(nonce?: string): FnResponse {
+  return json(200, "pong", nonce === undefined ? undefined : { "X-Rlpipe-Nonce": nonce });
 }

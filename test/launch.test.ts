@@ -392,7 +392,8 @@ stages:
       // RL stages have the port baked into the tool config, so it is fixed here (not RLPIPE_SANDBOX_PORT-overridable).
       assert.match(launch, new RegExp(`export RLPIPE_SANDBOX_PORT=${port}\n`));
       assert.match(launch, /export RLPIPE_REWARD_URL="http:\/\/127\.0\.0\.1:\$RLPIPE_SANDBOX_PORT"/);
-      assert.match(launch, /rlpipe_wait_healthy "\$RLPIPE_REWARD_URL\/v1\/ping" '' pong/);
+      assert.match(launch, /rlpipe_wait_healthy "\$RLPIPE_REWARD_URL\/v1\/ping" '' pong \d+ \d+ \S+ "\$RLPIPE_SERVE_NONCE"\n/);
+      assert.match(launch, /export RLPIPE_SERVE_NONCE="\$\(python3 -c 'import secrets; print\(secrets\.token_hex\(16\)\)'\)"\n/);
       const fixed = p.files;
       assert.ok(fixed.some((f) => f.path === "rlpipe_reward.py"), "the shim is in the bundle");
       const bundleDir = join(root, "bundle");
@@ -446,6 +447,35 @@ describe("launch.sh with a sandbox port no config names (score stages only)", ()
     } finally {
       foreign.kill("SIGKILL");
       rmSync(root, { recursive: true, force: true });
+    }
+  });
+});
+
+describe("launch.sh's health probe knows the rlpipe serve it started (a nonce on /v1/ping)", () => {
+  it("passes for the server started with the nonce; a server with another nonce, or none, answering pong does not pass", { timeout: 120_000 }, async () => {
+    const p = plan(parseRecipe(readFileSync(join(ROOT, "recipes", "local-demo.yaml"), "utf8"), "local-demo.yaml"), { provider: "local", localWorkDir: "/tmp/w", assets: bundledAssets(), readRecipeFile: (f) => readFileSync(join(ROOT, "recipes", f), "utf8") });
+    const launch = p.files.find((f) => f.path === "launch.sh")!.content;
+    const probe = /\nrlpipe_probe\(\) \{\n[^]*?\nPY\n\}\n/.exec(launch)![0];
+    const port = await freePort();
+    const fake = await freePort();
+    const serve = spawn(process.execPath, [join(ROOT, "dist", "bin", "rlpipe.js"), "serve", "--sandbox", "local", "--host", "127.0.0.1", "--port", String(port), "--quiet"], { stdio: ["ignore", "pipe", "ignore"], env: { ...process.env, RLPIPE_SERVE_NONCE: "nonce-of-this-job" } });
+    const foreign = spawn("/usr/bin/python3", ["-c", `import http.server
+class H(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        self.send_response(200); self.send_header("Content-Length", "6"); self.end_headers(); self.wfile.write(b'"pong"')
+    def log_message(self, *a): pass
+http.server.HTTPServer(("127.0.0.1", ${fake}), H).serve_forever()`], { stdio: "ignore" });
+    try {
+      await new Promise<void>((resolve, reject) => { serve.stdout!.once("data", () => resolve()); serve.once("exit", () => reject(new Error("rlpipe serve exited"))); });
+      for (const until = Date.now() + 60_000; !sandboxAlive(fake) && Date.now() < until;) await new Promise((res) => setTimeout(res, 50));
+      const run = (url: string, nonce: string) => spawnSync("bash", ["-c", `${probe}rlpipe_probe "$1" '' pong "$2"`, "probe", url, nonce], { encoding: "utf8" }).status;
+      assert.equal(run(`http://127.0.0.1:${port}/v1/ping`, "nonce-of-this-job"), 0, "the server this job started");
+      assert.equal(run(`http://127.0.0.1:${port}/v1/ping`, "nonce-of-another-job"), 2, "a server started with another nonce");
+      assert.equal(run(`http://127.0.0.1:${fake}/v1/ping`, "nonce-of-this-job"), 2, "a foreign server that answers pong");
+      assert.equal(run(`http://127.0.0.1:${fake}/v1/ping`, ""), 0, "without a nonce (a sandbox rlpipe did not start), pong is enough");
+    } finally {
+      serve.kill("SIGTERM");
+      foreign.kill("SIGKILL");
     }
   });
 });

@@ -41,6 +41,8 @@ export async function runServe(argv: readonly string[], io: Io): Promise<number>
       throw new RlpipeError("token_missing", `environment variable ${values["token-env"]} must hold a token of at least 16 characters`, { exitCode: 2 });
     }
   }
+  // launch.sh starts rlpipe serve with a fresh nonce and checks /v1/ping echoes it (RLPIPE_SERVE_NONCE).
+  const pingNonce = process.env["RLPIPE_SERVE_NONCE"] || undefined;
   if (!isLoopback(values.host) && token === undefined) {
     throw new RlpipeError("token_required", `serving on ${values.host} (beyond loopback) needs a token`, { exitCode: 2, hint: "export RLPIPE_TOKEN=$(openssl rand -hex 24) and pass --token-env RLPIPE_TOKEN" });
   }
@@ -65,7 +67,7 @@ export async function runServe(argv: readonly string[], io: Io): Promise<number>
   const meter = new UsageMeter({ platform: "local", sandbox: values.sandbox, ...(usageStore === undefined ? {} : { sink: usageStore }), log: (l) => io.err(l) });
   let server: Awaited<ReturnType<typeof startHttpServer>>;
   try {
-    server = await startHttpServer({ ...(backend === undefined ? {} : { backend }), ...(runs === undefined ? {} : { runs }), cache: new ResultCache(), usage: meter, ...(token === undefined ? {} : { token }) }, {
+    server = await startHttpServer({ ...(backend === undefined ? {} : { backend }), ...(runs === undefined ? {} : { runs }), cache: new ResultCache(), usage: meter, ...(token === undefined ? {} : { token }), ...(pingNonce === undefined ? {} : { pingNonce }) }, {
       host: values.host, port, overloadStatus, ...(maxRequests === undefined ? {} : { maxRequests }), ...(values.quiet ? {} : { log: (l: string) => io.err(l) }),
     });
   } catch (e) {

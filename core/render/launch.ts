@@ -208,6 +208,8 @@ export function renderLaunchScript(ctx: RenderContext, inputs: LaunchInputs): st
       L.push("rlpipe_start_sandbox() {");
       L.push(`  rlpipe_log ${shellQuote(`starting sandbox in ${s.dir}: ${s.command} (log: ${s.log})`)}`);
       L.push(`  mkdir -p "$(dirname ${shellQuote(s.log)})"`);
+      // rlpipe serve echoes a nonce on /v1/ping: the health check then knows it reached the server it started.
+      if (fnPort !== undefined) L.push(`  export RLPIPE_SERVE_NONCE="$(python3 -c 'import secrets; print(secrets.token_hex(16))')"`);
       L.push(`  setsid bash -c ${shellQuote(inner.join("\n"))} >> ${shellQuote(s.log)} 2>&1 < /dev/null &`);
       L.push("  RLPIPE_SANDBOX_PID=$!");
       L.push('  echo "$RLPIPE_SANDBOX_PID" > "$RLPIPE_SANDBOX_PID_FILE"');
@@ -236,7 +238,8 @@ export function renderLaunchScript(ctx: RenderContext, inputs: LaunchInputs): st
     if (sb.health !== undefined) {
       const h = sb.health;
       const url = fnPort === undefined ? shellQuote(h.url) : `"$RLPIPE_REWARD_URL${escapeDq(new URL(h.url).pathname)}"`;
-      const wait = `rlpipe_wait_healthy ${url} ${shellQuote(h.body ?? "")} ${shellQuote(h.expect)} ${h.timeoutS} ${h.intervalS}${sb.start === undefined ? "" : ` ${shellQuote(sb.start.log)}`}`;
+      const nonce = sb.start !== undefined && fnPort !== undefined ? ' "$RLPIPE_SERVE_NONCE"' : "";
+      const wait = `rlpipe_wait_healthy ${url} ${shellQuote(h.body ?? "")} ${shellQuote(h.expect)} ${h.timeoutS} ${h.intervalS}${sb.start === undefined ? "" : ` ${shellQuote(sb.start.log)}`}${nonce}`;
       L.push(wait);
       if (sb.start !== undefined) {
         // A sandbox that exits during the run is started again, a bounded number of times, with a line in the log.
@@ -346,12 +349,14 @@ rlpipe_apply_patch() {
   if [ "$mode" = git-am ]; then git -C "$dir" am "$file"; else git -C "$dir" apply "$file"; fi
 }
 rlpipe_probe() {
-  python3 - "$1" "$2" "$3" <<'PY'
+  python3 - "$1" "$2" "$3" "@{4:-}" <<'PY'
 import sys, urllib.request
-url, body, expect = sys.argv[1], sys.argv[2], sys.argv[3]
+url, body, expect, nonce = sys.argv[1:5]
 try:
     req = urllib.request.Request(url, data=body.encode() if body else None, headers={"Content-Type": "application/json"})
     with urllib.request.urlopen(req, timeout=10) as r:
+        if nonce and r.headers.get("X-Rlpipe-Nonce") != nonce:
+            sys.exit(2)  # a server answers, but not the one this job started
         sys.exit(0 if expect in r.read().decode("utf-8", "replace") else 1)
 except Exception:
     sys.exit(1)
@@ -369,10 +374,10 @@ PY
 }
 rlpipe_free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 rlpipe_wait_healthy() {
-  local url="$1" body="$2" expect="$3" timeout="$4" interval="$5" log="@{6:-}"
+  local url="$1" body="$2" expect="$3" timeout="$4" interval="$5" log="@{6:-}" nonce="@{7:-}"
   local deadline=$((SECONDS + timeout))
   rlpipe_log "waiting for the sandbox at $url (up to $timeout s)"
-  until rlpipe_probe "$url" "$body" "$expect"; do
+  until rlpipe_probe "$url" "$body" "$expect" "$nonce"; do
     if [ -n "$RLPIPE_SANDBOX_PID" ] && ! kill -0 "$RLPIPE_SANDBOX_PID" 2>/dev/null; then
       rlpipe_die 3 "the sandbox exited before it became healthy@{log:+; see $log}"
     fi
