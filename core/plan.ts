@@ -10,10 +10,11 @@ import { REQUEST_BUILDERS } from "./providers/requests.js";
 import { type VerlProfile, PROFILES, profileByName, profileForRef } from "./recipe/profiles.js";
 import type { Provider, Recipe, SandboxSpec } from "./recipe/schema.js";
 import { didYouMean } from "./recipe/suggest.js";
-import type { RenderContext } from "./render/context.js";
+import { type RenderContext, report } from "./render/context.js";
 import { envBlock } from "./render/env.js";
 import { renderDockerRun } from "./render/docker.js";
-import { type LaunchInputs, type SandboxLaunch, renderLaunchScript } from "./render/launch.js";
+import { type LaunchInputs, NODE_SANDBOX_ASSET, NODE_SANDBOX_HELPER, NODE_SANDBOX_SPEC, type SandboxLaunch, platformRunsRay, renderLaunchScript, sandboxStartScript } from "./render/launch.js";
+import type { EnvBlock } from "./render/env.js";
 import { SHIM_FILE, resolveRewardFn } from "./render/reward.js";
 import { RLPIPE_TOOL_CLASS, RLPIPE_TOOL_FILES } from "./render/tools.js";
 import { shellQuote } from "./render/shell.js";
@@ -177,11 +178,20 @@ export function plan(loaded: LoadedRecipe, opts: PlanOptions = {}): Plan {
       .filter((c) => !Object.values(recipe.secrets ?? {}).some((s) => s.env === c.env))
       .map((c) => ({ name: `store-${c.env.toLowerCase().replace(/_/g, "-")}`, env: c.env, required: c.required })) : []),
   ].sort((a, b) => a.name.localeCompare(b.name));
+  let sandbox = recipe.sandbox === undefined ? undefined : withUsageStore(sandboxLaunch(ctx, recipe.sandbox, sandboxUrl), storage);
+  if (sandbox?.start !== undefined && platformRunsRay(provider, recipe) && recipe.stages.some((st) => st.type === "rl" || st.type === "eval")) {
+    sandbox = { ...sandbox, perRayNode: true };
+    const helper = opts.assets?.[NODE_SANDBOX_ASSET];
+    if (helper === undefined) throw new RlpipeError("asset_missing", `${NODE_SANDBOX_ASSET}, which starts the sandbox on every Ray node, was not provided to the planner`);
+    overlay.set(NODE_SANDBOX_HELPER, helper);
+    overlay.set(NODE_SANDBOX_SPEC, nodeSandboxSpec(ctx, sandbox, runtimeEnv, secrets.map((x) => x.env)));
+    checkReachableFromEveryNode(ctx, sandboxUrl);
+  }
   const launchInputs: LaunchInputs = {
     recipeHash: loaded.hash,
     stages,
     runtimeEnv,
-    ...(recipe.sandbox === undefined ? {} : { sandbox: withUsageStore(sandboxLaunch(ctx, recipe.sandbox, sandboxUrl), storage) }),
+    ...(sandbox === undefined ? {} : { sandbox }),
     overlay: [...overlay.keys()].sort(),
     secrets,
     patches: patchSteps(ctx),
@@ -228,7 +238,7 @@ export function plan(loaded: LoadedRecipe, opts: PlanOptions = {}): Plan {
       nodes: recipe.resources.nodes, devicesPerNode: recipe.resources.devicesPerNode,
       totalDevices: recipe.resources.nodes * recipe.resources.devicesPerNode, accelerator: recipe.runtime.accelerator,
     },
-    ...(recipe.sandbox === undefined ? {} : { sandbox: { kind: recipe.sandbox.kind, deploy: recipe.sandbox.deploy, ...(sandboxUrl === undefined ? {} : { url: sandboxUrl }), where: sandboxWhere(recipe.sandbox, provider) } }),
+    ...(recipe.sandbox === undefined ? {} : { sandbox: { kind: recipe.sandbox.kind, deploy: recipe.sandbox.deploy, ...(sandboxUrl === undefined ? {} : { url: sandboxUrl }), where: sandboxWhere(recipe.sandbox, provider, recipe) } }),
     stages: stages.map(({ envSteps: _, ...rest }) => rest),
     secrets,
     ...(storage === undefined ? {} : { storage }),
@@ -286,7 +296,46 @@ function sandboxBaseUrl(sb: SandboxSpec | undefined): string | undefined {
   return undefined;
 }
 
-function sandboxWhere(sb: SandboxSpec, provider: Provider): string {
+/**
+ * What each node's sandbox actor runs (rlpipe_node_sandbox.py reads it): the start script, its log, the health check
+ * (with a nonce for rlpipe serve), and which of the driver's variables to forward — never a secret's: those come from
+ * each node's own environment, since actor arguments are stored in the Ray cluster.
+ */
+function nodeSandboxSpec(ctx: RenderContext, sb: SandboxLaunch, runtimeEnv: EnvBlock, secretEnvs: readonly string[]): string {
+  const start = sb.start!;
+  const h = sb.health!;
+  const exported = runtimeEnv.steps.flatMap((st) => ("export" in st ? [st.export[0]] : []));
+  const forward = [...new Set(["PATH", "PYTHONPATH", "RLPIPE_CLI", "RLPIPE_RUN", "RLPIPE_STATE_DIR", "RLPIPE_WORKDIR", "RLPIPE_NNODES", ...exported])]
+    .filter((k) => !secretEnvs.includes(k)).sort();
+  const portField = ctx.recipe.sandbox?.server === undefined ? "the port of sandbox.url" : "sandbox.server.port and the URLs that name it";
+  return `${JSON.stringify({
+    script: sandboxStartScript(start),
+    log: start.log,
+    port: Number(new URL(h.url).port),
+    portField,
+    health: { path: new URL(h.url).pathname, ...(h.body === undefined ? {} : { body: h.body }), expect: h.expect, timeoutS: h.timeoutS, intervalS: h.intervalS },
+    nonce: sb.rlpipeFunction !== undefined,
+    restarts: 5,
+    namespace: "rlpipe",
+    forwardEnv: forward,
+    secretEnvs: [...secretEnvs].sort(),
+  }, null, 2)}\n`;
+}
+
+/** A co-located sandbox is reached at each node's loopback; a URL naming one host would send every node to it. */
+function checkReachableFromEveryNode(ctx: RenderContext, url: string | undefined): void {
+  if (url === undefined) return;
+  const host = new URL(url).hostname;
+  if (host === "localhost" || host === "127.0.0.1" || host === "[::1]") return;
+  report(ctx, "error", ["sandbox", "url"], "sandbox_not_on_every_node",
+    `sandbox.url names the host ${host}, but on provider ${ctx.provider} rlpipe starts the co-located sandbox on every Ray node, where verl's workers call it; every node would send its tool and reward calls to ${host} instead of its own sandbox`,
+    `write http://127.0.0.1:${new URL(url).port || 80} (each node's own sandbox), or use deploy: external for one shared sandbox service`);
+}
+
+function sandboxWhere(sb: SandboxSpec, provider: Provider, recipe?: Recipe): string {
+  if (sb.deploy === "colocated" && recipe !== undefined && platformRunsRay(provider, recipe) && recipe.stages.some((st) => st.type === "rl" || st.type === "eval")) {
+    return `started on every Ray node of the ${provider} job by one actor per node (each node's workers call their own)`;
+  }
   if (sb.deploy === "colocated") return `started by launch.sh inside the ${provider} job, next to training`;
   if (sb.deploy === "external") return "an external service (launch.sh waits for its health check)";
   return `managed by ${sb.managed?.provider ?? "the sandbox provider"} (template ${sb.managed?.template ?? "?"})`;

@@ -4,6 +4,7 @@
 // (trainer.resume_mode=auto). The first failing stage's exit code is the script's exit code. No secret
 // is ever written here: required secrets are checked by name in the environment at run time.
 import { sha256 } from "../recipe/load.js";
+import type { Recipe } from "../recipe/schema.js";
 import { type RenderContext, report } from "./context.js";
 import type { EnvBlock } from "./env.js";
 import { STAGING_SETTLE_S, SYNC_SIDECAR, type StoragePlan } from "./storage.js";
@@ -32,6 +33,27 @@ export interface SandboxLaunch {
    * `portOverridable` (no verl stage has the port baked into a tool config), RLPIPE_SANDBOX_PORT moves it.
    */
   readonly rlpipeFunction?: { readonly port: number; readonly portOverridable: boolean };
+  /**
+   * On a Ray job (the platform started Ray on every node; launch.sh is the driver): the sandbox runs on every node,
+   * started by one actor per node (NODE_SANDBOX_HELPER with the spec in NODE_SANDBOX_SPEC), so a tool or reward
+   * call to 127.0.0.1 from any Ray worker reaches the sandbox of its own node.
+   */
+  readonly perRayNode?: boolean;
+}
+
+/** The Ray driver that places one sandbox actor per node, and its spec, in the bundle (copied into workDir). */
+export const NODE_SANDBOX_HELPER = ".rlpipe/rlpipe_node_sandbox.py";
+export const NODE_SANDBOX_SPEC = ".rlpipe/node-sandbox.json";
+export const NODE_SANDBOX_ASSET = "rlpipe_node_sandbox.py";
+
+/** The bash script that starts the sandbox in its directory (launch.sh runs it under setsid; each node actor too). */
+export function sandboxStartScript(s: NonNullable<SandboxLaunch["start"]>): string {
+  return [
+    `cd ${shellQuote(s.dir)}`,
+    ...(s.condaEnv === undefined ? [] : condaLines(s.condaActivate, s.condaEnv)),
+    ...s.env.map(([k, v]) => `export ${k}=${shellDoubleQuote(v)}`),
+    `exec ${s.command}`,
+  ].join("\n");
 }
 
 export interface LaunchInputs {
@@ -49,6 +71,11 @@ export interface LaunchInputs {
 
 const STAGES_ON_EVERY_NODE = new Set(["sft"]);
 
+/** Provider ray and TI-ONE's Ray mode start Ray on every node themselves and run launch.sh once, as the driver. */
+export function platformRunsRay(provider: string, recipe: Recipe): boolean {
+  return provider === "ray" || (provider === "tione" && (recipe.targets?.tione?.mode ?? "ray") === "ray");
+}
+
 export function renderLaunchScript(ctx: RenderContext, inputs: LaunchInputs): string {
   const { recipe } = ctx;
   const rt = recipe.runtime;
@@ -56,7 +83,7 @@ export function renderLaunchScript(ctx: RenderContext, inputs: LaunchInputs): st
   const nodes = recipe.resources.nodes;
   // On a Ray job (provider ray, TI-ONE's Ray mode) the platform has already started Ray on every node and runs
   // launch.sh once, as the driver: no per-node roles, no Ray head or workers of our own.
-  const platformRay = ctx.provider === "ray" || (ctx.provider === "tione" && (recipe.targets?.tione?.mode ?? "ray") === "ray");
+  const platformRay = platformRunsRay(ctx.provider, recipe);
   const perNode = nodes > 1 && !platformRay;
   if (nodes > 1 && platformRay) {
     recipe.stages.forEach((st, i) => {
@@ -82,6 +109,7 @@ export function renderLaunchScript(ctx: RenderContext, inputs: LaunchInputs): st
   L.push("RLPIPE_RAY_HEAD=");
   L.push("RLPIPE_SANDBOX_PID=");
   L.push("RLPIPE_SUPERVISOR_PID=");
+  L.push("RLPIPE_NODE_SANDBOXES_PID=");
   L.push("RLPIPE_SYNC_PIDS=()");
   L.push("RLPIPE_SYNC_FINAL=");
   L.push("");
@@ -195,14 +223,28 @@ export function renderLaunchScript(ctx: RenderContext, inputs: LaunchInputs): st
       else L.push(`export RLPIPE_SANDBOX_PORT=${fnPort.port}`);
       L.push('export RLPIPE_REWARD_URL="http://127.0.0.1:$RLPIPE_SANDBOX_PORT"');
     }
-    if (sb.start !== undefined) {
+    if (sb.start !== undefined && sb.perRayNode === true) {
+      // One actor per Ray node starts, health-checks (nonce) and restarts the sandbox there; this driver keeps them
+      // alive for the job and stops them at exit. It exits 3 (having said which node and why) when one cannot start.
+      L.push('RLPIPE_NODE_SANDBOXES_READY="$RLPIPE_STATE_DIR/node-sandboxes.json"');
+      L.push("rlpipe_start_node_sandboxes() {");
+      L.push(`  rlpipe_log ${shellQuote(`starting the sandbox on every Ray node (one actor per node): ${sb.start.command}`)}`);
+      L.push('  rm -f "$RLPIPE_NODE_SANDBOXES_READY"');
+      L.push(`  python3 ${NODE_SANDBOX_HELPER} ${NODE_SANDBOX_SPEC} "$RLPIPE_NODE_SANDBOXES_READY" < /dev/null >&2 &`);
+      L.push("  RLPIPE_NODE_SANDBOXES_PID=$!");
+      L.push('  until [ -s "$RLPIPE_NODE_SANDBOXES_READY" ]; do');
+      L.push('    if ! kill -0 "$RLPIPE_NODE_SANDBOXES_PID" 2>/dev/null; then');
+      L.push('      local rc=0; wait "$RLPIPE_NODE_SANDBOXES_PID" || rc=$?; RLPIPE_NODE_SANDBOXES_PID=');
+      L.push('      rlpipe_die 3 "the sandbox could not be started on every Ray node (exit $rc; the lines above say which node and why)"');
+      L.push("    fi");
+      L.push("    sleep 1");
+      L.push("  done");
+      L.push('  rlpipe_log "sandbox healthy on every Ray node (see $RLPIPE_NODE_SANDBOXES_READY)"');
+      L.push("}");
+      L.push("rlpipe_start_node_sandboxes");
+    } else if (sb.start !== undefined) {
       const s = sb.start;
-      const inner = [
-        `cd ${shellQuote(s.dir)}`,
-        ...(s.condaEnv === undefined ? [] : condaLines(s.condaActivate, s.condaEnv)),
-        ...s.env.map(([k, v]) => `export ${k}=${shellDoubleQuote(v)}`),
-        `exec ${s.command}`,
-      ];
+      const inner = [sandboxStartScript(s)];
       // Its pid goes to a file too: the supervisor (a subshell) restarts it, and the clean-up stops the current one.
       L.push('export RLPIPE_SANDBOX_PID_FILE="$RLPIPE_STATE_DIR/sandbox-node$RLPIPE_NODE_RANK.pid"');
       L.push("rlpipe_start_sandbox() {");
@@ -235,7 +277,7 @@ export function renderLaunchScript(ctx: RenderContext, inputs: LaunchInputs): st
       }
       L.push("rlpipe_start_sandbox");
     }
-    if (sb.health !== undefined) {
+    if (sb.health !== undefined && sb.perRayNode !== true) {
       const h = sb.health;
       const url = fnPort === undefined ? shellQuote(h.url) : `"$RLPIPE_REWARD_URL${escapeDq(new URL(h.url).pathname)}"`;
       const nonce = sb.start !== undefined && fnPort !== undefined ? ' "$RLPIPE_SERVE_NONCE"' : "";
@@ -332,6 +374,7 @@ rlpipe_cleanup() {
   local rc=$?
   if [ -n "$RLPIPE_RAY_HEAD" ]; then ray stop --force >/dev/null 2>&1 || true; fi
   if [ -n "$RLPIPE_SYNC_FINAL" ] && [ "$RLPIPE_NODE_RANK" = 0 ]; then "$RLPIPE_SYNC_FINAL"; fi
+  if [ -n "$RLPIPE_NODE_SANDBOXES_PID" ]; then kill -TERM "$RLPIPE_NODE_SANDBOXES_PID" 2>/dev/null || true; wait "$RLPIPE_NODE_SANDBOXES_PID" 2>/dev/null || true; fi
   if [ -n "$RLPIPE_SUPERVISOR_PID" ]; then kill "$RLPIPE_SUPERVISOR_PID" 2>/dev/null || true; wait "$RLPIPE_SUPERVISOR_PID" 2>/dev/null || true; fi
   if [ -n "@{RLPIPE_SANDBOX_PID_FILE:-}" ] && [ -s "$RLPIPE_SANDBOX_PID_FILE" ]; then RLPIPE_SANDBOX_PID=$(cat "$RLPIPE_SANDBOX_PID_FILE"); rm -f "$RLPIPE_SANDBOX_PID_FILE"; fi
   if [ -n "$RLPIPE_SANDBOX_PID" ] && kill -0 "$RLPIPE_SANDBOX_PID" 2>/dev/null; then
