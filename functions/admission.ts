@@ -99,6 +99,14 @@ export function isRefusal(x: Ticket | Refusal): x is Refusal {
   return "retryAfterS" in x;
 }
 
+/**
+ * The answer to a refused request, whoever refused it (admission, or a sandbox pool at its account's limits):
+ * Retry-After in seconds, in a body SandboxFusion's clients (`status`/`message`) and FastAPI's (`detail`) both read.
+ */
+export function refusalResponse(r: Refusal, status = 429): { readonly status: number; readonly body: { status: "SandboxError"; message: string; detail: string }; readonly headers: Readonly<Record<string, string>> } {
+  return { status, body: { status: "SandboxError", message: r.detail, detail: r.detail }, headers: { "retry-after": String(r.retryAfterS) } };
+}
+
 /** The header a client sets to bound how long the server works for it (seconds), like gRPC's grpc-timeout. */
 export const DEADLINE_HEADER = "x-rlpipe-deadline-s";
 

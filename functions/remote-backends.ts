@@ -9,8 +9,16 @@ export type RemoteSandboxKind = (typeof REMOTE_SANDBOX_KINDS)[number];
 export interface BackendOptions {
   /** ScaleBox/SandboxFusion base URLs (scalebox only). */
   readonly scaleboxUrls?: readonly string[];
-  /** Jobs at once (E2B: pool size). */
+  /** Jobs at once (E2B: pool size, i.e. sandboxes alive at once: this process's share of the account's). */
   readonly concurrency?: number;
+  /** E2B: sandbox creates per second (this process's share of the account's). */
+  readonly createsPerS?: number;
+  /** E2B: jobs that may wait for a sandbox; a batch beyond them is refused (429 + Retry-After). Default unbounded. */
+  readonly maxQueuedJobs?: number;
+  /** E2B: names this process in its sandboxes' metadata (`instance`). */
+  readonly instanceId?: string;
+  /** E2B: how long one sandbox create keeps being retried before its job is an infra error. */
+  readonly createRetryBudgetMs?: number;
   /** E2B template (AGS: the sandbox tool's name). */
   readonly template?: string;
   /** E2B/AGS key; default env E2B_API_KEY (read by the adapter). */
@@ -45,6 +53,10 @@ export async function createRemoteBackend(kind: RemoteSandboxKind, opts: Backend
     ...(opts.env === undefined ? {} : { env: opts.env }),
     ...(opts.template === undefined ? {} : { template: opts.template }),
     ...(opts.concurrency === undefined ? {} : { poolSize: opts.concurrency }),
+    ...(opts.createsPerS === undefined ? {} : { maxCreatesPerSecond: opts.createsPerS }),
+    ...(opts.maxQueuedJobs === undefined ? {} : { maxQueuedJobs: opts.maxQueuedJobs }),
+    ...(opts.instanceId === undefined ? {} : { instanceId: opts.instanceId }),
+    ...(opts.createRetryBudgetMs === undefined ? {} : { createRetryBudgetMs: opts.createRetryBudgetMs }),
   });
   try {
     await sb.check(); // fail now on a bad key or domain, not at the first reward

@@ -4,9 +4,9 @@
 // A cloud function's backend may still be warming up: routes that need it wait for it (after the token check),
 // /v1/ping does not; a failed warm-up answers 503 with its stable code and hint.
 import { timingSafeEqual } from "node:crypto";
-import { cancellation, DEADLINE_HEADER, deadlineMs, RequestCancelled } from "./admission.js";
+import { cancellation, DEADLINE_HEADER, deadlineMs, refusalResponse, RequestCancelled } from "./admission.js";
 import type { ServerMetrics } from "./server-metrics.js";
-import type { SandboxBackend } from "../adapters/sandboxes/sandbox.js";
+import { type SandboxBackend, SandboxSaturated } from "../adapters/sandboxes/sandbox.js";
 import { USAGE_RUN_HEADER, type UsageCounters } from "../core/run-usage.js";
 import { BackendUnavailable } from "./backend-warmup.js";
 import { type FnRequest, type FnResponse, json } from "./http-types.js";
@@ -155,6 +155,8 @@ export async function route(req: FnRequest, deps: FunctionDeps): Promise<FnRespo
   try {
     res = await r.handler({ ...req, path, signal: lifetime.signal }, { ...deps, backend });
   } catch (e) {
+    // The backend's pool is at its share of the account (E2B): refused whole, before any program ran.
+    if (e instanceof SandboxSaturated && cancellation(lifetime.signal) === undefined) return refusalResponse({ retryAfterS: e.retryAfterS, detail: e.message });
     if (cancellation(lifetime.signal) === undefined) throw e;
     res = json(500, { detail: "cancelled" }); // replaced below
   } finally {

@@ -14,8 +14,8 @@ import { compileFailed, gradeCase, gradeJudge, summarize } from "../../core/grad
 import {
   type CaseExecution, type CaseResult, type Checker, type EvalJob, type EvalResult, type Limits, type RunRequest, type RunResult, type TestCase, withDefaults,
 } from "../../core/grading/types.js";
-import { Semaphore } from "../../core/util/semaphore.js";
-import { type Capabilities, type EvaluateOptions, type SandboxBackend, SandboxError } from "./sandbox.js";
+import { BoxPool, type Place, type PoolClock, PoolClosed, type PoolStats } from "./e2b-pool.js";
+import { type Capabilities, type EvaluateOptions, type SandboxBackend, SandboxError, SandboxSaturated } from "./sandbox.js";
 
 const loadSdk = () => import("e2b");
 type Sdk = Awaited<ReturnType<typeof loadSdk>>;
@@ -34,7 +34,10 @@ const JOB_ROOT = "/tmp/rlpipe";
 const RUNNER_MARGIN_MS = 15_000;
 const JUDGE_RUN_TIMEOUT_MS = 10_000;
 const JOB_ATTEMPTS = 2;
-const CREATE_ATTEMPTS = 4;
+/** Create attempts (within createRetryBudgetMs): E2B answers 429 while the account is at a limit another instance may hold. */
+const CREATE_ATTEMPTS = 8;
+/** Kill attempts before a sandbox's place is given up on (it then ends at its own timeout). */
+const KILL_ATTEMPTS = 2;
 const RESULT_MARK = "RLPIPE_RESULT";
 
 export interface E2BSandboxOptions {
@@ -44,10 +47,17 @@ export interface E2BSandboxOptions {
   readonly domain?: string;
   /** Template (AGS: the sandbox tool's name). Default code-interpreter-v1. */
   readonly template?: string;
-  /** Sandboxes kept at most, and jobs running at once. Default 4. */
+  /**
+   * Sandboxes alive at once (being created or killed included), and so jobs running at once: this process's share of
+   * the account's concurrent sandboxes (core/sandbox-quota.ts). Default 4.
+   */
   readonly poolSize?: number;
-  /** Sandbox creations per second (E2B Hobby allows 1, Pro 5). Default 1. */
+  /** Sandbox creates per second: this process's share of the account's (E2B Hobby allows 1, Pro 5). Default 1. */
   readonly maxCreatesPerSecond?: number;
+  /** Jobs waiting for a sandbox beyond those running; a batch that does not fit is refused (SandboxSaturated). Default unbounded. */
+  readonly maxQueuedJobs?: number;
+  /** Sent as the sandboxes' `instance` metadata: which process made them (one per function instance). */
+  readonly instanceId?: string;
   /** Lifetime asked for at creation, renewed when a sandbox is reused. Default 30 min. */
   readonly sandboxTimeoutMs?: number;
   /** Recycle a sandbox after this many jobs, bounding what a program can leave behind. Default 200. */
@@ -60,6 +70,12 @@ export interface E2BSandboxOptions {
   readonly requestTimeoutMs?: number;
   /** Base of the jittered backoff between attempts. Default 500 ms. */
   readonly retryBaseDelayMs?: number;
+  /** Ceiling of the backoff between create attempts. Default 10 s. */
+  readonly retryMaxDelayMs?: number;
+  /** How long one sandbox create keeps being retried (429, 5xx, network) before the job is an infra error. Default 30 s. */
+  readonly createRetryBudgetMs?: number;
+  /** Time for pacing and backoff (tests). */
+  readonly clock?: PoolClock;
   /** Where E2B_* variables are read from. Default process.env. */
   readonly env?: Readonly<Record<string, string | undefined>>;
 }
@@ -76,6 +92,10 @@ interface Settings {
   readonly sandboxUrl: string | undefined;
   readonly requestTimeoutMs: number | undefined;
   readonly retryBaseDelayMs: number;
+  readonly retryMaxDelayMs: number;
+  readonly createRetryBudgetMs: number;
+  readonly maxQueuedJobs: number | undefined;
+  readonly instanceId: string;
 }
 
 /** A pooled sandbox. */
@@ -83,11 +103,6 @@ interface Box {
   readonly sandbox: SdkSandbox;
   jobs: number;
   expiresAtMs: number;
-}
-
-interface Lease {
-  readonly box: Box;
-  readonly release: () => void;
 }
 
 /** One case as the runner sees it: no expected output. stdin is in in/<i>, extra files in files/<i>/. */
@@ -135,17 +150,24 @@ class InfraFailure extends Error {
 
 export class E2BSandbox implements SandboxBackend {
   readonly name = "e2b";
-  private readonly slots: Semaphore;
-  private readonly idle: Box[] = [];
+  private readonly pool: BoxPool<Box>;
+  /** Every sandbox that exists (idle, busy, being killed): close() kills them all. */
   private readonly live = new Set<Box>();
   /** Kills and creations in flight, awaited by close(). */
   private readonly pending = new Set<Promise<unknown>>();
   private readonly runner: string;
-  private nextCreateAtMs = 0;
   private closed = false;
+  /** Lifetime asked for at creation: the configured one, or the longest job budget seen (no renewal for a fresh sandbox). */
+  private createLifetimeMs: number;
 
-  private constructor(private readonly sdk: Sdk, private readonly cfg: Settings) {
-    this.slots = new Semaphore(cfg.poolSize);
+  private constructor(private readonly sdk: Sdk, private readonly cfg: Settings, clock?: PoolClock) {
+    this.createLifetimeMs = cfg.sandboxTimeoutMs;
+    this.pool = new BoxPool<Box>({
+      maxLive: cfg.poolSize, createsPerS: cfg.maxCreatesPerSecond, ...(cfg.maxQueuedJobs === undefined ? {} : { maxQueuedJobs: cfg.maxQueuedJobs }),
+      create: () => this.createBox(), destroy: (box) => this.destroyBox(box),
+      createRetry: { attempts: CREATE_ATTEMPTS, budgetMs: cfg.createRetryBudgetMs, baseDelayMs: cfg.retryBaseDelayMs, maxDelayMs: cfg.retryMaxDelayMs, retryable: (e) => this.classify(e).retryable },
+      ...(clock === undefined ? {} : { clock }),
+    });
     this.runner = typeof __RLPIPE_E2B_RUNNER__ === "string" ? __RLPIPE_E2B_RUNNER__ : readFileSync(RUNNER_PATH, "utf8");
   }
 
@@ -158,7 +180,12 @@ export class E2BSandbox implements SandboxBackend {
     } catch (e) {
       throw new SandboxError("e2b_sdk_missing", `cannot load the e2b SDK: ${(e as Error).message}`, { hint: "npm install (the project pins e2b 2.50.0)", cause: e });
     }
-    return new E2BSandbox(sdk, cfg);
+    return new E2BSandbox(sdk, cfg, opts.clock);
+  }
+
+  /** The pool's state and counters (GET /v1/stats; tests). */
+  poolStats(): PoolStats {
+    return this.pool.stats();
   }
 
   async capabilities(): Promise<Capabilities> {
@@ -168,8 +195,8 @@ export class E2BSandbox implements SandboxBackend {
   /** Creates (or reuses) one sandbox: fails fast with a SandboxError on bad credentials or template. */
   async check(signal?: AbortSignal): Promise<void> {
     try {
-      const lease = await this.acquire(RUNNER_MARGIN_MS, signal);
-      this.giveBack(lease, false);
+      const box = await this.acquire(RUNNER_MARGIN_MS, signal);
+      this.pool.release(box, false);
     } catch (e) {
       const f = this.classify(e);
       throw new SandboxError(f.code, f.message, f.code === "e2b_auth_failed" ? { hint: "check E2B_API_KEY (and E2B_DOMAIN for AGS)" } : {});
@@ -186,11 +213,14 @@ export class E2BSandbox implements SandboxBackend {
       language: req.language, code: req.code, cases: [{ kind: "stdio" }], stdins: [req.stdin ?? ""], ...(files === undefined ? {} : { files }),
       limits: { ...limits, totalTimeoutMs: limits.compileTimeoutMs + limits.runTimeoutMs }, stopOnFailure: false,
     };
+    const [place] = this.admit(1);
     let doc: RunnerDoc;
     try {
       doc = (await this.withRetries(job.limits.totalTimeoutMs, signal, (box) => this.execute(box, job, signal))).value;
     } catch (e) {
       return { status: "infra_error", exitCode: null, stdout: "", stderr: "", timeMs: 0, error: describe(this.classify(e)) };
+    } finally {
+      place!.leave();
     }
     const c = doc.compile;
     const compile = c === undefined ? undefined : { exitCode: c.exitCode, stdout: c.stdout, stderr: c.stderr, timeMs: c.timeMs, timedOut: c.timedOut };
@@ -207,16 +237,30 @@ export class E2BSandbox implements SandboxBackend {
     return { status, exitCode: e.exitCode, stdout: e.stdout, stderr: e.stderr, timeMs: e.timeMs, ...(compile === undefined ? {} : { compile }) };
   }
 
+  /** Throws SandboxSaturated, before any program runs, when the batch does not fit in the pool and its queue. */
   async evaluate(jobs: readonly EvalJob[], opts: EvaluateOptions = {}): Promise<EvalResult[]> {
-    return Promise.all(jobs.map((job) => this.evaluateOne(job, opts.signal)));
+    const places = this.admit(jobs.length);
+    return Promise.all(jobs.map(async (job, i) => {
+      try {
+        return await this.evaluateOne(job, opts.signal);
+      } finally {
+        places[i]!.leave();
+      }
+    }));
   }
 
   /** Kills every sandbox (idle or busy) and waits for all kills; not-found is fine. */
   async close(): Promise<void> {
     this.closed = true;
+    this.pool.close();
     for (const box of [...this.live]) this.discard(box);
-    this.idle.length = 0;
     while (this.pending.size > 0) await Promise.allSettled([...this.pending]);
+  }
+
+  private admit(jobs: number): Place[] {
+    const places = this.pool.admit(jobs);
+    if (!Array.isArray(places)) throw new SandboxSaturated(places.retryAfterS, places.detail);
+    return places;
   }
 
   private async evaluateOne(job: EvalJob, signal?: AbortSignal): Promise<EvalResult> {
@@ -283,16 +327,18 @@ export class E2BSandbox implements SandboxBackend {
   private async withRetries<T>(budgetMs: number, signal: AbortSignal | undefined, fn: (box: Box) => Promise<T>): Promise<{ value: T; heldMs: number }> {
     for (let attempt = 1; ; attempt++) {
       if (this.closed) throw new InfraFailure("e2b_closed", "the E2B backend is closed", false);
-      let lease: Lease | undefined;
+      let box: Box | undefined;
       try {
-        lease = await this.acquire(budgetMs + RUNNER_MARGIN_MS, signal);
+        box = await this.acquire(budgetMs + RUNNER_MARGIN_MS, signal);
         const held = performance.now();
-        const value = await fn(lease.box);
-        lease.box.jobs++;
-        this.giveBack(lease, lease.box.jobs >= this.cfg.maxJobsPerSandbox);
+        const value = await fn(box);
+        box.jobs++;
+        this.pool.release(box, box.jobs >= this.cfg.maxJobsPerSandbox || this.closed);
         return { value, heldMs: performance.now() - held };
       } catch (e) {
-        if (lease !== undefined) this.giveBack(lease, true); // state unknown: never reuse it
+        // State unknown (a program past its deadline may still be running in it): never reuse it. Its place in
+        // the pool is free once the kill is confirmed.
+        if (box !== undefined) this.pool.release(box, true);
         const f = this.classify(e, signal);
         if (!f.retryable || attempt >= JOB_ATTEMPTS) throw f;
         await sleep(jitter(this.cfg.retryBaseDelayMs * attempt), signal).catch(() => undefined);
@@ -340,23 +386,15 @@ export class E2BSandbox implements SandboxBackend {
 
   // ---- pool ----
 
-  private async acquire(jobBudgetMs: number, signal?: AbortSignal): Promise<Lease> {
-    const release = await this.slots.acquire(signal);
-    try {
-      for (let box = this.idle.pop(); box !== undefined; box = this.idle.pop()) {
-        if (await this.renew(box, jobBudgetMs)) return { box, release };
-      }
-      return { box: await this.createBox(jobBudgetMs, signal), release };
-    } catch (e) {
-      release();
-      throw e;
+  /** A sandbox from the pool that lives long enough for the job (a reused one is renewed, or replaced). */
+  private async acquire(jobBudgetMs: number, signal?: AbortSignal): Promise<Box> {
+    for (;;) {
+      if (this.closed) throw new InfraFailure("e2b_closed", "the E2B backend is closed", false);
+      this.createLifetimeMs = Math.max(this.createLifetimeMs, jobBudgetMs);
+      const box = await this.pool.acquire(signal);
+      if (await this.renew(box, jobBudgetMs)) return box;
+      this.pool.release(box, true);
     }
-  }
-
-  private giveBack(lease: Lease, recycle: boolean): void {
-    if (recycle || this.closed) this.discard(lease.box);
-    else this.idle.push(lease.box);
-    lease.release();
   }
 
   /** Extends a reused sandbox's lifetime when less than half of it (or less than the job needs) is left. */
@@ -364,62 +402,59 @@ export class E2BSandbox implements SandboxBackend {
     const leftMs = box.expiresAtMs - Date.now();
     const wantMs = Math.max(this.cfg.sandboxTimeoutMs, jobBudgetMs);
     if (leftMs > Math.max(this.cfg.sandboxTimeoutMs / 2, jobBudgetMs)) return true;
-    if (leftMs < 2_000) {
-      this.discard(box); // probably gone already
-      return false;
-    }
+    if (leftMs < 2_000) return false; // probably gone already
     try {
       await box.sandbox.setTimeout(wantMs, this.http());
       box.expiresAtMs = Date.now() + wantMs;
       return true;
     } catch {
-      this.discard(box);
       return false;
     }
   }
 
-  /** A new sandbox living at least as long as the job needs. */
-  private async createBox(jobBudgetMs: number, signal?: AbortSignal): Promise<Box> {
-    const lifetimeMs = Math.max(this.cfg.sandboxTimeoutMs, jobBudgetMs);
-    for (let attempt = 1; ; attempt++) {
-      if (this.closed) throw new InfraFailure("e2b_closed", "the E2B backend is closed", false);
-      await this.createTurn(signal);
-      // The pool bookkeeping happens inside the tracked promise, so close() also waits for the kill of a
-      // sandbox that finished creating after close() began.
-      const creating = (async (): Promise<Box> => {
-        const sandbox = await this.sdk.Sandbox.create(this.cfg.template, {
-          ...this.connection(), timeoutMs: lifetimeMs, allowInternetAccess: false, metadata: { app: "rlpipe" },
-        });
-        const box: Box = { sandbox, jobs: 0, expiresAtMs: Date.now() + lifetimeMs };
-        this.live.add(box);
-        if (this.closed) {
-          this.discard(box);
-          throw new InfraFailure("e2b_closed", "the E2B backend is closed", false);
+  /**
+   * One create (the pool paces and retries it). E2B's Retry-After on a 429 is honoured by the SDK itself (one
+   * `retries`: its RateLimitError does not carry the header): that wait happens inside this call, so the pacer's
+   * window, which spans each create from its send to its answer, still holds.
+   */
+  private async createBox(): Promise<Box> {
+    if (this.closed) throw new InfraFailure("e2b_closed", "the E2B backend is closed", false);
+    const lifetimeMs = this.createLifetimeMs;
+    // The pool bookkeeping happens inside the tracked promise, so close() also waits for the kill of a sandbox that
+    // finished creating after close() began.
+    const creating = (async (): Promise<Box> => {
+      const sandbox = await this.sdk.Sandbox.create(this.cfg.template, {
+        ...this.connection(), retries: 1, timeoutMs: lifetimeMs, allowInternetAccess: false, metadata: { app: "rlpipe", instance: this.cfg.instanceId },
+      });
+      const box: Box = { sandbox, jobs: 0, expiresAtMs: Date.now() + lifetimeMs };
+      this.live.add(box);
+      if (this.closed) this.discard(box);
+      return box;
+    })();
+    this.track(creating.catch(() => undefined));
+    return creating;
+  }
+
+  /** Kills a sandbox the pool gave up; resolves once the service confirmed it (or after KILL_ATTEMPTS tries). */
+  private destroyBox(box: Box): Promise<void> {
+    return this.discard(box);
+  }
+
+  private discard(box: Box): Promise<void> {
+    if (!this.live.delete(box)) return Promise.resolve();
+    const killing = (async () => {
+      for (let attempt = 1; ; attempt++) {
+        try {
+          await box.sandbox.kill(this.http()); // false (not found): already gone, fine
+          return;
+        } catch {
+          if (attempt >= KILL_ATTEMPTS) return;
+          await sleep(jitter(this.cfg.retryBaseDelayMs));
         }
-        return box;
-      })();
-      this.track(creating.catch(() => undefined));
-      try {
-        return await creating;
-      } catch (e) {
-        const f = this.classify(e, signal);
-        if (!f.retryable || attempt >= CREATE_ATTEMPTS) throw f;
-        await sleep(jitter(this.cfg.retryBaseDelayMs * attempt), signal);
       }
-    }
-  }
-
-  /** Spaces creations 1/maxCreatesPerSecond apart (the plans' create-rate limits). */
-  private async createTurn(signal?: AbortSignal): Promise<void> {
-    const now = Date.now();
-    const at = Math.max(now, this.nextCreateAtMs);
-    this.nextCreateAtMs = at + 1000 / this.cfg.maxCreatesPerSecond;
-    if (at > now) await sleep(at - now, signal);
-  }
-
-  private discard(box: Box): void {
-    if (!this.live.delete(box)) return;
-    this.track(box.sandbox.kill(this.http()).catch(() => false)); // not found: already gone, fine
+    })();
+    this.track(killing);
+    return killing;
   }
 
   private track(p: Promise<unknown>): void {
@@ -443,6 +478,7 @@ export class E2BSandbox implements SandboxBackend {
   /** SDK error → infra failure with a stable code; the message never carries the API key. */
   private classify(e: unknown, signal?: AbortSignal): InfraFailure {
     if (e instanceof InfraFailure) return e;
+    if (e instanceof PoolClosed) return new InfraFailure("e2b_closed", e.message, false);
     const sdk = this.sdk;
     const raw = e instanceof Error ? e.message : String(e);
     const msg = this.scrub(raw).split("\n")[0]!.slice(0, 500);
@@ -492,6 +528,10 @@ function settings(opts: E2BSandboxOptions): Settings {
     sandboxUrl: opts.sandboxUrl ?? env.E2B_SANDBOX_URL,
     requestTimeoutMs: opts.requestTimeoutMs,
     retryBaseDelayMs: opts.retryBaseDelayMs ?? 500,
+    retryMaxDelayMs: opts.retryMaxDelayMs ?? 10_000,
+    createRetryBudgetMs: positive("createRetryBudgetMs", opts.createRetryBudgetMs, 30_000, false),
+    maxQueuedJobs: opts.maxQueuedJobs === undefined ? undefined : (opts.maxQueuedJobs === 0 ? 0 : positive("maxQueuedJobs", opts.maxQueuedJobs, 0, true)),
+    instanceId: opts.instanceId ?? randomBytes(6).toString("hex"),
   };
 }
 

@@ -57,3 +57,14 @@ export class SandboxError extends RlpipeError {
     this.name = "SandboxError";
   }
 }
+
+/**
+ * The backend's own capacity is taken (every sandbox of its share busy, its queue full): the request is refused
+ * whole, before any of its programs runs. Servers answer it 429 with Retry-After (functions/router.ts).
+ */
+export class SandboxSaturated extends SandboxError {
+  constructor(readonly retryAfterS: number, message: string) {
+    super("sandbox_saturated", message, { hint: "retry after the time in Retry-After (the reward shim and rlpipe's tool do, with jitter)" });
+    this.name = "SandboxSaturated";
+  }
+}

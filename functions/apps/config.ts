@@ -36,3 +36,29 @@ export function optionalPositiveInt(cold: ColdStart, name: string): number | und
   if (!Number.isInteger(n) || n < 1) throw configError("config_invalid", `${name} must be a positive integer, got ${JSON.stringify(v)}`);
   return n;
 }
+
+/** A positive number (fractions allowed: a rate), or undefined when unset. */
+export function optionalPositiveNumber(cold: ColdStart, name: string): number | undefined {
+  const v = cold.env[name]?.trim();
+  if (v === undefined || v === "") return undefined;
+  const n = Number(v);
+  if (!Number.isFinite(n) || n <= 0) throw configError("config_invalid", `${name} must be a positive number, got ${JSON.stringify(v)}`);
+  return n;
+}
+
+/** One of `allowed`, or undefined when unset. */
+export function optionalChoice<T extends string>(cold: ColdStart, name: string, allowed: readonly T[]): T | undefined {
+  const v = cold.env[name]?.trim();
+  if (v === undefined || v === "") return undefined;
+  if (!(allowed as readonly string[]).includes(v)) throw configError("config_invalid", `${name} must be one of ${allowed.join(", ")}, got ${JSON.stringify(v)}`);
+  return v as T;
+}
+
+/** A non-negative integer, or undefined when unset. */
+export function optionalCount(cold: ColdStart, name: string): number | undefined {
+  const v = cold.env[name]?.trim();
+  if (v === undefined || v === "") return undefined;
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < 0) throw configError("config_invalid", `${name} must be a whole number (0 or more), got ${JSON.stringify(v)}`);
+  return n;
+}

@@ -5,7 +5,10 @@
 // The sandbox is checked in the background after the cold start, not during it (see makeRewardApp).
 // Requests that name their run (X-Rlpipe-Run, /r/<run>/) are counted per run as `rlpipe serve` counts them; with
 // RLPIPE_USAGE_STORE the instance writes its record there before answering (functions/usage-sink.ts).
+import { randomBytes } from "node:crypto";
 import { Redactor } from "../../core/redact.js";
+import { AccountQuota, E2B_TIERS, type InstanceShare, instanceShare } from "../../core/sandbox-quota.js";
+import { defaultCapacity } from "../admission.js";
 import type { SandboxBackend } from "../../adapters/sandboxes/sandbox.js";
 import { BackendWarmup } from "../backend-warmup.js";
 import { createRemoteBackend } from "../remote-backends.js";
@@ -14,7 +17,7 @@ import { ResultCache } from "../reward.js";
 import { route } from "../router.js";
 import { UsageMeter } from "../usage-meter.js";
 import { lazyStoreSink, parseUsageStore } from "../usage-sink.js";
-import { configError, optionalPositiveInt, optionalSecret, requireEnv, requireSecret } from "./config.js";
+import { configError, optionalChoice, optionalCount, optionalPositiveInt, optionalPositiveNumber, optionalSecret, requireEnv, requireSecret } from "./config.js";
 
 export const REWARD_ENV = {
   sandbox: "RLPIPE_SANDBOX",
@@ -26,6 +29,12 @@ export const REWARD_ENV = {
   e2bTemplate: "RLPIPE_E2B_TEMPLATE",
   concurrency: "RLPIPE_SANDBOX_CONCURRENCY",
   usageStore: "RLPIPE_USAGE_STORE",
+  e2bTier: "RLPIPE_E2B_TIER",
+  e2bMaxSandboxes: "RLPIPE_E2B_MAX_SANDBOXES",
+  e2bCreatesPerS: "RLPIPE_E2B_CREATES_PER_S",
+  instances: "RLPIPE_FUNCTION_INSTANCES",
+  queue: "RLPIPE_SANDBOX_QUEUE",
+  createRetryS: "RLPIPE_E2B_CREATE_RETRY_S",
 } as const;
 
 /** Splits RLPIPE_SCALEBOX_URL (or SCALEBOX_URL, the name `rlpipe serve` reads) and checks each entry is an http(s) URL. */
@@ -49,6 +58,29 @@ export interface SandboxConfig {
   readonly concurrency?: number;
   readonly template?: string;
   readonly scaleboxUrls?: readonly string[];
+  /** E2B/AGS: this instance's share of the account's limits. */
+  readonly share?: InstanceShare;
+  /** E2B/AGS: jobs that may wait for a sandbox beyond those running (RLPIPE_SANDBOX_QUEUE). */
+  readonly queueJobs?: number;
+  /** E2B/AGS: how long one sandbox create is retried (RLPIPE_E2B_CREATE_RETRY_S). */
+  readonly createRetryBudgetMs?: number;
+  /** E2B/AGS: names this instance in its sandboxes' metadata (one per cold start). */
+  readonly instanceId?: string;
+}
+
+/**
+ * E2B/AGS: the account's limits (RLPIPE_E2B_TIER, or RLPIPE_E2B_MAX_SANDBOXES / RLPIPE_E2B_CREATES_PER_S) and how
+ * many function instances share them (RLPIPE_FUNCTION_INSTANCES: the function's reserved or maximum concurrency).
+ */
+export function e2bShare(cold: ColdStart): InstanceShare {
+  const tier = optionalChoice(cold, REWARD_ENV.e2bTier, E2B_TIERS);
+  const maxSandboxes = optionalPositiveInt(cold, REWARD_ENV.e2bMaxSandboxes);
+  const createsPerS = optionalPositiveNumber(cold, REWARD_ENV.e2bCreatesPerS);
+  const instances = optionalPositiveInt(cold, REWARD_ENV.instances);
+  return instanceShare(AccountQuota.parse({
+    ...(tier === undefined ? {} : { tier }), ...(maxSandboxes === undefined ? {} : { maxSandboxes }),
+    ...(createsPerS === undefined ? {} : { createsPerS }), ...(instances === undefined ? {} : { instances }),
+  }));
 }
 
 export function sandboxConfig(cold: ColdStart): SandboxConfig {
@@ -58,11 +90,19 @@ export function sandboxConfig(cold: ColdStart): SandboxConfig {
       "use RLPIPE_SANDBOX=e2b (E2B_API_KEY; Tencent AGS with E2B_DOMAIN) or RLPIPE_SANDBOX=scalebox (RLPIPE_SCALEBOX_URL)");
   }
   if (kind !== "e2b" && kind !== "scalebox") throw configError("config_invalid", `${REWARD_ENV.sandbox} must be e2b or scalebox, got ${JSON.stringify(kind)}`);
-  const concurrency = optionalPositiveInt(cold, REWARD_ENV.concurrency);
+  let concurrency = optionalPositiveInt(cold, REWARD_ENV.concurrency);
   const template = cold.env[REWARD_ENV.e2bTemplate]?.trim() || undefined;
+  if (kind === "scalebox") {
+    return { kind, ...(concurrency === undefined ? {} : { concurrency }), ...(template === undefined ? {} : { template }), scaleboxUrls: scaleboxUrls(cold) };
+  }
+  // The pool never exceeds the instance's share of the account: RLPIPE_SANDBOX_CONCURRENCY can only lower it.
+  const share = e2bShare(cold);
+  concurrency = Math.min(concurrency ?? share.maxSandboxes, share.maxSandboxes);
+  const queueJobs = optionalCount(cold, REWARD_ENV.queue) ?? defaultCapacity(concurrency);
+  const retryS = optionalPositiveNumber(cold, REWARD_ENV.createRetryS);
   return {
-    kind, ...(concurrency === undefined ? {} : { concurrency }), ...(template === undefined ? {} : { template }),
-    ...(kind === "scalebox" ? { scaleboxUrls: scaleboxUrls(cold) } : {}),
+    kind, concurrency, ...(template === undefined ? {} : { template }), share, queueJobs,
+    ...(retryS === undefined ? {} : { createRetryBudgetMs: retryS * 1000 }), instanceId: randomBytes(6).toString("hex"),
   };
 }
 
@@ -88,12 +128,25 @@ export function openSandboxBackend(cold: ColdStart, c: SandboxConfig, s: Sandbox
     return createRemoteBackend("e2b", {
       env: cold.env, ...(s.e2bApiKey === undefined ? {} : { e2bApiKey: s.e2bApiKey }),
       ...(c.template === undefined ? {} : { template: c.template }), ...concurrency,
+      ...(c.share === undefined ? {} : { createsPerS: c.share.createsPerS }), ...(c.queueJobs === undefined ? {} : { maxQueuedJobs: c.queueJobs }),
+      ...(c.instanceId === undefined ? {} : { instanceId: c.instanceId }),
+      ...(c.createRetryBudgetMs === undefined ? {} : { createRetryBudgetMs: c.createRetryBudgetMs }),
     });
   }
   return createRemoteBackend("scalebox", {
     scaleboxUrls: c.scaleboxUrls ?? [], scaleboxUrlSource: REWARD_ENV.scaleboxUrl,
     ...(s.scaleboxToken === undefined ? {} : { scaleboxToken: s.scaleboxToken }), ...concurrency,
   });
+}
+
+/** The share line of the cold-start log. */
+export function describeShare(c: SandboxConfig): string {
+  const sh = c.share;
+  if (sh === undefined) return "";
+  const rate = Number(sh.createsPerS.toPrecision(3));
+  return `; E2B account ${sh.account.maxSandboxes} sandboxes, ${sh.account.createsPerS} creates/s over ${sh.instances} instance${sh.instances === 1 ? "" : "s"}: `
+    + `this one ${c.concurrency} sandbox${c.concurrency === 1 ? "" : "es"} (share ${sh.maxSandboxes}), ${rate} creates/s, ${c.queueJobs} jobs queued at most`
+    + (sh.oversubscribed ? ` (more instances than sandboxes: together they may exceed the account, whose 429 is retried)` : "");
 }
 
 /** The configured backend, read and checked now (the console's score action, built on its first use). */
@@ -108,6 +161,8 @@ export interface RewardAppOptions {
   readonly now?: () => number;
   /** Told the usage meter the app counts with (tests). */
   readonly onMeter?: (meter: UsageMeter) => void;
+  /** Told the sandbox backend once it is warm (tests). */
+  readonly onBackend?: (backend: SandboxBackend) => void;
 }
 
 /**
@@ -149,11 +204,12 @@ export function makeRewardApp(opts: RewardAppOptions = {}): FunctionAppFactory {
       const started = performance.now();
       const backend = await openSandboxBackend(cold, config, secrets);
       const caps = await backend.capabilities();
+      opts.onBackend?.(backend);
       cold.log(`reward function: sandbox ${caps.backend} ready after ${(performance.now() - started).toFixed(0)}ms (${caps.languages.join(", ")}; concurrency ${caps.maxConcurrency})`);
       return backend;
     }, { log: cold.log, redact: (t) => redactor.redact(t), ...(opts.retryHoldMs === undefined ? {} : { retryHoldMs: opts.retryHoldMs }), ...(opts.now === undefined ? {} : { now: opts.now }) });
     warmup.start();
-    cold.log(`reward function: sandbox ${config.kind}, warming up in the background; auth bearer token; usage ${usage.sinkUrl === undefined ? "counted, not written" : `→ ${usage.sinkUrl}/<run>/usage/${usage.instance}.json`}`);
+    cold.log(`reward function: sandbox ${config.kind}${describeShare(config)}, warming up in the background; auth bearer token; usage ${usage.sinkUrl === undefined ? "counted, not written" : `→ ${usage.sinkUrl}/<run>/usage/${usage.instance}.json`}`);
     const deps = { backend: () => warmup.get(), cache: new ResultCache(), token, usage };
     return { http: (req) => route(req, deps) };
   };

@@ -4,7 +4,7 @@
 // with Retry-After at once, and an admitted request's programs are stopped as soon as its client disconnects.
 import { type IncomingMessage, type Server, type ServerResponse, createServer } from "node:http";
 import type { AddressInfo } from "node:net";
-import { Admission, cancellation, defaultCapacity, isRefusal, RequestCancelled, type Ticket } from "../admission.js";
+import { Admission, cancellation, defaultCapacity, isRefusal, refusalResponse, RequestCancelled, type Ticket } from "../admission.js";
 import type { FnResponse } from "../http-types.js";
 import { type FunctionDeps, route, routeOf, runsPrograms } from "../router.js";
 import { ServerMetrics } from "../server-metrics.js";
@@ -118,7 +118,7 @@ export async function startHttpServer(deps: FunctionDeps, opts: HttpServerOption
           metrics.rejected(label);
           overloads.rejected(admission, status, place.retryAfterS);
           res.setHeader("connection", "close");
-          send(res, { status, body: { status: "SandboxError", message: place.detail, detail: place.detail }, headers: { "retry-after": String(place.retryAfterS) } });
+          send(res, refusalResponse(place, status));
           req.resume();
           return;
         }

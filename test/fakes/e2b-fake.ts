@@ -3,6 +3,9 @@
 // allow_internet_access:false on create, the sandbox's X-Access-Token and E2b-Sandbox-Id on every envd call.
 // envd really executes commands with bash in a per-sandbox temp dir (sandbox paths under /tmp/rlpipe are
 // mapped there), so the real runner runs. Both servers listen on 127.0.0.1, port 0. Faults can be injected.
+// The account's limits can be enforced (maxSandboxes, createsPerS): a create over them is answered 429 with E2B's
+// error body ({code, message}), and the fake counts what it saw — every create attempt by arrival time, the most
+// sandboxes alive at once, overall and per `instance` metadata — so tests assert limits where E2B counts them.
 import { type ChildProcess, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
@@ -19,6 +22,8 @@ export interface FakeSandbox {
   readonly templateID: string;
   /** Host directory standing in for the sandbox's /tmp/rlpipe. */
   readonly root: string;
+  /** The `instance` metadata of its create (which function instance made it). */
+  readonly instance: string | undefined;
   alive: boolean;
   timeoutS: number;
   readonly procs: Set<ChildProcess>;
@@ -28,6 +33,12 @@ export interface FakeSandbox {
 export interface FakeE2BOptions {
   readonly apiKey: string;
   readonly envdVersion?: string;
+  /** The account's concurrent sandboxes: a create beyond them is answered 429 (E2B's message). Default unlimited. */
+  readonly maxSandboxes?: number;
+  /** The account's creates in any 1 s (sliding window, by arrival): more are answered 429. Default unlimited. */
+  readonly createsPerS?: number;
+  /** Retry-After (s) sent with a create-rate 429; none when unset (E2B's own header is not documented). */
+  readonly rateRetryAfterS?: number;
 }
 
 export interface FakeStats {
@@ -35,6 +46,13 @@ export interface FakeStats {
   readonly creates: { readonly id: string; readonly atMs: number; readonly body: Record<string, unknown> }[];
   /** Create requests that got an injected fault. */
   readonly rejectedCreates: number[];
+  /** Every authenticated, valid create request (accepted or not), by arrival time, with its `instance` metadata. */
+  readonly createAttempts: { readonly atMs: number; readonly instance: string | undefined }[];
+  /** Creates refused because the account was at a limit. */
+  readonly limitRejections: { readonly atMs: number; readonly limit: "concurrency" | "rate" }[];
+  /** The most sandboxes alive at once, and per `instance` metadata. */
+  peakAlive: number;
+  readonly peakAliveByInstance: Record<string, number>;
   readonly kills: string[];
   readonly timeouts: { readonly id: string; readonly timeoutS: number }[];
   readonly authFailures: number;
@@ -66,9 +84,24 @@ export class FakeE2B {
   createsHeld = 0;
   private readonly dir = mkdtempSync(join(tmpdir(), "rlpipe-e2b-fake-"));
   private seq = 0;
+  /** Arrival times of the creates the account accepted (the rate window). */
+  private accepted: number[] = [];
+  /** The limits in force (setLimits changes them). */
+  private limits: { maxSandboxes?: number | undefined; createsPerS?: number | undefined; rateRetryAfterS?: number | undefined };
 
   private constructor(private readonly opts: FakeE2BOptions, private readonly api: Server, private readonly envd: Server) {
     this.apiKey = opts.apiKey;
+    this.limits = { maxSandboxes: opts.maxSandboxes, createsPerS: opts.createsPerS, rateRetryAfterS: opts.rateRetryAfterS };
+  }
+
+  /** The account's limits from now on (undefined: unlimited). */
+  setLimits(limits: { maxSandboxes?: number; createsPerS?: number; rateRetryAfterS?: number }): void {
+    this.limits = { ...limits };
+  }
+
+  /** Sandboxes alive now, and those made by one `instance`. */
+  aliveCount(instance?: string): number {
+    return [...this.sandboxes.values()].filter((s) => s.alive && (instance === undefined || s.instance === instance)).length;
   }
 
   static async start(opts: FakeE2BOptions): Promise<FakeE2B> {
@@ -93,6 +126,7 @@ export class FakeE2B {
     this.createFaults = [];
     this.killOnStart = { count: 0, afterMs: 0 };
     this.startDelayMs = 0;
+    this.accepted = []; // a fresh account window (a test's creates do not count against the next test's)
   }
 
   /** From now on the control plane accepts this key (and refuses the one before): a key fixed on the service's side. */
@@ -193,6 +227,21 @@ export class FakeE2B {
     }
     if (typeof body.templateID !== "string" || body.templateID === "") return json(res, 400, { code: 400, message: "templateID is required" });
     if (body.allow_internet_access !== false) return json(res, 400, { code: 400, message: "this fake only creates sandboxes without internet access" });
+    const metadata = (typeof body.metadata === "object" && body.metadata !== null ? body.metadata : {}) as Record<string, unknown>;
+    const instance = typeof metadata.instance === "string" ? metadata.instance : undefined;
+    this.stats.createAttempts.push({ atMs, instance });
+    const { maxSandboxes, createsPerS, rateRetryAfterS } = this.limits;
+    this.accepted = this.accepted.filter((t) => t > atMs - 1000);
+    if (createsPerS !== undefined && this.accepted.length >= createsPerS) {
+      this.stats.limitRejections.push({ atMs, limit: "rate" });
+      return json(res, 429, { code: 429, message: "Rate limit exceeded, please try again later." },
+        rateRetryAfterS === undefined ? {} : { "retry-after": String(rateRetryAfterS) });
+    }
+    if (maxSandboxes !== undefined && this.aliveCount() >= maxSandboxes) {
+      this.stats.limitRejections.push({ atMs, limit: "concurrency" });
+      // What E2B answers (e2b-dev/infra: the API's team sandbox reservation).
+      return json(res, 429, { code: 429, message: `you have reached the maximum number of concurrent E2B sandboxes (${maxSandboxes}). If you need more, please visit 'https://e2b.dev/docs/billing'` });
+    }
     const fault = this.createFaults.shift();
     if (fault !== undefined) {
       this.stats.rejectedCreates.push(atMs);
@@ -201,12 +250,15 @@ export class FakeE2B {
     const id = `sbx${++this.seq}${randomBytes(3).toString("hex")}`;
     const root = join(this.dir, id, "rlpipe");
     mkdirSync(root, { recursive: true });
+    this.accepted.push(atMs);
     const sb: FakeSandbox = {
-      id, token: randomBytes(12).toString("hex"), templateID: body.templateID, root, alive: true,
+      id, token: randomBytes(12).toString("hex"), templateID: body.templateID, root, instance, alive: true,
       timeoutS: typeof body.timeout === "number" ? body.timeout : 300, procs: new Set(), streams: new Set(),
     };
     this.sandboxes.set(id, sb);
     this.stats.creates.push({ id, atMs, body });
+    this.stats.peakAlive = Math.max(this.stats.peakAlive, this.aliveCount());
+    if (instance !== undefined) this.stats.peakAliveByInstance[instance] = Math.max(this.stats.peakAliveByInstance[instance] ?? 0, this.aliveCount(instance));
     json(res, 201, {
       sandboxID: id, templateID: sb.templateID, clientID: "fake-client", envdVersion: this.opts.envdVersion ?? "0.5.7",
       envdAccessToken: sb.token, domain: "localhost",
@@ -340,7 +392,7 @@ export class FakeE2B {
 }
 
 function emptyStats(): FakeStats {
-  return { creates: [], rejectedCreates: [], kills: [], timeouts: [], authFailures: 0, fileWrites: 0, starts: 0, files: [], commands: [], processes: [], unknown: [] };
+  return { creates: [], rejectedCreates: [], createAttempts: [], limitRejections: [], peakAlive: 0, peakAliveByInstance: {}, kills: [], timeouts: [], authFailures: 0, fileWrites: 0, starts: 0, files: [], commands: [], processes: [], unknown: [] };
 }
 
 function listen(s: Server): Promise<void> {
@@ -356,9 +408,9 @@ function readBody(req: IncomingMessage): Promise<Buffer> {
   });
 }
 
-function json(res: ServerResponse, status: number, body: unknown): void {
+function json(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
   if (res.headersSent) return;
-  res.writeHead(status, { "content-type": "application/json" }).end(JSON.stringify(body));
+  res.writeHead(status, { "content-type": "application/json", ...headers }).end(JSON.stringify(body));
 }
 
 function fail(res: ServerResponse, status: number, message: string): void {
