@@ -59,6 +59,16 @@ if [ ! -x /usr/sbin/slurmctld ] || [ ! -x /usr/sbin/munged ]; then
     || { echo "setup.sh: could not install slurm-wlm and munge (apt-get install -y slurm-wlm munge)" >&2; exit 1; }
 fi
 
+# ---- system package the multi-node Ray tests need: ip (iproute2), to give each Ray node a network namespace
+if ! command -v ip >/dev/null 2>&1; then
+  log "apt-get install iproute2"
+  SUDO=""; [ "$(id -u)" = 0 ] || SUDO="sudo"
+  export DEBIAN_FRONTEND=noninteractive
+  $SUDO apt-get install -y --no-install-recommends iproute2 >/dev/null 2>&1 \
+    || { $SUDO apt-get update >/dev/null 2>&1 && $SUDO apt-get install -y --no-install-recommends iproute2 >/dev/null; } \
+    || { echo "setup.sh: could not install iproute2 (apt-get install -y iproute2)" >&2; exit 1; }
+fi
+
 # ---- system package the plot tests need: rsvg-convert (librsvg2-bin), a real SVG renderer whose PNG the tests inspect
 if ! command -v rsvg-convert >/dev/null 2>&1; then
   log "apt-get install librsvg2-bin"
