@@ -103,6 +103,8 @@ interface Box {
   readonly sandbox: SdkSandbox;
   jobs: number;
   expiresAtMs: number;
+  /** The lifetime asked for at creation (a fresh sandbox made for at least this job's budget needs no renewal). */
+  readonly lifetimeMs: number;
 }
 
 /** One case as the runner sees it: no expected output. stdin is in in/<i>, extra files in files/<i>/. */
@@ -401,6 +403,7 @@ export class E2BSandbox implements SandboxBackend {
   private async renew(box: Box, jobBudgetMs: number): Promise<boolean> {
     const leftMs = box.expiresAtMs - Date.now();
     const wantMs = Math.max(this.cfg.sandboxTimeoutMs, jobBudgetMs);
+    if (box.jobs === 0 && box.lifetimeMs >= jobBudgetMs && leftMs > jobBudgetMs / 2) return true; // just made for it
     if (leftMs > Math.max(this.cfg.sandboxTimeoutMs / 2, jobBudgetMs)) return true;
     if (leftMs < 2_000) return false; // probably gone already
     try {
@@ -426,7 +429,7 @@ export class E2BSandbox implements SandboxBackend {
       const sandbox = await this.sdk.Sandbox.create(this.cfg.template, {
         ...this.connection(), retries: 1, timeoutMs: lifetimeMs, allowInternetAccess: false, metadata: { app: "rlpipe", instance: this.cfg.instanceId },
       });
-      const box: Box = { sandbox, jobs: 0, expiresAtMs: Date.now() + lifetimeMs };
+      const box: Box = { sandbox, jobs: 0, expiresAtMs: Date.now() + lifetimeMs, lifetimeMs };
       this.live.add(box);
       if (this.closed) this.discard(box);
       return box;
