@@ -40,6 +40,10 @@ export const FUNCTION_ENV = {
   e2bTemplate: "RLPIPE_E2B_TEMPLATE",
   /** Sandbox jobs at once per function instance (E2B: sandboxes in the pool). */
   sandboxConcurrency: "RLPIPE_SANDBOX_CONCURRENCY",
+  /** E2B plan whose limits the account has: hobby | pro. */
+  e2bTier: "RLPIPE_E2B_TIER",
+  /** Function instances sharing the E2B account: the reward function's reserved concurrency. */
+  functionInstances: "RLPIPE_FUNCTION_INSTANCES",
   /** Store URI of the run outputs the runs function hands out presigned URLs for (s3://bucket/prefix). */
   runsStore: "RLPIPE_RUNS_STORE",
   /** Store URI of the run records and upload markers the console handlers keep (s3://bucket/prefix). */

@@ -54,8 +54,8 @@ export class RlpipeFunctionsStack extends Stack {
     this.reward = new RewardFunction(this, "Reward", { ...props.reward, ...shared });
     this.runs = new RunsFunction(this, "Runs", { ...props.runs, ...shared, bucket: props.bucket });
     // The console's `score` checks the reward function's sandbox wiring, so it gets the same sandbox by default.
-    const { sandbox, scaleboxUrls, e2bDomain, e2bTemplate, sandboxConcurrency } = props.reward ?? {};
-    const rewardSandbox = Object.fromEntries(Object.entries({ sandbox, scaleboxUrls, e2bDomain, e2bTemplate, sandboxConcurrency }).filter(([, v]) => v !== undefined));
+    const { sandbox, scaleboxUrls, e2bDomain, e2bTemplate, sandboxConcurrency, e2bTier } = props.reward ?? {};
+    const rewardSandbox = Object.fromEntries(Object.entries({ sandbox, scaleboxUrls, e2bDomain, e2bTemplate, sandboxConcurrency, e2bTier }).filter(([, v]) => v !== undefined));
     this.console = new ConsoleFunctions(this, "Console", { sandbox: rewardSandbox, ...props.console, ...shared, bucket: props.bucket });
     new CfnOutput(this, "ConsoleFunctionName", { value: this.console.function.functionName, description: "invoke with a console event: aws lambda invoke --function-name <this> --cli-binary-format raw-in-base64-out --payload '{\"action\":\"status\",\"run\":\"<run>\"}' out.json" });
   }

@@ -3,7 +3,7 @@
 import { Duration } from "aws-cdk-lib";
 import type { ISecret } from "aws-cdk-lib/aws-secretsmanager";
 import type { Construct } from "constructs";
-import { type EndpointAuth, RlpipeFunction, type RlpipeFunctionOptions } from "./function.js";
+import { type EndpointAuth, FUNCTION_ENV, RlpipeFunction, type RlpipeFunctionOptions } from "./function.js";
 import { type SandboxSettings, sandboxEnvironment } from "./sandbox-settings.js";
 
 export interface RewardFunctionProps extends RlpipeFunctionOptions, SandboxSettings {
@@ -21,7 +21,12 @@ export interface RewardFunctionProps extends RlpipeFunctionOptions, SandboxSetti
 /** The reward/tool API as a Lambda function with an HTTPS endpoint. */
 export class RewardFunction extends RlpipeFunction {
   constructor(scope: Construct, id: string, props: RewardFunctionProps) {
-    const environment = sandboxEnvironment(props);
+    const reserved = props.reservedConcurrentExecutions ?? 20;
+    const environment: Record<string, string> = {
+      ...sandboxEnvironment(props),
+      // Every instance shares the E2B account: each keeps to 1/reserved of it (unreserved: the function's default, 1).
+      ...(typeof reserved === "number" && (props.sandbox ?? "e2b") === "e2b" ? { [FUNCTION_ENV.functionInstances]: String(reserved) } : {}),
+    };
     super(scope, id, {
       name: "reward",
       description: `rlpipe reward/tool API (sandbox ${environment["RLPIPE_SANDBOX"]})`,

@@ -33,6 +33,11 @@ export interface SandboxSettings {
    * @default the backend's default
    */
   readonly sandboxConcurrency?: number;
+  /**
+   * The E2B plan whose limits the account has (each instance keeps to its share of them).
+   * @default "hobby" (the function's default: 20 sandboxes, 1 create/s)
+   */
+  readonly e2bTier?: "hobby" | "pro";
 }
 
 /** The environment variables of `settings`, after checking them (RlpipeError naming the prop otherwise). */
@@ -45,7 +50,7 @@ export function sandboxEnvironment(settings: SandboxSettings): Record<string, st
   for (const u of urls) {
     if (!/^https:\/\/[^\s,]+$/.test(u)) throw new RlpipeError("cdk_invalid_prop", `scaleboxUrls: ${JSON.stringify(u)} is not an https URL`, { exitCode: 2, hint: "the function reaches the sandbox over the internet: use https" });
   }
-  for (const [prop, value] of [["e2bDomain", settings.e2bDomain], ["e2bTemplate", settings.e2bTemplate]] as const) {
+  for (const [prop, value] of [["e2bDomain", settings.e2bDomain], ["e2bTemplate", settings.e2bTemplate], ["e2bTier", settings.e2bTier]] as const) {
     if (sandbox !== "e2b" && value !== undefined) throw new RlpipeError("cdk_invalid_prop", `${prop} is used by sandbox "e2b" only, but sandbox is ${JSON.stringify(sandbox)}`, { exitCode: 2 });
   }
   const concurrency = settings.sandboxConcurrency;
@@ -57,6 +62,7 @@ export function sandboxEnvironment(settings: SandboxSettings): Record<string, st
     ...(urls.length === 0 ? {} : { [FUNCTION_ENV.scaleboxUrls]: urls.join(",") }),
     ...(settings.e2bDomain === undefined ? {} : { [FUNCTION_ENV.e2bDomain]: settings.e2bDomain }),
     ...(settings.e2bTemplate === undefined ? {} : { [FUNCTION_ENV.e2bTemplate]: settings.e2bTemplate }),
+    ...(settings.e2bTier === undefined ? {} : { [FUNCTION_ENV.e2bTier]: settings.e2bTier }),
     ...(concurrency === undefined ? {} : { [FUNCTION_ENV.sandboxConcurrency]: String(concurrency) }),
   };
 }
