@@ -213,7 +213,7 @@ pass rate is below --min-pass-rate; 3 when the reward function cannot be reached
     },
   },
   sync: {
-    usage: "sync <run> --watch DIR [--metrics FILE] [--store URI] [--interval-s 30] [--once] [--keep-last K] [--keep-every M]",
+    usage: "sync <run> --watch DIR [--metrics FILE ...] [--store URI] [--interval-s 30] [--once] [--keep-last K] [--keep-every M]",
     summary: "upload finished checkpoints (durable commits) and metrics to object storage",
     description: `Uploads every finished verl checkpoint step under DIR (global_step_N) with a manifest, and commits it only
 when every file is stored; repeats every --interval-s until SIGINT/SIGTERM (then one last pass). Credentials come

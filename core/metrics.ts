@@ -76,6 +76,12 @@ export const MAIN_SERIES: readonly {
   // verl counts turns as user + assistant turns + 1; tool calls = (num_turns - 2) / 2.
   { label: "tool calls per response", names: ["num_turns/mean"], derive: (v) => (v - 2) / 2, formula: "(n − 2) / 2" },
   { label: "step time (s)", names: ["timing_s/step"] },
+  // The job's sandbox during each step (rlpipe_health.py, a second stream beside verl's): when rewards were starved.
+  // Failures are infra errors + overload answers + timeouts.
+  { label: "sandbox requests per step", names: ["sandbox/requests"] },
+  { label: "sandbox failures per step", names: ["sandbox/failures"] },
+  { label: "sandbox latency p50 (ms)", names: ["sandbox/latency_p50_ms"] },
+  { label: "sandbox latency p99 (ms)", names: ["sandbox/latency_p99_ms"] },
 ];
 
 /** One main series of a run as printed and plotted: derived values already applied. */

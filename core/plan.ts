@@ -13,7 +13,7 @@ import { didYouMean } from "./recipe/suggest.js";
 import { type RenderContext, report } from "./render/context.js";
 import { envBlock } from "./render/env.js";
 import { renderDockerRun } from "./render/docker.js";
-import { type LaunchInputs, NODE_SANDBOX_ASSET, NODE_SANDBOX_HELPER, NODE_SANDBOX_SPEC, type SandboxLaunch, platformRunsRay, renderLaunchScript, sandboxStartScript } from "./render/launch.js";
+import { HEALTH_ASSET, HEALTH_POLLER, type LaunchInputs, NODE_SANDBOX_ASSET, NODE_SANDBOX_HELPER, NODE_SANDBOX_SPEC, type SandboxLaunch, platformRunsRay, renderLaunchScript, sandboxStartScript } from "./render/launch.js";
 import type { EnvBlock } from "./render/env.js";
 import { SHIM_FILE, resolveRewardFn } from "./render/reward.js";
 import { RLPIPE_TOOL_CLASS, RLPIPE_TOOL_FILES } from "./render/tools.js";
@@ -187,6 +187,16 @@ export function plan(loaded: LoadedRecipe, opts: PlanOptions = {}): Plan {
     overlay.set(NODE_SANDBOX_SPEC, nodeSandboxSpec(ctx, sandbox, runtimeEnv, secrets.map((x) => x.env)));
     checkReachableFromEveryNode(ctx, sandboxUrl);
   }
+  // rlpipe serve's health per verl step goes beside the stage's metrics (only rlpipe serve has /metrics).
+  const verlStages = new Set(recipe.stages.filter((st) => st.type === "rl" || st.type === "eval").map((st) => st.id));
+  const sandboxHealth = sandbox?.start !== undefined && sandbox.rlpipeFunction !== undefined
+    ? (storage?.stages ?? []).flatMap((s) => (s.metrics !== undefined && verlStages.has(s.stage) ? [{ stage: s.stage, metrics: s.metrics }] : []))
+    : [];
+  if (sandboxHealth.length > 0) {
+    const poller = opts.assets?.[HEALTH_ASSET];
+    if (poller === undefined) throw new RlpipeError("asset_missing", `${HEALTH_ASSET}, which writes the sandbox's health beside the metrics, was not provided to the planner`);
+    overlay.set(HEALTH_POLLER, poller);
+  }
   const launchInputs: LaunchInputs = {
     recipeHash: loaded.hash,
     stages,
@@ -197,6 +207,7 @@ export function plan(loaded: LoadedRecipe, opts: PlanOptions = {}): Plan {
     patches: patchSteps(ctx),
     datasetBuilds: datasetBuilds(ctx),
     ...(storage === undefined ? {} : { storage }),
+    ...(sandboxHealth.length === 0 ? {} : { sandboxHealth }),
   };
   const launch = renderLaunchScript(ctx, launchInputs);
   const docker = provider === "docker" ? renderDockerRun(ctx, secrets.map((s) => s.env)) : undefined;
@@ -315,6 +326,7 @@ function nodeSandboxSpec(ctx: RenderContext, sb: SandboxLaunch, runtimeEnv: EnvB
     portField,
     health: { path: new URL(h.url).pathname, ...(h.body === undefined ? {} : { body: h.body }), expect: h.expect, timeoutS: h.timeoutS, intervalS: h.intervalS },
     nonce: sb.rlpipeFunction !== undefined,
+    ...(sb.rlpipeFunction?.tokenEnv === undefined ? {} : { tokenEnv: sb.rlpipeFunction.tokenEnv }),
     restarts: 5,
     namespace: "rlpipe",
     forwardEnv: forward,
@@ -353,6 +365,10 @@ function withUsageStore(launch: SandboxLaunch, storage: StoragePlan | undefined)
   return uri === undefined ? launch : { ...launch, start: { ...launch.start, command: `${launch.start.command} --usage-store ${shellQuote(uri)}` } };
 }
 
+function tokenEnvOf(ctx: RenderContext, sb: SandboxSpec): string | undefined {
+  return sb.auth === undefined ? undefined : ctx.recipe.secrets?.[sb.auth.secret]?.env;
+}
+
 function sandboxLaunch(ctx: RenderContext, sb: SandboxSpec, url: string | undefined): SandboxLaunch {
   // rlpipe's function has a public GET /v1/ping; ScaleBox/SandboxFusion are checked with the seed's /run_code call.
   const health = sb.health ?? (sb.kind === "rlpipe"
@@ -372,7 +388,7 @@ function sandboxLaunch(ctx: RenderContext, sb: SandboxSpec, url: string | undefi
   if (server === undefined) {
     // kind rlpipe without a server block: rlpipe's own function, bound to loopback inside the job.
     dir = ".";
-    const tokenEnv = sb.auth === undefined ? undefined : ctx.recipe.secrets?.[sb.auth.secret]?.env;
+    const tokenEnv = tokenEnvOf(ctx, sb);
     command = `rlpipe serve --sandbox local --host 127.0.0.1 --port ${port}${tokenEnv === undefined ? "" : ` --token-env ${tokenEnv}`}`;
   } else {
     dir = ctx.interp.resolve(server.dir, ["sandbox", "server", "dir"]);
@@ -391,7 +407,7 @@ function sandboxLaunch(ctx: RenderContext, sb: SandboxSpec, url: string | undefi
     return {
       start: { dir, env, command, log: portOverridable ? `deploy_127.0.0.1.log` : log },
       health: { url: `http://127.0.0.1:${port}${health.path}`, ...(body === undefined ? {} : { body }), expect: health.expect, timeoutS: health.timeoutS, intervalS: health.intervalS },
-      rlpipeFunction: { port, portOverridable },
+      rlpipeFunction: { port, portOverridable, ...(tokenEnvOf(ctx, sb) === undefined ? {} : { tokenEnv: tokenEnvOf(ctx, sb)! }) },
     };
   }
   return {

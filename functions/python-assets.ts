@@ -9,7 +9,7 @@ import { fileURLToPath } from "node:url";
 import { RlpipeError } from "../core/errors.js";
 
 /** The files, in recipes/python/. */
-export const PYTHON_ASSET_FILES = ["rlpipe_node_sandbox.py", "rlpipe_reward.py", "rlpipe_sync.py", "rlpipe_tool.py"] as const;
+export const PYTHON_ASSET_FILES = ["rlpipe_health.py", "rlpipe_node_sandbox.py", "rlpipe_reward.py", "rlpipe_sync.py", "rlpipe_tool.py"] as const;
 
 /** The name a bundler defines (esbuild `define`) to the files' text; undefined outside a bundle. */
 declare const __RLPIPE_PYTHON_ASSETS__: Readonly<Record<string, string>> | undefined;

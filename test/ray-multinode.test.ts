@@ -35,8 +35,9 @@ datasets: { d: { path: d.parquet, format: verl-rl } }
 sandbox: { kind: rlpipe, deploy: colocated, url: "http://127.0.0.1:${PORT}", auth: { secret: sandbox-token } }
 secrets: { sandbox-token: { env: MY_SANDBOX_TOKEN } }
 tools: [{ name: code_interpreter, preset: rlpipe }]
+checkpoints: { storage: "file://${work}-store" }
 stages:
-  - { id: rl, type: rl, model: m, data: { train: d, promptsPerStep: 2, maxPromptLength: 8, maxResponseLength: 8 }, rollout: { engine: vllm, mode: async }, agent: { multiTurn: true, tools: [code_interpreter] } }
+  - { id: rl, type: rl, model: m, data: { train: d, promptsPerStep: 2, maxPromptLength: 8, maxResponseLength: 8 }, rollout: { engine: vllm, mode: async }, agent: { multiTurn: true, tools: [code_interpreter] }, logging: { backends: [console, file] } }
 `;
 }
 
@@ -82,6 +83,14 @@ def everywhere(code):
     return ray.get([tool_call.options(scheduling_strategy=NodeAffinitySchedulingStrategy(node_id=nid, soft=False)).remote(tool_config, tree, code) for _, nid in nodes])
 
 first = everywhere("print(6*7)")
+# verl logs step 1; the health poller (every node's sandbox, through its actor) writes what step 1 cost beside it.
+metrics = os.environ["VERL_FILE_LOGGER_PATH"]
+health = metrics[: -len(".jsonl")] + ".sandbox.jsonl"
+open(metrics, "a").write(json.dumps({"step": 1, "data": {"critic/score/mean": 0.25}}) + "\n")
+until = time.monotonic() + 300
+while not (os.path.exists(health) and '"step": 1' in open(health).read()):
+    assert time.monotonic() < until, "no health line for step 1"
+    time.sleep(0.5)
 ready = json.load(open(os.path.join(os.getcwd(), ".rlpipe", "node-sandboxes.json")))
 victim = ready["nodes"][1]
 os.kill(victim["pid"], signal.SIGKILL)
@@ -94,6 +103,7 @@ while True:
     assert time.monotonic() < until, st
     time.sleep(0.5)
 second = everywhere("print(sum(range(10)))")
+open(metrics, "a").write(json.dumps({"step": 2, "data": {"critic/score/mean": 0.5}}) + "\n")
 json.dump({"ready": ready, "first": first, "second": second, "restarted": st}, open(os.environ["STUB_LOG"] + "/result.json", "w"))
 `;
 
@@ -146,7 +156,7 @@ exec ${JSON.stringify(PYTHON)} "$@"
     writeBundle(bundle, p.files);
     const r = spawnSync(cluster.inNode(0, ["bash", join(bundle, "launch.sh")])[0]!, cluster.inNode(0, ["bash", join(bundle, "launch.sh")]).slice(1), {
       encoding: "utf8", timeout: 600_000,
-      env: { PATH: `${stubs}:${join(ROOT, ".venv-test", "bin")}:/usr/bin:/bin`, HOME: root, STUB_LOG: logs, RAY_ADDRESS: cluster.address, MY_SANDBOX_TOKEN: TOKEN, VERL_TREE: join(ROOT, ".venv-test", "verl", "0.9.1"), RLPIPE_SANDBOX_CHECK_S: "1" },
+      env: { PATH: `${stubs}:${join(ROOT, ".venv-test", "bin")}:/usr/bin:/bin`, HOME: root, STUB_LOG: logs, RAY_ADDRESS: cluster.address, RLPIPE_RUN: "two-node-run", MY_SANDBOX_TOKEN: TOKEN, VERL_TREE: join(ROOT, ".venv-test", "verl", "0.9.1"), RLPIPE_SANDBOX_CHECK_S: "1" },
     });
     assert.equal(r.status, 0, `${r.stdout}\n${r.stderr}`);
     const result = JSON.parse(readFileSync(join(logs, "result.json"), "utf8"));
@@ -167,6 +177,15 @@ exec ${JSON.stringify(PYTHON)} "$@"
     assert.match(r.stderr, new RegExp(`the sandbox on node ${ips[1]!.replace(/\./g, "\\.")} \\(pid \\d+\\) exited with code -?\\d+ during the run; restarting it \\(1 of 5\\)`));
     assert.match(r.stderr, /sandbox healthy on every Ray node/);
     assert.doesNotMatch(`${r.stdout}${r.stderr}`, new RegExp(TOKEN));
+    // Sandbox health per step, summed over both nodes (the restarted one counted from its new start), beside verl's
+    // metrics in the store, where rlpipe metrics reads both.
+    const health = readFileSync(join(work, ".rlpipe", "metrics", "rl.sandbox.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l));
+    assert.deepEqual(health.map((h: { step: number; data: Record<string, number> }) => [h.step, h.data["sandbox/requests"], h.data["sandbox/failures"]]), [[1, 2, 0], [2, 2, 0]]);
+    const m = spawnSync(process.execPath, [join(ROOT, "dist", "bin", "rlpipe.js"), "metrics", "two-node-run.rl", "--store", `file://${work}-store`, "--json"], { encoding: "utf8" });
+    assert.equal(m.status, 0, m.stderr);
+    const latest = JSON.parse(m.stdout).latest as { label: string; step: number; value: number }[];
+    assert.deepEqual(latest.filter((l) => l.label.startsWith("sandbox requests") || l.label.startsWith("reward")).map((l) => [l.label, l.step, l.value]),
+      [["reward (score mean)", 2, 0.5], ["sandbox requests per step", 2, 2]]);
     await noSandboxLeft();
   });
 

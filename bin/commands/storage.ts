@@ -16,7 +16,7 @@ import { usage } from "./plan.js";
 import { StatusLine, TransferMeter } from "./transfer-meter.js";
 
 export const STORAGE_USAGE = `usage:
-  rlpipe sync <run> --watch DIR [--metrics FILE] [--store URI] [--interval-s 30] [--once] [--keep-last K] [--keep-every M] [--recipe-hash H]
+  rlpipe sync <run> --watch DIR [--metrics FILE ...] [--store URI] [--interval-s 30] [--once] [--keep-last K] [--keep-every M] [--recipe-hash H]
   rlpipe checkpoints <run> [--store URI] [--json]
   rlpipe restore <run> DIR [--step N] [--store URI]
   rlpipe metrics <run> [<run> ...] [--store URI] [--plot FILE.svg|FILE.png] [--smooth 0.6] [--series a,b,...] [--json]
@@ -101,7 +101,7 @@ function posInt(name: string, v: string | undefined): number | undefined {
 export async function runSync(argv: readonly string[], io: Io): Promise<number> {
   const { values, positionals } = parseArgs({
     args: [...argv], allowPositionals: true, strict: true,
-    options: { ...common, watch: { type: "string" }, metrics: { type: "string" }, "interval-s": { type: "string", default: "30" }, once: { type: "boolean", default: false },
+    options: { ...common, watch: { type: "string" }, metrics: { type: "string", multiple: true }, "interval-s": { type: "string", default: "30" }, once: { type: "boolean", default: false },
       "keep-last": { type: "string" }, "keep-every": { type: "string" }, "recipe-hash": { type: "string" } },
   });
   if (values.help) { io.out(STORAGE_USAGE); return 0; }
@@ -125,7 +125,8 @@ export async function runSync(argv: readonly string[], io: Io): Promise<number> 
   const metrics = new MetricsSync(s, run);
   const pass = async () => {
     const r = await ckpt.syncDir(resolve(values.watch!));
-    const m = values.metrics === undefined ? 0 : await metrics.syncFile(resolve(values.metrics));
+    let m = 0;
+    for (const file of values.metrics ?? []) m += await metrics.syncFile(resolve(file));
     if (values.json) io.out(JSON.stringify({ ...r, metricsBytes: m }));
     return r;
   };

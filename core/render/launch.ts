@@ -32,7 +32,7 @@ export interface SandboxLaunch {
    * rlpipe's own function started here: launch.sh exports RLPIPE_REWARD_URL for `rlpipe eval` stages. With
    * `portOverridable` (no verl stage has the port baked into a tool config), RLPIPE_SANDBOX_PORT moves it.
    */
-  readonly rlpipeFunction?: { readonly port: number; readonly portOverridable: boolean };
+  readonly rlpipeFunction?: { readonly port: number; readonly portOverridable: boolean; readonly tokenEnv?: string };
   /**
    * On a Ray job (the platform started Ray on every node; launch.sh is the driver): the sandbox runs on every node,
    * started by one actor per node (NODE_SANDBOX_HELPER with the spec in NODE_SANDBOX_SPEC), so a tool or reward
@@ -67,6 +67,17 @@ export interface LaunchInputs {
   readonly patches: readonly { readonly dir: string; readonly file: string; readonly apply: "git-apply" | "git-am" }[];
   readonly datasetBuilds: readonly { readonly command: string; readonly creates: readonly string[] }[];
   readonly storage?: StoragePlan;
+  /** Verl stages whose sandbox health (rlpipe serve's /metrics per step) goes beside their metrics (HEALTH_POLLER). */
+  readonly sandboxHealth?: readonly { readonly stage: string; readonly metrics: string }[];
+}
+
+/** Polls the job's rlpipe serve(s) and writes health lines per verl step beside the stage's metrics. */
+export const HEALTH_POLLER = ".rlpipe/rlpipe_health.py";
+export const HEALTH_ASSET = "rlpipe_health.py";
+
+/** verl's metrics file metrics/rl.jsonl → the sandbox's health lines metrics/rl.sandbox.jsonl (a second stream). */
+export function sandboxHealthFile(metrics: string): string {
+  return `${metrics.replace(/\.jsonl?$/, "")}.sandbox.jsonl`;
 }
 
 const STAGES_ON_EVERY_NODE = new Set(["sft"]);
@@ -185,7 +196,8 @@ export function renderLaunchScript(ctx: RenderContext, inputs: LaunchInputs): st
     L.push("mkdir -p .rlpipe");
     const commands = st.stages.map((s) => {
       const keep = [...(st.keep?.last === undefined ? [] : ["--keep-last", String(st.keep.last)]), ...(st.keep?.every === undefined ? [] : ["--keep-every", String(st.keep.every)])];
-      const metrics = s.metrics === undefined ? [] : ["--metrics", s.metrics];
+      const health = s.metrics !== undefined && inputs.sandboxHealth?.some((h) => h.stage === s.stage) === true;
+      const metrics = s.metrics === undefined ? [] : ["--metrics", s.metrics, ...(health ? ["--metrics", sandboxHealthFile(s.metrics)] : [])];
       // rlpipe_sync.py's destination: the runs function, a directory an output channel uploads, or the store itself.
       const to = st.mechanism === "sidecar-function" ? ["--url", st.functionUrl ?? ""]
         : st.mechanism === "modelarts-output" ? ["--store", `file://${st.stagingDir ?? ""}`, "--settle-s", String(STAGING_SETTLE_S)]
@@ -302,6 +314,21 @@ export function renderLaunchScript(ctx: RenderContext, inputs: LaunchInputs): st
         L.push("RLPIPE_SUPERVISOR_PID=$!");
       }
     }
+  }
+
+  if (inputs.sandboxHealth !== undefined && inputs.sandboxHealth.length > 0 && fnPort !== undefined) {
+    // What the sandbox did during each verl step (requests, infra errors, overload, timeouts, latency), written
+    // beside the stage's metrics and synced with them: stopped with the sync sidecars, after one last poll.
+    L.push("", "# ---- sandbox health per step, beside the metrics");
+    L.push('if [ "$RLPIPE_NODE_RANK" = 0 ]; then');
+    const source = sb?.perRayNode === true ? ['--ray-nodes', '"$RLPIPE_NODE_SANDBOXES_READY"'] : ['--url', '"$RLPIPE_REWARD_URL"'];
+    for (const h of inputs.sandboxHealth) {
+      const words = ["python3", HEALTH_POLLER, "--metrics", shellQuote(h.metrics), "--out", shellQuote(sandboxHealthFile(h.metrics)), ...source,
+        ...(fnPort.tokenEnv === undefined ? [] : ["--token-env", fnPort.tokenEnv])];
+      L.push(`  ${words.join(" ")} >> ${shellQuote(`.rlpipe/health-${h.stage}.log`)} 2>&1 &`);
+      L.push("  RLPIPE_SYNC_PIDS+=($!)");
+    }
+    L.push("fi");
   }
 
   L.push("", "# ---- stages");

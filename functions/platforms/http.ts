@@ -92,6 +92,9 @@ export async function startHttpServer(deps: FunctionDeps, opts: HttpServerOption
   metrics.gauge("requests_in_progress", "Requests that run programs, admitted and not yet answered", () => admission.active);
   metrics.gauge("requests_queued", "Admitted requests beyond the sandbox's slots (waiting for one)", () => admission.queued);
   metrics.gauge("requests_capacity", "Requests admitted at once", () => admission.capacity);
+  // A scraper that sees it change knows every counter started again (a restarted sandbox), whatever their values.
+  const startedS = Math.floor(Date.now() / 1000);
+  metrics.gauge("process_start_time_seconds", "When this server started, in Unix seconds", () => startedS);
   if (backend?.stats !== undefined) {
     const stats = backend.stats.bind(backend);
     metrics.gauge("sandbox_slots_busy", "Sandbox slots running a program", () => stats().slots?.busy ?? 0);

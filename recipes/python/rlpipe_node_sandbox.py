@@ -108,6 +108,17 @@ class NodeSandbox:
             "log": self.log_path,
         }
 
+    def metrics_text(self):
+        """This node's sandbox's GET /metrics (rlpipe serve), for rlpipe_health.py; None when it does not answer."""
+        token_env = self.spec.get("tokenEnv")
+        token = os.environ.get(token_env) if token_env else None
+        req = urllib.request.Request(f"http://127.0.0.1:{self.port}/metrics", headers={"Authorization": f"Bearer {token}"} if token else {})
+        try:
+            with urllib.request.urlopen(req, timeout=10) as r:
+                return r.read().decode("utf-8", "replace")
+        except Exception:
+            return None
+
     def stop(self):
         self.stopping.set()
         self._kill()

@@ -16,7 +16,7 @@ Three ways to the store:
 
 - through rlpipe's runs function (--url), which hands out short-lived presigned URLs: no cloud credentials enter
   the training container. Each part is checked against the MD5 the server reports; expired URLs are renewed.
-      python3 rlpipe_sync.py --url http://FUNCTION --run RUN --dir CKPT_DIR [--metrics FILE] [--once]
+      python3 rlpipe_sync.py --url http://FUNCTION --run RUN --dir CKPT_DIR [--metrics FILE ...] [--once]
   The run token is read from $RLPIPE_RUN_TOKEN (or --token-env NAME).
 - straight to S3, OBS or COS through the S3 API (--store s3://|obs://|cos://bucket/prefix), signed with AWS SigV4
   from the job's environment (AWS_*, OBS_ACCESS_KEY_ID/OBS_SECRET_ACCESS_KEY, COS_SECRET_ID/COS_SECRET_KEY or
@@ -907,7 +907,7 @@ def main(argv=None):
     ap.add_argument("--region", help="the store's region (default from the environment)")
     ap.add_argument("--run", required=True)
     ap.add_argument("--dir", required=True, help="verl's trainer.default_local_dir")
-    ap.add_argument("--metrics", help="verl's file logger output ($VERL_FILE_LOGGER_PATH)")
+    ap.add_argument("--metrics", action="append", default=[], help="verl's file logger output ($VERL_FILE_LOGGER_PATH); repeatable (the sandbox's health lines are a second file)")
     ap.add_argument("--interval", type=float, default=30.0)
     ap.add_argument("--once", action="store_true")
     ap.add_argument("--settle-s", type=float, default=0.0, help="with a file:// store: hold each manifest back this long after its files are in place")
@@ -930,8 +930,8 @@ def main(argv=None):
         while True:
             final = args.once or stopping["now"]
             sync.sync_checkpoints(args.dir, final=final)
-            if args.metrics:
-                sync.sync_metrics(args.metrics)
+            for path in args.metrics:
+                sync.sync_metrics(path)
             if final:
                 return 0
             deadline = time.time() + args.interval
@@ -944,8 +944,8 @@ def main(argv=None):
     sync = FunctionSync(Client(args.url, args.run, token), part_size, keep, args.recipe_hash, args.parallel)
     while True:
         sync.sync_checkpoints(args.dir)
-        if args.metrics:
-            sync.sync_metrics(args.metrics)
+        for path in args.metrics:
+            sync.sync_metrics(path)
         if args.once or stopping["now"]:
             return 0
         deadline = time.time() + args.interval
