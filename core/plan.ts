@@ -148,7 +148,7 @@ export function plan(loaded: LoadedRecipe, opts: PlanOptions = {}): Plan {
   }
 
   // rlpipe's own verl tool: its file, and the reward shim whose HTTP client it uses.
-  if ([...overlay.values()].some((content) => content.includes(`class_name: ${RLPIPE_TOOL_CLASS}`))) {
+  if ([...overlay.values()].some((content) => content.includes(`class_name: ${RLPIPE_TOOL_CLASS}`) || content.includes("from rlpipe_tool import register_function_tool"))) {
     for (const f of RLPIPE_TOOL_FILES) {
       const text = opts.assets?.[f];
       if (text === undefined) throw new RlpipeError("asset_missing", `${f}, which rlpipe's verl tool needs, was not provided to the planner`);

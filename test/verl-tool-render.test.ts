@@ -117,3 +117,77 @@ describe("verl tool classes per verl version", () => {
     assert.ok(planned >= 20, `only ${planned} recipe × profile plans went through`);
   });
 });
+
+// verl 0.9.1's function-tool registry: the tool rendered as `type: function` is loaded by verl's own load_all_tools
+// from multi_turn.function_tool_path and called as its agent loop calls a FunctionTool, against a real rlpipe serve.
+const FUNCTION_DRIVER = String.raw`
+import asyncio, json, os, sys, types
+tree, bundle, path = sys.argv[1], sys.argv[2], sys.argv[3]
+for name in ("verl", "verl.utils", "verl.tools"):
+    pkg = types.ModuleType(name); pkg.__path__ = [os.path.join(tree, *name.split("."))]; sys.modules[name] = pkg
+# transformers is only needed to infer a schema from a docstring; rlpipe gives the schema, so it must never be called.
+tu = types.ModuleType("transformers.utils")
+def get_json_schema(fn): raise AssertionError("the schema was inferred instead of given")
+tu.get_json_schema = get_json_schema
+sys.modules["transformers"] = types.ModuleType("transformers"); sys.modules["transformers.utils"] = tu
+sys.path.insert(0, tree); sys.path.insert(0, bundle)
+from verl.tools.tool_registry import load_all_tools
+from verl.tools.function_tool import FunctionTool, normalize_function_tool_return
+tools = load_all_tools(None, os.path.join(bundle, path))
+async def main():
+    out = []
+    for code in ("print(6*7)", "raise SystemExit(3)"):
+        resp, reward, metrics = normalize_function_tool_return(await tools[0].call({"code": code}))
+        out.append({"text": resp.text, "reward": reward, "infra": metrics.get("rlpipe_infra_error")})
+    return out
+res = asyncio.run(main())
+print(json.dumps({"names": [t.name for t in tools], "function": all(isinstance(t, FunctionTool) for t in tools),
+                  "schema": tools[0].tool_schema.model_dump(exclude_none=True)["function"]["parameters"]["required"], "calls": res}))
+`;
+
+describe("verl's function-tool registry (0.9.1 on)", () => {
+  it("renders type: function to function_tool_path; verl's own loader registers it and its calls run in rlpipe serve", { timeout: 180_000 }, async () => {
+    const { spawnSync } = await import("node:child_process");
+    const { mkdtempSync, rmSync } = await import("node:fs");
+    const { tmpdir } = await import("node:os");
+    const { writeBundle } = await import("../bin/bundle-writer.js");
+    const { startServe } = await import("./serve-process.js");
+    const serve = await startServe(["--sandbox", "local"]);
+    const dir = mkdtempSync(join(tmpdir(), "rlpipe-fn-tool-"));
+    try {
+      const text = recipe("v0.9.1", "preset: rlpipe, type: function").replace("http://127.0.0.1:8080", serve.url);
+      const p = plan(parseRecipe(text, "r.yaml"), { provider: "local", assets: bundledAssets() });
+      const stage = p.stages.find((s) => s.id === "rl")!;
+      assert.ok(stage.argv.includes("actor_rollout_ref.rollout.multi_turn.function_tool_path=tool_config/rl_function_tools.py"), stage.argv.join(" "));
+      assert.ok(!stage.argv.some((a) => a.startsWith("actor_rollout_ref.rollout.multi_turn.tool_config_path=")), "no class-based tool config");
+      const file = p.files.find((f) => f.path === "tool_config/rl_function_tools.py")!;
+      assert.match(file.content, /^from rlpipe_tool import register_function_tool$/m);
+      assert.doesNotMatch(file.content, /MY_SANDBOX_TOKEN=|[0-9a-f]{32}/, "the token's variable is named, never a value");
+      assert.ok(p.files.some((f) => f.path === "rlpipe_tool.py") && p.files.some((f) => f.path === "rlpipe_reward.py"));
+      writeBundle(dir, p.files);
+      const r = spawnSync(join(ROOT, ".venv-test", "bin", "python"), ["-c", FUNCTION_DRIVER, join(ROOT, ".venv-test", "verl", "0.9.1"), dir, "tool_config/rl_function_tools.py"], { encoding: "utf8", timeout: 120_000 });
+      assert.equal(r.status, 0, r.stderr);
+      const out = JSON.parse(r.stdout.trim().split("\n").pop()!);
+      assert.deepEqual(out.names, ["code_interpreter"]);
+      assert.equal(out.function, true);
+      assert.deepEqual(out.schema, ["code"]);
+      assert.deepEqual(out.calls[0], { text: "42\n", reward: 0, infra: 0 });
+      assert.equal(out.calls[1].infra, 0, "a program's own failure is its output, not an infra error");
+    } finally {
+      await serve.stop();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("refuses type: function where the recipe's verl has no function tools, and for a tool that is not rlpipe's", () => {
+    for (const [ref, preset, code, field] of [["v0.7.0", "preset: rlpipe, type: function", "unsupported_for_version", "type"], ["v0.9.1", "preset: scalebox, type: function", "function_tool_not_rlpipe", "type"]] as const) {
+      assert.throws(() => plan(parseRecipe(recipe(ref, preset), "r.yaml"), { provider: "local", assets: bundledAssets() }),
+        (e: Error & { issues?: { code: string; path: readonly (string | number)[] }[] }) => {
+          const issue = e.issues?.find((i) => i.code === code);
+          assert.ok(issue, `${ref} ${preset}: ${JSON.stringify(e.issues)}`);
+          assert.deepEqual(issue.path, ["tools", 0, field]);
+          return true;
+        });
+    }
+  });
+});

@@ -34,6 +34,8 @@ export interface VerlProfile {
   readonly rewardFnNeedsKwargs: boolean;
   /** The tool classes (for a tool config's class_name) this verl ships: its release's verl/tools, and recipe/retool's. */
   readonly toolClasses: readonly string[];
+  /** verl/tools/function_tool.py: plain functions registered from multi_turn.function_tool_path (0.9.1 on). */
+  readonly functionTools: boolean;
   /** recipe/retool is part of the verl tree (moved to verl-project/verl-recipe in eb6ef40eb, 2025-11-25). */
   readonly retoolInTree: boolean;
   /** SFT entry point and its config family. */
@@ -51,6 +53,7 @@ const base = {
   primeUnavailableWithAgentLoop: true,
   agentLoopIgnoresValTopK: true,
   retoolInTree: false,
+  functionTools: false,
   rewardFnNeedsKwargs: true,
   sft: { module: "verl.trainer.fsdp_sft_trainer", config: "sft_trainer" },
 } as const;
@@ -86,7 +89,7 @@ export const PROFILES: readonly VerlProfile[] = [
     ...base, name: "v0.7.0", commit: "v0.7.0", aliases: ["0.7.0"], date: "2026-01-05", pypi: "0.7.0", rejectsSyncRollout: true, toolClasses: TOOLS_0_6,
   },
   {
-    ...base, name: "v0.9.1", commit: "v0.9.1", aliases: ["0.9.1"], date: "2026-09-20", pypi: "0.9.1", rejectsSyncRollout: true, toolClasses: [],
+    ...base, name: "v0.9.1", commit: "v0.9.1", aliases: ["0.9.1"], date: "2026-09-20", pypi: "0.9.1", rejectsSyncRollout: true, toolClasses: [], functionTools: true,
     // fsdp_sft_trainer and sft_trainer.yaml are gone from 0.7.1 on; SFT runs through the engine trainer.
     sft: { module: "verl.trainer.sft_trainer", config: "sft_trainer_engine" },
   },

@@ -8,7 +8,7 @@ import { renderScore } from "./score.js";
 import { tioneRayRuntimeEnvOverrides } from "../providers/tione-ray-env.js";
 import { overrideWord } from "./hydra.js";
 import { resolveRewardFn } from "./reward.js";
-import { toolConfigFor } from "./tools.js";
+import { functionToolFileFor, toolConfigFor } from "./tools.js";
 
 export type { StageCommand } from "./stage-command.js";
 
@@ -165,6 +165,7 @@ function renderPpo(ctx: RenderContext, s: RlStage | EvalStage, at: RecipePath): 
 
   // tools
   const tools = toolConfigFor(ctx, s, at);
+  const functionTools = functionToolFileFor(ctx, s, at);
   if (tools !== undefined && s.agent?.toolSchemasInPromptLength === true) {
     if (profile.hasDataToolConfigPath) {
       o.set("data.tool_config_path", tools.value, A("agent", "toolSchemasInPromptLength"));
@@ -257,6 +258,7 @@ function renderPpo(ctx: RenderContext, s: RlStage | EvalStage, at: RecipePath): 
   o.set("actor_rollout_ref.rollout.multi_turn.max_user_turns", ag?.maxUserTurns, G("maxUserTurns"));
   o.set("actor_rollout_ref.rollout.multi_turn.max_assistant_turns", ag?.maxAssistantTurns, G("maxAssistantTurns"));
   o.set("actor_rollout_ref.rollout.multi_turn.tool_config_path", tools?.value, G("tools"));
+  o.set("actor_rollout_ref.rollout.multi_turn.function_tool_path", functionTools?.value, G("tools"));
   o.set("actor_rollout_ref.rollout.multi_turn.format", ag?.format, G("format"));
   o.set("actor_rollout_ref.rollout.multi_turn.max_tool_response_length", ag?.maxToolResponseLength, G("maxToolResponseLength"));
 
@@ -312,6 +314,6 @@ function renderPpo(ctx: RenderContext, s: RlStage | EvalStage, at: RecipePath): 
     overrides,
     hydraConfig: "ppo_trainer",
     ...(output === undefined ? {} : { output }),
-    files: tools === undefined ? [] : [tools.file],
+    files: [...(tools === undefined ? [] : [tools.file]), ...(functionTools === undefined ? [] : [functionTools.file])],
   };
 }

@@ -189,3 +189,27 @@ class RlpipeCodeTool(BaseTool):
                 await asyncio.sleep(_http._retry_after_wait(retry_after, self.max_wait_s))
             else:
                 await asyncio.sleep(random.uniform(0, self.backoff_s * (2 ** (failures - 1))))
+
+
+def register_function_tool(name, config, schema):
+    """Registers rlpipe's tool as `name` in verl's function-tool registry (verl >= 0.9.1).
+
+    verl loads the file named by actor_rollout_ref.rollout.multi_turn.function_tool_path; rlpipe renders one that
+    calls this with the tool's settings (the class's keys) and its OpenAI schema. The function is stateless, as verl's
+    function tools are: each call runs the code through one RlpipeCodeTool per process (same observations, deadlines,
+    retries, overload handling and infra-error counting as the class) and answers (ToolResponse, reward, metrics).
+    """
+    from verl.tools.function_tool import function_tool
+    from verl.tools.schemas import OpenAIFunctionToolSchema
+
+    tool_schema = OpenAIFunctionToolSchema.model_validate(schema)
+    tool = RlpipeCodeTool(config={"type": "native", **config}, tool_schema=tool_schema)
+
+    async def run(**parameters):
+        return await tool.execute(None, parameters)
+
+    run.__name__ = name
+    run.__qualname__ = name
+    # The schema is given, so verl never infers one from a docstring (transformers' get_json_schema).
+    function_tool(name, schema=tool_schema)(run)
+    return run
