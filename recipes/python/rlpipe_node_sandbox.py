@@ -89,7 +89,12 @@ class NodeSandbox:
     def start(self):
         """Starts the sandbox and waits for its first health check; raises with what went wrong on this node."""
         if not os.path.isdir(self.workdir):
-            raise RuntimeError(f"node {self.ip}: the working directory {self.workdir} does not exist there; a multi-node Ray job needs runtime.workDir on a filesystem every node mounts")
+            # Not shared with the driver's node: the sandbox needs only a directory to run in and log to.
+            try:
+                os.makedirs(self.workdir, exist_ok=True)
+            except OSError as e:
+                raise RuntimeError(f"node {self.ip}: the working directory {self.workdir} does not exist there and cannot be made ({e}); set runtime.workDir to a directory every node can write (a shared filesystem)")
+            log(f"node {self.ip}: made the working directory {self.workdir} (the driver's node does not share it with this one)")
         if port_busy(self.port):
             raise RuntimeError(f"node {self.ip}: port {self.port} is already in use by another process, so the sandbox cannot listen there (and a health check would reach that process instead): stop that process, or move the sandbox to another port in the recipe ({self.spec['portField']})")
         self.thread = threading.Thread(target=self._run, name="rlpipe-sandbox", daemon=True)
