@@ -1,9 +1,10 @@
 // Terminal output for the CLI: every line passes through redaction; errors go to stderr with their hints, and with
 // --json also to stdout as {"error": {...}} so a script reading stdout sees why a command failed.
 import { type ErrorDocument, errorDocument } from "../core/error-document.js";
-import { ExitCode, RecipeError, formatIssue } from "../core/errors.js";
+import { RecipeError, formatIssue } from "../core/errors.js";
 import { Redactor } from "../core/redact.js";
 import { TerminalLine } from "./terminal-line.js";
+import { isParseArgsError, parseArgsErrorDocument } from "./usage-errors.js";
 
 export interface Io {
   out(text: string): void;
@@ -42,15 +43,9 @@ export function streamIo(out: (raw: string) => void, err: (raw: string) => void,
 /** An error as JSON: what `--json` prints on stdout. */
 export type { ErrorDocument } from "../core/error-document.js";
 
-function isParseArgsError(e: unknown): e is TypeError & { code: string } {
-  return e instanceof TypeError && typeof (e as NodeJS.ErrnoException).code === "string" && (e as NodeJS.ErrnoException).code!.startsWith("ERR_PARSE_ARGS");
-}
-
 /** What the user is told about `e`, and the exit code it maps to (see ExitCode in core/errors.ts). */
 export function describeError(e: unknown, command?: string): ErrorDocument {
-  if (isParseArgsError(e)) {
-    return { code: "usage", message: e.message, hint: `run rlpipe ${command === undefined ? "" : `${command} `}--help`, exitCode: ExitCode.invalidInput };
-  }
+  if (isParseArgsError(e)) return parseArgsErrorDocument(e, command);
   return errorDocument(e);
 }
 

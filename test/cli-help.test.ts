@@ -54,7 +54,7 @@ describe("rlpipe help", () => {
       // An unknown option makes the command parse its arguments (and fail): that call shows what it accepts.
       const parsed = await optionsParsedBy([name, "--no-such-option-xyz"]);
       assert.equal(parsed.code, 2, `${name}: ${parsed.err}`);
-      assert.match(parsed.err, /Unknown option '--no-such-option-xyz'/);
+      assert.match(parsed.err, /unknown option --no-such-option-xyz/);
       assert.deepEqual(parsed.options, Object.keys(COMMANDS[name].options).sort(), `${name}: the options in bin/help.ts are the ones its parser accepts`);
       const r = rlpipe([name, "--help"]);
       assert.equal(r.code, 0, r.err);
@@ -100,6 +100,33 @@ describe("rlpipe help", () => {
     assert.match(JSON.parse(j.out).error.message, /did you mean "deploy"/);
     assert.match(rlpipe(["help", "chekpoints"]).err, /did you mean "checkpoints"/);
   });
+
+  it("a mistyped option gets a did-you-mean from that command's own options, in every command (exit 2, JSON with --json)", async () => {
+    for (const name of COMMAND_NAMES) {
+      // Each long option with a letter dropped from its middle, as a hand slips (--provider → --provder).
+      for (const option of Object.keys(COMMANDS[name].options).filter((o) => o.length >= 5)) {
+        const typo = `--${option.slice(0, Math.floor(option.length / 2))}${option.slice(Math.floor(option.length / 2) + 1)}`;
+        const r = await optionsParsedBy([name, typo, "--json"]);
+        assert.equal(r.code, 2, `${name} ${typo}: ${r.err}`);
+        assert.match(r.err, new RegExp(`^rlpipe: unknown option ${typo}; did you mean --${option}\\?\\n {2}hint: rlpipe ${name} takes --`), `${name} ${typo}`);
+        const doc = JSON.parse(r.out) as { error: Record<string, unknown> };
+        assert.deepEqual([doc.error["code"], doc.error["message"], doc.error["exitCode"]], ["unknown_option", `unknown option ${typo}; did you mean --${option}?`, 2]);
+        assert.doesNotMatch(r.err, /Unknown option|'-- "/, "no parser text");
+      }
+    }
+    // As a new user runs it: the issue's own example, a child process.
+    const r = rlpipe(["deploy", recipePath("local-demo"), "--provder", "local"]);
+    assert.equal(r.code, 2);
+    assert.equal(r.err, "rlpipe: unknown option --provder; did you mean --provider?\n  hint: rlpipe deploy takes --provider, --dry-run, --yes, --wait, --new, --force, --json, --verl-profile, --help (rlpipe deploy --help)\n");
+    assert.equal(r.out, "");
+    // Nothing close: no guess, the options and Node's advice about arguments that start with '-'.
+    assert.match(rlpipe(["stop", "x", "--force"]).err, /^rlpipe: unknown option --force\n {2}hint: rlpipe stop takes --json, --help \(rlpipe stop --help\); an argument starting with '-' goes after "--"\n$/);
+    assert.match(rlpipe(["plan", "x", "-P"]).err, /unknown option -P; did you mean -p \(--provider\)\?/);
+    // The other parser errors are said in words too.
+    assert.match(rlpipe(["plan", "x", "--provider"]).err, /^rlpipe: option --provider needs a value \(NAME\)\n {2}hint: write --provider NAME/);
+    assert.match(rlpipe(["plan", "x", "--json=1"]).err, /^rlpipe: option --json is a switch and takes no value/);
+    assert.match(rlpipe(["schema", "extra"]).err, /^rlpipe: rlpipe schema takes no arguments, got "extra"/);
+  });
 });
 
 describe("errors with --json", () => {
@@ -131,7 +158,7 @@ describe("errors with --json", () => {
     assert.match(JSON.parse(unknownRun.out).error.hint, /rlpipe list/);
     const flag = rlpipe(["logs", "x", "--follw", "--json"], { cwd: dir });
     assert.equal(flag.code, 2);
-    assert.deepEqual(JSON.parse(flag.out).error, { code: "usage", message: "Unknown option '--follw'. To specify a positional argument starting with a '-', place it at the end of the command after '--', as in '-- \"--follw\"", hint: "run rlpipe logs --help", exitCode: 2 });
+    assert.deepEqual(JSON.parse(flag.out).error, { code: "unknown_option", message: "unknown option --follw; did you mean --follow?", hint: "rlpipe logs takes --follow, --json, --help (rlpipe logs --help)", exitCode: 2 });
     const noJson = rlpipe(["logs", "x", "--follw"], { cwd: dir });
     assert.equal(noJson.out, "", "without --json nothing goes to stdout");
   });

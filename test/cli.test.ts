@@ -107,7 +107,7 @@ describe("rlpipe plan", () => {
     assert.match(unknownProvider.err, /unknown provider "modelart".*did you mean "modelarts"\?/);
     const flag = rlpipe(["plan", recipePath("qwen3-1.7b-code-toolcall"), "--provder", "x"]);
     assert.equal(flag.code, 2);
-    assert.match(flag.err, /Unknown option '--provder'/);
+    assert.match(flag.err, /^rlpipe: unknown option --provder; did you mean --provider\?\n {2}hint: rlpipe plan takes --provider, --out, /);
     const missing = rlpipe(["plan", join(dir, "nope.yaml")]);
     assert.equal(missing.code, 2);
     assert.match(missing.err, /nope\.yaml: cannot read recipe \(ENOENT\)/);

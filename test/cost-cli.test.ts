@@ -368,7 +368,7 @@ describe("rlpipe cost on a seed recipe (the real estimate)", () => {
     }
     const unknown = await rlpipe(["cost", recipePath(SEED), "--rate", "x.yaml"], { cwd: dir });
     assert.equal(unknown.code, 2);
-    assert.match(unknown.err, /Unknown option '--rate'/);
+    assert.match(unknown.err, /unknown option --rate; did you mean --rates\?/);
 
     const badRecipe = join(dir, "bad.yaml");
     writeFileSync(badRecipe, editYaml(recipeText(SEED), [[["resources", "nodes"], "two"]]));
