@@ -232,6 +232,12 @@ describe("re-running an unchanged recipe (provider local)", () => {
     const r2 = JSON.parse(second.out.trim().split("\n").pop()!) as Record<string, unknown>;
     assert.deepEqual({ name: r2["name"], outcome: r2["outcome"], attempt: r2["attempt"], phase: r2["phase"] }, { name: `${base}-r2`, outcome: "created", attempt: 2, phase: "SUCCEEDED" });
     assert.deepEqual(jobs(), [base, `${base}-r2`]);
+    // Run 2 did the work again (run 1's completed-stage marker in the shared workDir is run 1's): its own results.
+    const store = join(dir, ".rlpipe", "work", "local-demo", "store");
+    assert.ok(existsSync(join(store, `${base}-r2.check`, "artifacts", "check.json")), "run 2 wrote its own results");
+    const m2 = await rlpipe(["metrics", `${base}-r2.check`, "--json"], { cwd: dir });
+    assert.equal(m2.code, 0, m2.err);
+    assert.match(m2.out, /eval\/pass_rate/);
 
     // A --new whose job was created but whose command died before writing the run record: repeating it finds
     // that run (the attempt number was recorded before the create) instead of making a third.

@@ -200,6 +200,22 @@ describe("launch.sh under bash", () => {
     assert.equal(readFileSync(join(e.work, "data", "count"), "utf8"), "x");
   });
 
+  it("a new run in the same workDir (deploy --new: another RLPIPE_RUN) runs every stage again; its restart skips them", () => {
+    const p = bundle(e, recipeText(e, port));
+    rmSync(join(e.work, ".rlpipe"), { recursive: true, force: true });
+    assert.equal(launch(e, { RLPIPE_RUN: "launch-test" }).status, 0);
+    clearLogs(e);
+    const second = launch(e, { RLPIPE_RUN: "launch-test-r2" });
+    assert.equal(second.status, 0, second.stderr);
+    assert.deepEqual(calls(e).map((x) => x.argv), p.stages.map((s) => [...s.argv]), "run 2 ran every stage, though run 1 completed them in this workDir");
+    assert.doesNotMatch(second.stderr, /already complete/);
+    clearLogs(e);
+    const restart = launch(e, { RLPIPE_RUN: "launch-test-r2" });
+    assert.equal(restart.status, 0, restart.stderr);
+    assert.deepEqual(calls(e), [], "a restart of run 2 skips what run 2 completed");
+    assert.match(restart.stderr, /stage sft: already complete, skipping \(run launch-test-r2\)/);
+  });
+
   it("propagates a failing stage's exit code and resumes from that stage on the next run", () => {
     rmSync(join(e.work, ".rlpipe"), { recursive: true, force: true });
     clearLogs(e);

@@ -137,9 +137,9 @@ export const buildModelArtsRequest: RequestBuilder = (input: RequestInput, issue
     if (c !== undefined) outputs.push(c);
   }
 
-  // The store names a run's checkpoints after the job (launch.sh syncs stage S as $RLPIPE_RUN.S).
-  const built = buildEnvironments(input, target, error, warn);
-  const environments = input.storage === undefined ? built : sortedRecord({ ...built, RLPIPE_RUN: input.jobName });
+  // RLPIPE_RUN names the run: the store names its checkpoints after the job (launch.sh syncs stage S as
+  // $RLPIPE_RUN.S), and launch.sh keeps its completed-stage markers per run in the fixed workDir.
+  const environments = sortedRecord({ ...buildEnvironments(input, target, error, warn), RLPIPE_RUN: input.jobName });
 
   const nodes = input.resources.nodes;
   const command = launchCommand(mountedAt, nodes, target);

@@ -1,8 +1,8 @@
 // launch.sh: the one entrypoint every provider runs. It sets the environment, prepares the checkout and data,
 // starts a co-located sandbox and waits for its health check, then runs the stages in order. A stage that
-// completed is skipped on a restart (marker file); verl stages resume from their newest checkpoint
-// (trainer.resume_mode=auto). The first failing stage's exit code is the script's exit code. No secret
-// is ever written here: required secrets are checked by name in the environment at run time.
+// completed is skipped on a restart of the same run (a marker per $RLPIPE_RUN); verl stages resume from their
+// newest checkpoint (trainer.resume_mode=auto). The first failing stage's exit code is the script's exit code.
+// No secret is ever written here: required secrets are checked by name in the environment at run time.
 import { sha256 } from "../recipe/load.js";
 import type { Recipe } from "../recipe/schema.js";
 import { type RenderContext, report } from "./context.js";
@@ -457,16 +457,19 @@ rlpipe_wait_healthy() {
   rlpipe_log "sandbox healthy"
 }
 rlpipe_run_stage() {
-  local marker="$RLPIPE_STATE_DIR/stage-$1.done" fn="$2" log="$3" rc
+  # A marker belongs to its run (RLPIPE_RUN): a restart of the run skips what it completed, a new run (deploy --new)
+  # in the same workDir runs everything again.
+  local run="@{RLPIPE_RUN:-unnamed}"
+  local marker="$RLPIPE_STATE_DIR/stages/@{run//\//_}/$1.done" fn="$2" log="$3" rc
   local id="@{1%-*}"
-  if [ -e "$marker" ]; then rlpipe_log "stage $id: already complete, skipping"; return 0; fi
+  if [ -e "$marker" ]; then rlpipe_log "stage $id: already complete, skipping (run $run)"; return 0; fi
   rlpipe_log "stage $id: starting"
   set +e
   if [ -n "$log" ]; then mkdir -p "$(dirname "$log")"; ( "$fn" ) 2>&1 | tee -a "$log"; rc=@{PIPESTATUS[0]}
   else ( "$fn" ); rc=$?; fi
   set -e
   if [ "$rc" -ne 0 ]; then rlpipe_die "$rc" "stage $id failed with exit code $rc"; fi
-  touch "$marker"
+  mkdir -p "$(dirname "$marker")" && touch "$marker"
   rlpipe_log "stage $id: complete"
 }
 rlpipe_ray_head() {
