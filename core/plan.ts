@@ -1,5 +1,6 @@
 // recipe × provider → Plan: every file and command a deploy would use, computed without network or
 // credentials. Pure: the same recipe, provider and options give byte-identical output.
+import { type SandboxCapacity, capacityIssues, sandboxCapacity } from "./capacity.js";
 import { type LocatedIssue, RecipeError, type RecipeIssue, RlpipeError } from "./errors.js";
 import { checkRecipe } from "./recipe/check.js";
 import { Interpolator } from "./recipe/interpolate.js";
@@ -80,6 +81,8 @@ export interface Plan {
   /** sha256 over the bundle files: content-addressed upload locations. */
   readonly bundleDigest: string;
   readonly files: readonly BundleFile[];
+  /** The sandbox's work per RL step against its capacity (core/capacity.ts); over the limit it is also a warning. */
+  readonly capacity?: SandboxCapacity;
   readonly warnings: readonly LocatedIssue[];
 }
 
@@ -235,6 +238,8 @@ export function plan(loaded: LoadedRecipe, opts: PlanOptions = {}): Plan {
     ...(storage === undefined ? {} : { storage }),
   }, issues, opts.attempt);
   if (issues.some((i) => i.severity === "error")) fail();
+  const capacity = sandboxCapacity(recipe, provider);
+  issues.push(...capacityIssues(capacity));
   const jobName = named?.jobName ?? `${recipe.metadata.name.replace(/[^a-z0-9-]/g, "-").slice(0, 40)}-${sha256(canonicalJson({ provider, bundleDigest })).slice(0, 8)}`;
   return {
     recipe: { name: recipe.metadata.name, file: loaded.file, hash: loaded.hash },
@@ -257,6 +262,7 @@ export function plan(loaded: LoadedRecipe, opts: PlanOptions = {}): Plan {
     ...(named === undefined ? {} : { request: named.request }),
     bundleDigest,
     files,
+    ...(capacity === undefined ? {} : { capacity }),
     warnings: locateAll(issues.filter((i) => i.severity === "warning"), loaded.source, loaded.file),
   };
 }

@@ -17,6 +17,7 @@ export function formatPlanSummary(plan: Plan, outDir: string | undefined, prices
   L.push(`  resources  ${r.nodes} node${r.nodes > 1 ? "s" : ""} × ${r.devicesPerNode} ${r.accelerator} = ${r.totalDevices} devices`);
   if (prices !== undefined) L.push(`  prices     ${prices}`);
   if (cost !== undefined) L.push(`  cost       ${cost}`);
+  (plan.capacity?.stages ?? []).forEach((c, i) => L.push(`  ${i === 0 ? "capacity " : "         "}  ${c.line}`));
   L.push(`  workdir    ${plan.workDir}`);
   if (plan.sandbox !== undefined) {
     L.push(`  sandbox    ${plan.sandbox.kind} (${plan.sandbox.deploy})${plan.sandbox.url === undefined ? "" : ` at ${plan.sandbox.url}`}: ${plan.sandbox.where}`);

@@ -79,6 +79,7 @@ export function planDocument(p: Plan): unknown {
     ...(p.request === undefined ? {} : { request: p.request }),
     bundleDigest: p.bundleDigest,
     files: p.files.map((f) => ({ path: f.path, sha256: sha256(f.content), executable: f.executable })),
+    ...(p.capacity === undefined ? {} : { capacity: p.capacity }),
     warnings: p.warnings.map((w) => ({ code: w.code, path: w.path, message: w.message, ...(w.line === undefined ? {} : { line: w.line, col: w.col }), ...(w.hint === undefined ? {} : { hint: w.hint }) })),
     planHash: sha256(canonicalJson(p.files.map((f) => [f.path, f.content]))),
   };

@@ -2,6 +2,7 @@
 // date of every price and every assumption listed. Pure: no I/O; the same recipe, options and `now` give the
 // same report. docs/cost.md explains the model; the JSON shape is schema/cost-report.schema.json.
 import { budgetStatus } from "./budget-check.js";
+import { sandboxCapacity } from "../capacity.js";
 import { RlpipeError } from "../errors.js";
 import { canonicalJson, sha256 } from "../recipe/load.js";
 import { PROVIDERS, type Provider, type Recipe } from "../recipe/schema.js";
@@ -402,6 +403,7 @@ export function estimateCost(recipe: Recipe, opts: EstimateOptions): CostReport 
   }));
   const budget = budgetOf(recipe, totals);
   const sunk = leaves(lines).some((l) => l.component === "compute" && l.includedIn !== undefined);
+  const capacity = sandboxCapacity(recipe, chosen, opts.stepSeconds === undefined ? {} : { stepSeconds: opts.stepSeconds });
   return {
     schema: "rlpipe.cost-report", version: 1, generatedAt: opts.now.toISOString(),
     recipe: { name: recipe.metadata.name, hash: sha256(canonicalJson(recipe)), ...(opts.file === undefined ? {} : { file: opts.file }) },
@@ -411,7 +413,7 @@ export function estimateCost(recipe: Recipe, opts: EstimateOptions): CostReport 
     cumulative: cumulativeOf(lines, work, fx, usage),
     assumptions: dedupe(assumptions),
     exclusions: dedupe([...EXCLUSIONS.filter((e) => sunk || !e.startsWith("prepaid")), ...usage.exclusions]),
-    priceSources: dedupeRates(sources), stages,
+    priceSources: dedupeRates(sources), stages, ...(capacity === undefined ? {} : { capacity }),
   };
 }
 

@@ -73,7 +73,8 @@ export function usageFigure(recipe: Recipe, key: UsageKey): { value: Range; basi
   return USAGE_DEFAULTS[key];
 }
 
-function rewardUsesSandbox(recipe: Recipe): boolean {
+/** Whether the reward function calls the sandbox: rlpipe's own shim, or kwargs that name ${sandbox.url}. */
+export function rewardUsesSandbox(recipe: Recipe): boolean {
   if (recipe.sandbox === undefined) return false;
   if (recipe.sandbox.kind === "rlpipe") return true;
   return Object.values(recipe.reward?.fn?.kwargs ?? {}).some((v) => typeof v === "string" && v.includes("${sandbox.url}"));

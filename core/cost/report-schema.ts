@@ -69,6 +69,30 @@ export const CostReportSchema = z.strictObject({
     steps: RangeSchema.optional(), secondsPerStep: RangeSchema.optional(), stepBasis: z.enum(["model", "measured"]).optional(),
     validations: RangeSchema.optional(), responses: RangeSchema.optional(), hours: RangeSchema,
   })).optional(),
+  capacity: z.strictObject({
+    shareLimit: num().describe("The share of a step above which rlpipe plan warns (sandbox_capacity)"),
+    stages: z.array(z.strictObject({
+      stage: z.string(),
+      demand: z.strictObject({
+        responsesPerStep: num(), toolCallsPerResponse: num(), toolCallsBasis: z.string(), toolCallsPerStep: num(),
+        testCasesPerReward: num().describe("0 when the reward does not call the sandbox"), testCasesBasis: z.string().optional(), testCasesPerStep: num(),
+      }),
+      supply: z.strictObject({
+        kind: z.enum(["self-hosted", "managed", "unknown"]), backend: z.string(),
+        servers: num().optional(), coresPerNode: num().optional(), coresPerServer: num().optional(), coresBasis: z.string().optional(), workers: num().optional(),
+        toolCallsPerS: num().optional(), testCasesPerS: num().optional(),
+        maxSandboxes: num().optional(), createsPerS: num().optional(), accountBasis: z.string().optional(), createsPerToolCall: num().optional(),
+        toolCallSeconds: num().optional(), testCaseSeconds: num().optional(),
+        basis: z.array(z.string()),
+      }),
+      sandboxSecondsPerStep: num().optional().describe("Seconds of the step the sandbox needs at full parallelism; absent when its capacity is unknown"),
+      limitedBy: z.enum(["throughput", "creates", "concurrency"]).optional(),
+      stepSeconds: num(), stepBasis: z.enum(["model", "measured"]),
+      share: num().optional(), shareLimit: num(), over: z.boolean(),
+      line: z.string().describe("The line rlpipe plan and rlpipe cost print"),
+      hint: z.string().optional().describe("What to change, when over"),
+    })),
+  }).optional().describe("The sandbox's work per RL step against its capacity (docs/ARCHITECTURE.md, sandbox capacity)"),
   actual: z.strictObject({
     run: z.string(),
     lines: z.array(z.strictObject({ id: z.string(), quantity: num().optional(), cost: num().optional(), currency: Currency.optional(), source: z.string() })),

@@ -42,6 +42,8 @@ export interface CostReport {
   readonly priceSources: readonly Rate[];
   /** Addition: per stage, the work the compute lines price. */
   readonly stages?: readonly StageSummary[];
+  /** Addition: the sandbox's work per RL step against its capacity, as `rlpipe plan` prints it (core/capacity.ts). */
+  readonly capacity?: SandboxCapacity;
   /** After a run (rlpipe cost --run): actual per line, with the prices recorded at deploy time. */
   readonly actual?: { readonly run: string; readonly lines: readonly { readonly id: string; readonly quantity?: number; readonly cost?: number; readonly currency?: Currency; readonly source: string }[]; readonly total?: { readonly CNY: number; readonly USD: number } };
 }
@@ -63,4 +65,71 @@ export interface StageSummary {
   readonly id: string; readonly type: "sft" | "merge" | "rl" | "eval" | "score";
   readonly steps?: Range; readonly secondsPerStep?: Range; readonly stepBasis?: "model" | "measured";
   readonly validations?: Range; readonly responses?: Range; readonly hours: Range;
+}
+
+// ---------------------------------------------------------------- additions: sandbox capacity per step (core/capacity.ts)
+
+/** What one RL step asks of the sandbox: prompts × n responses, each with its tool calls and its reward's test cases. */
+export interface SandboxDemand {
+  readonly responsesPerStep: number;
+  readonly toolCallsPerResponse: number;
+  /** Where toolCallsPerResponse comes from: the turn limit (agent.maxAssistantTurns …), cost.usage.toolCallsPerResponse or a default. */
+  readonly toolCallsBasis: string;
+  readonly toolCallsPerStep: number;
+  /** 0 when the reward does not call the sandbox. */
+  readonly testCasesPerReward: number;
+  readonly testCasesBasis?: string;
+  readonly testCasesPerStep: number;
+}
+
+/** What the sandbox can do: a self-hosted server's rates (per core × cores × servers), or a managed account's limits. */
+export interface SandboxSupply {
+  readonly kind: "self-hosted" | "managed" | "unknown";
+  /** "rlpipe serve (local sandbox)", "ScaleBox", "SandboxFusion", "E2B", "Tencent AGS", … */
+  readonly backend: string;
+  /** Self-hosted: servers (one per node when co-located, else the URLs), cores each gets and where that figure comes from. */
+  readonly servers?: number;
+  /** Co-located: the cores of a node; each server uses coresPerServer of them (fewer when its workers are fewer). */
+  readonly coresPerNode?: number;
+  readonly coresPerServer?: number;
+  readonly coresBasis?: string;
+  readonly workers?: number;
+  readonly toolCallsPerS?: number;
+  readonly testCasesPerS?: number;
+  /** Managed: the account's limits and what a tool call holds. */
+  readonly maxSandboxes?: number;
+  readonly createsPerS?: number;
+  readonly accountBasis?: string;
+  /** Sandboxes created per tool call: 1 for a tool that creates and kills one per call, 0 for a pool. */
+  readonly createsPerToolCall?: number;
+  readonly toolCallSeconds?: number;
+  readonly testCaseSeconds?: number;
+  /** Why the capacity is unknown, or the sources of the rates. */
+  readonly basis: readonly string[];
+}
+
+/** One RL stage: demand against supply, as a share of the step. */
+export interface StageCapacity {
+  readonly stage: string;
+  readonly demand: SandboxDemand;
+  readonly supply: SandboxSupply;
+  /** Seconds of the step the sandbox needs at full parallelism (absent when the capacity is unknown). */
+  readonly sandboxSecondsPerStep?: number;
+  /** What sets sandboxSecondsPerStep: "throughput", "creates" or "concurrency". */
+  readonly limitedBy?: "throughput" | "creates" | "concurrency";
+  readonly stepSeconds: number;
+  readonly stepBasis: "model" | "measured";
+  readonly share?: number;
+  readonly shareLimit: number;
+  readonly over: boolean;
+  /** The line plan and cost print. */
+  readonly line: string;
+  /** What to change, when over. */
+  readonly hint?: string;
+}
+
+export interface SandboxCapacity {
+  /** The share of a step above which plan warns (sandbox_capacity). */
+  readonly shareLimit: number;
+  readonly stages: readonly StageCapacity[];
 }

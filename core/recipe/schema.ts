@@ -97,6 +97,7 @@ const Resources = z.strictObject({
   nodes: posInt().describe("Number of nodes."),
   devicesPerNode: posInt().describe("Accelerator devices per node (NPU dies or GPUs); trainer.n_gpus_per_node."),
   deviceType: text().optional().describe("Informational: Ascend910B3, A3, H200, …"),
+  cpusPerNode: posInt().optional().describe("CPU cores per node, for the sandbox capacity `plan` checks (a co-located sandbox runs on them). Default: the TI-ONE worker's spec or targets.slurm.cpusPerTask, else 32 (assumed)."),
 });
 
 // ---------------------------------------------------------------- models, datasets
@@ -152,6 +153,11 @@ const ManagedSandbox = z.strictObject({
   template: text().describe("Sandbox template / AGS tool name, e.g. code-interpreter-v1"),
   apiKey: SecretRef,
   sandboxTimeoutS: posInt().optional(),
+  account: z.strictObject({
+    tier: oneOf(["hobby", "pro"] as const).optional().describe("The E2B plan: hobby 20 sandboxes and 1 create/s, pro 100 and 5 creates/s (e2b.dev/docs/sandbox/rate-limits)."),
+    maxSandboxes: posInt().optional().describe("Concurrent sandboxes the account allows (a Pro add-on, an AGS quota); default the tier's."),
+    createsPerS: posNumber().optional().describe("Sandbox creates per second the account allows; default the tier's."),
+  }).optional().describe("The account's limits, for the sandbox capacity `plan` checks. Default: E2B Hobby's (AGS publishes no quota)."),
 });
 
 const Sandbox = z.strictObject({

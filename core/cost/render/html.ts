@@ -94,7 +94,7 @@ export function renderHtml(report: CostReport, v: ReportView): string {
 ${cards(v)}
 <p><strong>Target:</strong> ${escapeHtml(v.target)}${v.budgetText === undefined ? "" : ` &nbsp; <strong>${escapeHtml(v.budgetText.replace(/\s{2,}/g, " · "))}</strong>`}<br>
 <strong>Run:</strong> ${escapeHtml(v.run)}<br>
-<strong>Exchange rate:</strong> ${escapeHtml(v.fx)}</p>
+<strong>Exchange rate:</strong> ${escapeHtml(v.fx)}${v.capacity.map((c) => `<br>\n<strong>Sandbox capacity:</strong> ${escapeHtml(c)}`).join("")}</p>
 ${v.warnings.map((w) => `<p class="note">${escapeHtml(w)}</p>`).join("\n")}
 ${v.budget !== undefined && v.budget.status !== "within" ? `<p class="note"><strong>Budget:</strong> ${escapeHtml(v.budget.message)}</p>` : ""}
 ${v.total.incomplete ? `<p class="note"><strong>Incomplete:</strong> ${escapeHtml(v.total.note)}.</p>` : ""}

@@ -29,6 +29,7 @@ export function renderMarkdown(v: ReportView): string {
   if (v.budget !== undefined && v.budget.status !== "within") L.push(`- **Budget:** ${v.budget.message}`);
   L.push(`- **Run:** ${v.run}`);
   L.push(`- **Exchange rate:** ${v.fx}`);
+  for (const c of v.capacity) L.push(`- **Sandbox capacity:** ${c}`);
   for (const w of v.warnings) L.push(`- **Warning:** ${w}`);
   L.push("", `### Candidates considered (${v.candidates.length})`, "");
   L.push(...table(

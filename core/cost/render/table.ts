@@ -37,6 +37,7 @@ export function renderTable(v: ReportView): string {
   L.push(`Target: ${v.target}${v.budgetText === undefined ? "" : `      ${v.budgetText}`}`);
   L.push(`Run: ${v.run}`);
   L.push(`Exchange rate: ${v.fx}`);
+  v.capacity.forEach((c, i) => L.push(`${i === 0 ? "Sandbox capacity:" : "                 "} ${c}`));
   for (const w of v.warnings) L.push(`warning: ${w}`);
   if (v.budget !== undefined && v.budget.status !== "within") L.push(`Budget: ${v.budget.message}`);
   L.push("");

@@ -77,6 +77,8 @@ export interface ReportView {
   readonly ratesNeeded: readonly string[];
   /** What a reader should know about single lines ("label: note"). */
   readonly notes: readonly string[];
+  /** The sandbox's capacity per RL step, one line per stage (as plan prints it). */
+  readonly capacity: readonly string[];
   readonly assumptions: readonly string[];
   readonly exclusions: readonly string[];
   readonly sources: readonly { readonly id: string; readonly price: string; readonly source: string; readonly confidence: string; readonly date: string; readonly region: string }[];
@@ -232,6 +234,7 @@ export function reportView(report: CostReport, opts: { budget?: { cap: number; c
       ...groupNotes(rows),
       ...report.candidates.filter((c) => c.chosen && c.includedIn !== undefined && c.note !== undefined).map((c) => `chosen candidate ${c.provider}: ${c.note}`),
     ],
+    capacity: (report.capacity?.stages ?? []).map((c) => c.line),
     assumptions: [...report.assumptions],
     exclusions: [...report.exclusions],
     sources: [...report.priceSources].sort((a, b) => a.id.localeCompare(b.id) || a.dateRead.localeCompare(b.dateRead)).map((s) => ({
