@@ -96,7 +96,7 @@ describe("rlpipe plan", () => {
     const r = rlpipe(["plan", bad, "--out", out]);
     assert.equal(r.code, 2);
     assert.match(r.err, /bad\.yaml:\d+:10: stages\[2\]\.rollout\.n: expected a positive integer, got "eight"/);
-    assert.match(r.err, /hint: Responses sampled per prompt/);
+    assert.match(r.err, /hint: write a whole number of 1 or more, such as 2 \(no quotes\)/);
     assert.doesNotMatch(r.err, /\n\s+at /);
     assert.equal(existsSync(out), false);
   });

@@ -49,7 +49,7 @@ describe("recipe errors: syntax and types", () => {
     const issue = one(errorsOf(text), "invalid_type");
     const line = lineOf(text, "n: eight");
     assert.equal(formatIssue(issue).split("\n")[0], `${FILE}:${line}:10: stages[2].rollout.n: expected a positive integer, got "eight"`);
-    assert.match(issue.hint ?? "", /Responses sampled per prompt/);
+    assert.equal(issue.hint, "write a whole number of 1 or more, such as 2 (no quotes)");
   });
 
   it("malformed YAML points at the line", () => {
@@ -234,5 +234,100 @@ describe("recipe errors: verl version traps", () => {
     const text = mutate("retool-qwen3-4b-tione-ags", [[["runtime", "verl", "ref"], "deadbeef"]]);
     const issue = one(errorsOf(text), "unknown_verl_ref");
     assert.match(issue.hint ?? "", /set runtime\.verl\.profile to the closest known one: f50e5c2e, 95470480, v0\.6\.1, c651b7b, v0\.7\.0, v0\.9\.1/);
+  });
+});
+
+// Issue 23, item 9: what a new user meets first, each from a small change to the local demo.
+describe("recipe errors: the line where the problem is, and what to write instead", () => {
+  const demo = recipeText("local-demo");
+  const edit = (from: string, to: string) => {
+    assert.ok(demo.includes(from), `local-demo has no ${from}`);
+    return demo.replace(from, to);
+  };
+  const only = (text: string): LocatedIssue => {
+    const issues = errorsOf(text);
+    assert.equal(issues.length, 1, issues.map(formatIssue).join("\n"));
+    return issues[0]!;
+  };
+
+  it("an unclosed { is reported on its own line, at the brace, in our words", () => {
+    const text = edit("resources: { nodes: 1, devicesPerNode: 1 }", "resources: { nodes: 1, devicesPerNode: 1");
+    const issue = only(text);
+    assert.equal(issue.code, "yaml_syntax");
+    assert.deepEqual([issue.line, issue.col], [lineOf(text, "resources: {"), "resources: {".length]);
+    assert.equal(issue.message, 'the "{" opened here is never closed');
+    assert.match(issue.hint ?? "", /close it with "\}"/);
+    assert.doesNotMatch(formatIssue(issue), /Flow map|block collection|sufficiently/);
+  });
+
+  it("an unclosed [ and an unclosed quote point at where they open, not where the parser gave up", () => {
+    const list = edit("  accelerator: cpu", "  accelerator: [cpu");
+    assert.deepEqual([only(list).line, only(list).message], [lineOf(list, "accelerator: [cpu"), 'the "[" opened here is never closed']);
+    const quote = edit("  name: local-demo", '  name: "local-demo');
+    assert.deepEqual([only(quote).line, only(quote).message], [lineOf(quote, 'name: "local-demo'), 'the " that opens this string is never closed']);
+  });
+
+  it("a duplicate key names both lines and says to keep one, not the indentation hint", () => {
+    const text = edit("kind: Recipe", "kind: Recipe\nkind: Recipe");
+    const issue = only(text);
+    assert.equal(issue.line, lineOf(text, "kind: Recipe") + 1);
+    assert.equal(issue.message, `key "kind" appears twice in the same mapping (first on line ${lineOf(text, "kind: Recipe")})`);
+    assert.match(issue.hint ?? "", /keep one "kind:"/);
+    assert.doesNotMatch(issue.hint ?? "", /indentation/);
+  });
+
+  it("tabs, a missing colon, a value with ': ' and a mis-indented key each get their own line and fix", () => {
+    const cases: [string, string, RegExp, RegExp][] = [
+      ["  accelerator: cpu", "\taccelerator: cpu", /indented with a tab/, /spaces/],
+      ["  accelerator: cpu", "  accelerator cpu", /no ":" after its key/, /key: value/],
+      ["  name: local-demo", "  name: local: demo", /contains ": "/, /quote the whole value/],
+      ["  accelerator: cpu", "   accelerator: cpu", /starts at column 4, but line \d+ of the same mapping at column 3/, /same column/],
+    ];
+    for (const [from, to, message, hint] of cases) {
+      const text = edit(from, to);
+      const issue = only(text);
+      assert.equal(issue.line, lineOf(text, to.trim()), to);
+      assert.match(issue.message, message, to);
+      assert.match(issue.hint ?? "", hint, to);
+    }
+  });
+
+  it("a type error's hint says what to write, not the field's description", () => {
+    const issue = only(edit("resources: { nodes: 1,", 'resources: { nodes: "two",'));
+    assert.equal(formatIssue(issue), `${FILE}:${issue.line}:21: resources.nodes: expected a positive integer, got "two"\n  hint: write a whole number of 1 or more, such as 2 (no quotes)`);
+    assert.equal(only(edit("resources: { nodes: 1,", 'resources: { nodes: "2",')).hint, "write 2 without quotes: quoted, it is text, not a number");
+    assert.equal(only(edit("    minPassRate: 1 ", "    minPassRate: yes ")).hint, "write a number greater than 0 and at most 1, such as 0.5 (no quotes)");
+  });
+
+  it("every range error has a hint with the allowed range", () => {
+    const cases: [string, string, string][] = [
+      ["    minPassRate: 1 ", "    minPassRate: 2 ", "write a number greater than 0 and at most 1, such as 0.5 (no quotes)"],
+      ["    rows: 16", "    rows: -3", "write a whole number of 1 or more, such as 2 (no quotes)"],
+      ["    rows: 16", "    rows: 2.5", "write a whole number of 1 or more, such as 2 (no quotes)"],
+      ["    minPassRate: 1 ", "    minPassRate: 1\n    batchSize: 0", "write a whole number of 1 or more, such as 2 (no quotes)"],
+      ["  url: http://127.0.0.1:18931", "  url: http://127.0.0.1:18931\n  server: { dir: s, start: run, port: 70000 }", "write a whole number from 1 to 65535, such as 2 (no quotes)"],
+      ["  kind: rlpipe\n", "  kind: rlpipe\n  health: { intervalS: 0 }\n", "write a whole number of 1 or more, such as 2 (no quotes)"],
+    ];
+    for (const [from, to, hint] of cases) {
+      const range = errorsOf(edit(from, to)).filter((i) => i.code === "too_small" || i.code === "too_big" || i.code === "invalid_type");
+      assert.equal(range.length, 1, to);
+      assert.equal(range[0]!.hint, hint, to);
+    }
+  });
+
+  it("a misspelt key is one error with did-you-mean, also for a required key and a stage's type", () => {
+    const cases: [string, string, string, string][] = [
+      ["resources:", "resorces:", "resorces", "resources"],
+      ["  name: local-demo", "  nme: local-demo", "metadata.nme", "name"],
+      ["    type: score", "    tpye: score", "stages.0.tpye", "type"],
+      ["    data: problems", "    dta: problems", "stages.0.dta", "data"],
+      ["    minPassRate", "    minPasRate", "stages.0.minPasRate", "minPassRate"],
+    ];
+    for (const [from, to, path, meant] of cases) {
+      const text = edit(from, to);
+      const issue = only(text);
+      assert.deepEqual([issue.code, issue.path.join("."), issue.hint], ["unknown_key", path, `did you mean "${meant}"?`], to);
+      assert.equal(issue.line, lineOf(text, to.trim()), to);
+    }
   });
 });

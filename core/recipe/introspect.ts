@@ -77,7 +77,8 @@ export function keysAt(root: AnySchema, path: readonly (string | number)[], data
     let d: unknown = data;
     for (const p of path) d = d !== null && typeof d === "object" ? (d as Record<string | number, unknown>)[p] : undefined;
     const picked = pickOption(u, d);
-    if (picked === undefined) return [];
+    // No option fits yet (a stage without its `type`): every option's keys are allowed.
+    if (picked === undefined) return [...new Set((defOf(u)["options"] as AnySchema[]).flatMap((o) => Object.keys(objectShape(o) ?? {})))];
     u = unwrap(picked);
   }
   const shape = objectShape(u);

@@ -8,7 +8,9 @@ import { type LocatedIssue, RecipeError, type RecipeIssue, type RecipePath, Rlpi
 import { descriptionOf, keysAt, schemaAt } from "./introspect.js";
 import { type Recipe, RecipeSchema } from "./schema.js";
 import { type SourceMap, sourceMapOf } from "./source.js";
-import { didYouMean } from "./suggest.js";
+import { whatToWrite } from "./expected.js";
+import { closest, didYouMean } from "./suggest.js";
+import { yamlSyntaxIssues } from "./yaml-errors.js";
 
 export interface LoadedRecipe {
   readonly recipe: Recipe;
@@ -43,19 +45,7 @@ export function parseRecipe(text: string, file: string): LoadedRecipe {
   const lines = new LineCounter();
   const doc = parseDocument(text, { lineCounter: lines, prettyErrors: true, uniqueKeys: true });
   const source = sourceMapOf(doc, lines);
-  if (doc.errors.length > 0) {
-    // Later syntax errors usually cascade from the first; show a few, not hundreds.
-    throw new RecipeError(file, doc.errors.slice(0, 3).map((e) => ({
-      severity: "error" as const,
-      code: "yaml_syntax",
-      path: [],
-      message: e.message.split("\n")[0]!.replace(/ at line \d+, column \d+:?$/, ""),
-      hint: "fix the YAML syntax (indentation, quoting, a missing ':')",
-      file,
-      line: e.linePos?.[0].line,
-      col: e.linePos?.[0].col,
-    })));
-  }
+  if (doc.errors.length > 0) throw new RecipeError(file, yamlSyntaxIssues(text, doc, doc.errors, lines, file));
   let data: unknown;
   try {
     data = doc.toJS({ maxAliasCount: 50 });
@@ -68,7 +58,7 @@ export function parseRecipe(text: string, file: string): LoadedRecipe {
   const parsed = RecipeSchema.safeParse(data);
   if (!parsed.success) {
     const issues = parsed.error.issues.flatMap((i) => zodIssueToRecipeIssues(i, data));
-    throw new RecipeError(file, locateAll(dedupe(issues), source, file));
+    throw new RecipeError(file, locateAll(dedupe(misspeltKeys(issues, data)), source, file));
   }
   const recipe = parsed.data as Recipe;
   return { recipe, file, source, hash: sha256(canonicalJson(recipe)) };
@@ -91,6 +81,29 @@ function dedupe(issues: RecipeIssue[]): RecipeIssue[] {
     seen.add(k);
     return true;
   });
+}
+
+/**
+ * A misspelt required key is one mistake, not two ("missing field" plus "unknown key"): the missing field becomes
+ * the unknown key that is close to it, with "did you mean". zod reports no unknown keys of a union member it could
+ * not pick (a stage without `type`), so the keys at the parent are compared with the schema's here.
+ */
+function misspeltKeys(issues: RecipeIssue[], data: unknown): RecipeIssue[] {
+  const replaced = new Set<string>();
+  const out = issues.map((i) => {
+    const field = i.path[i.path.length - 1];
+    if (i.code !== "missing_field" || typeof field !== "string") return i;
+    const parent = i.path.slice(0, -1);
+    const here = valueAt(data, parent);
+    if (here === null || typeof here !== "object" || Array.isArray(here)) return i;
+    const allowed = new Set(keysAt(RecipeSchema, parent, data));
+    const typo = Object.keys(here).find((k) => !allowed.has(k) && !replaced.has(formatPath([...parent, k])) && closest(k, [field]) === field);
+    if (typo === undefined) return i;
+    replaced.add(formatPath([...parent, typo]));
+    return { severity: "error" as const, code: "unknown_key", path: [...parent, typo], message: `unknown key ${JSON.stringify(typo)}`, hint: `did you mean ${JSON.stringify(field)}?` };
+  });
+  // The unknown-key issue zod raised for the same key is now the replacement itself.
+  return out.filter((i, n) => !(i.code === "unknown_key" && replaced.has(formatPath(i.path)) && issues[n]!.code === "unknown_key"));
 }
 
 function valueAt(data: unknown, path: RecipePath): unknown {
@@ -134,7 +147,7 @@ function zodIssueToRecipeIssues(issue: z.core.$ZodIssue, data: unknown): RecipeI
         return [mk("missing_field", `missing required field${field === undefined ? "" : ` ${JSON.stringify(field)}`}`, description)];
       }
       const expected = issue.message.startsWith("expected") ? issue.message : `expected ${GENERIC_EXPECTED[issue.expected] ?? issue.expected}`;
-      return [mk("invalid_type", `${expected}, got ${describeValue(value)}`, description)];
+      return [mk("invalid_type", `${expected}, got ${describeValue(value)}`, whatToWrite(schema, value) ?? description)];
     }
     case "invalid_value": {
       const values = issue.values.map(String);
@@ -156,7 +169,8 @@ function zodIssueToRecipeIssues(issue: z.core.$ZodIssue, data: unknown): RecipeI
     }
     default: {
       const base = issue.message.startsWith("expected") ? issue.message : issue.message.charAt(0).toLowerCase() + issue.message.slice(1);
-      return [mk(issue.code, value === undefined ? base : `${base}, got ${describeValue(value)}`, description)];
+      // Range and format errors (too_small, too_big, a refinement): say what is allowed, by example.
+      return [mk(issue.code, value === undefined ? base : `${base}, got ${describeValue(value)}`, whatToWrite(schema, value) ?? description)];
     }
   }
 }
