@@ -51,10 +51,12 @@ range for that provider (offline catalog prices; rlpipe cost has the breakdown).
     },
   },
   deploy: {
-    usage: `deploy <recipe.yaml> --provider ${deployable} [--dry-run] [--yes] [--wait] [--new] [--force] [--json]`,
+    usage: `deploy <recipe.yaml> [--provider ${deployable}] [--dry-run] [--yes] [--wait] [--new] [--force] [--json]`,
     summary: "create the job (exactly one per deploy; --new starts another run of the same recipe)",
     description: `Plans the recipe, shows what will be created (the provider request, where the bundle goes, unverified
 fields, prices) and asks before creating anything (--yes to skip; required when stdin is not a terminal).
+Without --provider it deploys to the recipe's only target (docker aside: it has no deploy API); a recipe with
+several targets, or none, needs --provider (exit 2).
 A deploy makes exactly one job: deploying the same recipe again finds the job it made, even when a create's
 reply was lost, and says so — with the job's phase when it has ended. --new starts a new run of the same
 recipe: the next attempt, named <job>-r2, <job>-r3…; the number is recorded before the create, so repeating a
@@ -66,7 +68,7 @@ The summary shows the cost estimate's range (rlpipe cost has the breakdown). Wit
 (cost.budget) the deploy refuses (exit 2) when the estimate's expected total is above the cap, unless --force;
 when only the high end is above it, or a rate is missing so the cap cannot be checked, it warns and goes on.`,
     options: {
-      provider: { type: "string", short: "p", value: "NAME", description: `where to run it: ${deployable.split("|").join(", ")}` },
+      provider: { type: "string", short: "p", value: "NAME", description: `where to run it: ${deployable.split("|").join(", ")} (default: the recipe's only target)` },
       "dry-run": { type: "boolean", default: false, description: "show the request and create nothing" },
       yes: { type: "boolean", short: "y", default: false, description: "do not ask for confirmation" },
       wait: { type: "boolean", default: false, description: "follow the job to its end (logs, heartbeat, final phase); the exit code follows the job" },

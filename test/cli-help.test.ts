@@ -16,7 +16,7 @@ import { VERSION } from "../bin/version.js";
 import { ProviderError, kindOfNetworkError, tlsFailure, withRetry } from "../adapters/providers/provider.js";
 import { EXIT_CODE_MEANINGS } from "../core/errors.js";
 import { parseEndpoint, withScheme } from "../core/util/endpoint.js";
-import { ROOT, recipePath } from "./helpers.js";
+import { ROOT, editYaml, recipePath } from "./helpers.js";
 
 const CLI = join(ROOT, "dist", "bin", "rlpipe.js");
 
@@ -253,6 +253,26 @@ describe("rlpipe plan without --provider", () => {
     assert.equal(none.code, 0, none.err);
     assert.match(none.out, /→ local /);
     assert.match(none.err, /the recipe has no targets; planning for provider local/);
+  });
+
+  it("deploy uses the recipe's only target too (docker aside); several or none need --provider (exit 2, JSON with --json)", () => {
+    const only = rlpipe(["deploy", recipePath("retool-qwen2.5-32b-h200"), "--dry-run", "--json"], { cwd: dir });
+    assert.equal(only.code, 0, only.err);
+    assert.equal((JSON.parse(only.out) as { plan: { provider: string } }).plan.provider, "ray");
+    // docker + modelarts: docker has no deploy API, so modelarts is the one a deploy can mean.
+    const withDocker = rlpipe(["deploy", recipePath("qwen3-1.7b-code-toolcall"), "--dry-run", "--json"], { cwd: dir });
+    assert.equal(withDocker.code, 0, withDocker.err);
+    assert.equal((JSON.parse(withDocker.out) as { plan: { provider: string } }).plan.provider, "modelarts");
+    const two = join(dir, "two-targets.yaml");
+    writeFileSync(two, editYaml(readFileSync(recipePath("retool-qwen2.5-32b-h200"), "utf8"), [[["targets", "slurm"], {}]]));
+    const several = rlpipe(["deploy", two, "--dry-run", "--json"], { cwd: dir });
+    assert.equal(several.code, 2);
+    assert.match(several.err, /^rlpipe: the recipe has 2 targets \(ray, slurm\): say which one to deploy to\n {2}hint: pass --provider ray\|slurm\n$/);
+    assert.equal((JSON.parse(several.out) as { error: { code: string } }).error.code, "provider_required");
+    const none = rlpipe(["deploy", recipePath("local-demo"), "--dry-run"], { cwd: dir });
+    assert.equal(none.code, 2);
+    assert.match(none.err, /the recipe declares no targets: say where to deploy it\n {2}hint: pass --provider local\|ray\|slurm\|modelarts\|tione/);
+    assert.match(rlpipe(["deploy", "--help"]).out, /--provider NAME +where to run it: .* \(default: the recipe's only target\)/);
   });
 });
 

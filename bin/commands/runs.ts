@@ -9,6 +9,7 @@ import type { Plan } from "../../core/plan.js";
 import { describePrices } from "../../core/prices.js";
 import { type Phase, isTerminal } from "../../core/providers/phases.js";
 import { loadRecipeFile } from "../../core/recipe/load.js";
+import { PROVIDERS, type Provider, type Recipe } from "../../core/recipe/schema.js";
 import { formatPlanSummary } from "../../core/summary.js";
 import { sleep } from "../../core/util/retry.js";
 import { type JobRef, type JobStatus, type ProviderAdapter, ProviderError, type RetryPolicy, formatRetryNotice, withRetry } from "../../adapters/providers/provider.js";
@@ -47,10 +48,10 @@ export async function runDeploy(argv: readonly string[], io: Io): Promise<number
   const { values, positionals } = parseArgs({ args: [...argv], allowPositionals: true, strict: true, options: COMMANDS.deploy.options });
   if (values.help) { io.out(formatHelp("deploy")); return 0; }
   if (positionals.length !== 1) throw usage("rlpipe deploy takes exactly one recipe file");
-  if (values.provider === undefined) throw usage("rlpipe deploy needs --provider (local, ray, slurm, modelarts or tione)");
-  const provider = parseProvider(values.provider);
+  if (values.provider !== undefined) parseProvider(values.provider); // a bad flag is reported before the recipe
   const file = positionals[0]!;
   const loaded = loadRecipeFile(file);
+  const provider = values.provider === undefined ? deployTarget(loaded.recipe) : parseProvider(values.provider);
   const records = recordStore();
   const prepared = await prepareDeploy({
     loaded, provider, planOptions: planOptionsFor(file, loaded, { provider, ...(values["verl-profile"] === undefined ? {} : { profile: values["verl-profile"] }) }),
@@ -199,6 +200,20 @@ export async function runList(argv: readonly string[], io: Io): Promise<number> 
 }
 
 // ------------------------------------------------------------------------------------------------ helpers
+
+/**
+ * Without --provider: the recipe's only target, as plan takes it (docker aside when another is declared: it has no
+ * deploy API). None or several: the user says where (exit 2); a deploy runs something, so where is never guessed.
+ */
+function deployTarget(recipe: Recipe): Provider {
+  const declared = PROVIDERS.filter((p) => recipe.targets?.[p] !== undefined);
+  const deployable = declared.filter((p) => p !== "docker");
+  if (deployable.length === 1) return deployable[0]!;
+  if (declared.length === 1) return declared[0]!; // docker: prepareDeploy says it has no deploy API
+  const message = deployable.length > 1 ? `the recipe has ${deployable.length} targets (${deployable.join(", ")}): say which one to deploy to` : "the recipe declares no targets: say where to deploy it";
+  const choices = deployable.length > 1 ? deployable : PROVIDERS.filter((p) => p !== "docker");
+  throw new RlpipeError("provider_required", message, { exitCode: ExitCode.invalidInput, hint: `pass --provider ${choices.join("|")}` });
+}
 
 /** The budget verdict as JSON: status, cap, the total it was checked against, and the sentence. */
 export function budgetDocument(b: BudgetCheck): Record<string, unknown> {
