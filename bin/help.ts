@@ -254,7 +254,7 @@ from the environment (AWS_*, HUAWEICLOUD_SDK_AK/SK or OBS_*, TENCENTCLOUD_SECRET
   metrics: {
     usage: "metrics <run> [<run> ...] [--store URI] [--plot FILE.png|FILE.svg] [--smooth W] [--series a,b,...] [--json]",
     summary: "latest values of the main training series, and a plot",
-    description: "Prints the latest value of the main training series of each run from the store; --plot draws one panel per\nseries on a shared step axis (several runs overlaid, with a legend), as PNG or SVG by the file's extension.",
+    description: "Prints the latest value of the main training series of each run from the store; --plot draws one panel per\nseries on a shared step axis (several runs overlaid, with a legend), as PNG or SVG by the file's extension.\nThe store keeps each stage of a deployed job as the run <job>.<stage>; a job's name (as rlpipe list shows it)\nstands for all its stages' runs.",
     options: {
       store,
       json: { ...json, description: "the latest values as JSON on stdout" },

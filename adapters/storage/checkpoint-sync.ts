@@ -368,11 +368,29 @@ export class CheckpointSync {
   }
 }
 
-/** `no run named X in <store>`: exit 2, the input names something that is not there. */
-export function unknownRun(run: string, url: string): StorageError {
+/**
+ * `no run named X in <store>`: exit 2, the input names something that is not there. `known`: the runs the store
+ * does hold of that job (its stages), named in the hint.
+ */
+export function unknownRun(run: string, url: string, known: readonly string[] = []): StorageError {
   return new StorageError("unknown_run", `no run named ${run} in ${url}`, {
-    exitCode: 2, hint: "check the run name (`rlpipe list` shows the runs deployed from here) and the store (--store or RLPIPE_STORE)",
+    exitCode: 2,
+    hint: known.length > 0 ? `the store holds these runs of that job (a deployed job keeps each stage as a run <job>.<stage>): ${known.join(", ")}`
+      : "check the run name (`rlpipe list` shows the runs deployed from here) and the store (--store or RLPIPE_STORE)",
   });
+}
+
+/**
+ * The runs a deployed job's stages are kept as (`<job>.<stage>`; `rlpipe list` shows the job), sorted. One listing
+ * of the `<job>.` prefix: only a job name the store holds no run for costs it.
+ */
+export async function stageRuns(store: ObjectStore, job: string, signal?: AbortSignal): Promise<string[]> {
+  const names = new Set<string>();
+  for (const o of await store.list(`${job}.`, signal)) {
+    const run = o.key.slice(0, Math.max(0, o.key.indexOf("/")));
+    if (run.length > job.length + 1 && !run.slice(job.length + 1).includes(".")) names.add(run);
+  }
+  return [...names].sort();
 }
 
 function describePolicy(p: RetentionPolicy): string {

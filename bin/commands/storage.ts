@@ -6,7 +6,7 @@ import { RUN_NAME } from "../../core/checkpoints.js";
 import { RlpipeError } from "../../core/errors.js";
 import { type RunSeries, latestValues, mergeMetrics, metricsPanels, plotFormat, renderPlot, toSeries } from "../../core/metrics.js";
 import { sleep } from "../../core/util/retry.js";
-import { CheckpointSync, type TransferEvent, unknownRun } from "../../adapters/storage/checkpoint-sync.js";
+import { CheckpointSync, type TransferEvent, stageRuns, unknownRun } from "../../adapters/storage/checkpoint-sync.js";
 import { MetricsSync, readMetricChunks } from "../../adapters/storage/metrics-sync.js";
 import { listRunRecords, runsDir } from "../../adapters/providers/run-records.js";
 import { type ObjectStore, openStore, retryLines } from "../../adapters/storage/store.js";
@@ -67,9 +67,15 @@ async function recordedStore(runs: readonly string[], line: (text: string) => vo
   });
 }
 
-/** A run the store holds nothing for is an error (exit 2: `no run named X in <store>`), not an empty listing. */
+/**
+ * A run the store holds nothing for is an error (exit 2: `no run named X in <store>`), not an empty listing; its
+ * hint names the runs the store keeps of that job (`<job>.rl` for a mistyped `<job>.rll`, or a job's stages).
+ */
 export async function requireRun(s: ObjectStore, run: string): Promise<void> {
-  if (!(await new CheckpointSync({ run, store: s }).runExists())) throw unknownRun(run, s.url);
+  if (await new CheckpointSync({ run, store: s }).runExists()) return;
+  const dot = run.lastIndexOf(".");
+  const known = await stageRuns(s, run);
+  throw unknownRun(run, s.url, known.length > 0 || dot < 0 ? known : await stageRuns(s, run.slice(0, dot)));
 }
 
 /**
@@ -163,7 +169,11 @@ export async function runCheckpoints(argv: readonly string[], io: Io): Promise<n
     const manifests = await Promise.all((await sync.committedSteps()).map((step) => sync.manifest(step)));
     if (manifests.length === 0) await requireRun(s, run);
     if (values.json) { io.out(JSON.stringify(manifests.map((m) => ({ step: m.step, files: m.files.length, bytes: m.totalBytes, committedAt: m.committedAt, recipeHash: m.recipeHash ?? null })), null, 2)); return 0; }
-    if (manifests.length === 0) { io.out(`run ${run}: no committed checkpoints in ${s.url}`); return 0; }
+    if (manifests.length === 0) {
+      const stages = await stageRuns(s, run);
+      io.out(`run ${run}: no committed checkpoints in ${s.url}${stages.length === 0 ? "" : ` (its stages are runs of their own: ${stages.join(", ")})`}`);
+      return 0;
+    }
     io.out(`run ${run} in ${s.url}`);
     io.out(`${"step".padStart(8)}  ${"files".padStart(6)}  ${"size".padStart(10)}  committed`);
     for (const m of manifests) io.out(`${String(m.step).padStart(8)}  ${String(m.files.length).padStart(6)}  ${humanBytes(m.totalBytes).padStart(10)}  ${m.committedAt}`);
@@ -228,17 +238,33 @@ export async function runMetrics(argv: readonly string[], io: Io): Promise<numbe
   const s = await store(values.store, (l) => io.err(l), runs);
   try {
     const loaded: RunSeries[] = [];
+    const notes = new Map<string, string>();
+    const add = (r: RunSeries) => { if (!loaded.some((l) => l.run === r.run)) loaded.push(r); };
     for (const run of runs) {
       const series = toSeries(mergeMetrics(await readMetricChunks(s, run)));
-      if (series.size === 0) await requireRun(s, run);
-      loaded.push({ run, series });
+      if (series.size > 0) { add({ run, series }); continue; }
+      // The name `rlpipe list` shows is a job; the store keeps each of its stages as the run <job>.<stage>.
+      const stages = await stageRuns(s, run);
+      const withMetrics: RunSeries[] = [];
+      for (const st of stages) {
+        const ss = toSeries(mergeMetrics(await readMetricChunks(s, st)));
+        if (ss.size > 0) withMetrics.push({ run: st, series: ss });
+      }
+      if (withMetrics.length > 0) {
+        io.err(`rlpipe: ${run} is a deployed job; its metrics are in its stage run${withMetrics.length === 1 ? "" : "s"} ${withMetrics.map((r) => r.run).join(", ")}`);
+        withMetrics.forEach(add);
+        continue;
+      }
+      if (stages.length > 0) notes.set(run, ` (nor in its stage runs ${stages.join(", ")})`);
+      else await requireRun(s, run);
+      add({ run, series });
     }
     const reports = loaded.map(({ run, series }) => ({ run, steps: Math.max(0, ...[...series.values()].map((p) => p.length)), latest: latestValues(series) }));
     if (values.json) io.out(JSON.stringify(reports.length === 1 ? reports[0] : reports, null, 2));
     else {
       for (const [i, r] of reports.entries()) {
         if (i > 0) io.out("");
-        if (r.latest.length === 0 && loaded[i]!.series.size === 0) { io.out(`run ${r.run}: no metrics in ${s.url}`); continue; }
+        if (r.latest.length === 0 && loaded[i]!.series.size === 0) { io.out(`run ${r.run}: no metrics in ${s.url}${notes.get(r.run) ?? ""}`); continue; }
         io.out(`run ${r.run}: latest values`);
         for (const l of r.latest) io.out(`  ${l.label.padEnd(34)} ${Number(l.value.toPrecision(5)).toString().padStart(12)}  (step ${l.step}, ${l.metric})`);
       }
@@ -256,11 +282,12 @@ export async function runMetrics(argv: readonly string[], io: Io): Promise<numbe
         const have = [...new Set(loaded.flatMap((r) => [...r.series.keys()]))].sort();
         throw new RlpipeError("no_main_series", `nothing to plot by default: ${runs.join(", ")} ${runs.length === 1 ? "has" : "have"} none of the main series (reward, response length, pass rate, tool calls, step time)`, { exitCode: 2, hint: `name the series to plot: --series ${have.slice(0, 3).join(",")}` });
       }
-      const title = runs.length === 1 ? runs[0]! : runs.join(" vs ");
+      const shown = loaded.map((r) => r.run); // a job's name stands for its stage runs
+      const title = shown.length === 1 ? shown[0]! : shown.join(" vs ");
       const bytes = renderPlot(loaded, format, { title, ...(names === undefined ? {} : { names }), ...(smoothing === undefined ? {} : { smoothing }) });
       writeAtomically(values.plot, bytes);
       const panels = names?.length ?? metricsPanels(loaded).length;
-      io.err(`wrote ${values.plot} (${format.toUpperCase()}, ${panels} panel${panels === 1 ? "" : "s"}${runs.length > 1 ? `, ${runs.length} runs` : ""}${smoothing === undefined ? "" : `, smoothing ${smoothing}`})`);
+      io.err(`wrote ${values.plot} (${format.toUpperCase()}, ${panels} panel${panels === 1 ? "" : "s"}${shown.length > 1 ? `, ${shown.length} runs` : ""}${smoothing === undefined ? "" : `, smoothing ${smoothing}`})`);
     }
     return 0;
   } finally {

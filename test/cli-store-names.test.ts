@@ -1,0 +1,69 @@
+// What a new user types at the storage commands, against a file:// store (issue 23): the job name `rlpipe list`
+// shows where the store keeps runs per stage, a restore into a path that cannot be a directory, sync --watch of a
+// directory that does not exist. Each answer is an exit code of the convention and a message that says what to do.
+import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, before, describe, it } from "node:test";
+import { ROOT } from "./helpers.js";
+
+const CLI = join(ROOT, "dist", "bin", "rlpipe.js");
+
+function rlpipe(args: readonly string[], cwd: string) {
+  const r = spawnSync(process.execPath, [CLI, ...args], { cwd, encoding: "utf8", timeout: 60_000, env: { PATH: process.env["PATH"] ?? "/usr/bin:/bin", HOME: cwd, RLPIPE_PROGRESS_S: "0" } });
+  return { code: r.status, out: r.stdout, err: r.stderr };
+}
+
+const metricsLine = (step: number, score: number) => `${JSON.stringify({ step, data: { "critic/score/mean": score, "response_length/mean": 100 + step } })}\n`;
+
+describe("rlpipe metrics <job>: the name rlpipe list shows, while the store keeps <job>.<stage>", () => {
+  let dir: string;
+  let store: string;
+  before(() => {
+    dir = mkdtempSync(join(tmpdir(), "rlpipe-names-"));
+    store = `file://${join(dir, "store")}`;
+    mkdirSync(join(dir, "ckpt"));
+    // Two jobs as a deploy leaves them: one with a single stage, one with two (each stage a run of its own).
+    for (const [run, score] of [["one-1a2b3c4d.check", 0.9], ["two-5e6f7a8b.sft", 0.2], ["two-5e6f7a8b.rl", 0.7]] as const) {
+      const file = join(dir, `${run}.jsonl`);
+      writeFileSync(file, metricsLine(1, score / 2) + metricsLine(2, score));
+      const r = rlpipe(["sync", run, "--watch", join(dir, "ckpt"), "--metrics", file, "--once", "--store", store], dir);
+      assert.equal(r.code, 0, r.err);
+    }
+    // What the job's sandbox records under the job's own name (usage per run): the store knows the name, no metrics.
+    mkdirSync(join(dir, "store", "one-1a2b3c4d", "usage"), { recursive: true });
+    writeFileSync(join(dir, "store", "one-1a2b3c4d", "usage", "node-0.json"), "{}\n");
+  });
+  after(() => rmSync(dir, { recursive: true, force: true }));
+
+  it("a job with one stage: its stage's metrics, and a line saying which run they are", () => {
+    const r = rlpipe(["metrics", "one-1a2b3c4d", "--store", store], dir);
+    assert.equal(r.code, 0, r.err);
+    assert.match(r.out, /run one-1a2b3c4d\.check: latest values\n {2}reward \(score mean\)\s+0\.9 {2}\(step 2, critic\/score\/mean\)/);
+    assert.match(r.err, /one-1a2b3c4d is a deployed job; its metrics are in its stage run one-1a2b3c4d\.check/);
+    const json = rlpipe(["metrics", "one-1a2b3c4d", "--store", store, "--json"], dir);
+    assert.equal(json.code, 0, json.err);
+    assert.equal((JSON.parse(json.out) as { run: string }).run, "one-1a2b3c4d.check");
+  });
+
+  it("a job with several stages: all of them (printed and plotted as runs)", () => {
+    const r = rlpipe(["metrics", "two-5e6f7a8b", "--store", store, "--plot", join(dir, "two.svg")], dir);
+    assert.equal(r.code, 0, r.err);
+    assert.match(r.out, /run two-5e6f7a8b\.rl: latest values[\s\S]*0\.7[\s\S]*run two-5e6f7a8b\.sft: latest values[\s\S]*0\.2/);
+    assert.match(r.err, /wrote \S+two\.svg \(SVG, \d+ panels?, 2 runs\)/);
+  });
+
+  it("a mistyped stage: exit 2, naming the runs of that job the store does hold", () => {
+    const r = rlpipe(["metrics", "two-5e6f7a8b.rll", "--store", store, "--json"], dir);
+    assert.equal(r.code, 2, r.err);
+    const e = (JSON.parse(r.out) as { error: { code: string; message: string; hint: string } }).error;
+    assert.equal(e.code, "unknown_run");
+    assert.match(e.message, /no run named two-5e6f7a8b\.rll in file:\/\//);
+    assert.match(e.hint, /two-5e6f7a8b\.rl, two-5e6f7a8b\.sft/);
+    const unknown = rlpipe(["metrics", "three-00000000", "--store", store], dir);
+    assert.equal(unknown.code, 2);
+    assert.match(unknown.err, /no run named three-00000000/);
+  });
+});
