@@ -6,6 +6,7 @@ import { TOOLCHAIN_LIBRARIES, TOOLCHAIN_PACKAGES } from "../adapters/sandboxes/t
 import { EXIT_CODE_MEANINGS } from "../core/errors.js";
 import { FUNCTION_NAMES, FUNCTION_PLATFORMS } from "../core/packaging/targets.js";
 import { PROVIDERS } from "../core/recipe/schema.js";
+import { shippedRecipeNames } from "./shipped-recipes.js";
 import { VERSION } from "./version.js";
 
 export interface OptionSpec {
@@ -34,6 +35,23 @@ const store = { type: "string", value: "URI", description: "the object store: s3
 const deployable = PROVIDERS.filter((p) => p !== "docker").join("|");
 
 export const COMMANDS = {
+  init: {
+    usage: "init [FILE] [--from NAME] [--force] [--json]",
+    summary: "write a recipe to start from (the local demo, or a copy of a shipped recipe) that validates as written",
+    description: `Writes FILE (default recipe.yaml; in a directory, DIR/recipe.yaml) from a shipped recipe: by default the
+local demo, which plans for provider local and runs on this machine (rlpipe deploy FILE --provider local --yes
+--wait), with the data file it ships next to it. Its "# yaml-language-server: $schema=…" comment points at the
+installed package's schema/recipe.schema.json (by absolute path; relative inside an rlpipe clone), so editors
+complete and check it where it is. An existing file is left alone (exit 2) unless --force; each file is written
+beside and renamed into place, so none is ever half-written.
+Shipped recipes: ${shippedRecipeNames().join(", ")}.`,
+    options: {
+      from: { type: "string", value: "NAME", description: "the shipped recipe to copy (default local-demo; rlpipe init --help lists them)" },
+      force: { type: "boolean", default: false, description: "replace FILE (and the files it ships) when they exist" },
+      json,
+      help,
+    },
+  },
   plan: {
     usage: `plan <recipe.yaml> [--provider ${PROVIDERS.join("|")}] [--out DIR] [--json] [--verl-profile NAME]`,
     summary: "validate a recipe and write its launch bundle (no network, no credentials)",
@@ -64,12 +82,13 @@ recipe: the next attempt, named <job>-r2, <job>-r3…; the number is recorded be
 --wait follows the job to its end with its log, a heartbeat on stderr, and the final phase (exit 0 when it
 SUCCEEDED, 1 when it FAILED or was STOPPED). Ctrl-C stops following, not the job (exit 130). The run record
 goes to .rlpipe/runs/<name>.json.
+A recipe with template placeholders is refused (exit 2; --dry-run shows the request and the refusal, exit 2 too).
 The summary shows the cost estimate's range (rlpipe cost has the breakdown). With a budget cap in the recipe
 (cost.budget) the deploy refuses (exit 2) when the estimate's expected total is above the cap, unless --force;
 when only the high end is above it, or a rate is missing so the cap cannot be checked, it warns and goes on.`,
     options: {
       provider: { type: "string", short: "p", value: "NAME", description: `where to run it: ${deployable.split("|").join(", ")} (default: the recipe's only target)` },
-      "dry-run": { type: "boolean", default: false, description: "show the request and create nothing" },
+      "dry-run": { type: "boolean", default: false, description: "show the request and create nothing; exit 2 with the reason when the deploy would refuse (placeholders, budget cap)" },
       yes: { type: "boolean", short: "y", default: false, description: "do not ask for confirmation" },
       wait: { type: "boolean", default: false, description: "follow the job to its end (logs, heartbeat, final phase); the exit code follows the job" },
       new: { type: "boolean", default: false, description: "start a new run of this recipe even though an earlier one exists (next attempt: <job>-rN)" },
@@ -144,11 +163,12 @@ FAILED or STOPPED). Ctrl-C stops following, not the job (exit 130).`,
     options: { json, help },
   },
   validate: {
-    usage: "validate <recipe.yaml>... [--provider P] [--json]",
+    usage: "validate <recipe.yaml>... [--provider P] [--strict] [--json]",
     summary: "check recipes (for CI)",
-    description: "Plans every recipe given for each target it declares (local when none; nothing is written), warning about\nplaceholders a deploy would refuse. Exit 0 when all plan cleanly, 2 when one does not.",
+    description: "Plans every recipe given for each target it declares (local when none; nothing is written), warning about\nplaceholders a deploy would refuse. Exit 0 when all plan cleanly, 2 when one does not. With --strict a\nplaceholder is an error (exit 2), as deploy treats it: CI fails on a recipe deploy would refuse.",
     options: {
       provider: { type: "string", short: "p", value: "NAME", description: `check for this provider only: ${PROVIDERS.join(", ")}` },
+      strict: { type: "boolean", default: false, description: "placeholder values (rsg-xxxxxxxx, <bucket>, CHANGE_ME…) are errors, as deploy treats them (other warnings stay warnings)" },
       json: { ...json, description: "one {file, ok, errors, warnings, issues} object per recipe on stdout (issues: code, path, line, col)" },
       help,
     },

@@ -100,6 +100,21 @@ export function refuseOverBudget(prepared: PreparedDeploy, how: { force: string;
   });
 }
 
+/**
+ * What a real deploy of `prepared` would refuse before asking a provider anything — the template placeholders left
+ * in the recipe, then a cost above the budget cap — or undefined. A dry run reports it and exits with its code.
+ */
+export function deployRefusal(prepared: PreparedDeploy, how: { force: string; breakdown: string }): RlpipeError | undefined {
+  try {
+    refusePlaceholders(prepared.plan.recipe.file, prepared.plan.warnings);
+    refuseOverBudget(prepared, how);
+    return undefined;
+  } catch (e) {
+    if (e instanceof RlpipeError) return e;
+    throw e;
+  }
+}
+
 /** What to warn about before a deploy goes on: over with force, at-risk, unknown; nothing when within. */
 export function budgetWarning(prepared: PreparedDeploy): string | undefined {
   const b = prepared.budget;

@@ -489,8 +489,9 @@ describe("rlpipe deploy and the recipe's budget cap (ModelArts fake)", () => {
     const json = await rlpipe(["deploy", file, "--provider", "modelarts", "--yes", "--json"], { cwd: home, env: env() });
     assert.equal(json.code, 2);
     assert.equal((JSON.parse(json.out.trim().split("\n").pop()!) as { error: { code: string } }).error.code, "over_budget");
+    // A dry run reports the refusal and exits as the deploy would.
     const dry = await rlpipe(["deploy", file, "--provider", "modelarts", "--dry-run"], { cwd: home, env: env() });
-    assert.equal(dry.code, 0, dry.err);
+    assert.equal(dry.code, 2, dry.err);
     assert.match(dry.err, /a deploy would refuse: the estimated cost .* above the budget cap of ¥1\.00 \(--force creates it anyway\)/);
     assert.equal(fake.stats.requests, 0);
 

@@ -10,6 +10,7 @@ import { PLACEHOLDER_CODE, placeholderReason } from "../core/recipe/placeholders
 import { RecipeError, formatPath } from "../core/errors.js";
 import { bundledAssets, planRecipeFile } from "../bin/commands/plan.js";
 import { runDeploy } from "../bin/commands/runs.js";
+import { runValidate } from "../bin/commands/validate.js";
 import { reportError } from "../bin/io.js";
 import { FIXTURES, RECIPES, planSeed, recipeText, editYaml as edit } from "./helpers.js";
 
@@ -186,8 +187,40 @@ describe("plan: placeholder values (template fields left for the user)", () => {
     for (const [line, field] of [[127, "targets.tione.resourceGroupId"], [132, "targets.tione.storage.cfs"], [133, "targets.tione.codeDir"]] as const) {
       assert.match(text, new RegExp(`retool-qwen3-4b-tione-ags\\.yaml:${line}:\\d+: ${field.replace(/\./g, "\\.")}: .*looks like a placeholder.*refusing to deploy it`));
     }
+  });
+
+  it("deploy --dry-run shows the request and reports the refusal with the deploy's exit code (2); --json carries both", async () => {
+    const file = join(RECIPES, "retool-qwen3-4b-tione-ags.yaml");
     const out: string[] = [];
-    assert.equal(await runDeploy([file, "--provider", "tione", "--dry-run"], { out: (t) => { out.push(t); }, err: () => undefined }), 0);
+    const err: string[] = [];
+    assert.equal(await runDeploy([file, "--provider", "tione", "--dry-run"], { out: (t) => { out.push(t); }, err: (t) => { err.push(t); } }), 2);
     assert.match(out.join("\n"), /targets\.tione\.resourceGroupId.*looks like a placeholder/);
+    assert.match(out.join("\n"), /\n  request    tione:CreateTrainingTask\n/, "the request is still shown");
+    assert.match(out.join("\n"), /dry run: nothing was created; the deploy would refuse it \(exit 2\)$/);
+    assert.match(err.join("\n"), /retool-qwen3-4b-tione-ags\.yaml:127:\d+: targets\.tione\.resourceGroupId: .*refusing to deploy it/);
+    assert.match(err.join("\n"), /rlpipe deploy: a deploy would refuse: 3 placeholder values left in \S+retool-qwen3-4b-tione-ags\.yaml$/);
+    const json: string[] = [];
+    assert.equal(await runDeploy([file, "--provider", "tione", "--dry-run", "--json"], { out: (t) => { json.push(t); }, err: () => undefined }), 2);
+    const doc = JSON.parse(json.join("\n")) as { request: { api: string }; error: { code: string; exitCode: number; issues: { path: string; line: number }[] } };
+    assert.match(doc.request.api, /CreateTrainingTask/);
+    assert.deepEqual([doc.error.code, doc.error.exitCode], [PLACEHOLDER_CODE, 2]);
+    assert.deepEqual(doc.error.issues.map((i) => `${i.path}:${i.line}`), ["targets.tione.resourceGroupId:127", "targets.tione.storage.cfs:132", "targets.tione.codeDir:133"]);
+  });
+
+  it("validate warns about them (exit 0); validate --strict fails on them (exit 2) with the deploy's errors, for CI", async () => {
+    const file = join(RECIPES, "retool-qwen3-4b-tione-ags.yaml");
+    const run = (args: string[]) => { const out: string[] = []; const err: string[] = []; const code = runValidate(args, { out: (t) => { out.push(t); }, err: (t) => { err.push(t); } }); return { code, out: out.join("\n"), err: err.join("\n") }; };
+    assert.equal(run([file]).code, 0);
+    const strict = run([file, "--strict"]);
+    assert.equal(strict.code, 2);
+    assert.match(strict.err, /^invalid \S+retool-qwen3-4b-tione-ags\.yaml\n {2}\S+:127:22: targets\.tione\.resourceGroupId: .*refusing to deploy it/);
+    assert.match(strict.out, /warning: targets\.tione\.secretsAsEnvs/, "other warnings stay warnings");
+    const j = run([file, "--strict", "--json"]);
+    const [r] = JSON.parse(j.out) as { ok: boolean; issues: { severity: string; code: string; path: string[] }[] }[];
+    assert.equal(r!.ok, false);
+    assert.deepEqual(r!.issues.filter((i) => i.severity === "error").map((i) => `${i.code} ${formatPath(i.path)}`), ["placeholder_value targets.tione.resourceGroupId", "placeholder_value targets.tione.storage.cfs", "placeholder_value targets.tione.codeDir"]);
+    assert.ok(r!.issues.some((i) => i.severity === "warning" && i.code !== PLACEHOLDER_CODE));
+    // A recipe without placeholders passes --strict.
+    assert.equal(run([join(RECIPES, "retool-qwen2.5-32b-h200.yaml"), "--strict"]).code, 0);
   });
 });

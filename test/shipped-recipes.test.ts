@@ -76,9 +76,17 @@ describe("validate, plan and deploy --dry-run agree on every shipped recipe", ()
           assert.deepEqual(deploy, { exitCode: 2, issues: ["error no_deploy_target"] });
           return;
         }
-        const deploy = await verdictOf((io) => runDeploy([file, "--provider", provider, "--dry-run", "--json"], io), (json) =>
-          (json as { plan: { warnings: JsonIssue[] } }).plan.warnings.map((w) => ({ severity: "warning", issue: w })));
-        assert.deepEqual(deploy, validate, "deploy --dry-run and validate disagree");
+        // deploy --dry-run reaches the deploy's verdict: what it refuses (placeholders) are errors, as with validate --strict.
+        const strict = await verdictOf((io) => runValidate([file, "--provider", provider, "--strict", "--json"], io), (json) => {
+          const [r] = json as { issues: (JsonIssue & { severity: string })[] }[];
+          return r!.issues.map((i) => ({ severity: i.severity, issue: i }));
+        });
+        const deploy = await verdictOf((io) => runDeploy([file, "--provider", provider, "--dry-run", "--json"], io), (json) => {
+          const j = json as { plan: { warnings: JsonIssue[] }; error?: { issues?: { code: string; path: string; line?: number; col?: number }[] } };
+          const refused = new Set((j.error?.issues ?? []).map((i) => `${i.code} ${i.path} ${i.line ?? "-"}:${i.col ?? "-"}`));
+          return j.plan.warnings.map((w) => ({ severity: refused.has(`${w.code} ${formatPath(w.path)} ${w.line ?? "-"}:${w.col ?? "-"}`) ? "error" : "warning", issue: w }));
+        });
+        assert.deepEqual(deploy, strict, "deploy --dry-run and validate --strict disagree");
       });
     }
   }

@@ -4,7 +4,7 @@
 import { resolve } from "node:path";
 import { createInterface } from "node:readline/promises";
 import { parseArgs } from "node:util";
-import { ExitCode, RlpipeError } from "../../core/errors.js";
+import { ExitCode, RecipeError, RlpipeError, formatIssue } from "../../core/errors.js";
 import type { Plan } from "../../core/plan.js";
 import { describePrices } from "../../core/prices.js";
 import { type Phase, isTerminal } from "../../core/providers/phases.js";
@@ -14,7 +14,7 @@ import { formatPlanSummary } from "../../core/summary.js";
 import { sleep } from "../../core/util/retry.js";
 import { type JobRef, type JobStatus, type ProviderAdapter, ProviderError, type RetryPolicy, formatRetryNotice, withRetry } from "../../adapters/providers/provider.js";
 import { type RunRecord, type RunRecordStore, dirRunRecords, runsDir } from "../../adapters/providers/run-records.js";
-import { budgetWarning, executeDeploy, prepareDeploy, recordStatus, refuseOverBudget, withRecordAdapter } from "../../functions/deploy.js";
+import { budgetWarning, deployRefusal, executeDeploy, prepareDeploy, recordStatus, refuseOverBudget, withRecordAdapter } from "../../functions/deploy.js";
 import type { BudgetCheck } from "../../core/cost/budget-check.js";
 import { formatElapsed, startHeartbeat } from "../heartbeat.js";
 import { COMMANDS, formatHelp } from "../help.js";
@@ -59,18 +59,32 @@ export async function runDeploy(argv: readonly string[], io: Io): Promise<number
   }, records);
   const { plan: p, prices, attempt, cost, budget } = prepared;
   const budgetHint = { force: "pass --force", breakdown: `rlpipe cost ${file} --provider ${provider}` };
+  // A dry run shows what the deploy would do, its refusal included: it exits with the code the deploy would.
+  const refused = values["dry-run"] ? deployRefusal(prepared, budgetHint) : undefined;
   if (values.json) {
-    if (values["dry-run"]) { io.out(JSON.stringify({ plan: planDocument(p), request: p.request, prices, cost: { totals: cost.totals, ...(budget === undefined ? {} : { budget: budgetDocument(budget) }) }, attempt }, null, 2)); return 0; }
+    if (values["dry-run"]) {
+      io.out(JSON.stringify({
+        plan: planDocument(p), request: p.request, prices, cost: { totals: cost.totals, ...(budget === undefined ? {} : { budget: budgetDocument(budget) }) }, attempt,
+        ...(refused === undefined ? {} : { error: describeError(refused) }),
+      }, null, 2));
+    }
   } else {
     io.out(formatPlanSummary(p, undefined, describePrices(prices), costLine(loaded.recipe, provider, file, cost)));
     io.out(describeRequest(p));
     if (attempt > 1) io.out(`  run        ${attempt} of this recipe (${values.new ? "--new" : "the latest, started with --new"})`);
   }
   if (values["dry-run"]) {
-    if (budget?.status === "over" && values.force !== true) io.err(`rlpipe deploy: a deploy would refuse: ${budget.message} (--force creates it anyway)`);
-    else { const w = budgetWarning(prepared); if (w !== undefined) io.err(`rlpipe deploy: warning: ${w}`); }
-    if (!values.json) io.out("dry run: nothing was created");
-    return 0;
+    if (refused instanceof RecipeError) {
+      for (const issue of refused.issues) io.err(formatIssue(issue));
+      io.err(`rlpipe deploy: a deploy would refuse: ${refused.issues.length} placeholder value${refused.issues.length === 1 ? "" : "s"} left in ${refused.file}`);
+    } else if (refused !== undefined) {
+      io.err(`rlpipe deploy: a deploy would refuse: ${budget?.message ?? refused.message} (--force creates it anyway)`);
+    } else {
+      const w = budgetWarning(prepared);
+      if (w !== undefined) io.err(`rlpipe deploy: warning: ${w}`);
+    }
+    if (!values.json) io.out(`dry run: nothing was created${refused === undefined ? "" : "; the deploy would refuse it (exit 2)"}`);
+    return refused?.exitCode ?? 0;
   }
   // Over the budget cap: refused before the prompt and before any provider is asked anything.
   refuseOverBudget(prepared, budgetHint);

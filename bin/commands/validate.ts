@@ -1,11 +1,12 @@
-// rlpipe validate <recipe…> [--provider P] [--json]: for CI. Exit 0 when every recipe plans cleanly, 2 otherwise.
-// Without --provider a recipe is planned for every target it declares (local when it declares none), so a CI check
-// sees what any later `plan` or `deploy` of it would.
+// rlpipe validate <recipe…> [--provider P] [--strict] [--json]: for CI. Exit 0 when every recipe plans cleanly, 2
+// otherwise. Without --provider a recipe is planned for every target it declares (local when it declares none), so a
+// CI check sees what any later `plan` or `deploy` of it would; --strict refuses placeholders as deploy does.
 import { parseArgs } from "node:util";
-import { type LocatedIssue, RecipeError, RlpipeError, formatIssue } from "../../core/errors.js";
+import { type LocatedIssue, RecipeError, RlpipeError, formatIssue, formatPath } from "../../core/errors.js";
 import type { Io } from "../io.js";
 import { plan } from "../../core/plan.js";
 import { loadRecipeFile } from "../../core/recipe/load.js";
+import { refusePlaceholders } from "../../core/recipe/placeholders.js";
 import { PROVIDERS, type Provider } from "../../core/recipe/schema.js";
 import { parseProvider, planOptionsFor, usage } from "./plan.js";
 
@@ -24,12 +25,23 @@ function issueJson(i: LocatedIssue): IssueJson {
   return { severity: i.severity, code: i.code, path: i.path, message: i.message, ...(i.line === undefined ? {} : { line: i.line, col: i.col ?? 1 }), ...(i.hint === undefined ? {} : { hint: i.hint }) };
 }
 
-export const VALIDATE_USAGE = "usage: rlpipe validate <recipe.yaml>... [--provider P] [--json]";
+/** The placeholder warnings as the errors a deploy would refuse them with (none when there are none). */
+function placeholderRefusal(file: string, warnings: readonly LocatedIssue[]): LocatedIssue[] {
+  try {
+    refusePlaceholders(file, warnings);
+    return [];
+  } catch (e) {
+    if (e instanceof RecipeError) return [...e.issues];
+    throw e;
+  }
+}
+
+export const VALIDATE_USAGE = "usage: rlpipe validate <recipe.yaml>... [--provider P] [--strict] [--json]";
 
 export function runValidate(argv: readonly string[], io: Io): number {
   const { values, positionals } = parseArgs({
     args: [...argv],
-    options: { provider: { type: "string", short: "p" }, json: { type: "boolean", default: false }, help: { type: "boolean", short: "h", default: false } },
+    options: { provider: { type: "string", short: "p" }, strict: { type: "boolean", default: false }, json: { type: "boolean", default: false }, help: { type: "boolean", short: "h", default: false } },
     allowPositionals: true,
     strict: true,
   });
@@ -48,7 +60,10 @@ export function runValidate(argv: readonly string[], io: Io): number {
         for (const w of plan(loaded, planOptionsFor(file, loaded, target === undefined ? {} : { provider: target })).warnings) warnings.set(formatIssue(w), w);
       }
       const found = [...warnings.values()];
-      results.push({ file, ok: true, errors: [], warnings: found.map(formatIssue), issues: found.map(issueJson) });
+      // --strict: the placeholders deploy refuses are errors here, with deploy's words (refusePlaceholders).
+      const refused = values.strict ? placeholderRefusal(file, found) : [];
+      const rest = found.filter((w) => !refused.some((r) => r.code === w.code && formatPath(r.path) === formatPath(w.path)));
+      results.push({ file, ok: refused.length === 0, errors: refused.map(formatIssue), warnings: rest.map(formatIssue), issues: [...refused, ...rest].map(issueJson) });
     } catch (e) {
       if (e instanceof RecipeError) results.push({ file, ok: false, errors: e.issues.map(formatIssue), warnings: [], issues: e.issues.map(issueJson) });
       else if (e instanceof RlpipeError && e.exitCode === 2) results.push({ file, ok: false, errors: [e.message], warnings: [], issues: [{ severity: "error", code: e.code, path: [], message: e.message, ...(e.hint === undefined ? {} : { hint: e.hint }) }] });
