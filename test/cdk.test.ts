@@ -214,6 +214,7 @@ describe("cdk: the app synthesized in this process (Template.fromStack)", () => 
       { Action: rw, Effect: "Allow", Resource: objects("state/") },
       { Action: ["s3:ListBucket", "s3:ListBucketMultipartUploads"], Effect: "Allow", Resource: bucketArn },
       { Action: ["s3:GetObject", "s3:GetObjectVersion"], Effect: "Allow", Resource: objects("recipes/") },
+      { Action: ["sqs:GetQueueAttributes", "sqs:GetQueueUrl", "sqs:SendMessage"], Effect: "Allow", Resource: { "Fn::GetAtt": [Match.stringLikeRegexp("^ConsoleFailedInvocations"), "Arn"] } },
     ]);
   });
 
@@ -249,7 +250,7 @@ describe("cdk: the app synthesized in this process (Template.fromStack)", () => 
 
   it("alarms: errors and throttles of each function, 5-minute sums, at least one", () => {
     const tpl = t.RlpipeFunctions;
-    tpl.resourceCountIs("AWS::CloudWatch::Alarm", 6);
+    tpl.resourceCountIs("AWS::CloudWatch::Alarm", 7);
     for (const name of ["Reward", "Runs", "Console"]) {
       for (const metric of ["Errors", "Throttles"]) {
         tpl.hasResourceProperties("AWS::CloudWatch::Alarm", {
@@ -272,6 +273,7 @@ describe("cdk: the app synthesized in this process (Template.fromStack)", () => 
       Targets: [{
         Arn: { "Fn::GetAtt": [Match.stringLikeRegexp("^ConsoleFunction"), "Arn"] }, Id: Match.anyValue(),
         RetryPolicy: { MaximumRetryAttempts: 4, MaximumEventAgeInSeconds: 3600 },
+        DeadLetterConfig: { Arn: { "Fn::GetAtt": [Match.stringLikeRegexp("^ConsoleFailedInvocations"), "Arn"] } },
       }],
     });
     tpl.hasResourceProperties("AWS::Lambda::Permission", {
@@ -285,6 +287,41 @@ describe("cdk: the app synthesized in this process (Template.fromStack)", () => 
     assert.equal(vars[FUNCTION_ENV.sandbox], "e2b", "score uses the reward function's sandbox");
   });
 
+  it("a recipe upload's deploy that still fails after Lambda's two retries goes to an encrypted queue (on-failure destination), whose depth raises an alarm", () => {
+    const tpl = t.RlpipeFunctions;
+    const queue = { "Fn::GetAtt": [Match.stringLikeRegexp("^ConsoleFailedInvocations"), "Arn"] };
+    tpl.hasResourceProperties("AWS::Lambda::EventInvokeConfig", {
+      FunctionName: { Ref: Match.stringLikeRegexp("^ConsoleFunction") }, Qualifier: "$LATEST", MaximumRetryAttempts: 2, MaximumEventAgeInSeconds: 21600,
+      DestinationConfig: { OnFailure: { Destination: queue } },
+    });
+    tpl.hasResourceProperties("AWS::SQS::Queue", { SqsManagedSseEnabled: true, MessageRetentionPeriod: 14 * 24 * 3600 });
+    tpl.hasResourceProperties("AWS::SQS::QueuePolicy", {
+      PolicyDocument: {
+        Statement: Match.arrayWith([
+          Match.objectLike({ Effect: "Deny", Action: "sqs:*", Condition: { Bool: { "aws:SecureTransport": "false" } } }),
+          Match.objectLike({ Effect: "Allow", Action: "sqs:SendMessage", Principal: { Service: "events.amazonaws.com" }, Condition: { ArnEquals: { "aws:SourceArn": { "Fn::GetAtt": [Match.stringLikeRegexp("^ConsoleRecipeUploaded"), "Arn"] } } } }),
+        ]),
+      },
+    });
+    tpl.hasResourceProperties("AWS::CloudWatch::Alarm", {
+      Namespace: "AWS/SQS", MetricName: "ApproximateNumberOfMessagesVisible", Threshold: 1, ComparisonOperator: "GreaterThanOrEqualToThreshold",
+      Dimensions: [{ Name: "QueueName", Value: { "Fn::GetAtt": [Match.stringLikeRegexp("^ConsoleFailedInvocations"), "QueueName"] } }],
+    });
+    const outputs = Object.keys(tpl.toJSON()["Outputs"] as Record<string, unknown>);
+    assert.equal(outputs.filter((o) => o.startsWith("ConsoleFailedInvocationsQueue")).length, 1);
+    // Without a topic the alarms have no action (the default app).
+    for (const alarm of Object.values(tpl.findResources("AWS::CloudWatch::Alarm")) as { Properties: Record<string, unknown> }[]) assert.equal(alarm.Properties["AlarmActions"], undefined);
+  });
+
+  it("the alarm topic comes from context (rlpipe:alarmTopicArn): every alarm of the functions stack notifies it; a malformed ARN fails the synth naming the prop", () => {
+    const arn = "arn:aws:sns:us-east-1:000000000000:rlpipe-alarms";
+    const withTopic = defineRlpipeApp(newApp({ [CONTEXT_KEYS.alarmTopicArn]: arn }));
+    const alarms = Object.entries(Template.fromStack(withTopic.functions).findResources("AWS::CloudWatch::Alarm")) as [string, { Properties: Record<string, unknown> }][];
+    assert.equal(alarms.length, 7);
+    for (const [id, alarm] of alarms) assert.deepEqual(alarm.Properties["AlarmActions"], [arn], id);
+    assert.throws(() => defineRlpipeApp(newApp({ [CONTEXT_KEYS.alarmTopicArn]: "rlpipe-alarms" })), (e: Error & { code?: string }) => e.code === "cdk_invalid_prop" && /alarmTopicArn must be an SNS topic ARN/.test(e.message));
+  });
+
   it("resource counts per stack", () => {
     const counts = (tpl: Template) => {
       const out: Record<string, number> = {};
@@ -293,8 +330,8 @@ describe("cdk: the app synthesized in this process (Template.fromStack)", () => 
     };
     assert.deepEqual(counts(t.RlpipeStateful), { "AWS::S3::Bucket": 2, "AWS::S3::BucketPolicy": 2, "AWS::SecretsManager::Secret": 1 });
     assert.deepEqual(counts(t.RlpipeFunctions), {
-      "AWS::CloudWatch::Alarm": 6, "AWS::Events::Rule": 1, "AWS::IAM::Policy": 3, "AWS::IAM::Role": 3, "AWS::Lambda::Function": 3,
-      "AWS::Lambda::Permission": 5, "AWS::Lambda::Url": 2, "AWS::Logs::LogGroup": 3,
+      "AWS::CloudWatch::Alarm": 7, "AWS::Events::Rule": 1, "AWS::IAM::Policy": 3, "AWS::IAM::Role": 3, "AWS::Lambda::EventInvokeConfig": 1, "AWS::Lambda::Function": 3,
+      "AWS::Lambda::Permission": 5, "AWS::Lambda::Url": 2, "AWS::Logs::LogGroup": 3, "AWS::SQS::Queue": 1, "AWS::SQS::QueuePolicy": 1,
     });
     for (const [type, n] of [["AWS::CodePipeline::Pipeline", 1], ["AWS::CodeBuild::Project", 3], ["AWS::KMS::Key", 1], ["AWS::S3::Bucket", 2]] as const) t.RlpipePipeline.resourceCountIs(type, n);
   });
@@ -317,11 +354,12 @@ describe("cdk: the app synthesized in this process (Template.fromStack)", () => 
     assert.ok(synth.Properties.EncryptionKey !== undefined, "build artifacts encrypted with the pipeline's KMS key");
     tpl.hasResourceProperties("AWS::KMS::Key", { EnableKeyRotation: true });
     // The stage deploys exactly what `cdk deploy` of this app would (aside from names made of the stack's path: its
-    // export names and the id of the rule's invoke permission).
+    // export names, the id of the rule's invoke permission and the Sid of its grant on the failed-invocations queue).
     const stage = rlpipe.pipeline!.stage;
     assert.equal(stage.stateful.terminationProtection, true);
     const pathless = (template: unknown) => normalized(JSON.parse(JSON.stringify(template)
-      .replaceAll("Prod-RlpipeStateful:", "RlpipeStateful:").replace(/"ConsoleRecipeUploadedAllowEventRule\w+"/g, '"ConsoleRecipeUploadedAllowEventRule"')));
+      .replaceAll("Prod-RlpipeStateful:", "RlpipeStateful:").replace(/"ConsoleRecipeUploadedAllowEventRule\w+"/g, '"ConsoleRecipeUploadedAllowEventRule"')
+      .replace(/"AllowEventRule\w*ConsoleRecipeUploaded\w+"/g, '"AllowEventRuleConsoleRecipeUploaded"')));
     assert.deepEqual(pathless(Template.fromStack(stage.stateful).toJSON()), pathless(t.RlpipeStateful.toJSON()));
     assert.deepEqual(pathless(Template.fromStack(stage.functions).toJSON()), pathless(t.RlpipeFunctions.toJSON()));
   });
@@ -335,7 +373,7 @@ describe("cdk: the app synthesized in this process (Template.fromStack)", () => 
     const acks = acknowledgements(app);
     assert.ok(acks.size > 0);
     for (const [id, reasons] of [...acks].sort(([a], [b]) => a.localeCompare(b))) {
-      assert.match(id, /^AwsSolutions-(S1|SMG4|L1|IAM5\[.+\])$/, `only these kinds of findings are acknowledged: ${id}`);
+      assert.match(id, /^AwsSolutions-(S1|SMG4|L1|SQS3|IAM5\[.+\])$/, `only these kinds of findings are acknowledged: ${id}`);
       for (const reason of reasons) {
         assert.ok(reason.length >= 60, `${id}: the reason says why, specifically: ${JSON.stringify(reason)}`);
         t2.diagnostic(`${id}: ${reason}`);

@@ -16,6 +16,7 @@ export const CONTEXT_KEYS = {
   scaleboxUrls: "rlpipe:scaleboxUrls",
   e2bDomain: "rlpipe:e2bDomain",
   rewardAuth: "rlpipe:rewardAuth",
+  alarmTopicArn: "rlpipe:alarmTopicArn",
   pipelineRepository: "rlpipe:pipelineRepository",
   pipelineBranch: "rlpipe:pipelineBranch",
   pipelineConnectionArn: "rlpipe:pipelineConnectionArn",
@@ -53,8 +54,10 @@ export function defineRlpipeApp(app: App): RlpipeApp {
   const scaleboxUrls = text(app, CONTEXT_KEYS.scaleboxUrls)?.split(",").filter((u) => u !== "");
   const e2bDomain = text(app, CONTEXT_KEYS.e2bDomain);
   const rewardAuth = oneOf<EndpointAuth>(app, CONTEXT_KEYS.rewardAuth, ["token", "aws-iam"]);
+  const alarmTopicArn = text(app, CONTEXT_KEYS.alarmTopicArn);
   const stacks = {
     functions: {
+      ...(alarmTopicArn === undefined ? {} : { alarmTopicArn }),
       reward: {
         ...(sandbox === undefined ? {} : { sandbox }),
         ...(scaleboxUrls === undefined ? {} : { scaleboxUrls }),

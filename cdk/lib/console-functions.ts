@@ -5,11 +5,20 @@
 // notification to Lambda: the bucket is in the stateful stack and the function here, and a notification would
 // tie the two stacks both ways. It keeps run records under the state prefix and reads recipes under the recipe
 // prefix; nothing else of the bucket.
-import { Duration } from "aws-cdk-lib";
+//
+// A recipe upload invokes the function asynchronously: Lambda retries a failed deploy twice, then hands the event
+// to the on-failure destination, a queue (kept 14 days) with an alarm on its depth — so a deploy that never
+// happened is neither dropped nor silent. The same queue is the rule target's dead-letter queue, for events
+// EventBridge could not deliver at all.
+import { CfnOutput, Duration, Validations } from "aws-cdk-lib";
+import { Alarm, ComparisonOperator, TreatMissingData } from "aws-cdk-lib/aws-cloudwatch";
+import { SnsAction } from "aws-cdk-lib/aws-cloudwatch-actions";
 import { Rule } from "aws-cdk-lib/aws-events";
 import { LambdaFunction } from "aws-cdk-lib/aws-events-targets";
+import { SqsDestination } from "aws-cdk-lib/aws-lambda-destinations";
 import type { IBucket } from "aws-cdk-lib/aws-s3";
 import type { ISecret } from "aws-cdk-lib/aws-secretsmanager";
+import { Queue, QueueEncryption } from "aws-cdk-lib/aws-sqs";
 import type { Construct } from "constructs";
 import { RlpipeError } from "../../core/errors.js";
 import { PROVIDERS, type Provider } from "../../core/recipe/schema.js";
@@ -66,6 +75,14 @@ export class ConsoleFunctions extends RlpipeFunction {
   readonly recipePrefix: string;
   /** The EventBridge rule of recipe uploads, when `recipeTrigger` is on. */
   readonly recipeRule: Rule | undefined;
+  /**
+   * Where an asynchronous invocation (a recipe upload) goes when it still fails after Lambda's two retries, or is
+   * older than 6 hours: a Lambda on-failure destination record (the event, the error); also the dead-letter queue
+   * of the recipe rule's target.
+   */
+  readonly failedInvocations: Queue;
+  /** Alarm on failed invocations waiting in `failedInvocations` (notifies `alarmTopic`). */
+  readonly failedInvocationsAlarm: Alarm;
 
   constructor(scope: Construct, id: string, props: ConsoleFunctionsProps) {
     const statePrefix = checkPrefix("statePrefix", props.statePrefix ?? "state/");
@@ -99,6 +116,28 @@ export class ConsoleFunctions extends RlpipeFunction {
     grantPrefix(props.bucket, this.role, statePrefix, "read-write", "run records and upload markers are keyed by run name and object version, known only at run time");
     grantPrefix(props.bucket, this.role, recipePrefix, "read", "recipes are uploaded by users under any name; the handler reads the one whose upload triggered it");
 
+    this.failedInvocations = new Queue(this, "FailedInvocations", {
+      encryption: QueueEncryption.SQS_MANAGED,
+      enforceSSL: true,
+      retentionPeriod: Duration.days(14), // the longest SQS keeps a message
+    });
+    Validations.of(this.failedInvocations).acknowledge({
+      id: "AwsSolutions-SQS3",
+      reason: "this queue is itself the dead-letter queue: the on-failure destination of the console function and the DLQ of the recipe rule's target; nothing consumes it automatically, an operator reads it",
+    });
+    // Retries: Lambda's default two, stated. A retried deploy of the same object version finds its upload marker.
+    this.function.configureAsyncInvoke({ retryAttempts: 2, maxEventAge: Duration.hours(6), onFailure: new SqsDestination(this.failedInvocations) });
+    this.failedInvocationsAlarm = new Alarm(this, "FailedInvocationsAlarm", {
+      alarmDescription: "rlpipe console function: an asynchronous invocation (a recipe upload) failed after its retries; its event is in the failed-invocations queue",
+      metric: this.failedInvocations.metricApproximateNumberOfMessagesVisible({ period: Duration.minutes(5), statistic: "Maximum" }),
+      threshold: 1,
+      evaluationPeriods: 1,
+      comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+      treatMissingData: TreatMissingData.NOT_BREACHING,
+    });
+    if (props.alarmTopic !== undefined) this.failedInvocationsAlarm.addAlarmAction(new SnsAction(props.alarmTopic));
+    new CfnOutput(this, "FailedInvocationsQueue", { value: this.failedInvocations.queueUrl, description: "recipe uploads whose deploy failed after Lambda's retries (aws sqs receive-message --queue-url <this>)" });
+
     if (trigger) {
       this.recipeRule = new Rule(this, "RecipeUploaded", {
         description: `deploy a recipe uploaded under ${recipePrefix} (rlpipe console handler)`,
@@ -108,7 +147,7 @@ export class ConsoleFunctions extends RlpipeFunction {
           detail: { bucket: { name: [props.bucket.bucketName] }, object: { key: [{ prefix: recipePrefix }] } },
         },
         // At least once: a repeated delivery finds the upload's marker (one deploy per object version).
-        targets: [new LambdaFunction(this.function, { retryAttempts: 4, maxEventAge: Duration.hours(1) })],
+        targets: [new LambdaFunction(this.function, { retryAttempts: 4, maxEventAge: Duration.hours(1), deadLetterQueue: this.failedInvocations })],
       });
     } else {
       this.recipeRule = undefined;

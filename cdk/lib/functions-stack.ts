@@ -3,8 +3,9 @@
 import { CfnOutput, CrossStackReferences, ReferenceStrength, Stack, type StackProps } from "aws-cdk-lib";
 import type { IBucket } from "aws-cdk-lib/aws-s3";
 import type { ISecret } from "aws-cdk-lib/aws-secretsmanager";
-import type { ITopic } from "aws-cdk-lib/aws-sns";
+import { type ITopic, Topic } from "aws-cdk-lib/aws-sns";
 import type { Construct } from "constructs";
+import { RlpipeError } from "../../core/errors.js";
 import { ConsoleFunctions, type ConsoleFunctionsProps } from "./console-functions.js";
 import { RewardFunction, type RewardFunctionProps } from "./reward-function.js";
 import { RunsFunction, type RunsFunctionProps } from "./runs-function.js";
@@ -22,6 +23,12 @@ export interface RlpipeFunctionsStackProps extends StackProps {
    * @default no alarm actions
    */
   readonly alarmTopic?: ITopic;
+  /**
+   * ARN of an existing SNS topic for the same alarms, instead of `alarmTopic`: a plain value, so it can come from
+   * CDK context (`rlpipe:alarmTopicArn`) and be shared by stacks in different stages.
+   * @default no alarm actions
+   */
+  readonly alarmTopicArn?: string;
   /**
    * Settings of the reward/tool function.
    * @default RewardFunction's defaults (sandbox e2b, token auth, 1024 MiB, 5 min, 20 concurrent)
@@ -50,7 +57,11 @@ export class RlpipeFunctionsStack extends Stack {
     // Strong references (exports): the stateful stack cannot be deleted, nor its bucket or secret replaced, while
     // these functions use them — whatever the app's default strength.
     CrossStackReferences.of(this).consume(ReferenceStrength.STRONG);
-    const shared = { secret: props.secret, ...(props.alarmTopic === undefined ? {} : { alarmTopic: props.alarmTopic }) };
+    const alarmTopic = props.alarmTopic ?? (props.alarmTopicArn === undefined ? undefined : importTopic(this, props.alarmTopicArn));
+    if (props.alarmTopic !== undefined && props.alarmTopicArn !== undefined) {
+      throw new RlpipeError("cdk_invalid_prop", "alarmTopic and alarmTopicArn are both set", { exitCode: 2, hint: "give the topic once: the construct or its ARN" });
+    }
+    const shared = { secret: props.secret, ...(alarmTopic === undefined ? {} : { alarmTopic }) };
     this.reward = new RewardFunction(this, "Reward", { ...props.reward, ...shared });
     this.runs = new RunsFunction(this, "Runs", { ...props.runs, ...shared, bucket: props.bucket });
     // The console's `score` checks the reward function's sandbox wiring, so it gets the same sandbox by default.
@@ -59,4 +70,16 @@ export class RlpipeFunctionsStack extends Stack {
     this.console = new ConsoleFunctions(this, "Console", { sandbox: rewardSandbox, ...props.console, ...shared, bucket: props.bucket });
     new CfnOutput(this, "ConsoleFunctionName", { value: this.console.function.functionName, description: "invoke with a console event: aws lambda invoke --function-name <this> --cli-binary-format raw-in-base64-out --payload '{\"action\":\"status\",\"run\":\"<run>\"}' out.json" });
   }
+}
+
+const TOPIC_ARN = /^arn:aws[\w-]*:sns:[a-z0-9-]+:\d{12}:[\w-]{1,256}$/;
+
+/** An existing topic by ARN, checked at synth (a typo would otherwise surface as a failed deploy). */
+function importTopic(scope: Construct, arn: string): ITopic {
+  if (!TOPIC_ARN.test(arn)) {
+    throw new RlpipeError("cdk_invalid_prop", `alarmTopicArn must be an SNS topic ARN (arn:aws:sns:<region>:<account>:<name>), got ${JSON.stringify(arn)}`, {
+      exitCode: 2, hint: "aws sns list-topics shows the ARNs of your topics",
+    });
+  }
+  return Topic.fromTopicArn(scope, "AlarmTopic", arn);
 }
