@@ -79,7 +79,7 @@ describe("checkpoints and metrics in object storage", () => {
     const sync = new CheckpointSync({ run: "run-a", store });
     await store.client.send(new PutObjectCommand({ Bucket: "ckpt", Key: `team/${layout.file("run-a", 10, "data.pt")}`, Body: Buffer.from("tampered") }));
     await assert.rejects(sync.restore(join(work, "tampered"), 10), /does not match the manifest/);
-    assert.deepEqual(readdirSync(join(work, "tampered"), { recursive: true }), [], "nothing left behind");
+    assert.equal(existsSync(join(work, "tampered")), false, "nothing left behind, not even the directory the restore made");
   });
 
   for (const which of ["small", "large"] as const) {
@@ -95,7 +95,7 @@ describe("checkpoints and metrics in object storage", () => {
       assert.equal(r.status, 1, `exits 1 (a file that does not verify), not killed by the test's timeout: ${r.stderr}`);
       assert.match(r.stderr, new RegExp(`${rel.replace(/\./g, "\\.")}: sha256 [0-9a-f]{64} does not match the manifest's`));
       assert.match(r.stderr, /hint: /);
-      assert.deepEqual(readdirSync(into, { recursive: true }), [], "no partial file, no .rlpipe-tmp-*, no half-restored step");
+      assert.equal(existsSync(into), false, "DIR was new: no partial file, no .rlpipe-tmp-*, no half-restored step, not even DIR");
     });
   }
 
@@ -120,7 +120,7 @@ describe("checkpoints and metrics in object storage", () => {
     assert.equal(await exited, 130, stderr);
     assert.match(stderr, /restore interrupted/);
     gw.faults.splice(0, gw.faults.length);
-    assert.deepEqual(readdirSync(into, { recursive: true }), [], "nothing of the step, no staging directory, no temporary file");
+    assert.equal(existsSync(into), false, "DIR was new: nothing of the step, no staging directory, no temporary file, not even DIR");
   });
 
   it("rlpipe restore refuses a directory that is not empty; --force replaces the step as a whole and says what it changed", async () => {

@@ -3,7 +3,7 @@
 // directory that does not exist. Each answer is an exit code of the convention and a message that says what to do.
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
@@ -65,5 +65,53 @@ describe("rlpipe metrics <job>: the name rlpipe list shows, while the store keep
     const unknown = rlpipe(["metrics", "three-00000000", "--store", store], dir);
     assert.equal(unknown.code, 2);
     assert.match(unknown.err, /no run named three-00000000/);
+  });
+});
+
+describe("rlpipe restore: DIR is left as it was when the restore fails", () => {
+  let dir: string;
+  let store: string;
+  before(() => {
+    dir = mkdtempSync(join(tmpdir(), "rlpipe-restore-dir-"));
+    store = `file://${join(dir, "store")}`;
+    const ckpt = join(dir, "ckpt");
+    mkdirSync(join(ckpt, "global_step_3", "actor"), { recursive: true });
+    writeFileSync(join(ckpt, "global_step_3", "actor", "shard.pt"), "weights of step 3\n");
+    writeFileSync(join(ckpt, "latest_checkpointed_iteration.txt"), "3");
+    const r = rlpipe(["sync", "job-1.rl", "--watch", ckpt, "--once", "--store", store], dir);
+    assert.equal(r.code, 0, r.err);
+  });
+  after(() => rmSync(dir, { recursive: true, force: true }));
+
+  it("a path that is a file: exit 2 naming it (not an internal error), and the file is untouched", () => {
+    const file = join(dir, "notes.txt");
+    writeFileSync(file, "mine\n");
+    const r = rlpipe(["restore", "job-1.rl", file, "--store", store, "--json"], dir);
+    assert.equal(r.code, 2, r.err);
+    const e = (JSON.parse(r.out) as { error: { code: string; message: string; hint: string } }).error;
+    assert.equal(e.code, "restore_dir_not_directory");
+    assert.equal(e.message, `${file} is a file, not a directory`);
+    assert.match(e.hint, /empty or new directory/);
+    assert.equal(readFileSync(file, "utf8"), "mine\n");
+  });
+
+  it("a step that does not verify: exit 1, and a new DIR (with the parents it needed) is not left behind; an existing empty DIR stays", () => {
+    const damaged = join(dir, "damaged");
+    const stored = join(dir, "store", "job-1.rl", "checkpoints", "global_step_3");
+    mkdirSync(join(damaged, "job-1.rl", "checkpoints"), { recursive: true });
+    for (const n of ["global_step_3", "global_step_3.manifest.json"]) cpSync(join(stored, "..", n), join(damaged, "job-1.rl", "checkpoints", n), { recursive: true });
+    writeFileSync(join(damaged, "job-1.rl", "checkpoints", "global_step_3", "actor", "shard.pt"), "not the weights\n");
+    const fresh = join(dir, "new", "restored");
+    const r = rlpipe(["restore", "job-1.rl", fresh, "--store", `file://${damaged}`], dir);
+    assert.equal(r.code, 1, r.err);
+    assert.match(r.err, /shard\.pt: sha256 [0-9a-f]{64} does not match the manifest's/);
+    assert.equal(existsSync(join(dir, "new")), false, "no empty directory left where there was none");
+    const empty = join(dir, "empty");
+    mkdirSync(empty);
+    assert.equal(rlpipe(["restore", "job-1.rl", empty, "--store", `file://${damaged}`], dir).code, 1);
+    assert.deepEqual(readdirSync(empty), [], "the existing directory stays, empty");
+    const ok = rlpipe(["restore", "job-1.rl", fresh, "--store", store], dir);
+    assert.equal(ok.code, 0, ok.err);
+    assert.equal(readFileSync(join(fresh, "global_step_3", "actor", "shard.pt"), "utf8"), "weights of step 3\n");
   });
 });

@@ -5,8 +5,8 @@
 // stored with the same size and checksum are not sent again. Restore verifies every file, writes nothing in place
 // until all of them are verified, and refuses a directory that holds anything unless forced.
 import { randomBytes } from "node:crypto";
-import { mkdir, readFile, readdir, rename, rm, stat, writeFile } from "node:fs/promises";
-import { join, relative, sep } from "node:path";
+import { mkdir, readFile, readdir, rename, rm, rmdir, stat, writeFile } from "node:fs/promises";
+import { dirname, join, relative, sep } from "node:path";
 import {
   type Manifest, Manifest as ManifestSchema, type ManifestFile, type RetentionPolicy, buildManifest, layout, parseTracker, retiredRecord, safeRelativePath,
   stepOfManifestKey, stepOfRetiredKey, stepsToDelete,
@@ -313,7 +313,19 @@ export class CheckpointSync {
       throw new StorageError("step_not_committed", `run ${run} has no committed step ${chosen}`, { exitCode: 2, hint: steps.length > 0 ? `committed steps: ${steps.join(", ")}` : "nothing is committed yet" });
     }
     const m = await this.manifest(chosen);
-    await mkdir(dir, { recursive: true });
+    const created = await makeRestoreDir(dir);
+    try {
+      return await this.restoreInto(dir, m, opts);
+    } catch (e) {
+      // DIR is left as it was: a directory this restore made goes again (a failure left nothing inside it).
+      if (created !== undefined) await removeMadeDirs(dir, created);
+      throw e;
+    }
+  }
+
+  private async restoreInto(dir: string, m: Manifest, opts: RestoreOptions): Promise<RestoreReport> {
+    const { run, store } = this.opts;
+    const chosen = m.step;
     await removeAbandonedStaging(dir);
     const present = (await readdir(dir)).filter((n) => !n.startsWith(STAGING)).sort();
     if (present.length > 0 && opts.force !== true) {
@@ -395,6 +407,32 @@ export async function stageRuns(store: ObjectStore, job: string, signal?: AbortS
 
 function describePolicy(p: RetentionPolicy): string {
   return [p.keepLast === undefined ? "" : `keep-last ${p.keepLast}`, p.keepEvery === undefined ? "" : `keep-every ${p.keepEvery}`].filter((x) => x !== "").join(", ");
+}
+
+/**
+ * The directory a restore goes into, made when new: returns the first directory made (undefined when DIR existed).
+ * A path that is a file is the user's to fix (exit 2), not mkdir's EEXIST.
+ */
+async function makeRestoreDir(dir: string): Promise<string | undefined> {
+  try {
+    if (!(await stat(dir)).isDirectory()) {
+      throw new StorageError("restore_dir_not_directory", `${dir} is a file, not a directory`, {
+        exitCode: 2, hint: "restore into an empty or new directory: global_step_N and latest_checkpointed_iteration.txt go inside it",
+      });
+    }
+    return undefined;
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== "ENOENT") throw e;
+  }
+  return mkdir(dir, { recursive: true });
+}
+
+/** Remove DIR and the parents up to `made` that a restore made, each only while empty. */
+async function removeMadeDirs(dir: string, made: string): Promise<void> {
+  for (let p = dir; ; p = dirname(p)) {
+    try { await rmdir(p); } catch { return; }
+    if (p === made || dirname(p) === p) return;
+  }
 }
 
 /** Staging directories of restores whose process is gone (killed mid-restore). */
