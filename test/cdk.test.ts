@@ -364,6 +364,17 @@ describe("cdk: the app synthesized in this process (Template.fromStack)", () => 
     assert.deepEqual(pathless(Template.fromStack(stage.functions).toJSON()), pathless(t.RlpipeFunctions.toJSON()));
   });
 
+  it("the pipeline's source role may use the connection under the ARN's own service prefix (codeconnections: or codestar-connections:), as IAM requires", () => {
+    const useConnection = (tpl: Template) => (Object.values(tpl.findResources("AWS::IAM::Policy")) as { Properties: { PolicyDocument: { Statement: { Action: unknown; Resource: unknown }[] } } }[])
+      .flatMap((p) => p.Properties.PolicyDocument.Statement).filter((st) => /UseConnection/.test(JSON.stringify(st.Action)));
+    const arn = PIPELINE_CONTEXT[CONTEXT_KEYS.pipelineConnectionArn];
+    assert.deepEqual(useConnection(t.RlpipePipeline), [{ Action: "codeconnections:UseConnection", Effect: "Allow", Resource: arn }]);
+    assert.ok(!JSON.stringify(t.RlpipePipeline.toJSON()).includes("codestar-connections:"), "no codestar-connections action on a codeconnections ARN");
+    const legacyArn = arn.replace(":codeconnections:", ":codestar-connections:");
+    const legacy = defineRlpipeApp(newApp({ ...PIPELINE_CONTEXT, [CONTEXT_KEYS.pipelineConnectionArn]: legacyArn }));
+    assert.deepEqual(useConnection(Template.fromStack(legacy.pipeline!)), [{ Action: "codestar-connections:UseConnection", Effect: "Allow", Resource: legacyArn }]);
+  });
+
   it("cdk-nag AwsSolutions and the CloudFormation validator report nothing unacknowledged, and every acknowledgement gives a specific reason", (t2) => {
     assert.deepEqual(findings(readReport(app.outdir)), [], "no violation left in validation-report.json");
     for (const s of [rlpipe.stateful, rlpipe.functions, rlpipe.pipeline!, rlpipe.pipeline!.stage.stateful, rlpipe.pipeline!.stage.functions]) {

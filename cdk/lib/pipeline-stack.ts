@@ -3,11 +3,12 @@
 // included), then `cdk synth` for the deploy; then the pipeline updates itself, publishes the Lambda bundles and
 // deploys the stage (stateful stack first, then functions), after a manual approval unless turned off.
 import { Duration, Stack, type StackProps } from "aws-cdk-lib";
+import { CfnPolicy } from "aws-cdk-lib/aws-iam";
 import { BuildSpec, ComputeType, LinuxBuildImage } from "aws-cdk-lib/aws-codebuild";
 import { PipelineType } from "aws-cdk-lib/aws-codepipeline";
 import { Key } from "aws-cdk-lib/aws-kms";
 import { CodePipeline, CodePipelineSource, ManualApprovalStep, ShellStep } from "aws-cdk-lib/pipelines";
-import type { Construct } from "constructs";
+import type { Construct, IConstruct } from "constructs";
 import { RlpipeError } from "../../core/errors.js";
 import { acknowledgeWildcards, wildcardResource } from "./acknowledge.js";
 import { HardenedBucket } from "./checkpoint-bucket.js";
@@ -88,6 +89,8 @@ export class RlpipePipelineStack extends Stack {
     // Build now, so that the acknowledgements below find the constructs (aws/aws-cdk#18440).
     this.pipeline.buildPipeline();
 
+    useConnectionByPrefix(this.pipeline, props.connectionArn);
+
     // The wildcards of the roles CDK Pipelines defines, each kind with why it stays; any other wildcard fails the synth.
     const codebuildLogs = /^Resource::arn:<AWS::Partition>:logs:<AWS::Region>:<AWS::AccountId>:log-group:\/aws\/codebuild\/<\w+>:\*$/;
     const codebuildReports = /^Resource::arn:<AWS::Partition>:codebuild:<AWS::Region>:<AWS::AccountId>:report-group\/<\w+>-\*$/;
@@ -128,4 +131,29 @@ export class RlpipePipelineStack extends Stack {
       },
     ]);
   }
+}
+
+/**
+ * CDK's connection source action grants `codestar-connections:UseConnection` whatever the ARN, but IAM matches an
+ * action's service prefix against the resource ARN's: a connection made since the service's rename has a
+ * `codeconnections:` ARN and needs `codeconnections:UseConnection` (the Source stage would be refused otherwise).
+ * So the grant on `connectionArn` takes the ARN's own prefix. Done where the policies are final (a validation hook
+ * runs after policy statements are merged and before templates are written), as an override of that one statement.
+ */
+export function useConnectionByPrefix(scope: IConstruct, connectionArn: string): void {
+  const service = /^arn:[\w-]+:(codeconnections|codestar-connections):/.exec(connectionArn)?.[1];
+  if (service === undefined || service === "codestar-connections") return;
+  scope.node.addValidation({
+    validate: () => {
+      for (const policy of scope.node.findAll().filter((c): c is CfnPolicy => c instanceof CfnPolicy)) {
+        const doc = Stack.of(policy).resolve(policy.policyDocument) as { Statement?: { Action?: unknown; Resource?: unknown }[] } | undefined;
+        (doc?.Statement ?? []).forEach((st, i) => {
+          if (st.Action === "codestar-connections:UseConnection" && st.Resource === connectionArn) {
+            policy.addPropertyOverride(`PolicyDocument.Statement.${i}.Action`, `${service}:UseConnection`);
+          }
+        });
+      }
+      return [];
+    },
+  });
 }
