@@ -18,6 +18,7 @@ export async function main(argv: readonly string[], io: Io = processIo()): Promi
   try {
     if (command !== undefined && isCommand(command) && asksHelp(rest)) { io.out(formatHelp(command)); return 0; }
     switch (command) {
+      case "init": return (await import("./commands/init.js")).runInit(rest, io);
       case "plan": return (await import("./commands/plan.js")).runPlan(rest, io);
       case "validate": return (await import("./commands/validate.js")).runValidate(rest, io);
       case "schema": return (await import("./commands/schema.js")).runSchema(rest, io);

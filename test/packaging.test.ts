@@ -6,7 +6,7 @@
 // temporary global prefix (a symlinked package plus a symlinked bin).
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, realpathSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { delimiter, dirname, join, relative, resolve } from "node:path";
 import { after, before, describe, it } from "node:test";
@@ -268,6 +268,15 @@ describe("packaging: npm pack of a fresh clone, installed offline into a tempora
     const planned = JSON.parse(readFileSync(join(out, "rlpipe-plan.json"), "utf8")) as { provider: string; generatedBy: string };
     assert.equal(planned.provider, "local");
     assert.equal(planned.generatedBy, `rlpipe ${manifest.version}`);
+  });
+
+  it("node_modules/.bin/rlpipe init writes a recipe that validates in the project, its schema comment naming the installed schema", async () => {
+    const r = await run(join(project, "node_modules", ".bin", "rlpipe"), ["init", "starter/recipe.yaml"], { cwd: project });
+    assert.equal(r.status, 0, show(r));
+    const text = readFileSync(join(project, "starter", "recipe.yaml"), "utf8");
+    assert.match(text, new RegExp(`^# yaml-language-server: \\$schema=${realpathSync(join(pkgDir, "schema", "recipe.schema.json")).replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}$`, "m"));
+    const v = await run(join(project, "node_modules", ".bin", "rlpipe"), ["validate", "starter/recipe.yaml"], { cwd: project });
+    assert.equal(v.status, 0, show(v));
   });
 
   it("node_modules/.bin/rlpipe package bundles the installed functions (FunctionGraph zips from the package's dist/, embedded files included)", { timeout: 120_000 }, async () => {
