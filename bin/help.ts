@@ -153,13 +153,13 @@ FAILED or STOPPED). Ctrl-C stops following, not the job (exit 130).`,
   stop: {
     usage: "stop <run> [--json]",
     summary: "stop a run (idempotent)",
-    description: "Asks the provider to stop the run and prints the phase it is in now. Stopping a finished or already\nstopping run succeeds.",
+    description: "Asks the provider for the run's phase; a run that has ended is left alone (\"has already ended: SUCCEEDED …;\nnothing to stop\"), any other is asked to stop, and the phase it is in then is printed. Exit 0 either way\n(--json: stopRequested true or false).",
     options: { json, help },
   },
   list: {
     usage: "list [--json]",
     summary: "runs deployed from this directory",
-    description: "Lists the run records in .rlpipe/runs/ (newest first) with the last phase seen. A damaged record is\nreported and the command exits 2.",
+    description: "Lists the run records in .rlpipe/runs/ (newest first), under column headers, with the last phase rlpipe saw\nand when it looked (SEEN AT; list asks no provider: rlpipe status looks again). A damaged record is reported and\nthe command exits 2.",
     options: { json, help },
   },
   validate: {

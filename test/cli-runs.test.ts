@@ -171,7 +171,7 @@ describe("following a run (provider local): the job's outcome is the exit code, 
     assert.match(st.err, /damaged-00000001\.json is not valid JSON\n {2}hint: restore the file from a backup, or remove it/);
     const list = await rlpipe(["list"], { cwd: dir });
     assert.equal(list.code, 2, list.err);
-    if (existsSync(join(runsDir(dir), "ok-00000001.json"))) assert.match(list.out, /^ok-00000001 {2}local/m);
+    if (existsSync(join(runsDir(dir), "ok-00000001.json"))) assert.match(list.out, /^ok-00000001 +local/m);
     rmSync(join(runsDir(dir), "damaged-00000001.json"));
   });
 
@@ -181,11 +181,43 @@ describe("following a run (provider local): the job's outcome is the exit code, 
     rmSync(join(dir, ".rlpipe", "local", "gone-00000001"), { recursive: true, force: true });
     const r = await rlpipe(["status"], { cwd: dir });
     assert.equal(r.code, 3, r.err);
-    assert.match(r.out, /^gone-00000001 {2}local {2}\d+ {2}unknown: no local job gone-00000001/m);
-    assert.match(r.out, /^ok-00000001 {2}local {2}\d+ {2}SUCCEEDED \(SUCCEEDED\)$/m);
+    assert.match(r.out, /^gone-00000001 +local +\d+ +unknown +no local job gone-00000001/m);
+    assert.match(r.out, /^ok-00000001 +local +\d+ +SUCCEEDED +SUCCEEDED$/m);
     const j = await rlpipe(["status", "--json"], { cwd: dir });
     assert.equal(j.code, 3);
     assert.match((JSON.parse(j.out) as { name: string; error?: string }[]).find((x) => x.name === "gone-00000001")!.error!, /no local job/);
+  });
+
+  it("stop of an ended job says it has ended, not 'stop requested'; list and status print column headers and when a phase was seen", async () => {
+    const done = await job("done-00000001", "true");
+    await until("the job to end", async () => (await adapter.status(done)).phase === "SUCCEEDED");
+    const stop = await rlpipe(["stop", "done-00000001"], { cwd: dir });
+    assert.equal(stop.code, 0, stop.err);
+    assert.equal(stop.out, "job done-00000001 has already ended: SUCCEEDED (SUCCEEDED); nothing to stop\n");
+    const stopJson = await rlpipe(["stop", "done-00000001", "--json"], { cwd: dir });
+    assert.deepEqual(JSON.parse(stopJson.out), { name: "done-00000001", stopRequested: false, phase: "SUCCEEDED", rawPhase: "SUCCEEDED" });
+    // A running job is asked to stop, and once stopped a second stop says it has ended.
+    const running = await job("running-00000001", "sleep 300");
+    await until("the job to run", async () => (await adapter.status(running)).phase === "RUNNING");
+    const first = await rlpipe(["stop", "running-00000001"], { cwd: dir });
+    assert.equal(first.code, 0, first.err);
+    assert.match(first.out, /^job running-00000001: stop requested; now (STOPPING|STOPPED) /);
+    await until("the job to stop", async () => (await adapter.status(running)).phase === "STOPPED");
+    assert.match((await rlpipe(["stop", "running-00000001"], { cwd: dir })).out, /^job running-00000001 has already ended: STOPPED /);
+
+    const list = await rlpipe(["list"], { cwd: dir });
+    const [listHead, ...listRows] = list.out.trimEnd().split("\n");
+    assert.match(listHead!, /^RUN +PROVIDER +ID +CREATED +LAST PHASE SEEN +SEEN AT$/);
+    const doneRow = listRows.find((l) => l.startsWith("done-00000001 "))!;
+    assert.match(doneRow, /^done-00000001 +local +\d+ +\d{4}-\d\d-\d\dT\S+Z +SUCCEEDED +\d{4}-\d\d-\d\dT\S+Z$/);
+    assert.doesNotMatch(list.out, / at \d{4}-/, "no 'SUCCEEDED at <time>': the time is when rlpipe last looked");
+    // Every column starts where its header does.
+    const at = (line: string, word: string) => line.indexOf(word);
+    assert.equal(doneRow.indexOf("SUCCEEDED"), at(listHead!, "LAST PHASE SEEN"));
+    const status = await rlpipe(["status", "done-00000001"], { cwd: dir });
+    const [statusHead, statusRow] = status.out.trimEnd().split("\n");
+    assert.match(statusHead!, /^RUN +PROVIDER +ID +PHASE +PROVIDER'S PHASE \/ DETAIL$/);
+    assert.equal(statusRow!.indexOf("SUCCEEDED"), at(statusHead!, "PHASE"));
   });
 
   it("a declined confirmation exits 130 and creates nothing", () => {
@@ -301,7 +333,8 @@ describe("provider calls through the CLI against the ModelArts fake", () => {
   });
 
   it("an unreachable endpoint: a line on stderr per retry, then exit 3 within the budget (status, stop, logs -f)", async () => {
-    for (const [args, op] of [[["status", ref.name], "status"], [["stop", ref.name], "stop"], [["logs", ref.name, "-f"], "status"]] as const) {
+    // stop asks the job's phase first (an ended job is not asked to stop), so its first call is a status.
+    for (const [args, op] of [[["status", ref.name], "status"], [["stop", ref.name], "status"], [["logs", ref.name, "-f"], "status"]] as const) {
       const r = await cli([...args], { MODELARTS_ENDPOINT: `http://127.0.0.1:${closed}` });
       assert.equal(r.code, 3, `${args.join(" ")} ended by itself with exit 3:\n${r.err}`);
       assert.match(r.err, RETRY_LINE("modelarts", op));
@@ -355,9 +388,10 @@ describe("provider calls through the CLI against the ModelArts fake", () => {
     await recordRun(home, "modelarts", { ...ref, name: `${ref.name}-two`, id: "00000000-0000-0000-0000-000000000002" }, recipeData);
     const r = await cli(["status"], { MODELARTS_ENDPOINT: `http://127.0.0.1:${closed}`, RLPIPE_RETRY_BUDGET_MS: "800" });
     assert.equal(r.code, 3, r.err);
-    const rows = r.out.trim().split("\n");
+    const [head, ...rows] = r.out.trim().split("\n");
+    assert.match(head!, /^RUN +PROVIDER +ID +PHASE +PROVIDER'S PHASE \/ DETAIL$/);
     assert.equal(rows.length, 2);
-    for (const row of rows) assert.match(row, /modelarts {2}\S+ {2}unknown: ModelArts show training job .*ECONNREFUSED/);
+    for (const row of rows) assert.match(row, /modelarts +\S+ +unknown +ModelArts show training job .*ECONNREFUSED/);
     rmSync(join(runsDir(home), `${ref.name}-two.json`));
   });
 

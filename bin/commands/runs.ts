@@ -151,7 +151,10 @@ export async function runStatus(argv: readonly string[], io: Io): Promise<number
   }));
   if (values.json) io.out(JSON.stringify(rows.map((r) => ({ name: r.record.name, provider: r.record.provider, id: r.record.ref.id, ...(r.status === undefined ? { error: r.error } : r.status) })), null, 2));
   else if (rows.length === 0 && listed.problems.length === 0) io.out("no runs deployed from this directory (rlpipe deploy <recipe> --provider …)");
-  else for (const r of rows) io.out(`${r.record.name}  ${r.record.provider}  ${r.record.ref.id}  ${r.status === undefined ? `unknown: ${r.error}` : `${r.status.phase} (${r.status.rawPhase})${r.status.message === undefined ? "" : `  ${r.status.message}`}`}`);
+  else {
+    for (const line of columns([["RUN", "PROVIDER", "ID", "PHASE", "PROVIDER'S PHASE / DETAIL"], ...rows.map((r) => [r.record.name, r.record.provider, r.record.ref.id,
+      ...(r.status === undefined ? ["unknown", r.error ?? ""] : [r.status.phase, `${r.status.rawPhase}${r.status.message === undefined ? "" : `  ${r.status.message}`}`])])])) io.out(line);
+  }
   // Every run is shown; the exit code says whether every lookup was answered (the first failure's code).
   const failed = rows.find((r) => r.exitCode !== undefined);
   if (failed !== undefined) return failed.exitCode!;
@@ -186,13 +189,17 @@ export async function runStop(argv: readonly string[], io: Io): Promise<number> 
   if (values.help) { io.out(formatHelp("stop")); return 0; }
   if (positionals.length !== 1) throw usage("rlpipe stop takes one run name (see rlpipe list)");
   const record = await recordStore().read(positionals[0]!);
-  const status = await withAdapter(record, io, async (adapter, ref) => {
+  // A job that has ended is not asked to stop: saying "stop requested" of it would be untrue.
+  const { status, requested } = await withAdapter(record, io, async (adapter, ref) => {
+    const before = await withRetry({ provider: record.provider, op: "status" }, (s) => adapter.status(ref, s), cliRetry(io));
+    if (isTerminal(before.phase)) return { status: before, requested: false };
     await withRetry({ provider: record.provider, op: "stop" }, (s) => adapter.stop(ref, s), cliRetry(io));
-    return withRetry({ provider: record.provider, op: "status" }, (s) => adapter.status(ref, s), cliRetry(io));
+    return { status: await withRetry({ provider: record.provider, op: "status" }, (s) => adapter.status(ref, s), cliRetry(io)), requested: true };
   });
   await updateStatus(record, status);
-  if (values.json) io.out(JSON.stringify({ name: record.name, phase: status.phase, rawPhase: status.rawPhase }));
-  else io.out(`job ${record.name}: stop requested; now ${status.phase} (${status.rawPhase})`);
+  if (values.json) io.out(JSON.stringify({ name: record.name, stopRequested: requested, phase: status.phase, rawPhase: status.rawPhase }));
+  else if (requested) io.out(`job ${record.name}: stop requested; now ${status.phase} (${status.rawPhase})`);
+  else io.out(`job ${record.name} has already ended: ${status.phase} (${status.rawPhase}); nothing to stop`);
   return 0;
 }
 
@@ -207,7 +214,9 @@ export async function runList(argv: readonly string[], io: Io): Promise<number> 
   } else if (records.length === 0) {
     io.out("no runs deployed from this directory");
   } else {
-    for (const r of records) io.out(`${r.name}  ${r.provider}  ${r.ref.id}  ${r.createdAt}  ${r.lastStatus === undefined ? "-" : `${r.lastStatus.phase} at ${r.lastStatus.at}`}`);
+    // The phase last seen, and when it was seen (not when the job reached it): list asks no provider.
+    const table = [["RUN", "PROVIDER", "ID", "CREATED", "LAST PHASE SEEN", "SEEN AT"], ...records.map((r) => [r.name, r.provider, r.ref.id, r.createdAt, r.lastStatus?.phase ?? "-", r.lastStatus?.at ?? "-"])];
+    for (const line of columns(table)) io.out(line);
   }
   // A damaged run record is bad local input: every readable one is listed, and the exit code says one was not.
   return problems.length > 0 ? ExitCode.invalidInput : 0;
@@ -232,6 +241,12 @@ function deployTarget(recipe: Recipe): Provider {
 /** The budget verdict as JSON: status, cap, the total it was checked against, and the sentence. */
 export function budgetDocument(b: BudgetCheck): Record<string, unknown> {
   return { status: b.status, cap: b.cap, currency: b.currency, total: b.total, ratesNeeded: b.ratesNeeded, message: b.message };
+}
+
+/** Rows as columns two spaces apart, each as wide as its longest cell (the last one unpadded). */
+function columns(rows: readonly (readonly string[])[]): string[] {
+  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => (r[i] ?? "").length)));
+  return rows.map((r) => r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i]!))).join("  "));
 }
 
 /** 0 when the job succeeded; 1 when it failed or was stopped (the job's outcome, not rlpipe's). */
