@@ -18,6 +18,7 @@ import { bundledAssets } from "../bin/commands/plan.js";
 import { parseRecipe } from "../core/recipe/load.js";
 import { executeDeploy, prepareDeploy } from "../functions/deploy.js";
 import { normalUnit, withActual } from "../core/cost/actual.js";
+import { actualHtml, actualMarkdown, actualTable } from "../core/cost/render/actual.js";
 import type { CostLine, CostReport, Rate } from "../core/cost/types.js";
 import { type UsageRecord, usageLayout } from "../core/run-usage.js";
 import { costOfRun, readRunUsage } from "../functions/run-cost.js";
@@ -97,6 +98,25 @@ describe("estimate vs actual: the per-line arithmetic", () => {
     assert.equal(r.actual!.total, undefined);
     const running = withActual(report(), { run: "r", compute: { hours: 1, running: true, source: "Ray job start_time/end_time (running: until now)" }, usageSource: "none" });
     assert.match(running.actual!.lines[0]!.source, /1 h billable so far/);
+  });
+
+  it("a run whose lines have no rate: the totals say unknown (table, Markdown, HTML), never ¥0 / $0", () => {
+    const unpriced = (l: CostLine): CostLine => {
+      const { rate: _r, cost: _c, currency: _cur, ...rest } = l;
+      return { ...rest, rateNeeded: { item: `${l.provider}:${l.resource}`, unit: l.unit, howToSupply: "prices:" }, ...(l.children === undefined ? {} : { children: l.children.map(unpriced) }) };
+    };
+    const base = report();
+    const r = withActual({ ...base, lines: base.lines.map(unpriced) }, { run: "r", compute: { hours: 5, running: false, source: "test" }, usageSource: "test", usage: usage(100, 10) });
+    assert.equal(r.actual!.total, undefined);
+    const total = (text: string) => text.split("\n").find((l) => /TOTAL \(CNY \/ USD\)/i.test(l))!;
+    for (const row of [total(actualTable(r)), total(actualMarkdown(r)), total(actualHtml(r))]) {
+      assert.match(row, /unknown: no line has a rate/);
+      assert.match(row, /unknown: no measured line has a rate/);
+      assert.doesNotMatch(row, /¥0|\$0/);
+    }
+    // Priced lines keep their figures.
+    const priced = withActual(report(), { run: "r", compute: { hours: 5, running: false, source: "test" }, usageSource: "test", usage: usage(100, 10) });
+    assert.doesNotMatch(total(actualTable(priced)), /unknown/);
   });
 
   it("units are read as the catalog spells them", () => {

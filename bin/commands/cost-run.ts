@@ -71,7 +71,7 @@ export async function costOfRunCommand(run: string, format: CostFormat, out: str
   }
   writeWhole(target, text);
   const t = report.actual?.total;
-  io.err(`rlpipe cost: ${record.name}: ${from}; actual ${t === undefined ? "not priced" : `${formatMoney(t.CNY, "CNY")} / ${formatMoney(t.USD, "USD")}`} of the measured lines`);
+  io.err(`rlpipe cost: ${record.name}: ${from}; actual ${t === undefined ? "unknown: no measured line has a rate" : `${formatMoney(t.CNY, "CNY")} / ${formatMoney(t.USD, "USD")} of the measured lines`}`);
   io.out(target);
   return 0;
 }

@@ -45,9 +45,14 @@ export function actualRows(report: CostReport): ActualRow[] {
   });
 }
 
+/** The totals row. No priced line is an unknown total, as `rlpipe cost` says it — never ¥0 / $0. */
 function totals(report: CostReport): { est: string; actual: string } {
   const t = report.actual?.total;
-  return { est: `${formatMoney(report.totals.CNY.expected, "CNY")} / ${formatMoney(report.totals.USD.expected, "USD")}`, actual: t === undefined ? "—" : `${formatMoney(t.CNY, "CNY")} / ${formatMoney(t.USD, "USD")}` };
+  const priced = !report.totals.incomplete || flat(report.lines).some(({ line }) => line.cost !== undefined);
+  return {
+    est: priced ? `${formatMoney(report.totals.CNY.expected, "CNY")} / ${formatMoney(report.totals.USD.expected, "USD")}` : "unknown: no line has a rate",
+    actual: t === undefined ? "unknown: no measured line has a rate" : `${formatMoney(t.CNY, "CNY")} / ${formatMoney(t.USD, "USD")}`,
+  };
 }
 
 const HEAD = ["LINE", "UNIT", "EST. QTY", "ACTUAL QTY", "EST. COST", "ACTUAL COST", "DIFFERENCE"];
