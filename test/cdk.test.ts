@@ -107,7 +107,7 @@ describe("cdk: the app synthesized in this process (Template.fromStack)", () => 
 
   it("checkpoint bucket: all public access blocked, SSE, ACLs off, versioned, lifecycle (multipart 1 day, non-current 30 days), access logs, EventBridge, retained", () => {
     const tpl = t.RlpipeStateful;
-    const logsBucket = Object.keys(tpl.findResources("AWS::S3::Bucket", { Properties: { LifecycleConfiguration: { Rules: [Match.objectLike({ Id: "expire-access-logs" })] } } }));
+    const logsBucket = Object.keys(tpl.findResources("AWS::S3::Bucket", { Properties: { LifecycleConfiguration: { Rules: Match.arrayWith([Match.objectLike({ Id: "expire-access-logs" })]) } } }));
     assert.equal(logsBucket.length, 1);
     tpl.hasResourceProperties("AWS::S3::Bucket", {
       PublicAccessBlockConfiguration: { BlockPublicAcls: true, BlockPublicPolicy: true, IgnorePublicAcls: true, RestrictPublicBuckets: true },
@@ -132,6 +132,20 @@ describe("cdk: the app synthesized in this process (Template.fromStack)", () => 
       assert.deepEqual(b.Properties["PublicAccessBlockConfiguration"], { BlockPublicAcls: true, BlockPublicPolicy: true, IgnorePublicAcls: true, RestrictPublicBuckets: true }, id);
       assert.deepEqual(b.Properties["OwnershipControls"], { Rules: [{ ObjectOwnership: "BucketOwnerEnforced" }] }, id);
       assert.ok(b.Properties["BucketEncryption"] !== undefined, `${id} is encrypted`);
+      assert.deepEqual(b.Properties["VersioningConfiguration"], { Status: "Enabled" }, `${id} is versioned`);
+    }
+    // The access-log bucket's versions: non-current ones expire like the checkpoints', delete markers are cleaned up.
+    tpl.hasResourceProperties("AWS::S3::Bucket", {
+      LifecycleConfiguration: {
+        Rules: [
+          { Id: "expire-access-logs", ExpirationInDays: 365, NoncurrentVersionExpiration: { NoncurrentDays: 30 }, Status: "Enabled" },
+          { Id: "remove-expired-delete-markers", ExpiredObjectDeleteMarker: true, Status: "Enabled" },
+        ],
+      },
+    });
+    // The pipeline's artifact bucket and its access-log bucket too.
+    for (const [id, b] of Object.entries(t.RlpipePipeline.findResources("AWS::S3::Bucket")) as [string, { Properties: Record<string, unknown> }][]) {
+      assert.deepEqual(b.Properties["VersioningConfiguration"], { Status: "Enabled" }, `${id} is versioned`);
     }
   });
 

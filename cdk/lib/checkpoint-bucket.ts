@@ -36,7 +36,7 @@ export interface HardenedBucketProps {
 /**
  * An S3 bucket with all public access blocked, TLS 1.2 or later required, encryption, ACLs disabled (bucket owner
  * enforced), versioning, incomplete multipart uploads aborted after a day, non-current versions expired, server
- * access logs to a second bucket, and both buckets kept when the stack is deleted.
+ * access logs to a second bucket (hardened and versioned alike), and both buckets kept when the stack is deleted.
  */
 export class HardenedBucket extends Construct {
   /** The bucket. */
@@ -53,10 +53,17 @@ export class HardenedBucket extends Construct {
       objectOwnership: ObjectOwnership.BUCKET_OWNER_ENFORCED,
       removalPolicy: RemovalPolicy.RETAIN,
     } as const;
+    // Versioned like the bucket it logs: a deleted or overwritten log object stays recoverable as a non-current
+    // version for as long as a non-current checkpoint does.
     this.accessLogsBucket = new Bucket(this, "AccessLogs", {
       ...hardened,
       encryption: BucketEncryption.S3_MANAGED,
-      lifecycleRules: [{ id: "expire-access-logs", expiration: props.accessLogsExpiration ?? Duration.days(365) }],
+      versioned: true,
+      lifecycleRules: [
+        { id: "expire-access-logs", expiration: props.accessLogsExpiration ?? Duration.days(365), noncurrentVersionExpiration: props.noncurrentVersionExpiration ?? Duration.days(30) },
+        // What expiration leaves behind in a versioned bucket: a delete marker per log object, once its versions are gone.
+        { id: "remove-expired-delete-markers", expiredObjectDeleteMarker: true },
+      ],
     });
     Validations.of(this.accessLogsBucket).acknowledge({
       id: "AwsSolutions-S1",
