@@ -118,7 +118,9 @@ describe("recipe errors: contradictions", () => {
 
   it("a PPO mini-batch larger than the batch", () => {
     const text = mutate("retool-qwen3-4b-ascend", [[["stages", 2, "algorithm", "miniBatchPrompts"], 128]]);
-    assert.match(one(errorsOf(text), "mini_batch_too_large").message, /mini-batch 128 prompts is larger than the batch of 64 prompts/);
+    const issue = one(errorsOf(text), "mini_batch_too_large");
+    assert.match(issue.message, /mini-batch 128 prompts is larger than the batch of 64 prompts/);
+    assert.equal(issue.hint, "use at most 64 (a divisor of it, such as 64), or raise data.promptsPerStep");
   });
 
   it("a merge step past the last saved SFT step", () => {
@@ -153,12 +155,21 @@ describe("recipe errors: contradictions", () => {
 
   it("a mini-batch whose responses do not split over the data-parallel ranks", () => {
     const text = mutate("qwen3-1.7b-code-toolcall", [[["stages", 2, "algorithm", "miniBatchPrompts"], 31], [["stages", 2, "rollout", "n"], 3]]);
-    assert.match(one(errorsOf(text), "mini_batch_not_divisible").message, /31 prompts × n=3 = 93 responses is not divisible by the data-parallel size 8/);
+    const issue = one(errorsOf(text), "mini_batch_not_divisible");
+    assert.match(issue.message, /31 prompts × n=3 = 93 responses is not divisible by the data-parallel size 8/);
+    assert.equal(issue.hint, "use a mini-batch whose responses (prompts × 3) are a multiple of 8, such as 24 or 32 prompts");
   });
 
   it("an SFT global batch that does not divide over the data-parallel ranks", () => {
     const text = mutate("retool-qwen3-4b-ascend", [[["stages", 0, "batch", "global"], 66]]);
-    assert.match(one(errorsOf(text), "batch_not_divisible").message, /global batch 66 is not divisible by the data-parallel size 4/);
+    const issue = one(errorsOf(text), "batch_not_divisible");
+    assert.match(issue.message, /global batch 66 is not divisible by the data-parallel size 4/);
+    assert.equal(issue.hint, "use a multiple of 4, such as 64 or 68");
+  });
+
+  it("an SFT sequence-parallel size that does not divide the devices per node says which sizes do", () => {
+    const text = mutate("retool-qwen3-4b-ascend", [[["stages", 0, "parallel", "ulyssesSP"], 3]]);
+    assert.match(one(errorsOf(text), "sp_not_divisor").hint ?? "", /^use one of 1, 2(, \d+)*$/);
   });
 
   it("a secret written into the recipe", () => {

@@ -68,12 +68,12 @@ export function checkRecipe(recipe: Recipe, profile: VerlProfile, opts: CheckOpt
   function checkSft(s: SftStage, at: RecipePath): void {
     const sp = s.parallel?.ulyssesSP ?? 1;
     if (resources.devicesPerNode % sp !== 0) {
-      err([...at, "parallel", "ulyssesSP"], "sp_not_divisor", `Ulysses SP ${sp} does not divide the ${resources.devicesPerNode} devices per node`);
+      err([...at, "parallel", "ulyssesSP"], "sp_not_divisor", `Ulysses SP ${sp} does not divide the ${resources.devicesPerNode} devices per node`, `use one of ${divisors(resources.devicesPerNode).join(", ")}`);
       return;
     }
     const dp = totalDevices / sp;
     if (s.batch.global % dp !== 0) {
-      err([...at, "batch", "global"], "batch_not_divisible", `global batch ${s.batch.global} is not divisible by the data-parallel size ${dp} (${totalDevices} devices / SP ${sp})`);
+      err([...at, "batch", "global"], "batch_not_divisible", `global batch ${s.batch.global} is not divisible by the data-parallel size ${dp} (${totalDevices} devices / SP ${sp})`, `use a multiple of ${dp}, such as ${nearMultiples(s.batch.global, dp)}`);
     } else if ((s.batch.global / dp) % s.batch.microPerDevice !== 0 && s.batch.global / dp > s.batch.microPerDevice) {
       warn([...at, "batch", "microPerDevice"], "micro_batch", `per-rank batch ${s.batch.global / dp} is not a multiple of the micro-batch ${s.batch.microPerDevice}`);
     }
@@ -143,18 +143,18 @@ export function checkRecipe(recipe: Recipe, profile: VerlProfile, opts: CheckOpt
     const n = r.n ?? 1;
     if (alg?.miniBatchPrompts !== undefined) {
       if (alg.miniBatchPrompts > prompts) {
-        err([...at, "algorithm", "miniBatchPrompts"], "mini_batch_too_large", `PPO mini-batch ${alg.miniBatchPrompts} prompts is larger than the batch of ${prompts} prompts (data.promptsPerStep)`);
+        err([...at, "algorithm", "miniBatchPrompts"], "mini_batch_too_large", `PPO mini-batch ${alg.miniBatchPrompts} prompts is larger than the batch of ${prompts} prompts (data.promptsPerStep)`, `use at most ${prompts} (a divisor of it, such as ${prompts}), or raise data.promptsPerStep`);
       } else if (prompts % alg.miniBatchPrompts !== 0) {
         warn([...at, "algorithm", "miniBatchPrompts"], "mini_batch_remainder", `${prompts} prompts per step are not a multiple of the mini-batch ${alg.miniBatchPrompts}; the remainder is not an optimizer step`);
       }
       const sp = s.train?.ulyssesSP ?? 1;
       const dp = totalDevices / sp;
       if (Number.isInteger(dp) && (alg.miniBatchPrompts * n) % dp !== 0) {
-        err([...at, "algorithm", "miniBatchPrompts"], "mini_batch_not_divisible", `mini-batch ${alg.miniBatchPrompts} prompts × n=${n} = ${alg.miniBatchPrompts * n} responses is not divisible by the data-parallel size ${dp}`);
+        err([...at, "algorithm", "miniBatchPrompts"], "mini_batch_not_divisible", `mini-batch ${alg.miniBatchPrompts} prompts × n=${n} = ${alg.miniBatchPrompts * n} responses is not divisible by the data-parallel size ${dp}`, `use a mini-batch whose responses (prompts × ${n}) are a multiple of ${dp}, such as ${nearMultiples(alg.miniBatchPrompts, dp / gcd(dp, n))} prompts`);
       }
     }
     const sp = s.train?.ulyssesSP ?? 1;
-    if (totalDevices % sp !== 0) err([...at, "train", "ulyssesSP"], "sp_not_divisor", `Ulysses SP ${sp} does not divide the ${totalDevices} devices`);
+    if (totalDevices % sp !== 0) err([...at, "train", "ulyssesSP"], "sp_not_divisor", `Ulysses SP ${sp} does not divide the ${totalDevices} devices`, `use one of ${divisors(totalDevices).join(", ")}`);
     const maxTok = s.train?.maxTokensPerDevice;
     if (maxTok !== undefined && s.train?.dynamicBsz === true && maxTok * sp < prompt + response) {
       err([...at, "train", "maxTokensPerDevice"], "token_budget", `maxTokensPerDevice ${maxTok} × SP ${sp} cannot hold one sample of ${prompt + response} tokens`, `raise it to at least ${Math.ceil((prompt + response) / sp)}`);
@@ -289,6 +289,17 @@ function checkPlainSecrets(recipe: Recipe, err: (p: RecipePath, c: string, m: st
     else if (v !== null && typeof v === "object") for (const [k, x] of Object.entries(v)) visit(x, [...path, k]);
   };
   visit(recipe, []);
+}
+
+/** The multiples of `m` nearest `x` from below and above ("64 or 72"; one when `x` is below `m`). */
+function nearMultiples(x: number, m: number): string {
+  const below = Math.floor(x / m) * m;
+  const above = below + m;
+  return below === 0 ? String(above) : `${below} or ${above}`;
+}
+
+function gcd(a: number, b: number): number {
+  return b === 0 ? a : gcd(b, a % b);
 }
 
 function divisors(n: number): number[] {
