@@ -244,7 +244,7 @@ from the environment (AWS_*, HUAWEICLOUD_SDK_AK/SK or OBS_*, TENCENTCLOUD_SECRET
       store,
       json: { ...json, description: "one JSON line per pass on stdout" },
       help,
-      watch: { type: "string", value: "DIR", description: "the checkpoint directory verl writes (trainer.default_local_dir)" },
+      watch: { type: "string", value: "DIR", description: "the checkpoint directory verl writes (trainer.default_local_dir); with --once it must exist\n(exit 2), else sync waits for verl's first save to make it" },
       metrics: { type: "string", value: "FILE", description: "also upload this metrics JSONL file" },
       "interval-s": { type: "string", default: "30", value: "S", description: "seconds between passes" },
       once: { type: "boolean", default: false, description: "one pass, then exit" },

@@ -2,7 +2,7 @@
 // shows where the store keeps runs per stage, a restore into a path that cannot be a directory, sync --watch of a
 // directory that does not exist. Each answer is an exit code of the convention and a message that says what to do.
 import assert from "node:assert/strict";
-import { spawnSync } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -113,5 +113,50 @@ describe("rlpipe restore: DIR is left as it was when the restore fails", () => {
     const ok = rlpipe(["restore", "job-1.rl", fresh, "--store", store], dir);
     assert.equal(ok.code, 0, ok.err);
     assert.equal(readFileSync(join(fresh, "global_step_3", "actor", "shard.pt"), "utf8"), "weights of step 3\n");
+  });
+});
+
+describe("rlpipe sync --watch DIR where DIR does not exist", () => {
+  let dir: string;
+  before(() => { dir = mkdtempSync(join(tmpdir(), "rlpipe-watch-")); });
+  after(() => rmSync(dir, { recursive: true, force: true }));
+
+  it("--once: exit 2 naming the path (a mistyped directory is not 'nothing to upload'); nothing is written to the store", () => {
+    const store = join(dir, "store-once");
+    const r = rlpipe(["sync", "job-1.rl", "--watch", "chekpoints", "--once", "--store", `file://${store}`, "--json"], dir);
+    assert.equal(r.code, 2, r.err);
+    const e = (JSON.parse(r.out) as { error: { code: string; message: string; hint: string } }).error;
+    assert.equal(e.code, "watch_dir_missing");
+    assert.equal(e.message, `--watch chekpoints: ${join(dir, "chekpoints")} does not exist`);
+    assert.match(e.hint, /trainer\.default_local_dir/);
+    assert.equal(existsSync(store), false);
+    writeFileSync(join(dir, "a-file"), "x");
+    const file = rlpipe(["sync", "job-1.rl", "--watch", "a-file", "--once", "--store", `file://${store}`], dir);
+    assert.equal(file.code, 2, file.err);
+    assert.match(file.err, /a-file: a file, not a directory/);
+  });
+
+  it("watching beside a job: says it waits for the directory, and commits the first step once verl makes it", async () => {
+    const store = join(dir, "store-watch");
+    const child = spawn(process.execPath, [CLI, "sync", "job-2.rl", "--watch", "ckpt", "--interval-s", "0", "--store", `file://${store}`], { cwd: dir, env: { PATH: process.env["PATH"] ?? "/usr/bin:/bin", RLPIPE_PROGRESS_S: "0" }, stdio: ["ignore", "ignore", "pipe"] });
+    let err = "";
+    child.stderr.on("data", (b: Buffer) => { err += b.toString(); });
+    const exited = new Promise<number | null>((res) => child.once("exit", (code) => res(code)));
+    try {
+      const until = async (what: string, ok: () => boolean) => {
+        for (const end = Date.now() + 60_000; !ok();) {
+          assert.ok(Date.now() < end, `timed out waiting for ${what}: ${err}`);
+          await new Promise((r) => setTimeout(r, 50));
+        }
+      };
+      await until("the waiting line", () => err.includes(`${join(dir, "ckpt")} does not exist yet; waiting for verl's first checkpoint there`));
+      mkdirSync(join(dir, "ckpt", "global_step_1"), { recursive: true });
+      writeFileSync(join(dir, "ckpt", "global_step_1", "shard.pt"), "w");
+      writeFileSync(join(dir, "ckpt", "latest_checkpointed_iteration.txt"), "1");
+      await until("step 1's manifest", () => existsSync(join(store, "job-2.rl", "checkpoints", "global_step_1.manifest.json")));
+    } finally {
+      child.kill("SIGTERM");
+    }
+    assert.equal(await exited, 0, err);
   });
 });

@@ -497,29 +497,22 @@ http.server.HTTPServer(("127.0.0.1", ${fake}), H).serve_forever()`], { stdio: "i
 });
 
 describe("launch.sh with checkpoints.storage (sync sidecar)", () => {
-  it("starts rlpipe sync next to training; its last pass commits the final checkpoint and metrics", { timeout: 120_000 }, async () => {
-    const root = mkdtempSync(join(tmpdir(), "rlpipe-sync-launch-"));
-    try {
-      const work = join(root, "work");
-      const stubs = join(root, "stubs");
-      const storeDir = join(root, "store");
-      for (const d of [work, stubs]) mkdirSync(d, { recursive: true });
-      writeFileSync(join(stubs, "rlpipe"), `#!/usr/bin/env bash\nexec node ${JSON.stringify(join(FIXTURES, "..", "..", "dist", "bin", "rlpipe.js"))} "$@"\n`);
-      // The "trainer" saves two steps the way verl does (tracker after the step) and logs metrics.
-      writeFileSync(join(stubs, "python3"), `#!/usr/bin/env bash
+  const CLI_JS = join(FIXTURES, "..", "..", "dist", "bin", "rlpipe.js");
+  /** launch.sh of a one-stage RL recipe synced by rlpipe sync to a file:// store; `trainer` is what "verl" does. */
+  function launchWithStore(root: string, trainer: string) {
+    const work = join(root, "work");
+    const stubs = join(root, "stubs");
+    const storeDir = join(root, "store");
+    for (const d of [work, stubs]) mkdirSync(d, { recursive: true });
+    writeFileSync(join(stubs, "rlpipe"), `#!/usr/bin/env bash\nexec node ${JSON.stringify(CLI_JS)} "$@"\n`);
+    writeFileSync(join(stubs, "python3"), `#!/usr/bin/env bash
 if [ "$1" = "-m" ] && [ "$2" = verl.trainer.main_ppo ]; then
-  for s in 1 2; do
-    mkdir -p ckpt/rl/global_step_$s/actor
-    head -c 200000 /dev/urandom > ckpt/rl/global_step_$s/actor/model.pt
-    echo $s > ckpt/rl/latest_checkpointed_iteration.txt
-    echo "{\\"step\\": $s, \\"data\\": {\\"critic/score/mean\\": 0.$s}}" >> "$VERL_FILE_LOGGER_PATH"
-  done
-  exit 0
+${trainer}
 fi
 exec /usr/bin/python3 "$@"
 `);
-      for (const n of ["rlpipe", "python3"]) chmodSync(join(stubs, n), 0o755);
-      const text = `
+    for (const n of ["rlpipe", "python3"]) chmodSync(join(stubs, n), 0o755);
+    const text = `
 apiVersion: rlpipe/v1
 kind: Recipe
 metadata: { name: sync-demo }
@@ -531,18 +524,47 @@ checkpoints: { storage: "file://${storeDir}", intervalS: 300, keep: { last: 5 } 
 stages:
   - { id: rl, type: rl, model: m, outputDir: ckpt/rl, data: { train: d, promptsPerStep: 2, maxPromptLength: 8, maxResponseLength: 8 }, rollout: { engine: vllm, mode: async }, logging: { backends: [console, file] } }
 `;
-      const p = plan(parseRecipe(text, "s.yaml"), { provider: "local", assets: bundledAssets() });
-      assert.equal(p.storage?.mechanism, "sidecar-direct");
-      const bundleDir = join(root, "bundle");
-      writeBundle(bundleDir, [...p.files, { path: "rlpipe-plan.json", content: "{}", executable: false }]);
-      const r = spawnSync("bash", [join(bundleDir, "launch.sh")], { encoding: "utf8", timeout: 110_000, env: { PATH: `${stubs}:/usr/bin:/bin`, HOME: root, RLPIPE_RUN: "demo-run" } });
+    const p = plan(parseRecipe(text, "s.yaml"), { provider: "local", assets: bundledAssets() });
+    assert.equal(p.storage?.mechanism, "sidecar-direct");
+    const bundleDir = join(root, "bundle");
+    writeBundle(bundleDir, [...p.files, { path: "rlpipe-plan.json", content: "{}", executable: false }]);
+    const r = spawnSync("bash", [join(bundleDir, "launch.sh")], { encoding: "utf8", timeout: 110_000, env: { PATH: `${stubs}:/usr/bin:/bin`, HOME: root, RLPIPE_RUN: "demo-run" } });
+    const read = (...args: string[]) => spawnSync(process.execPath, [CLI_JS, ...args, "--json"], { encoding: "utf8", env: { ...process.env, RLPIPE_STORE: storeDir } });
+    return { r, work, read };
+  }
+
+  it("starts rlpipe sync next to training; its last pass commits the final checkpoint and metrics", { timeout: 120_000 }, () => {
+    const root = mkdtempSync(join(tmpdir(), "rlpipe-sync-launch-"));
+    try {
+      // The "trainer" saves two steps the way verl does (tracker after the step) and logs metrics.
+      const { r, read } = launchWithStore(root, `  for s in 1 2; do
+    mkdir -p ckpt/rl/global_step_$s/actor
+    head -c 200000 /dev/urandom > ckpt/rl/global_step_$s/actor/model.pt
+    echo $s > ckpt/rl/latest_checkpointed_iteration.txt
+    echo "{\\"step\\": $s, \\"data\\": {\\"critic/score/mean\\": 0.$s}}" >> "$VERL_FILE_LOGGER_PATH"
+  done
+  exit 0`);
       assert.equal(r.status, 0, `${r.stdout}\n${r.stderr}`);
-      const env = { ...process.env, RLPIPE_STORE: storeDir };
-      const ck = spawnSync(process.execPath, [join(FIXTURES, "..", "..", "dist", "bin", "rlpipe.js"), "checkpoints", "demo-run.rl", "--json"], { encoding: "utf8", env });
+      const ck = read("checkpoints", "demo-run.rl");
       assert.equal(ck.status, 0, ck.stderr);
       assert.deepEqual(JSON.parse(ck.stdout).map((x: { step: number }) => x.step), [1, 2], "the final pass committed both steps");
-      const m = spawnSync(process.execPath, [join(FIXTURES, "..", "..", "dist", "bin", "rlpipe.js"), "metrics", "demo-run.rl", "--json"], { encoding: "utf8", env });
+      const m = read("metrics", "demo-run.rl");
       assert.equal(JSON.parse(m.stdout).latest[0].value, 0.2);
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
+  });
+
+  it("a stage that ends before its first checkpoint: the final pass still uploads its metrics (the watched directory is there, empty)", { timeout: 120_000 }, () => {
+    const root = mkdtempSync(join(tmpdir(), "rlpipe-sync-launch-"));
+    try {
+      const { r, work, read } = launchWithStore(root, `  echo '{"step": 1, "data": {"critic/score/mean": 0.4}}' >> "$VERL_FILE_LOGGER_PATH"
+  exit 9`);
+      assert.equal(r.status, 9, r.stderr);
+      assert.doesNotMatch(r.stderr, /final sync of rl failed/, readFileSync(join(work, ".rlpipe", "sync-rl.log"), "utf8"));
+      const m = read("metrics", "demo-run.rl");
+      assert.equal(m.status, 0, m.stderr);
+      assert.equal(JSON.parse(m.stdout).latest[0].value, 0.4);
     } finally {
       rmSync(root, { recursive: true, force: true });
     }

@@ -1,5 +1,5 @@
 // rlpipe sync | checkpoints | restore | metrics: a run's durable outputs in object storage.
-import { chmodSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { RUN_NAME } from "../../core/checkpoints.js";
@@ -10,6 +10,7 @@ import { CheckpointSync, type TransferEvent, stageRuns, unknownRun } from "../..
 import { MetricsSync, readMetricChunks } from "../../adapters/storage/metrics-sync.js";
 import { listRunRecords, runsDir } from "../../adapters/providers/run-records.js";
 import { type ObjectStore, openStore, retryLines } from "../../adapters/storage/store.js";
+import { fsError } from "../../adapters/storage/object-store.js";
 import { runToken } from "../../functions/runs.js";
 import type { Io } from "../io.js";
 import { usage } from "./plan.js";
@@ -116,7 +117,17 @@ export async function runSync(argv: readonly string[], io: Io): Promise<number> 
   const interval = posInt("interval-s", values["interval-s"]) ?? 30;
   const keepLast = posInt("keep-last", values["keep-last"]);
   const keepEvery = posInt("keep-every", values["keep-every"]);
+  const watched = resolve(values.watch);
+  // A mistyped --watch must not pass for "nothing to upload": --once needs the directory (checked before the store
+  // is opened); a watch beside a job waits for verl's first save to make it, and says so once.
+  let waiting = watchedDirMissing(watched);
+  if (waiting && values.once) {
+    throw new RlpipeError("watch_dir_missing", `--watch ${values.watch}: ${watched} does not exist`, {
+      exitCode: 2, hint: "name verl's checkpoint directory (trainer.default_local_dir, where latest_checkpointed_iteration.txt is written)",
+    });
+  }
   const out = transferOutput(io, values.json);
+  if (waiting) out.line(`[rlpipe sync] ${watched} does not exist yet; waiting for verl's first checkpoint there`);
   const s = await store(values.store, out.line);
   const abort = new AbortController();
   const stop = () => abort.abort(new Error("stopping"));
@@ -130,7 +141,8 @@ export async function runSync(argv: readonly string[], io: Io): Promise<number> 
   });
   const metrics = new MetricsSync(s, run);
   const pass = async () => {
-    const r = await ckpt.syncDir(resolve(values.watch!));
+    if (waiting && !watchedDirMissing(watched)) { waiting = false; out.line(`[rlpipe sync] ${watched} exists now`); }
+    const r = await ckpt.syncDir(watched);
     let m = 0;
     for (const file of values.metrics ?? []) m += await metrics.syncFile(resolve(file));
     if (values.json) io.out(JSON.stringify({ ...r, metricsBytes: m }));
@@ -157,6 +169,17 @@ export async function runSync(argv: readonly string[], io: Io): Promise<number> 
     await s.close();
   }
   return 0;
+}
+
+/** Whether the directory `sync --watch` names is missing (a file there is an error: exit 2). */
+function watchedDirMissing(dir: string): boolean {
+  let st;
+  try { st = statSync(dir); } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === "ENOENT") return true;
+    throw fsError(e, dir);
+  }
+  if (!st.isDirectory()) throw new RlpipeError("watch_dir_not_directory", `--watch ${dir}: a file, not a directory`, { exitCode: 2, hint: "name verl's checkpoint directory (trainer.default_local_dir)" });
+  return false;
 }
 
 export async function runCheckpoints(argv: readonly string[], io: Io): Promise<number> {

@@ -205,7 +205,7 @@ export function renderLaunchScript(ctx: RenderContext, inputs: LaunchInputs): st
       const words = st.mechanism === "sidecar-direct"
         ? ["rlpipe", "sync", `@RUN.${s.stage}`, "--watch", s.dir, ...metrics, "--store", st.uri, "--interval-s", String(st.intervalS), ...keep, "--recipe-hash", inputs.recipeHash]
         : ["python3", `.rlpipe/${SYNC_SIDECAR}`, ...to, "--run", `@RUN.${s.stage}`, "--dir", s.dir, ...metrics, "--interval", String(st.intervalS), ...keep, "--recipe-hash", inputs.recipeHash];
-      return { stage: s.stage, metrics: s.metrics, cmd: words.map((w) => (w.startsWith("@RUN.") ? `"$RLPIPE_RUN.${w.slice(5)}"` : shellQuote(w))).join(" ") };
+      return { stage: s.stage, dir: s.dir, metrics: s.metrics, cmd: words.map((w) => (w.startsWith("@RUN.") ? `"$RLPIPE_RUN.${w.slice(5)}"` : shellQuote(w))).join(" ") };
     });
     // The final pass runs in the foreground when the job ends (success or failure), so the last checkpoint
     // and metrics are uploaded even when a sidecar was stopped before it could react.
@@ -220,6 +220,8 @@ export function renderLaunchScript(ctx: RenderContext, inputs: LaunchInputs): st
     L.push('if [ "$RLPIPE_NODE_RANK" = 0 ]; then');
     for (const c of commands) {
       if (c.metrics !== undefined) L.push(`  mkdir -p ${shellQuote(c.metrics.slice(0, c.metrics.lastIndexOf("/")))}`);
+      // rlpipe sync --once (the final pass) refuses a missing --watch directory: a stage that never saved has an empty one.
+      if (st.mechanism === "sidecar-direct") L.push(`  mkdir -p ${shellQuote(c.dir)}`);
       L.push(`  ${c.cmd} >> .rlpipe/sync-${c.stage}.log 2>&1 &`);
       L.push("  RLPIPE_SYNC_PIDS+=($!)");
     }
