@@ -1,7 +1,7 @@
 // The handler every platform adapter returns: it builds the app once per process (cold start), sends HTTP
 // trigger events through the app's `http` and every other event to its `event`. An exception never leaves with
 // a stack or a secret: an HTTP caller gets 500 {detail:"internal error"}, the log gets one redacted line.
-import { RlpipeError } from "../../core/errors.js";
+import { ExitCode, RlpipeError } from "../../core/errors.js";
 import type { ColdStart, FunctionApp, FunctionAppFactory } from "../app.js";
 import { BadHttpEvent, type HttpEvent, type HttpLimits, errorResult, parseBasePath, serveHttpEvent } from "./http-event.js";
 import { Lazy, RedactingLog, describeError, isConfigError } from "./runtime.js";
@@ -93,7 +93,7 @@ export function platformHandler<Ctx>(spec: PlatformSpec<Ctx>, factory: FunctionA
     }
     if (http !== undefined) {
       const remaining = spec.remainingMs?.(context);
-      return serveHttpEvent(http, built.app, { limits, basePath: built.basePath, log: log.line, ...(remaining === undefined ? {} : { remainingMs: remaining }) });
+      return serveHttpEvent(http, built.app, { limits, basePath: built.basePath, log: log.line, redact: (t) => log.redact(t), ...(remaining === undefined ? {} : { remainingMs: remaining }) });
     }
     if (built.app.event === undefined) {
       const detail = `this function answers ${limits.platform} HTTP trigger events only; got ${keysOf(event)}`;
@@ -104,7 +104,11 @@ export function platformHandler<Ctx>(spec: PlatformSpec<Ctx>, factory: FunctionA
       return await built.app.event(event);
     } catch (e) {
       log.line(`error ${describeError(e)}`);
-      throw new Error(isConfigError(e) ? log.redact(e.message) : "internal error (see the function log)");
+      // What the platform records for the failed invocation (Lambda: its on-failure destination's errorMessage):
+      // a store or provider that refused or could not be reached keeps its stable code; a bug stays in the log.
+      if (isConfigError(e)) throw new Error(log.redact(e.message));
+      if (e instanceof RlpipeError && e.exitCode === ExitCode.external) throw new Error(`${e.code}: ${log.redact(e.message)}${e.hint === undefined ? "" : ` (${log.redact(e.hint)})`}`);
+      throw new Error("internal error (see the function log)");
     }
   };
 }

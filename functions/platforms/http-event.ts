@@ -2,10 +2,12 @@
 // below, becomes an FnRequest (base64 and plain bodies, lower-cased headers, query, the API's base path
 // stripped, size and content-type checks, JSON parsing) and the app's FnResponse becomes the
 // {statusCode, headers, body, isBase64Encoded} object Lambda, FunctionGraph and SCF all expect. Errors answer
-// with the JSON shapes functions/platforms/http.ts uses; an exception answers 500 {detail:"internal error"}.
+// with the JSON shapes functions/platforms/http.ts uses; an exception answers as functions/error-response.ts says
+// (a classified error 502/503 with its code, anything else 500 {detail:"internal error"}).
 import { cancellation, RequestCancelled } from "../admission.js";
 import { RlpipeError } from "../../core/errors.js";
 import type { FunctionApp } from "../app.js";
+import { thrownResponse } from "../error-response.js";
 import { type FnRequest, type FnResponse, json } from "../http-types.js";
 import { describeError } from "./runtime.js";
 
@@ -138,6 +140,8 @@ export interface ServeOptions {
   readonly limits: HttpLimits;
   readonly basePath: string | undefined;
   readonly log: (line: string) => void;
+  /** Scrubs an error's text before it goes into an answer (the platform log's redaction). Default: the text is withheld. */
+  readonly redact?: (text: string) => string;
   /** The time the platform leaves the invocation: its programs are stopped PLATFORM_MARGIN_MS before it ends. */
   readonly remainingMs?: number;
 }
@@ -161,7 +165,7 @@ export async function serveHttpEvent(ev: HttpEvent, app: FunctionApp, opts: Serv
       res = await app.http({ ...req, signal: ending.signal });
     } catch (e) {
       opts.log(`error ${describeError(e)}`);
-      res = json(500, { detail: "internal error" });
+      res = thrownResponse(e, opts.redact ?? (() => "see the function log"));
     } finally {
       clearTimeout(timer);
     }

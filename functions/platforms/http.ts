@@ -4,7 +4,9 @@
 // with Retry-After at once, and an admitted request's programs are stopped as soon as its client disconnects.
 import { type IncomingMessage, type Server, type ServerResponse, createServer } from "node:http";
 import type { AddressInfo } from "node:net";
+import { Redactor } from "../../core/redact.js";
 import { Admission, cancellation, defaultCapacity, isRefusal, refusalResponse, RequestCancelled, type Ticket } from "../admission.js";
+import { thrownResponse } from "../error-response.js";
 import type { FnResponse } from "../http-types.js";
 import { type FunctionDeps, route, routeOf, runsPrograms } from "../router.js";
 import { ServerMetrics } from "../server-metrics.js";
@@ -82,6 +84,8 @@ class OverloadLog {
 
 export async function startHttpServer(deps: FunctionDeps, opts: HttpServerOptions): Promise<RunningServer> {
   const limit = opts.maxBodyBytes ?? 32 << 20;
+  // An error's text in an answer is scrubbed of this process's secrets (the token, store keys) like the log.
+  const redactor = new Redactor({ ...process.env, RLPIPE_SANDBOX_TOKEN: deps.token, RLPIPE_RUNS_SECRET: deps.runs?.secret });
   const timings = new ServerTimings();
   const metrics = new ServerMetrics();
   const backend = typeof deps.backend === "function" ? undefined : deps.backend;
@@ -173,8 +177,9 @@ export async function startHttpServer(deps: FunctionDeps, opts: HttpServerOption
         status = 499;
         return;
       }
-      status = 500;
-      if (!res.headersSent) send(res, { status, body: { detail: "internal error" } });
+      const answer = thrownResponse(e, (t) => redactor.redact(t));
+      status = answer.status;
+      if (!res.headersSent) send(res, answer);
       opts.log?.(`error ${(e as Error).message}`);
     } finally {
       ticket?.release();
