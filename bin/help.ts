@@ -355,7 +355,7 @@ SDKs each bundle holds and its largest inputs. The same build gives the same zip
     description: `Deploys the zips \`rlpipe package\` wrote: finds each function by name (<prefix><function>), creates it when
 it is missing, otherwise uploads the code only when the zip changed and writes the configuration only when the
 zip or a setting changed, so running it again with the same zip and flags changes nothing ("unchanged"). Environment variables for the functions
-come from --env and --env-file; a variable whose name looks like a secret (…_KEY, …_SECRET, …_TOKEN) and every
+come from --env and --vars-file; a variable whose name looks like a secret (…_KEY, …_SECRET, …_TOKEN) and every
 --secret NAME (its value read from this shell) goes to FunctionGraph's encrypted_user_data, or to SCF's
 environment, and is never printed. Credentials: functiongraph HUAWEICLOUD_SDK_AK/SK (+ SECURITY_TOKEN) and
 HUAWEICLOUD_SDK_PROJECT_ID, or ~/.huaweicloud/credentials; scf TENCENTCLOUD_SECRET_ID/KEY or
@@ -367,7 +367,7 @@ HUAWEICLOUD_SDK_PROJECT_ID, or ~/.huaweicloud/credentials; scf TENCENTCLOUD_SECR
       "name-prefix": { type: "string", default: "rlpipe-", value: "P", description: "function names are <P><function>" },
       zip: { type: "string", value: "DIR", description: "where `rlpipe package` wrote the zips (default .rlpipe/functions/<platform>)" },
       env: { type: "string", multiple: true, value: "KEY=VALUE", description: "an environment variable for every deployed function" },
-      "env-file": { type: "string", value: "FILE", description: "environment variables for the functions, one KEY=VALUE a line (# comments)" },
+      "vars-file": { type: "string", value: "FILE", description: "environment variables for the functions, one KEY=VALUE a line (# comments); not --env-file, which Node reads itself" },
       secret: { type: "string", multiple: true, value: "NAME", description: "pass this shell's $NAME to the functions as a secret (encrypted on FunctionGraph)" },
       runtime: { type: "string", value: "NAME", description: "the platform's runtime name (default functiongraph Node.js20.15, scf Nodejs18.15)" },
       "memory-mb": { type: "string", value: "MB", description: "memory per function (default 512)" },

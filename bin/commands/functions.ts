@@ -1,5 +1,5 @@
 // rlpipe functions deploy --platform functiongraph|scf [--function F]... [--region R] [--name-prefix P] [--zip DIR]
-//   [--env K=V]... [--env-file FILE] [--secret NAME]... [--runtime R] [--memory-mb MB] [--timeout-s S] [--dry-run] [--json]
+//   [--env K=V]... [--vars-file FILE] [--secret NAME]... [--runtime R] [--memory-mb MB] [--timeout-s S] [--dry-run] [--json]
 // Creates or updates the functions `rlpipe package` zipped, one at a time: find by name; create when missing (a
 // create refused because the name is taken, or whose reply was lost, is followed by a lookup, never by a second
 // create); otherwise upload the code only when the zip changed, and write the configuration only when something
@@ -41,7 +41,7 @@ export function missingVariables(functions: readonly FunctionName[], names: Read
   const lines: string[] = [];
   for (const fn of functions) {
     const missing = REQUIRED_VARIABLES[fn].filter((v) => !names.has(v));
-    if (missing.length > 0) lines.push(`rlpipe functions deploy: warning: ${fn} will not start without ${missing.join(" and ")} (pass --env NAME=VALUE, --secret NAME or --env-file; deploy replaces the function's whole environment)`);
+    if (missing.length > 0) lines.push(`rlpipe functions deploy: warning: ${fn} will not start without ${missing.join(" and ")} (pass --env NAME=VALUE, --secret NAME or --vars-file; deploy replaces the function's whole environment)`);
   }
   return lines;
 }
@@ -105,16 +105,17 @@ function readZips(dir: string, platform: FunctionPlatform, functions: readonly F
   return out;
 }
 
-/** Environment and secrets for the functions: --env-file, then --env (later wins), then --secret NAME from `env`. */
-export function functionEnvironment(values: { env?: readonly string[]; "env-file"?: string; secret?: readonly string[] }, env: Env): { env: Record<string, string>; secrets: Record<string, string> } {
+/** Environment and secrets for the functions: --vars-file, then --env (later wins), then --secret NAME from `env`. */
+export function functionEnvironment(values: { env?: readonly string[]; "vars-file"?: string; secret?: readonly string[] }, env: Env): { env: Record<string, string>; secrets: Record<string, string> } {
   const all: Record<string, string> = {};
   const declaredSecret = new Set<string>();
-  if (values["env-file"] !== undefined) {
+  const file = values["vars-file"];
+  if (file !== undefined) {
     let text: string;
-    try { text = readFileSync(values["env-file"], "utf8"); } catch (e) {
-      throw usage(`cannot read --env-file ${values["env-file"]}: ${(e as Error).message}`);
+    try { text = readFileSync(file, "utf8"); } catch (e) {
+      throw usage(`cannot read --vars-file ${file}: ${(e as Error).message}`);
     }
-    Object.assign(all, parseEnvFile(text, values["env-file"]));
+    Object.assign(all, parseEnvFile(text, file));
   }
   for (const a of values.env ?? []) {
     const [k, v] = parseEnvAssignment(a, "--env");
@@ -230,7 +231,21 @@ function formatResult(r: DeployResult): string {
   return `  ${r.function.padEnd(8)} ${r.name}: ${what}${r.id === undefined ? "" : ` [${r.id}]`}`;
 }
 
+/**
+ * The old spelling, --env-file, is Node's own option: Node ≥ 20 takes it from anywhere on the command line, exits 9
+ * when the file is missing (rlpipe never runs) and otherwise loads the file into rlpipe's own environment. When it
+ * does reach rlpipe, it is refused rather than read twice.
+ */
+function refuseEnvFile(argv: readonly string[]): void {
+  const i = argv.findIndex((a) => a === "--env-file" || a.startsWith("--env-file="));
+  if (i < 0) return;
+  const file = argv[i]!.startsWith("--env-file=") ? argv[i]!.slice("--env-file=".length) : argv[i + 1] ?? "FILE";
+  throw usage(`--env-file is Node's own option (Node loaded ${file} into rlpipe's environment before rlpipe started): use --vars-file ${file}`,
+    "rlpipe functions deploy --vars-file FILE (KEY=VALUE lines); a missing --env-file makes Node exit 9 before rlpipe runs");
+}
+
 export async function runFunctions(argv: readonly string[], io: Io, env: Env = process.env): Promise<number> {
+  refuseEnvFile(argv);
   const { values, positionals } = parseArgs({ args: [...argv], options: COMMANDS.functions.options, allowPositionals: true, strict: true });
   if (values.help) { io.out(formatHelp("functions")); return 0; }
   const [sub, ...extra] = positionals;
