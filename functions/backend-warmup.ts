@@ -52,13 +52,17 @@ export class BackendWarmup {
   }
 
   /**
-   * Starts the warm-up in the background, on the next turn of the event loop: the invocation being answered (the
-   * cold start's first) is not held up by loading the SDK. A request that needs the backend before then starts it.
+   * Starts the warm-up in the background, once the event loop has polled for I/O after the cold start: loading the
+   * SDK blocks the loop (~60 ms), and the invocation being answered (the cold start's first) is still on its way out
+   * — a runtime client that posts the answer on a fresh loopback connection writes it when that poll reports the
+   * connection, so a warm-up begun on the very next turn (before that poll) held the answer back. Two check phases
+   * bracket one poll phase. A client that needs more turns than that (undici's fetch) may still wait; a request
+   * that needs the backend before then starts it at once.
    */
   start(): void {
-    setImmediate(() => {
+    setImmediate(() => setImmediate(() => {
       if (this.ready === undefined && this.inFlight === undefined && this.failed === undefined) void this.attempt().catch(() => undefined);
-    });
+    }));
   }
 
   /** The backend: at once when ready; else the warm-up in flight; else the last failure (within its hold) or a new warm-up. */
