@@ -359,7 +359,10 @@ come from --env and --vars-file; a variable whose name looks like a secret (…_
 --secret NAME (its value read from this shell) goes to FunctionGraph's encrypted_user_data, or to SCF's
 environment, and is never printed. Credentials: functiongraph HUAWEICLOUD_SDK_AK/SK (+ SECURITY_TOKEN) and
 HUAWEICLOUD_SDK_PROJECT_ID, or ~/.huaweicloud/credentials; scf TENCENTCLOUD_SECRET_ID/KEY or
-~/.tencentcloud/credentials. FUNCTIONGRAPH_ENDPOINT / SCF_ENDPOINT override the endpoints.`,
+~/.tencentcloud/credentials. FUNCTIONGRAPH_ENDPOINT / SCF_ENDPOINT override the endpoints.
+Triggers are created and kept as wanted, idempotently: an HTTP trigger for reward and runs (SCF: a function URL;
+FunctionGraph: an APIG route at RLPIPE_BASE_PATH in --apig-group), and for console an OBS / COS upload trigger on
+RLPIPE_CONSOLE_RECIPE_PREFIX (obs://bucket/prefix, cos://bucket-appid/prefix).`,
     options: {
       platform: { type: "string", value: "NAME", description: "functiongraph or scf (Lambda is deployed by the CDK app in cdk/)" },
       function: { type: "string", multiple: true, value: "NAME", description: `a function to deploy: ${FUNCTION_NAMES.join(", ")} (default: those packaged in --zip; comma-separated works too)` },
@@ -374,6 +377,8 @@ HUAWEICLOUD_SDK_PROJECT_ID, or ~/.huaweicloud/credentials; scf TENCENTCLOUD_SECR
       "timeout-s": { type: "string", value: "S", description: "execution timeout in seconds (default reward 300, runs 30, console 120)" },
       namespace: { type: "string", value: "NAME", description: "SCF namespace (default default)" },
       app: { type: "string", value: "NAME", description: "FunctionGraph application (package) the functions belong to (default default)" },
+      role: { type: "string", value: "NAME", description: "the FunctionGraph agency (xrole) or SCF execution role the functions run as; checked to exist first" },
+      "apig-group": { type: "string", value: "ID", description: "FunctionGraph: the API Gateway group for the HTTP triggers (SCF makes a function URL)" },
       "dry-run": { type: "boolean", default: false, description: "show the create and update requests (code and secrets masked); send nothing, need no credentials" },
       json: { ...json, description: "one result per function as JSON on stdout" },
       help,

@@ -15,6 +15,7 @@ import { type DeployedFunction, type FunctionSpec, type FunctionsApi, FunctionsA
 import { resolveHuaweiAccount } from "./huawei-account.js";
 import { type HuaweiCredentials, encodePathSegment, signRequest } from "./huawei-sign.js";
 import { huaweiErrorReply } from "./huawei-error.js";
+import { FunctionGraphTriggers } from "./functiongraph-triggers.js";
 
 type Env = Readonly<Record<string, string | undefined>>;
 
@@ -27,6 +28,10 @@ export interface FunctionGraphConfig {
   readonly projectId: string;
   readonly region: string | undefined;
   readonly credentials: HuaweiCredentials;
+  /** IAM, for the agency check: IAM_ENDPOINT, else the global https://iam.myhuaweicloud.com. */
+  readonly iamEndpoint?: string;
+  /** HUAWEICLOUD_SDK_DOMAIN_ID (the account), else looked up through IAM. */
+  readonly domainId?: string;
 }
 
 const configError = (code: string, message: string, hint?: string) => new RlpipeError(code, message, { exitCode: 2, ...(hint === undefined ? {} : { hint }) });
@@ -45,7 +50,11 @@ export function resolveFunctionGraphConfig(env: Env, opts: { region?: string | u
   const r = parseEndpoint(raw);
   if ("problem" in r) throw configError(r.problem.code, `FunctionGraph endpoint: ${r.problem.message}`, r.problem.hint);
   if (r.url.pathname !== "/" || r.url.search !== "") throw configError("bad_endpoint", `FunctionGraph endpoint must be scheme://host[:port] only, got ${raw}`);
-  return { endpoint: r.url.origin, projectId: account.projectId, region: account.region, credentials: account.credentials };
+  const iamRaw = env["IAM_ENDPOINT"]?.trim() || "https://iam.myhuaweicloud.com";
+  const iam = parseEndpoint(iamRaw);
+  if ("problem" in iam) throw configError(iam.problem.code, `IAM_ENDPOINT: ${iam.problem.message}`, iam.problem.hint);
+  const domainId = env["HUAWEICLOUD_SDK_DOMAIN_ID"]?.trim() || undefined;
+  return { endpoint: r.url.origin, projectId: account.projectId, region: account.region, credentials: account.credentials, iamEndpoint: iam.url.origin, ...(domainId === undefined ? {} : { domainId }) };
 }
 
 const FunctionInfo = z.looseObject({
@@ -91,16 +100,29 @@ export function functionGraphError(what: string, status: number, text: string): 
   });
 }
 
+export interface CallOptions {
+  readonly query?: Record<string, string>;
+  readonly body?: unknown;
+  readonly signal?: AbortSignal | undefined;
+  readonly secrets?: readonly string[];
+}
+
 export class FunctionGraphFunctions implements FunctionsApi {
   readonly platform = "functiongraph" as const;
   readonly endpoint: string;
   private readonly timeoutMs: number;
 
   /** `app` is the FunctionGraph application (the API's `package`) the functions belong to. */
-  constructor(private readonly config: FunctionGraphConfig, private readonly app = "default", opts: { timeoutMs?: number } = {}) {
+  constructor(private readonly config: FunctionGraphConfig, private readonly app = "default", opts: { timeoutMs?: number; apigGroup?: string | undefined } = {}) {
     this.endpoint = config.endpoint;
     this.timeoutMs = opts.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+    this.triggers = new FunctionGraphTriggers(this, {
+      ...(opts.apigGroup === undefined ? {} : { apigGroup: opts.apigGroup }),
+      ...(config.iamEndpoint === undefined ? {} : { iamEndpoint: config.iamEndpoint }), ...(config.domainId === undefined ? {} : { domainId: config.domainId }),
+    });
   }
+
+  readonly triggers: FunctionGraphTriggers;
 
   async find(name: string, signal?: AbortSignal): Promise<DeployedFunction | undefined> {
     let marker = 0;
@@ -123,6 +145,7 @@ export class FunctionGraphFunctions implements FunctionsApi {
     return {
       func_name: spec.name, runtime: spec.runtime, handler: spec.handler, memory_size: spec.memoryMb, timeout: spec.timeoutS,
       description: spec.description, user_data: JSON.stringify(sortedRecord(spec.env)), encrypted_user_data: JSON.stringify(secrets),
+      ...(spec.role === undefined ? {} : { xrole: spec.role }),
     };
   }
 
@@ -156,13 +179,19 @@ export class FunctionGraphFunctions implements FunctionsApi {
 
   close(): void { /* fetch keeps no client state of ours */ }
 
-  /** One signed request; a failure becomes a FunctionsApiError saying whether it may be repeated. */
-  private async call(method: string, what: string, segments: readonly string[], opts: { query?: Record<string, string>; body?: unknown; signal?: AbortSignal | undefined; secrets?: readonly string[] }): Promise<unknown> {
+
+  /** One signed FunctionGraph request under /v2/{project_id}/ (the path's segments after it). */
+  call(method: string, what: string, segments: readonly string[], opts: CallOptions): Promise<unknown> {
     const path = `/v2/${[encodePathSegment(this.config.projectId), ...segments.map(urnSegment)].join("/")}`;
+    return this.send(this.config.endpoint, method, what, path, { ...opts, headers: { "X-Project-Id": this.config.projectId } });
+  }
+
+  /** One signed request to `endpoint` (FunctionGraph, or IAM for the agency); a failure says whether it may be repeated. */
+  async send(endpoint: string, method: string, what: string, path: string, opts: CallOptions & { headers?: Record<string, string> }): Promise<unknown> {
     const bodyText = opts.body === undefined ? undefined : JSON.stringify(opts.body);
     const signed = signRequest({
-      method, endpoint: this.config.endpoint, path, ...(opts.query === undefined ? {} : { query: opts.query }),
-      headers: { "Content-Type": "application/json", "X-Project-Id": this.config.projectId },
+      method, endpoint, path, ...(opts.query === undefined ? {} : { query: opts.query }),
+      headers: { "Content-Type": "application/json", ...opts.headers },
       ...(bodyText === undefined ? {} : { body: bodyText }),
     }, this.config.credentials);
     const timeout = AbortSignal.timeout(this.timeoutMs);
@@ -176,7 +205,7 @@ export class FunctionGraphFunctions implements FunctionsApi {
     } catch (e) {
       if (opts.signal?.aborted === true) throw opts.signal.reason;
       if (timeout.aborted) throw new FunctionsApiError("functiongraph", "ambiguous", "functiongraph_timeout", `FunctionGraph ${what}: no reply within ${this.timeoutMs} ms (it may have been acted on)`);
-      throw networkFailure("functiongraph", `FunctionGraph ${what}`, e, this.endpoint);
+      throw networkFailure("functiongraph", `FunctionGraph ${what}`, e, endpoint);
     }
     // A message never carries a key or a secret, even if the platform quotes one back.
     const clean = (s: string) => [this.config.credentials.ak, this.config.credentials.sk, ...(opts.secrets ?? [])].filter((x) => x.length >= 4).reduce((acc, x) => acc.split(x).join("***"), s);

@@ -3,6 +3,7 @@
 // FunctionsApiError whose kind says whether it may be repeated, and whose message carries the platform's code.
 import { RlpipeError } from "../../core/errors.js";
 import type { FunctionPlatform } from "../../core/packaging/targets.js";
+import type { DeployedTrigger, TriggerSpec, WantedTrigger } from "../../core/packaging/triggers.js";
 import { kindOfNetworkError, tlsFailure } from "./provider.js";
 
 /** A function as rlpipe wants it deployed. */
@@ -16,6 +17,8 @@ export interface FunctionSpec {
   /** Never printed; FunctionGraph keeps them in encrypted_user_data. */
   readonly secrets: Readonly<Record<string, string>>;
   readonly description: string;
+  /** FunctionGraph agency (xrole) / SCF execution role the function runs as; unset leaves none. */
+  readonly role?: string;
   readonly zip: Uint8Array;
 }
 
@@ -61,7 +64,22 @@ export interface FunctionsApi {
   settle(fn: DeployedFunction, signal?: AbortSignal): Promise<void>;
   /** The request bodies as they would be sent, code and secrets replaced by placeholders (for --dry-run). */
   preview(action: "create" | "updateCode" | "updateConfig", spec: FunctionSpec): unknown;
+  readonly triggers: TriggersApi;
   close(): void;
+}
+
+/** A function's triggers and the identity it runs as (core/packaging/triggers.ts plans; this carries out). */
+export interface TriggersApi {
+  /** The platform's body for a wanted trigger (its type code, key and the fields rlpipe sets). */
+  spec(fn: DeployedFunction, wanted: WantedTrigger, opts: { readonly timeoutS: number }): TriggerSpec;
+  list(fn: DeployedFunction, signal?: AbortSignal): Promise<DeployedTrigger[]>;
+  create(fn: DeployedFunction, spec: TriggerSpec, signal?: AbortSignal): Promise<void>;
+  /** Whether the platform can change a trigger of this type in place (otherwise: delete, then create). */
+  canUpdate(type: string): boolean;
+  update(fn: DeployedFunction, deployed: DeployedTrigger, spec: TriggerSpec, signal?: AbortSignal): Promise<void>;
+  delete(fn: DeployedFunction, deployed: DeployedTrigger, signal?: AbortSignal): Promise<void>;
+  /** Whether the agency / role exists and may be taken by the platform; `problem` says why not. */
+  checkRole(name: string, signal?: AbortSignal): Promise<{ readonly exists: boolean; readonly problem?: string }>;
 }
 
 /** A network failure of one call, classified (refused: retryable; reset or timeout after sending: ambiguous). */

@@ -11,6 +11,7 @@ import type { Agent as HttpAgent } from "node:http";
 import { RlpipeError } from "../../core/errors.js";
 import { parseEndpoint } from "../../core/util/endpoint.js";
 import { type DeployedFunction, type FunctionSpec, type FunctionsApi, FunctionsApiError, type FunctionsFailureKind, codePlaceholder, maskedSecrets, networkFailure } from "./functions-api.js";
+import { ScfTriggers } from "./scf-triggers.js";
 import { type SdkClient, type TioneCredentials, type TioneEndpoint, agentFor, credentialsHint, loadCommonClient, resolveTioneCredentials } from "./tione.js";
 
 type Env = Readonly<Record<string, string | undefined>>;
@@ -20,16 +21,24 @@ export const DEFAULT_SCF_ENDPOINT = "https://scf.tencentcloudapi.com";
 /** The host requests are signed for: the TC3 service name is its first label ("scf"). */
 export const SCF_HOST = "scf.tencentcloudapi.com";
 
+export const CAM_VERSION = "2019-01-16";
+export const CAM_HOST = "cam.tencentcloudapi.com";
+
 /** SCF_ENDPOINT, else the public endpoint. Plain http only for loopback (a test server), signed as the real host. */
 export function resolveScfEndpoint(env: Env): TioneEndpoint {
-  const raw = env["SCF_ENDPOINT"]?.trim() || DEFAULT_SCF_ENDPOINT;
+  return resolveTencentEndpoint(env, "SCF_ENDPOINT", SCF_HOST);
+}
+
+/** `variable`, else https://<host>; plain http only for loopback, signed as `host`. */
+export function resolveTencentEndpoint(env: Env, variable: string, host: string): TioneEndpoint {
+  const raw = env[variable]?.trim() || `https://${host}`;
   const r = parseEndpoint(raw);
-  if ("problem" in r) throw new RlpipeError(r.problem.code, `SCF_ENDPOINT: ${r.problem.message}`, { exitCode: 2, ...(r.problem.hint === undefined ? {} : { hint: r.problem.hint }) });
+  if ("problem" in r) throw new RlpipeError(r.problem.code, `${variable}: ${r.problem.message}`, { exitCode: 2, ...(r.problem.hint === undefined ? {} : { hint: r.problem.hint }) });
   const url = r.url;
   if (url.protocol === "https:") return { display: raw, host: url.host, protocol: "https://" };
   const v6 = url.hostname.startsWith("[") || url.hostname.includes(":");
   const address = url.hostname === "localhost" ? "127.0.0.1" : url.hostname.replace(/^\[|\]$/g, "");
-  return { display: raw, host: `${SCF_HOST}:${url.port || "80"}`, protocol: "http://", loopback: { address, family: v6 ? 6 : 4 } };
+  return { display: raw, host: `${host}:${url.port || "80"}`, protocol: "http://", loopback: { address, family: v6 ? 6 : 4 } };
 }
 
 interface SdkError { code?: string; message?: string; requestId?: string; httpCode?: number }
@@ -39,6 +48,7 @@ function kindOfScfCode(code: string, action: string): [FunctionsFailureKind, str
   if (code === "InternalError" || code.startsWith("InternalError.")) return ["ambiguous", "scf_internal_error"];
   if (code.startsWith("ResourceNotFound")) return ["not_found", "scf_not_found"];
   if (code === "ResourceInUse.Function" && action === "CreateFunction") return ["exists", "scf_exists"];
+  if ((code === "ResourceInUse.Trigger" || code === "ResourceInUse.TriggerName") && action === "CreateTrigger") return ["exists", "scf_trigger_exists"];
   if (code.startsWith("ResourceInUse") || code.startsWith("FailedOperation")) return ["busy", "scf_failed_operation"];
   if (code.startsWith("AuthFailure") || code.startsWith("UnauthorizedOperation")) return ["fatal", "scf_auth_failed"];
   if (code.startsWith("InvalidParameter") || code === "MissingParameter" || code === "UnknownParameter" || code === "InvalidAction") return ["fatal", "scf_invalid_request"];
@@ -89,6 +99,9 @@ export class ScfFunctions implements FunctionsApi {
   private readonly ep: TioneEndpoint;
   private readonly namespace: string;
   private agent: HttpAgent | undefined;
+  private camAgent: HttpAgent | undefined;
+  private cam: Promise<SdkClient> | undefined;
+  readonly triggers: ScfTriggers;
   private client: Promise<SdkClient> | undefined;
   private credentials: TioneCredentials | undefined;
 
@@ -96,6 +109,7 @@ export class ScfFunctions implements FunctionsApi {
     this.ep = resolveScfEndpoint(opts.env);
     this.endpoint = this.ep.display;
     this.namespace = opts.namespace ?? "default";
+    this.triggers = new ScfTriggers(this, { namespace: this.namespace, region: opts.region });
   }
 
   /** Resolve the credentials now (before anything is sent). */
@@ -118,8 +132,28 @@ export class ScfFunctions implements FunctionsApi {
     return this.client;
   }
 
-  private async call<T>(action: string, params: object, signal: AbortSignal | undefined, secrets: readonly string[] = []): Promise<T> {
-    const client = await this.sdk();
+  async call<T>(action: string, params: object, signal: AbortSignal | undefined, secrets: readonly string[] = []): Promise<T> {
+    return this.request(await this.sdk(), action, params, signal, secrets);
+  }
+
+  /** One CAM call (the role check), signed for cam.tencentcloudapi.com; CAM_ENDPOINT overrides where it goes. */
+  async camCall<T>(action: string, params: object, signal: AbortSignal | undefined): Promise<T> {
+    this.cam ??= (async () => {
+      await this.credentialsReady();
+      const c = this.credentials!;
+      const ep = resolveTencentEndpoint(this.opts.env, "CAM_ENDPOINT", CAM_HOST);
+      const { CommonClient } = await loadCommonClient();
+      this.camAgent ??= agentFor(ep);
+      return new CommonClient(CAM_HOST, CAM_VERSION, {
+        credential: { secretId: c.secretId, secretKey: c.secretKey, ...(c.token === undefined ? {} : { token: c.token }) },
+        region: this.opts.region,
+        profile: { httpProfile: { endpoint: ep.host, protocol: ep.protocol, reqTimeout: (this.opts.timeoutMs ?? 60_000) / 1000, agent: this.camAgent } },
+      });
+    })();
+    return this.request(await this.cam, action, params, signal, []);
+  }
+
+  private async request<T>(client: SdkClient, action: string, params: object, signal: AbortSignal | undefined, secrets: readonly string[]): Promise<T> {
     if (signal?.aborted === true) throw signal.reason;
     try {
       return (await client.request(action, params, signal === undefined ? {} : { signal })) as T;
@@ -163,6 +197,7 @@ export class ScfFunctions implements FunctionsApi {
     const config = {
       FunctionName: spec.name, Namespace: this.namespace, Description: spec.description, MemorySize: spec.memoryMb, Timeout: spec.timeoutS,
       Environment: this.environment(spec, reveal),
+      ...(spec.role === undefined ? {} : { Role: spec.role }),
     };
     return action === "create" ? { ...config, Code: { ZipFile: zip }, Handler: spec.handler, Runtime: spec.runtime, Type: "Event" } : config;
   }
@@ -218,5 +253,7 @@ export class ScfFunctions implements FunctionsApi {
   close(): void {
     this.agent?.destroy();
     this.agent = undefined;
+    this.camAgent?.destroy();
+    this.camAgent = undefined;
   }
 }

@@ -20,6 +20,8 @@ import { FunctionsApiError } from "../../adapters/providers/functions-api.js";
 import { COMMANDS, formatHelp } from "../help.js";
 import { type Io, describeError } from "../io.js";
 import { FUNCTIONS_MANIFEST, type FunctionsManifest, defaultFunctionsDir, parseFunctions, parsePlatform } from "./package.js";
+import { type WantedTrigger, wantedTriggers } from "../../core/packaging/triggers.js";
+import { type TriggerResult, checkHttpRoutes, checkRole, reconcileTriggers } from "./functions-triggers.js";
 
 type Env = Readonly<Record<string, string | undefined>>;
 
@@ -54,6 +56,7 @@ export interface DeployResult {
   readonly codeUploaded?: boolean;
   readonly settingsChanged?: boolean;
   readonly id?: string;
+  readonly triggers?: readonly TriggerResult[];
   readonly error?: ReturnType<typeof describeError>;
 }
 
@@ -140,12 +143,12 @@ function positiveInt(flag: string, value: string | undefined): number | undefine
   return n;
 }
 
-async function openApi(platform: "functiongraph" | "scf", env: Env, region: string | undefined, values: { namespace?: string | undefined; app?: string | undefined }): Promise<{ api: FunctionsApi; key: string; secrets: string[] }> {
+async function openApi(platform: "functiongraph" | "scf", env: Env, region: string | undefined, values: { namespace?: string | undefined; app?: string | undefined; "apig-group"?: string | undefined }): Promise<{ api: FunctionsApi; key: string; secrets: string[] }> {
   if (platform === "functiongraph") {
     const { FunctionGraphFunctions, resolveFunctionGraphConfig } = await import("../../adapters/providers/functiongraph-functions.js");
     const config = resolveFunctionGraphConfig(env, { region });
     const c = config.credentials;
-    return { api: new FunctionGraphFunctions(config, values.app ?? "default"), key: c.sk, secrets: [c.ak, c.sk, ...(c.securityToken === undefined ? [] : [c.securityToken])] };
+    return { api: new FunctionGraphFunctions(config, values.app ?? "default", { apigGroup: values["apig-group"] }), key: c.sk, secrets: [c.ak, c.sk, ...(c.securityToken === undefined ? [] : [c.securityToken])] };
   }
   const scfRegion = region ?? (env["TENCENTCLOUD_REGION"]?.trim() || undefined);
   if (scfRegion === undefined) throw usage("SCF needs a region: pass --region (e.g. ap-shanghai) or set TENCENTCLOUD_REGION");
@@ -228,7 +231,8 @@ function desiredOf(inputs: Inputs, fn: FunctionName, key: string | undefined): D
 function formatResult(r: DeployResult): string {
   if (r.error !== undefined) return `  ${r.function.padEnd(8)} ${r.name}: FAILED: ${r.error.message}${r.error.hint === undefined ? "" : `\n           hint: ${r.error.hint}`}`;
   const what = r.action === "updated" ? `updated (${[r.codeUploaded ? "code" : "", "configuration"].filter((x) => x !== "").join(" and ")})` : r.action;
-  return `  ${r.function.padEnd(8)} ${r.name}: ${what}${r.id === undefined ? "" : ` [${r.id}]`}`;
+  const triggers = (r.triggers ?? []).map((t) => `\n           trigger ${t.trigger}: ${t.action}${t.duplicatesDeleted === undefined ? "" : ` (${t.duplicatesDeleted} duplicate${t.duplicatesDeleted === 1 ? "" : "s"} deleted)`}`).join("");
+  return `  ${r.function.padEnd(8)} ${r.name}: ${what}${r.id === undefined ? "" : ` [${r.id}]`}${triggers}`;
 }
 
 /**
@@ -270,28 +274,37 @@ export async function runFunctions(argv: readonly string[], io: Io, env: Env = p
   for (const fn of functions) {
     const timeoutS = timeoutOverride ?? DEFAULT_TIMEOUT_S[fn];
     checkTimeout(platform, timeoutS);
-    settings.set(fn, { runtime: values.runtime ?? target.runtime, handler: target.handler, memoryMb, timeoutS, env: fnEnv, secrets });
+    settings.set(fn, { runtime: values.runtime ?? target.runtime, handler: target.handler, memoryMb, timeoutS, env: fnEnv, secrets, ...(values.role === undefined ? {} : { role: values.role }) });
     names.set(fn, functionNameFor(values["name-prefix"], fn));
   }
   const inputs: Inputs = { platform, functions, zips: readZips(zipDir, platform, functions), settings, names };
   for (const line of missingVariables(functions, new Set([...Object.keys(fnEnv), ...Object.keys(secrets)]))) out.err(line);
+  const triggerPlan = wantedTriggers(platform, functions, fnEnv);
+  for (const line of triggerPlan.warnings) out.err(line);
+  // FunctionGraph's HTTP trigger is an APIG route, which lives in an API group: none without --apig-group.
+  const wanted: WantedTrigger[] = triggerPlan.triggers.filter((t) => t.kind !== "http" || platform === "scf" || values["apig-group"] !== undefined);
+  if (platform === "functiongraph" && values["apig-group"] === undefined && triggerPlan.triggers.some((t) => t.kind === "http")) {
+    out.err("rlpipe functions deploy: note: no HTTP trigger: FunctionGraph routes HTTP through an API Gateway group; pass --apig-group ID to have deploy create the APIG trigger");
+  }
+  checkHttpRoutes(platform, wanted, values["apig-group"]);
 
   if (values["dry-run"]) {
     // Nothing is sent: the bodies a create and an update would carry, with code and secrets masked.
     const { FunctionGraphFunctions } = await import("../../adapters/providers/functiongraph-functions.js");
     const { ScfFunctions } = await import("../../adapters/providers/scf-functions.js");
     const previewer: FunctionsApi = platform === "functiongraph"
-      ? new FunctionGraphFunctions({ endpoint: "https://functiongraph.invalid", projectId: "project", region: undefined, credentials: { ak: "-", sk: "-" } }, values.app ?? "default")
+      ? new FunctionGraphFunctions({ endpoint: "https://functiongraph.invalid", projectId: "project", region: undefined, credentials: { ak: "-", sk: "-" } }, values.app ?? "default", { apigGroup: values["apig-group"] })
       : new ScfFunctions({ env: {}, region: values.region ?? "region", ...(values.namespace === undefined ? {} : { namespace: values.namespace }) });
     const plans = functions.map((fn) => {
       const d = desiredOf(inputs, fn, undefined);
       const spec: FunctionSpec = { ...d, zip: inputs.zips.get(fn)! };
-      return { function: fn, name: d.name, action: "create or update", create: previewer.preview("create", spec), updateCode: previewer.preview("updateCode", spec), updateConfig: previewer.preview("updateConfig", spec) };
+      const triggers = wanted.filter((w) => w.function === fn).map((w) => previewer.triggers.spec({ name: d.name, id: "<function URN>" }, w, { timeoutS: d.timeoutS }));
+      return { function: fn, name: d.name, action: "create or update", create: previewer.preview("create", spec), updateCode: previewer.preview("updateCode", spec), updateConfig: previewer.preview("updateConfig", spec), triggers };
     });
     if (values.json) out.out(JSON.stringify({ platform, dryRun: true, functions: plans }, null, 2));
     else {
       out.out(`rlpipe functions deploy --dry-run: ${platform}; nothing was sent`);
-      for (const p of plans) out.out(`  ${p.function.padEnd(8)} ${p.name}: would be created, or updated where it differs\n    create: ${JSON.stringify(p.create)}\n    update code: ${JSON.stringify(p.updateCode)}\n    update configuration: ${JSON.stringify(p.updateConfig)}`);
+      for (const p of plans) out.out(`  ${p.function.padEnd(8)} ${p.name}: would be created, or updated where it differs\n    create: ${JSON.stringify(p.create)}\n    update code: ${JSON.stringify(p.updateCode)}\n    update configuration: ${JSON.stringify(p.updateConfig)}${p.triggers.map((t) => `\n    trigger ${t.label}: ${JSON.stringify(t.config)}`).join("")}`);
     }
     return 0;
   }
@@ -303,10 +316,18 @@ export async function runFunctions(argv: readonly string[], io: Io, env: Env = p
   const results: DeployResult[] = [];
   try {
     if (!values.json) safe.out(`rlpipe functions deploy: ${platform} at ${api.endpoint}`);
+    // Before any function changes: a function made to run as an agency or role that does not exist would fail later.
+    if (values.role !== undefined) await checkRole(api, values.role, functions, fnEnv);
     for (const fn of functions) {
       let r: DeployResult;
       try {
         r = await deployOne(safe, api, desiredOf(inputs, fn, key), inputs.zips.get(fn)!);
+        const mine = wanted.filter((w) => w.function === fn);
+        if (mine.length > 0) {
+          const deployed = { name: r.name, id: r.id! };
+          const specs = mine.map((w) => api.triggers.spec(deployed, w, { timeoutS: settings.get(fn)!.timeoutS }));
+          r = { ...r, triggers: await reconcileTriggers(safe, api, deployed, specs) };
+        }
       } catch (e) {
         r = { function: fn, name: names.get(fn)!, action: "failed", error: describeError(e, "functions") };
       }

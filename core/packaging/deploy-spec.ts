@@ -17,6 +17,8 @@ export interface FunctionSettings {
   readonly env: Readonly<Record<string, string>>;
   /** Environment variables that are secrets: never printed (FunctionGraph: encrypted_user_data). */
   readonly secrets: Readonly<Record<string, string>>;
+  /** FunctionGraph agency / SCF execution role (--role); absent: none is set. */
+  readonly role?: string;
 }
 
 export interface DesiredFunction extends FunctionSettings {
@@ -111,6 +113,8 @@ export function configFingerprint(key: string, s: FunctionSettings): string {
   const canonical = JSON.stringify({
     runtime: s.runtime, handler: s.handler, memoryMb: s.memoryMb, timeoutS: s.timeoutS,
     env: sortedEntries(s.env), secrets: sortedEntries(s.secrets),
+    // Only when set, so functions deployed before --role existed keep their fingerprint.
+    ...(s.role === undefined ? {} : { role: s.role }),
   });
   return createHmac("sha256", key).update(canonical).digest("hex").slice(0, 16);
 }

@@ -5,6 +5,11 @@
 // handler, FSS.1005 runtime, FSS.1007 memory, FSS.1008 timeout, FSS.1009 environment variables, FSS.1011 code
 // (not a zip, or no handler file at its root), FSS.0409 a name taken in the application, FSS.1051 (404) no such
 // function, FSS.1001 a bad query. Calls are recorded so tests can count creates; faults can be injected.
+// Triggers (functiongraph_06_0119/0122/0121: list, create, delete; UpdateTrigger is status-only and not served):
+// APIG and OBS event_data checked field by field (TriggerEventDataRequestBody), the APIG group must be one of
+// `apigGroups`; a second route with the same group, method and path (any function) or a second OBS trigger on an
+// overlapping bucket prefix is FSS.0409 (409). IAM (same server; IAM_ENDPOINT): GET /v3/auth/domains and
+// GET /v3.0/OS-AGENCY/agencies?domain_id=&name= answer from `agencies`.
 import { createHash, randomUUID } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { type LoopbackServer, listenLoopback } from "./loopback.js";
@@ -30,6 +35,7 @@ export interface FgFunction {
   description: string;
   userData: Record<string, string>;
   encryptedUserData: Record<string, string>;
+  xrole?: string;
   code: Buffer;
   lastModified: string;
 }
@@ -39,6 +45,13 @@ export interface FgCall {
   readonly op: string;
   readonly status: number;
   readonly code?: string;
+}
+
+export interface FgTrigger {
+  readonly id: string;
+  readonly urn: string;
+  readonly type: string;
+  readonly eventData: Record<string, unknown>;
 }
 
 /** "reset-after-create": make the function, then drop the connection (the reply is lost). */
@@ -73,6 +86,12 @@ export class FakeFunctionGraph {
   readonly functions = new Map<string, FgFunction>();
   readonly calls: FgCall[] = [];
   readonly createFaults: FgCreateFault[] = [];
+  readonly triggers = new Map<string, FgTrigger>();
+  /** Faults of CreateFunctionTrigger, one per call. */
+  readonly triggerFaults: FgCreateFault[] = [];
+  readonly apigGroups = new Set<string>();
+  readonly agencies: { name: string; trust_domain_name: string }[] = [];
+  readonly domainId = "d0a1b2c3d4e5f60718293a4b5c6d7e8f";
   private server: LoopbackServer | undefined;
 
   constructor(readonly opts: FakeFunctionGraphOptions) {}
@@ -96,6 +115,11 @@ export class FakeFunctionGraph {
     return this.calls.filter((c) => c.op === op && c.status < 300).length;
   }
 
+  triggersOf(name: string): FgTrigger[] {
+    const urns = new Set(this.byName(name).map((f) => f.urn));
+    return [...this.triggers.values()].filter((t) => urns.has(t.urn));
+  }
+
   byName(name: string): FgFunction[] {
     return [...this.functions.values()].filter((f) => f.name === name);
   }
@@ -110,6 +134,11 @@ export class FakeFunctionGraph {
       if (why !== undefined) throw new Reject(401, "APIGW.0301", `Incorrect IAM authentication information: ${why}`);
       const url = new URL(req.url ?? "/", "http://fake");
       const parts = url.pathname.split("/").slice(1).map((p) => decodeURIComponent(p));
+      if (parts[0] === "v3" || parts[0] === "v3.0") { op = `IAM ${url.pathname}`; return this.reply(res, op, 200, this.iam(url)); }
+      if (parts[0] === "v2" && parts[2] === "fgs" && parts[3] === "triggers") {
+        if (parts[1] !== this.opts.projectId || req.headers["x-project-id"] !== this.opts.projectId) throw new Reject(401, "APIGW.0301", "Incorrect IAM authentication information: the project does not match the credentials");
+        return this.triggerRoute(req, res, parts.slice(4), body, (o) => { op = o; });
+      }
       if (parts[0] !== "v2" || parts[2] !== "fgs" || parts[3] !== "functions") throw new Reject(404, "APIGW.0101", "The API does not exist or has not been published in the environment");
       if (parts[1] !== this.opts.projectId || req.headers["x-project-id"] !== this.opts.projectId) throw new Reject(401, "APIGW.0301", "Incorrect IAM authentication information: the project does not match the credentials");
       const rest = parts.slice(4);
@@ -132,7 +161,7 @@ export class FakeFunctionGraph {
           runtime: b["runtime"], handler: b["handler"], memorySize: b["memory_size"], timeout: b["timeout"],
           description: typeof b["description"] === "string" ? b["description"] : fn.description,
           userData: envMap("user_data", b["user_data"]), encryptedUserData: envMap("encrypted_user_data", b["encrypted_user_data"]),
-          lastModified: new Date().toISOString(),
+          lastModified: new Date().toISOString(), ...(typeof b["xrole"] === "string" ? { xrole: b["xrole"] } : {}),
         });
         if (zipEntryNames(fn.code)?.includes(`${fn.handler.split(".")[0]}.js`) !== true) throw new Reject(400, "FSS.1003", "Invalid function handler: the code has no such file.");
         return this.reply(res, op, 200, this.view(fn));
@@ -142,6 +171,80 @@ export class FakeFunctionGraph {
       if (e instanceof Reject) this.reply(res, op, e.status, { error_code: e.code, error_msg: e.message }, e.code);
       else this.reply(res, op, 500, { error_code: "FSS.0500", error_msg: `Internal server error. (${(e as Error).message})` }, "FSS.0500");
     }
+  }
+
+  private iam(url: URL): unknown {
+    if (url.pathname === "/v3/auth/domains") return { domains: [{ id: this.domainId, name: "rlpipe-account", enabled: true }] };
+    if (url.pathname !== "/v3.0/OS-AGENCY/agencies") throw new Reject(404, "APIGW.0101", "The API does not exist or has not been published in the environment");
+    if (url.searchParams.get("domain_id") !== this.domainId) throw new Reject(403, "IAM.0003", "Policy doesn't allow iam:agencies:listAgencies to be performed.");
+    const name = url.searchParams.get("name");
+    return { agencies: this.agencies.filter((a) => name === null || a.name === name).map((a) => ({ ...a, id: `ag-${a.name}`, domain_id: this.domainId, duration: "FOREVER" })) };
+  }
+
+  private triggerRoute(req: IncomingMessage, res: ServerResponse, rest: string[], body: Buffer, setOp: (op: string) => void): void {
+    const urn = rest[0] ?? "";
+    const op = req.method === "GET" && rest.length === 1 ? "ListFunctionTriggers" : req.method === "POST" && rest.length === 1 ? "CreateFunctionTrigger"
+      : req.method === "DELETE" && rest.length === 3 ? "DeleteFunctionTrigger" : `${req.method} triggers`;
+    setOp(op);
+    if (op.includes(" ")) throw new Reject(404, "APIGW.0101", "The API does not exist or has not been published in the environment");
+    if (!this.functions.has(urn)) throw new Reject(404, "FSS.1051", "Error getting associated function");
+    if (op === "ListFunctionTriggers") {
+      const items = [...this.triggers.values()].filter((t) => t.urn === urn).map((t) => ({
+        trigger_id: t.id, trigger_type_code: t.type, trigger_status: "ACTIVE", event_data: t.eventData, last_updated_time: "2026-11-22T00:00:00+08:00", created_time: "2026-11-22T00:00:00+08:00",
+      }));
+      return this.reply(res, op, 200, items);
+    }
+    if (op === "DeleteFunctionTrigger") {
+      const t = this.triggers.get(rest[2]!);
+      if (t === undefined || t.urn !== urn || t.type !== rest[1]) throw new Reject(404, "FSS.0404", "not found");
+      this.triggers.delete(t.id);
+      res.writeHead(204).end();
+      this.calls.push({ op, status: 204 });
+      return;
+    }
+    const fault = this.triggerFaults.shift();
+    if (fault === "503-before-create") { this.reply(res, op, 503, { error_code: "FSS.0503", error_msg: "Service unavailable." }, "FSS.0503"); return; }
+    const b = this.json(body);
+    const type = b["trigger_type_code"];
+    if (type !== "APIG" && type !== "OBS" && type !== "TIMER") throw new Reject(400, "FSS.0400", "Invalid parameter: trigger_type_code.");
+    if (b["trigger_status"] !== undefined && b["trigger_status"] !== "ACTIVE" && b["trigger_status"] !== "DISABLED") throw new Reject(400, "FSS.0400", "Invalid parameter: trigger_status.");
+    const data = b["event_data"];
+    if (!isObj(data)) throw new Reject(400, "FSS.0400", "Invalid parameter: event_data must be an object.");
+    const bad = (field: string) => new Reject(400, "FSS.0400", `Invalid parameter: event_data.${field}.`);
+    const others = [...this.triggers.values()].filter((t) => t.type === type);
+    if (type === "APIG") {
+      if (typeof data["name"] !== "string" || !/^[A-Za-z][A-Za-z0-9_]{2,63}$/.test(data["name"])) throw bad("name");
+      if (typeof data["group_id"] !== "string" || !this.apigGroups.has(data["group_id"])) throw new Reject(404, "APIG.3002", `API group ${String(data["group_id"])} does not exist.`);
+      if (typeof data["path"] !== "string" || !/^\/[A-Za-z0-9_\-/.{}+]*$/.test(data["path"])) throw bad("path");
+      if (!["ANY", "GET", "POST", "PUT", "DELETE", "PATCH", "HEAD", "OPTIONS"].includes(String(data["req_method"]))) throw bad("req_method");
+      if (!["NORMAL", "SWA"].includes(String(data["match_mode"]))) throw bad("match_mode");
+      if (!["NONE", "IAM", "APP"].includes(String(data["auth"]))) throw bad("auth");
+      if (!["HTTP", "HTTPS"].includes(String(data["protocol"]))) throw bad("protocol");
+      if (typeof data["env_id"] !== "string" || data["env_id"] === "") throw bad("env_id");
+      if (data["type"] !== 1 && data["type"] !== 2) throw bad("type");
+      const timeout = isObj(data["func_info"]) ? data["func_info"]["timeout"] : undefined;
+      if (typeof timeout !== "number" || timeout < 1 || timeout > 60000) throw bad("func_info.timeout");
+      if (others.some((t) => t.eventData["group_id"] === data["group_id"] && (t.eventData["name"] === data["name"]
+        || (t.eventData["path"] === data["path"] && (t.eventData["req_method"] === data["req_method"] || t.eventData["req_method"] === "ANY" || data["req_method"] === "ANY"))))) {
+        throw new Reject(409, "FSS.0409", "The specified resource already exists.");
+      }
+    } else if (type === "OBS") {
+      if (typeof data["bucket"] !== "string" || !/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/.test(data["bucket"])) throw bad("bucket");
+      if (!Array.isArray(data["events"]) || data["events"].length === 0 || data["events"].some((e) => !["ObjectCreated", "Put", "Post", "Copy", "CompleteMultipartUpload", "ObjectRemoved", "Delete", "DeleteMarkerCreated"].includes(String(e)))) throw bad("events");
+      if (data["prefix"] !== undefined && typeof data["prefix"] !== "string") throw bad("prefix");
+      const prefix = String(data["prefix"] ?? "");
+      if (others.some((t) => t.eventData["bucket"] === data["bucket"] && (String(t.eventData["prefix"] ?? "").startsWith(prefix) || prefix.startsWith(String(t.eventData["prefix"] ?? ""))))) {
+        throw new Reject(409, "FSS.0409", "The specified resource already exists.");
+      }
+    }
+    const t: FgTrigger = { id: randomUUID(), urn, type, eventData: data };
+    this.triggers.set(t.id, t);
+    if (fault === "reset-after-create") {
+      this.calls.push({ op, status: 201, code: "fault:reset-after-create" });
+      req.socket.destroy();
+      return;
+    }
+    this.reply(res, op, 201, { trigger_id: t.id, trigger_type_code: type, trigger_status: "ACTIVE", event_data: data, created_time: "2026-11-22T00:00:00+08:00", last_updated_time: "2026-11-22T00:00:00+08:00" });
   }
 
   private reply(res: ServerResponse, op: string, status: number, body: unknown, code?: string): void {
@@ -216,7 +319,7 @@ export class FakeFunctionGraph {
       runtime: b["runtime"] as string, handler: b["handler"] as string, memorySize: b["memory_size"] as number, timeout: b["timeout"] as number,
       description: typeof b["description"] === "string" ? b["description"] : "",
       userData: envMap("user_data", b["user_data"]), encryptedUserData: envMap("encrypted_user_data", b["encrypted_user_data"]),
-      code, lastModified: new Date().toISOString(),
+      code, lastModified: new Date().toISOString(), ...(typeof b["xrole"] === "string" ? { xrole: b["xrole"] } : {}),
     };
     this.functions.set(fn.urn, fn);
     if (fault === "reset-after-create") {

@@ -6,6 +6,13 @@
 // function ResourceNotFound.Function. Creates and code updates are asynchronous like SCF's: the function is
 // Creating/Updating for `settleLooks` GetFunction calls, then Active, and refuses other changes meanwhile
 // (FailedOperation.*). The runtime is fixed at creation. Calls are recorded so tests can count creates.
+// Triggers (ListTriggers, CreateTrigger, UpdateTrigger, DeleteTrigger; scf_models.ts): TriggerDesc is checked per
+// type (http: AuthType NONE|CAM and NetConfig's two booleans, cloud.tencent.com/document/product/583/100227; cos:
+// the bucket's XML-API domain as TriggerName and {event, filter:{Prefix, Suffix}}, 583/39901); a second trigger of
+// the same name, or a second function URL, is ResourceInUse.Trigger; UpdateTrigger takes only timer, ckafka and http;
+// DeleteTrigger of a cos trigger needs its TriggerDesc. CAM GetRole (cam 2019-01-16, signed for service cam) answers
+// from `roles`, ResourceNotFound.RoleNotExist for another name. `faultAfter` makes an action happen and then answers
+// InternalError (the reply of a call that was acted on is lost).
 import { randomUUID } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { type LoopbackServer, listenLoopback } from "./loopback.js";
@@ -25,6 +32,14 @@ export interface ScfFunction {
   code: Buffer;
   status: "Creating" | "Updating" | "Active";
   looksLeft: number;
+  role?: string;
+}
+
+export interface ScfTrigger {
+  readonly name: string;
+  readonly type: string;
+  desc: string;
+  enable: "OPEN" | "CLOSE";
 }
 
 export interface ScfCall {
@@ -36,6 +51,10 @@ export interface ScfCall {
 const REGIONS = new Set(["ap-shanghai", "ap-guangzhou", "ap-beijing", "ap-chengdu", "ap-nanjing", "ap-singapore"]);
 const RUNTIMES = new Set(["Nodejs6.10", "Nodejs8.9", "Nodejs10.15", "Nodejs12.16", "Nodejs14.18", "Nodejs16.13", "Nodejs18.15", "Python3.9", "Python3.10", "Go1", "Java8"]);
 const KNOWN: Readonly<Record<string, readonly string[]>> = {
+  ListTriggers: ["FunctionName", "Namespace", "Offset", "Limit", "OrderBy", "Order", "Filters"],
+  CreateTrigger: ["FunctionName", "TriggerName", "Type", "TriggerDesc", "Namespace", "Qualifier", "Enable", "CustomArgument", "Description"],
+  UpdateTrigger: ["FunctionName", "TriggerName", "Type", "Enable", "Qualifier", "Namespace", "TriggerDesc", "Description", "CustomArgument"],
+  DeleteTrigger: ["FunctionName", "TriggerName", "Type", "Namespace", "TriggerDesc", "Qualifier"],
   GetFunction: ["FunctionName", "Qualifier", "Namespace", "ShowCode"],
   CreateFunction: ["FunctionName", "Code", "Handler", "Description", "MemorySize", "Timeout", "Environment", "Runtime", "VpcConfig", "Namespace", "Role", "InstallDependency", "ClsLogsetId", "ClsTopicId", "Type", "CodeSource", "Layers", "DeadLetterConfig", "PublicNetConfig", "CfsConfig", "InitTimeout", "Tags", "AsyncRunEnable", "TraceEnable", "AutoDeployClsTopicIndex", "AutoCreateClsTopic", "ProtocolType", "ProtocolParams", "InstanceConcurrencyConfig", "DnsCache", "IntranetConfig"],
   UpdateFunctionCode: ["FunctionName", "Handler", "CosBucketName", "CosObjectName", "ZipFile", "Namespace", "CosBucketRegion", "InstallDependency", "EnvId", "Publish", "Code", "CodeSource"],
@@ -52,6 +71,12 @@ const isObj = (v: unknown): v is Record<string, unknown> => typeof v === "object
 export class FakeScf {
   readonly functions = new Map<string, ScfFunction>();
   readonly calls: ScfCall[] = [];
+  /** Triggers by `<namespace>/<function>`. */
+  readonly triggers = new Map<string, ScfTrigger[]>();
+  /** CAM roles: name → policy document (JSON text). */
+  readonly roles = new Map<string, string>();
+  /** Actions to carry out and then answer InternalError, one entry each time. */
+  readonly faultAfter: string[] = [];
   /** GetFunction calls a function stays Creating/Updating after a create or code update. */
   settleLooks = 1;
   private server: LoopbackServer | undefined;
@@ -86,11 +111,24 @@ export class FakeScf {
     const body = Buffer.concat(chunks);
     const requestId = randomUUID();
     const action = String(req.headers["x-tc-action"] ?? "");
+    const cam = String(req.headers["host"] ?? "").startsWith("cam.");
     const reply = (payload: Record<string, unknown>) => res.writeHead(200, { "Content-Type": "application/json" }).end(JSON.stringify({ Response: { ...payload, RequestId: requestId } }));
     try {
       if (req.method !== "POST" || (req.url ?? "/") !== "/") throw new ApiError("InvalidParameter", "Only POST / is supported.");
       if (req.headers["content-type"] !== "application/json") throw new ApiError("InvalidParameter", "Content-Type must be application/json.");
-      verifyTc3(req, body, this.creds, Date.now(), "scf");
+      verifyTc3(req, body, this.creds, Date.now(), cam ? "cam" : "scf");
+      if (cam) {
+        if (req.headers["x-tc-version"] !== "2019-01-16") throw new ApiError("NoSuchVersion", "The API version does not exist.");
+        if (action !== "GetRole") throw new ApiError("InvalidAction", `The action ${action} does not exist.`);
+        const p = JSON.parse(body.toString("utf8")) as Record<string, unknown>;
+        const name = p["RoleName"];
+        if (typeof name !== "string") throw new ApiError("MissingParameter", "RoleName or RoleId is required.");
+        const doc = this.roles.get(name);
+        if (doc === undefined) throw new ApiError("ResourceNotFound.RoleNotExist", `The role ${name} does not exist.`);
+        this.calls.push({ action });
+        reply({ RoleInfo: { RoleId: "4611686018427844696", RoleName: name, PolicyDocument: doc, RoleType: "user" } });
+        return;
+      }
       if (req.headers["x-tc-version"] !== "2018-04-16") throw new ApiError("NoSuchVersion", "The API version does not exist.");
       if (!(action in KNOWN)) throw new ApiError("InvalidAction", `The action ${action} does not exist.`);
       const region = req.headers["x-tc-region"];
@@ -102,6 +140,11 @@ export class FakeScf {
       const unknown = Object.keys(params).find((k) => !KNOWN[action]!.includes(k));
       if (unknown !== undefined) throw new ApiError("UnknownParameter", `The parameter \`${unknown}\` is not recognized.`);
       const result = this.act(action, params);
+      const fault = this.faultAfter.indexOf(action);
+      if (fault >= 0) {
+        this.faultAfter.splice(fault, 1);
+        throw new ApiError("InternalError", "An internal error occurred (fault injected after the action).");
+      }
       this.calls.push({ action });
       reply(result);
     } catch (e) {
@@ -137,6 +180,7 @@ export class FakeScf {
         const made: ScfFunction = {
           id: `lam-${randomUUID().slice(0, 8)}`, name, namespace, runtime, handler, memorySize: this.memory(p["MemorySize"] ?? 128), timeout: this.timeout(p["Timeout"] ?? 3),
           description: this.description(p["Description"] ?? ""), env: this.env(p["Environment"]), code, status: "Creating", looksLeft: this.settleLooks,
+          ...(typeof p["Role"] === "string" ? { role: p["Role"] } : {}),
         };
         if (made.looksLeft <= 0) made.status = "Active";
         this.functions.set(this.key(namespace, name), made);
@@ -158,10 +202,80 @@ export class FakeScf {
         if (p["Timeout"] !== undefined) f.timeout = this.timeout(p["Timeout"]);
         if (p["Description"] !== undefined) f.description = this.description(p["Description"]);
         if (p["Environment"] !== undefined) f.env = this.env(p["Environment"]);
+        if (p["Role"] !== undefined) f.role = String(p["Role"]);
+        return {};
+      }
+      case "ListTriggers": {
+        if (fn === undefined) throw new ApiError("ResourceNotFound.Function", `The function ${name} does not exist.`);
+        const all = this.triggers.get(this.key(namespace, name)) ?? [];
+        const offset = typeof p["Offset"] === "number" ? p["Offset"] : 0;
+        const limit = typeof p["Limit"] === "number" ? p["Limit"] : 20;
+        if (limit < 1 || limit > 100) throw new ApiError("InvalidParameterValue.Limit", "Limit must be 1–100.");
+        return {
+          TotalCount: all.length,
+          Triggers: all.slice(offset, offset + limit).map((t) => ({ TriggerName: t.name, Type: t.type, TriggerDesc: t.desc, Enable: t.enable === "OPEN" ? 1 : 0, Qualifier: "$LATEST", AvailableStatus: "Available" })),
+        };
+      }
+      case "CreateTrigger": {
+        const f = this.active(fn, name, "CreateTrigger");
+        const { tname, type, desc } = this.trigger(p);
+        const list = this.triggers.get(this.key(namespace, name)) ?? [];
+        if (list.some((t) => t.name === tname && t.type === type)) throw new ApiError("ResourceInUse.Trigger", `The trigger ${tname} already exists.`);
+        if (type === "http" && list.some((t) => t.type === "http")) throw new ApiError("ResourceInUse.Trigger", "The function already has a function URL for this version.");
+        list.push({ name: tname, type, desc, enable: p["Enable"] === "CLOSE" ? "CLOSE" : "OPEN" });
+        this.triggers.set(this.key(namespace, f.name), list);
+        return { TriggerInfo: { TriggerName: tname, Type: type, TriggerDesc: desc } };
+      }
+      case "UpdateTrigger": {
+        this.active(fn, name, "UpdateTrigger");
+        if (!["timer", "ckafka", "http"].includes(String(p["Type"]))) throw new ApiError("InvalidParameterValue.Type", "UpdateTrigger supports only timer, ckafka and http triggers.");
+        const { tname, type, desc } = this.trigger(p);
+        const t = (this.triggers.get(this.key(namespace, name)) ?? []).find((x) => x.name === tname && x.type === type);
+        if (t === undefined) throw new ApiError("ResourceNotFound.Trigger", `The trigger ${tname} does not exist.`);
+        t.desc = desc;
+        if (p["Enable"] === "OPEN" || p["Enable"] === "CLOSE") t.enable = p["Enable"];
+        return {};
+      }
+      case "DeleteTrigger": {
+        if (fn === undefined) throw new ApiError("ResourceNotFound.Function", `The function ${name} does not exist.`);
+        const list = this.triggers.get(this.key(namespace, name)) ?? [];
+        const i = list.findIndex((x) => x.name === p["TriggerName"] && x.type === p["Type"]);
+        if (i < 0) throw new ApiError("ResourceNotFound.Trigger", `The trigger ${String(p["TriggerName"])} does not exist.`);
+        if (p["Type"] === "cos" && typeof p["TriggerDesc"] !== "string") throw new ApiError("MissingParameter", "Deleting a cos trigger needs its TriggerDesc.");
+        list.splice(i, 1);
         return {};
       }
       default: throw new ApiError("InvalidAction", `The action ${action} does not exist.`);
     }
+  }
+
+  /** A CreateTrigger/UpdateTrigger body's name, type and TriggerDesc, checked per type. */
+  private trigger(p: Record<string, unknown>): { tname: string; type: string; desc: string } {
+    const tname = p["TriggerName"];
+    const type = p["Type"];
+    if (typeof tname !== "string" || tname === "") throw new ApiError("MissingParameter", "The request is missing `TriggerName`.");
+    if (typeof type !== "string" || !["cos", "timer", "ckafka", "http", "apigw", "cmq", "cls"].includes(type)) throw new ApiError("InvalidParameterValue.Type", `The trigger type ${String(type)} is not supported.`);
+    const raw = p["TriggerDesc"];
+    let d: unknown;
+    try { d = JSON.parse(typeof raw === "string" ? raw : ""); } catch { throw new ApiError("InvalidParameterValue.TriggerDesc", "TriggerDesc is not JSON."); }
+    const bad = (why: string) => new ApiError("InvalidParameterValue.TriggerDesc", `TriggerDesc: ${why}`);
+    if (!isObj(d)) throw bad("not a JSON object");
+    if (type === "http") {
+      if (d["AuthType"] !== "NONE" && d["AuthType"] !== "CAM") throw bad("AuthType must be NONE or CAM");
+      const net = d["NetConfig"];
+      if (!isObj(net) || typeof net["EnableIntranet"] !== "boolean" || typeof net["EnableExtranet"] !== "boolean") throw bad("NetConfig needs EnableIntranet and EnableExtranet (booleans)");
+    } else if (type === "cos") {
+      if (!/^[a-z0-9-]+-\d+\.cos\.[a-z]+-[a-z]+\.myqcloud\.com$/.test(tname)) throw new ApiError("InvalidParameterValue.TriggerName", "A cos trigger is named by its bucket's XML-API domain (<bucket-appid>.cos.<region>.myqcloud.com).");
+      const filter = d["filter"];
+      if (typeof d["event"] !== "string" || !d["event"].startsWith("cos:")) throw bad("event must be a cos: event");
+      if (filter !== undefined && (!isObj(filter) || typeof filter["Prefix"] !== "string" || typeof filter["Suffix"] !== "string")) throw bad("filter needs Prefix and Suffix");
+    }
+    return { tname, type, desc: raw as string };
+  }
+
+  /** The triggers of a function, for assertions. */
+  triggersOf(name: string, namespace = "default"): ScfTrigger[] {
+    return this.triggers.get(this.key(namespace, name)) ?? [];
   }
 
   private active(fn: ScfFunction | undefined, name: string, action: string): ScfFunction {

@@ -1,0 +1,245 @@
+// `rlpipe functions deploy` creates and keeps the triggers and checks the agency / role (issue 23 item 12h), against
+// the strict FunctionGraph and SCF fakes (signatures verified, trigger bodies validated, duplicates refused with the
+// documented codes, state kept): a first deploy creates each trigger once, a second changes nothing, a changed
+// bucket prefix replaces the upload trigger (FunctionGraph and SCF cos have no update) and a changed function URL is
+// updated in place (SCF), a create whose reply is lost or a deploy that failed half-way converges with no duplicate,
+// and a missing agency / role is refused before any function changes, naming what to grant.
+import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, before, describe, it } from "node:test";
+import { fakeHuaweiAk, fakeHuaweiSk, fakeTencentSecretId, fakeTencentSecretKey } from "./fakes/credentials.js";
+import { FakeFunctionGraph } from "./fakes/functiongraph-fake.js";
+import { FakeScf } from "./fakes/scf-fake.js";
+import { ROOT } from "./helpers.js";
+import { FunctionsApiError } from "../adapters/providers/functions-api.js";
+import { ScfFunctions } from "../adapters/providers/scf-functions.js";
+
+const CLI = join(ROOT, "dist", "bin", "rlpipe.js");
+const T = { timeout: 120_000 };
+
+interface Ran { readonly code: number | null; readonly out: string; readonly err: string }
+
+function rlpipe(args: readonly string[], env: Record<string, string>, cwd: string): Promise<Ran> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [CLI, ...args], { cwd, env: { PATH: process.env["PATH"] ?? "/usr/bin:/bin", HOME: cwd, ...env }, stdio: ["ignore", "pipe", "pipe"] });
+    let out = "";
+    let err = "";
+    child.stdout.on("data", (d: Buffer) => { out += d.toString(); });
+    child.stderr.on("data", (d: Buffer) => { err += d.toString(); });
+    child.on("error", reject);
+    child.on("close", (code) => resolve({ code, out, err }));
+  });
+}
+
+const show = (r: Ran) => `exit ${r.code}\n--- stdout\n${r.out}\n--- stderr\n${r.err}`;
+interface Result { function: string; action: string; triggers?: { trigger: string; action: string; duplicatesDeleted?: number }[]; error?: { code: string; message: string; hint?: string; exitCode: number } }
+const results = (r: Ran) => (JSON.parse(r.out) as { functions: Result[] }).functions;
+const triggerActions = (r: Ran) => results(r).map((f) => [f.function, (f.triggers ?? []).map((t) => t.action)]);
+
+describe("rlpipe functions deploy: triggers and agency / role", () => {
+  let tmp = "";
+  before(async () => {
+    tmp = mkdtempSync(join(tmpdir(), "rlpipe-triggers-"));
+    for (const p of ["functiongraph", "scf"]) {
+      const r = await rlpipe(["package", "--platform", p, "--function", "reward,runs,console", "--out", join(tmp, p)], {}, ROOT);
+      assert.equal(r.code, 0, show(r));
+    }
+  });
+  after(() => { if (tmp !== "") rmSync(tmp, { recursive: true, force: true }); });
+
+  describe("FunctionGraph: APIG and OBS triggers, the agency in IAM", () => {
+    const ak = fakeHuaweiAk();
+    const sk = fakeHuaweiSk();
+    const projectId = "0a1b2c3d4e5f60718293a4b5c6d7e8f9";
+    let fake: FakeFunctionGraph;
+    let env: Record<string, string>;
+    const deploy = (extra: readonly string[], vars: readonly string[] = ["RLPIPE_CONSOLE_RECIPE_PREFIX=obs://rlpipe-recipes/recipes/"]) =>
+      rlpipe(["functions", "deploy", "--platform", "functiongraph", "--region", "cn-north-4", "--zip", join(tmp, "functiongraph"), "--json",
+        "--env", "RLPIPE_SANDBOX=e2b", "--env", "RLPIPE_BASE_PATH=/rlpipe", "--env", "RLPIPE_STATE_STORE=obs://rlpipe-state/state", ...vars.flatMap((v) => ["--env", v]), ...extra], env, tmp);
+
+    before(async () => {
+      fake = await FakeFunctionGraph.start({ ak, sk, projectId, region: "cn-north-4" });
+      fake.apigGroups.add("c77f5e81d9cb4424bf704ef2b0ac7600");
+      fake.agencies.push({ name: "rlpipe-functions", trust_domain_name: "op_svc_cff" }, { name: "ops-account", trust_domain_name: "partner-account" });
+      env = { HUAWEICLOUD_SDK_AK: ak, HUAWEICLOUD_SDK_SK: sk, HUAWEICLOUD_SDK_PROJECT_ID: projectId, FUNCTIONGRAPH_ENDPOINT: fake.endpoint, IAM_ENDPOINT: fake.endpoint };
+    });
+    after(async () => { await fake.close(); });
+
+    const group = ["--apig-group", "c77f5e81d9cb4424bf704ef2b0ac7600"];
+
+    it("a missing agency, or one not delegated to FunctionGraph, exits 2 before any function changes, naming what to grant", T, async () => {
+      const missing = await deploy(["--function", "reward,console", ...group, "--role", "no-such-agency"]);
+      assert.equal(missing.code, 2, show(missing));
+      const err = (JSON.parse(missing.out) as { error: { code: string; message: string; hint: string } }).error;
+      assert.equal(err.code, "functiongraph_role_missing");
+      assert.match(err.message, /FunctionGraph agency no-such-agency \(--role\) does not exist/);
+      assert.match(err.hint, /service FunctionGraph/);
+      assert.match(err.hint, /OBS read on obs:\/\/rlpipe-recipes\/recipes\/ \(console: recipe uploads\)/);
+      assert.match(err.hint, /OBS read and write on obs:\/\/rlpipe-state\/state \(console: run records\)/);
+      const wrong = await deploy(["--function", "reward", ...group, "--role", "ops-account"]);
+      assert.equal(wrong.code, 2, show(wrong));
+      assert.match(wrong.out, /functiongraph_role_unusable/);
+      assert.deepEqual(fake.calls.filter((c) => !c.op.startsWith("IAM ")), [], "nothing but IAM was asked");
+    });
+
+    it("two functions on one APIG route are refused before anything is sent (exit 2)", T, async () => {
+      const before = fake.calls.length;
+      const r = await deploy(["--function", "reward,runs", ...group]);
+      assert.equal(r.code, 2, show(r));
+      assert.match(r.out, /apig_route_shared/);
+      assert.equal(fake.calls.length, before);
+    });
+
+    it("creates the APIG trigger for reward and the OBS trigger for console once, the functions running as the agency", T, async () => {
+      const r = await deploy(["--function", "reward,console", ...group, "--role", "rlpipe-functions"]);
+      assert.equal(r.code, 0, show(r));
+      assert.deepEqual(triggerActions(r), [["reward", ["created"]], ["console", ["created"]]]);
+      const [apig, ...moreApig] = fake.triggersOf("rlpipe-reward");
+      assert.deepEqual(moreApig, []);
+      assert.equal(apig!.type, "APIG");
+      assert.deepEqual([apig!.eventData["group_id"], apig!.eventData["path"], apig!.eventData["req_method"], apig!.eventData["match_mode"], apig!.eventData["auth"]],
+        ["c77f5e81d9cb4424bf704ef2b0ac7600", "/rlpipe", "ANY", "SWA", "NONE"]);
+      const obs = fake.triggersOf("rlpipe-console");
+      assert.deepEqual(obs.map((t) => [t.type, t.eventData["bucket"], t.eventData["prefix"], t.eventData["events"]]), [["OBS", "rlpipe-recipes", "recipes/", ["ObjectCreated"]]]);
+      assert.deepEqual([fake.byName("rlpipe-reward")[0]!.xrole, fake.byName("rlpipe-console")[0]!.xrole], ["rlpipe-functions", "rlpipe-functions"]);
+    });
+
+    it("a second deploy changes nothing: no trigger created or deleted", T, async () => {
+      const before = fake.calls.length;
+      const r = await deploy(["--function", "reward,console", ...group, "--role", "rlpipe-functions"]);
+      assert.equal(r.code, 0, show(r));
+      assert.deepEqual(triggerActions(r), [["reward", ["unchanged"]], ["console", ["unchanged"]]]);
+      assert.deepEqual(fake.calls.slice(before).filter((c) => /Trigger$/.test(c.op) && c.op !== "ListFunctionTriggers"), []);
+      assert.equal(fake.triggers.size, 2);
+    });
+
+    it("a changed recipe prefix replaces the OBS trigger (no update in the API): still one", T, async () => {
+      const before = fake.calls.length;
+      const r = await deploy(["--function", "console", "--role", "rlpipe-functions"], ["RLPIPE_CONSOLE_RECIPE_PREFIX=obs://rlpipe-recipes/uploads/"]);
+      assert.equal(r.code, 0, show(r));
+      assert.deepEqual(triggerActions(r), [["console", ["replaced"]]]);
+      assert.deepEqual(fake.calls.slice(before).filter((c) => c.op === "DeleteFunctionTrigger" || c.op === "CreateFunctionTrigger").map((c) => c.op), ["DeleteFunctionTrigger", "CreateFunctionTrigger"]);
+      assert.deepEqual(fake.triggersOf("rlpipe-console").map((t) => t.eventData["prefix"]), ["uploads/"]);
+    });
+
+    it("a trigger create whose reply is lost is found by the next look, not made twice", T, async () => {
+      fake.triggerFaults.push("reset-after-create");
+      const r = await deploy(["--function", "reward", ...group, "--name-prefix", "lost-", "--env", "RLPIPE_BASE_PATH=/lost"]);
+      assert.equal(r.code, 0, show(r));
+      assert.equal(fake.triggersOf("lost-reward").length, 1);
+      assert.equal(fake.calls.filter((c) => c.code === "fault:reset-after-create").length, 1, "the fault happened");
+    });
+
+    it("a deploy whose trigger creates keep failing exits 3; the next deploy converges to one trigger", T, async () => {
+      fake.triggerFaults.push("503-before-create", "503-before-create", "503-before-create");
+      const failed = await deploy(["--function", "console", "--name-prefix", "retry-"]);
+      assert.equal(failed.code, 3, show(failed));
+      assert.match(results(failed)[0]!.error!.message, /FSS\.0503/);
+      assert.equal(fake.byName("retry-console").length, 1, "the function itself was deployed");
+      assert.deepEqual(fake.triggersOf("retry-console"), []);
+      const again = await deploy(["--function", "console", "--name-prefix", "retry-"]);
+      assert.equal(again.code, 0, show(again));
+      assert.deepEqual(triggerActions(again), [["console", ["created"]]]);
+      assert.equal(fake.triggersOf("retry-console").length, 1);
+    });
+
+    it("a route another function holds is refused by the platform (FSS.0409): exit 3 with its code", T, async () => {
+      const r = await deploy(["--function", "runs", ...group]);
+      assert.equal(r.code, 3, show(r));
+      assert.match(results(r)[0]!.error!.message, /FSS\.0409/);
+      assert.deepEqual(fake.triggersOf("rlpipe-runs"), []);
+    });
+
+    it("--dry-run shows the triggers' bodies and sends nothing", T, async () => {
+      const before = fake.calls.length;
+      const r = await rlpipe(["functions", "deploy", "--platform", "functiongraph", "--zip", join(tmp, "functiongraph"), "--function", "console", "--dry-run",
+        "--env", "RLPIPE_CONSOLE_RECIPE_PREFIX=obs://rlpipe-recipes/recipes/"], {}, tmp);
+      assert.equal(r.code, 0, show(r));
+      assert.match(r.out, /trigger OBS ObjectCreated obs:\/\/rlpipe-recipes\/recipes\/: \{"name":"rlpipe-console-recipes","bucket":"rlpipe-recipes","events":\["ObjectCreated"\],"prefix":"recipes\/"\}/);
+      assert.equal(fake.calls.length, before);
+    });
+  });
+
+  describe("SCF: function URL and COS triggers, the role in CAM", () => {
+    const secretId = fakeTencentSecretId();
+    const secretKey = fakeTencentSecretKey();
+    let fake: FakeScf;
+    let env: Record<string, string>;
+    const cosName = "rlpipe-recipes-1250000000.cos.ap-shanghai.myqcloud.com";
+    const deploy = (extra: readonly string[], prefix = "cos://rlpipe-recipes-1250000000/recipes/") =>
+      rlpipe(["functions", "deploy", "--platform", "scf", "--region", "ap-shanghai", "--zip", join(tmp, "scf"), "--json",
+        "--env", "RLPIPE_SANDBOX=e2b", "--env", `RLPIPE_CONSOLE_RECIPE_PREFIX=${prefix}`, ...extra], env, tmp);
+
+    before(async () => {
+      fake = await FakeScf.start([{ secretId, secretKey }]);
+      fake.settleLooks = 0;
+      fake.roles.set("rlpipe-scf", JSON.stringify({ version: "2.0", statement: [{ action: "name/sts:AssumeRole", effect: "allow", principal: { service: ["scf.qcloud.com"] } }] }));
+      fake.roles.set("audit-role", JSON.stringify({ version: "2.0", statement: [{ action: "name/sts:AssumeRole", effect: "allow", principal: { service: ["cloudaudit.cloud.tencent.com"] } }] }));
+      env = { TENCENTCLOUD_SECRET_ID: secretId, TENCENTCLOUD_SECRET_KEY: secretKey, SCF_ENDPOINT: fake.endpoint, CAM_ENDPOINT: fake.endpoint };
+    });
+    after(async () => { await fake.close(); });
+
+    it("a missing role, or one SCF cannot take, exits 2 before any function changes", T, async () => {
+      const missing = await deploy(["--function", "console", "--role", "no-such-role"]);
+      assert.equal(missing.code, 2, show(missing));
+      const err = (JSON.parse(missing.out) as { error: { code: string; message: string; hint: string } }).error;
+      assert.equal(err.code, "scf_role_missing");
+      assert.match(err.message, /SCF execution role no-such-role \(--role\) does not exist/);
+      assert.match(err.hint, /COS read on cos:\/\/rlpipe-recipes-1250000000\/recipes\/ \(console: recipe uploads\)/);
+      const audit = await deploy(["--function", "console", "--role", "audit-role"]);
+      assert.equal(audit.code, 2, show(audit));
+      assert.match(audit.out, /does not trust the service scf\.qcloud\.com/);
+      assert.deepEqual(fake.calls.filter((c) => c.action !== "GetRole"), []);
+      const obs = await deploy(["--function", "console"], "obs://b/recipes/");
+      assert.equal(obs.code, 2, show(obs));
+      assert.match(obs.out, /recipe_prefix_wrong_store/);
+    });
+
+    it("creates the function URL for reward and the COS trigger for console once; a second deploy changes nothing", T, async () => {
+      const r = await deploy(["--function", "reward,console", "--role", "rlpipe-scf"]);
+      assert.equal(r.code, 0, show(r));
+      assert.deepEqual(triggerActions(r), [["reward", ["created"]], ["console", ["created"]]]);
+      assert.deepEqual(fake.triggersOf("rlpipe-reward").map((t) => [t.type, t.name, JSON.parse(t.desc)]), [["http", "rlpipe-url", { AuthType: "NONE", NetConfig: { EnableIntranet: false, EnableExtranet: true } }]]);
+      assert.deepEqual(fake.triggersOf("rlpipe-console").map((t) => [t.type, t.name, JSON.parse(t.desc)]), [["cos", cosName, { event: "cos:ObjectCreated:*", filter: { Prefix: "recipes/", Suffix: "" } }]]);
+      assert.equal(fake.functions.get("default/rlpipe-console")!.role, "rlpipe-scf");
+      const before = fake.calls.length;
+      const again = await deploy(["--function", "reward,console", "--role", "rlpipe-scf"]);
+      assert.equal(again.code, 0, show(again));
+      assert.deepEqual(triggerActions(again), [["reward", ["unchanged"]], ["console", ["unchanged"]]]);
+      assert.deepEqual([...new Set(fake.calls.slice(before).map((c) => c.action))].sort(), ["GetFunction", "GetRole", "ListTriggers"]);
+    });
+
+    it("a function URL changed by hand is updated in place; a changed prefix replaces the COS trigger (no update for cos)", T, async () => {
+      fake.triggersOf("rlpipe-reward")[0]!.desc = JSON.stringify({ AuthType: "CAM", NetConfig: { EnableIntranet: true, EnableExtranet: false } });
+      const before = fake.calls.length;
+      const r = await deploy(["--function", "reward,console", "--role", "rlpipe-scf"], "cos://rlpipe-recipes-1250000000/uploads/");
+      assert.equal(r.code, 0, show(r));
+      assert.deepEqual(triggerActions(r), [["reward", ["updated"]], ["console", ["replaced"]]]);
+      assert.deepEqual(fake.calls.slice(before).filter((c) => /Trigger$/.test(c.action) && c.action !== "ListTriggers").map((c) => c.action), ["UpdateTrigger", "DeleteTrigger", "CreateTrigger"]);
+      assert.equal(JSON.parse(fake.triggersOf("rlpipe-reward")[0]!.desc).AuthType, "NONE");
+      assert.deepEqual(fake.triggersOf("rlpipe-console").map((t) => JSON.parse(t.desc).filter.Prefix), ["uploads/"]);
+    });
+
+    it("a CreateTrigger acted on but answered InternalError converges: one trigger, no ResourceInUse left over", T, async () => {
+      fake.faultAfter.push("CreateTrigger");
+      const r = await deploy(["--function", "console", "--name-prefix", "fault-"]);
+      assert.equal(r.code, 0, show(r));
+      assert.equal(fake.triggersOf("fault-console").length, 1);
+      assert.ok(fake.calls.some((c) => c.action === "CreateTrigger" && c.outcome === "InternalError"), "the fault happened");
+      assert.match(r.err, /InternalError.*looking again/);
+    });
+
+    it("a second CreateTrigger of the same name is refused with ResourceInUse.Trigger (kind exists)", T, async () => {
+      const api = new ScfFunctions({ env, region: "ap-shanghai" });
+      try {
+        const fn = { name: "rlpipe-reward", id: "rlpipe-reward" };
+        const spec = api.triggers.spec(fn, { kind: "http", function: "reward", path: "/" });
+        await assert.rejects(api.triggers.create(fn, spec), (e: unknown) => e instanceof FunctionsApiError && e.kind === "exists" && e.platformCode === "ResourceInUse.Trigger");
+        assert.equal(fake.triggersOf("rlpipe-reward").length, 1);
+      } finally { api.close(); }
+    });
+  });
+});
