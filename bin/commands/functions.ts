@@ -279,7 +279,8 @@ export async function runFunctions(argv: readonly string[], io: Io, env: Env = p
   }
   const inputs: Inputs = { platform, functions, zips: readZips(zipDir, platform, functions), settings, names };
   for (const line of missingVariables(functions, new Set([...Object.keys(fnEnv), ...Object.keys(secrets)]))) out.err(line);
-  const triggerPlan = wantedTriggers(platform, functions, fnEnv);
+  // Secrets count for what is set (RLPIPE_CONSOLE_TOKEN opens the console to HTTP); their values are not used.
+  const triggerPlan = wantedTriggers(platform, functions, { ...fnEnv, ...Object.fromEntries(Object.keys(secrets).map((k) => [k, "set"])) });
   for (const line of triggerPlan.warnings) out.err(line);
   // FunctionGraph's HTTP trigger is an APIG route, which lives in an API group: none without --apig-group.
   const wanted: WantedTrigger[] = triggerPlan.triggers.filter((t) => t.kind !== "http" || platform === "scf" || values["apig-group"] !== undefined);
