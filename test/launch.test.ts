@@ -216,6 +216,29 @@ describe("launch.sh under bash", () => {
     assert.match(restart.stderr, /stage sft: already complete, skipping \(run launch-test-r2\)/);
   });
 
+  it("a new run over the checkpoints another run completed in the same output directory is refused (it would resume them and train nothing); a restart of a run resumes", () => {
+    const p = bundle(e, recipeText(e, port));
+    rmSync(join(e.work, ".rlpipe"), { recursive: true, force: true });
+    const sft = p.stages.find((s) => s.type === "sft")!;
+    const out = sft.output!.startsWith("/") ? sft.output! : join(e.work, sft.output!);
+    // Run 1 completes every stage; its SFT left a checkpoint, as verl does.
+    assert.equal(launch(e, { RLPIPE_RUN: "ckpt-run" }).status, 0);
+    mkdirSync(out, { recursive: true });
+    writeFileSync(join(out, "latest_checkpointed_iteration.txt"), "186");
+    clearLogs(e);
+    const second = launch(e, { RLPIPE_RUN: "ckpt-run-r2" });
+    assert.equal(second.status, 2, second.stderr);
+    assert.match(second.stderr, new RegExp(`stage sft: run ckpt-run already completed this same stage into ${out.replace(/[/.]/g, "\\$&")}; run ckpt-run-r2 would resume from its last checkpoint and train nothing\\. Give this run its own output directory`));
+    assert.deepEqual(calls(e), [], "nothing ran");
+    assert.equal(readFileSync(join(out, "latest_checkpointed_iteration.txt"), "utf8"), "186", "run 1's checkpoint is untouched");
+    // A restart of run 1 whose SFT was interrupted (started, not done) resumes over its own checkpoints.
+    for (const f of readdirSync(join(e.work, ".rlpipe", "stages", "ckpt-run")).filter((f) => f.startsWith("sft-") && f.endsWith(".done"))) rmSync(join(e.work, ".rlpipe", "stages", "ckpt-run", f));
+    clearLogs(e);
+    const restart = launch(e, { RLPIPE_RUN: "ckpt-run" });
+    assert.equal(restart.status, 0, restart.stderr);
+    assert.deepEqual(calls(e).map((x) => x.argv[0]), ["torchrun"], "only the interrupted SFT runs again, resuming");
+  });
+
   it("propagates a failing stage's exit code and resumes from that stage on the next run", () => {
     rmSync(join(e.work, ".rlpipe"), { recursive: true, force: true });
     clearLogs(e);

@@ -344,7 +344,10 @@ export function renderLaunchScript(ctx: RenderContext, inputs: LaunchInputs): st
     L.push(`  ${shellCommandBlock(st.argv, "    ", st.argv[0] === "torchrun" ? 1 : 3)}`);
     L.push("}");
     const marker = `${st.id}-${sha256(JSON.stringify([st.argv, env])).slice(0, 12)}`;
-    const log = st.logFile === undefined ? "''" : shellQuote(st.logFile);
+    // verl stages resume from the newest checkpoint in their output directory: named so that a new run finding
+    // another run's finished checkpoints there says so instead of resuming them and doing nothing.
+    const resumes = (st.type === "rl" || st.type === "sft") && st.output !== undefined;
+    const log = `${st.logFile === undefined ? "''" : shellQuote(st.logFile)}${resumes ? ` ${shellQuote(st.output!)}` : ""}`;
     if (perNode && (st.type === "rl" || st.type === "eval") && !rayStarted) {
       rayStarted = true;
       L.push('if [ "$RLPIPE_NODE_RANK" = 0 ]; then rlpipe_ray_head; else rlpipe_ray_worker; exit 0; fi');
@@ -462,9 +465,19 @@ rlpipe_run_stage() {
   # A marker belongs to its run (RLPIPE_RUN): a restart of the run skips what it completed, a new run (deploy --new)
   # in the same workDir runs everything again.
   local run="@{RLPIPE_RUN:-unnamed}"
-  local marker="$RLPIPE_STATE_DIR/stages/@{run//\//_}/$1.done" fn="$2" log="$3" rc
+  local marker="$RLPIPE_STATE_DIR/stages/@{run//\//_}/$1.done" fn="$2" log="$3" ckpt="@{4:-}" rc other
   local id="@{1%-*}"
   if [ -e "$marker" ]; then rlpipe_log "stage $id: already complete, skipping (run $run)"; return 0; fi
+  # A new run of the same stage (deploy --new) over the output another run completed would resume from its last
+  # checkpoint and train nothing: refused, nothing touched. A restart of this run (it started the stage) resumes.
+  case "$ckpt" in ""|/*) ;; *) ckpt="$RLPIPE_WORKDIR/$ckpt" ;; esac
+  if [ -n "$ckpt" ] && [ ! -e "@{marker%.done}.started" ] && [ -e "$ckpt/latest_checkpointed_iteration.txt" ]; then
+    for other in "$RLPIPE_STATE_DIR"/stages/*/"$1.done"; do
+      [ -e "$other" ] || continue
+      rlpipe_die 2 "stage $id: run $(basename "$(dirname "$other")") already completed this same stage into $ckpt; run $run would resume from its last checkpoint and train nothing. Give this run its own output directory (the stage's outputDir), or move $ckpt away, then deploy again"
+    done
+  fi
+  mkdir -p "$(dirname "$marker")" && touch "@{marker%.done}.started"
   rlpipe_log "stage $id: starting"
   set +e
   if [ -n "$log" ]; then mkdir -p "$(dirname "$log")"; ( "$fn" ) 2>&1 | tee -a "$log"; rc=@{PIPESTATUS[0]}
