@@ -7,6 +7,14 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 ROOT=$PWD
 log() { printf '[setup] %s\n' "$*" >&2; }
 stamp_ok() { [ -f "$1" ] && [ "$(cat "$1")" = "$2" ]; }
+# apt-get install, quietly; when the package lists are stale, once more after apt-get update.
+apt_install() {
+  local sudo=""; [ "$(id -u)" = 0 ] || sudo="sudo"
+  log "apt-get install $*"
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y --no-install-recommends "$@" >/dev/null 2>&1 \
+    || { $sudo apt-get update >/dev/null 2>&1 && DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y --no-install-recommends "$@" >/dev/null; } \
+    || { echo "setup.sh: could not install $* (apt-get install -y $*)" >&2; exit 1; }
+}
 
 WANT_TEST=0
 for a in "$@"; do case "$a" in --test) WANT_TEST=1 ;; *) echo "setup.sh: unknown option $a" >&2; exit 2 ;; esac; done
@@ -39,55 +47,30 @@ node_modules/.bin/tsc -p tsconfig.json
 
 # ---- system packages the sandbox needs: bubblewrap (rlpipe serve --sandbox local runs every program in it)
 if ! command -v bwrap >/dev/null 2>&1; then
-  log "apt-get install bubblewrap"
-  SUDO=""; [ "$(id -u)" = 0 ] || SUDO="sudo"
-  export DEBIAN_FRONTEND=noninteractive
-  $SUDO apt-get install -y --no-install-recommends bubblewrap >/dev/null 2>&1 \
-    || { $SUDO apt-get update >/dev/null 2>&1 && $SUDO apt-get install -y --no-install-recommends bubblewrap >/dev/null; } \
-    || { echo "setup.sh: could not install bubblewrap (apt-get install -y bubblewrap)" >&2; exit 1; }
+  apt_install bubblewrap
 fi
 
 [ "$WANT_TEST" = 1 ] || exit 0
 
 # ---- system packages the tests need: a single-node Slurm cluster (slurm-wlm + munge; the tests start and stop it)
 if [ ! -x /usr/sbin/slurmctld ] || [ ! -x /usr/sbin/munged ]; then
-  log "apt-get install slurm-wlm munge"
-  SUDO=""; [ "$(id -u)" = 0 ] || SUDO="sudo"
-  export DEBIAN_FRONTEND=noninteractive
-  $SUDO apt-get install -y --no-install-recommends slurm-wlm munge >/dev/null 2>&1 \
-    || { $SUDO apt-get update >/dev/null 2>&1 && $SUDO apt-get install -y --no-install-recommends slurm-wlm munge >/dev/null; } \
-    || { echo "setup.sh: could not install slurm-wlm and munge (apt-get install -y slurm-wlm munge)" >&2; exit 1; }
+  apt_install slurm-wlm munge
 fi
 
 # ---- system package the multi-node Ray tests need: ip (iproute2), to give each Ray node a network namespace
 if ! command -v ip >/dev/null 2>&1; then
-  log "apt-get install iproute2"
-  SUDO=""; [ "$(id -u)" = 0 ] || SUDO="sudo"
-  export DEBIAN_FRONTEND=noninteractive
-  $SUDO apt-get install -y --no-install-recommends iproute2 >/dev/null 2>&1 \
-    || { $SUDO apt-get update >/dev/null 2>&1 && $SUDO apt-get install -y --no-install-recommends iproute2 >/dev/null; } \
-    || { echo "setup.sh: could not install iproute2 (apt-get install -y iproute2)" >&2; exit 1; }
+  apt_install iproute2
 fi
 
 # ---- system package the plot tests need: rsvg-convert (librsvg2-bin), a real SVG renderer whose PNG the tests inspect
 if ! command -v rsvg-convert >/dev/null 2>&1; then
-  log "apt-get install librsvg2-bin"
-  SUDO=""; [ "$(id -u)" = 0 ] || SUDO="sudo"
-  export DEBIAN_FRONTEND=noninteractive
-  $SUDO apt-get install -y --no-install-recommends librsvg2-bin >/dev/null 2>&1 \
-    || { $SUDO apt-get update >/dev/null 2>&1 && $SUDO apt-get install -y --no-install-recommends librsvg2-bin >/dev/null; } \
-    || { echo "setup.sh: could not install librsvg2-bin (apt-get install -y librsvg2-bin)" >&2; exit 1; }
+  apt_install librsvg2-bin
 fi
 
 # ---- system packages the cost report test needs: chromium, a real browser that renders the HTML report headless,
 # and a CJK font (price sources quote Chinese pages; without one they render as boxes in the screenshot)
 if ! command -v chromium >/dev/null 2>&1 || [ ! -d /usr/share/fonts/truetype/wqy ]; then
-  log "apt-get install chromium fonts-wqy-microhei"
-  SUDO=""; [ "$(id -u)" = 0 ] || SUDO="sudo"
-  export DEBIAN_FRONTEND=noninteractive
-  $SUDO apt-get install -y --no-install-recommends chromium fonts-wqy-microhei >/dev/null 2>&1 \
-    || { $SUDO apt-get update >/dev/null 2>&1 && $SUDO apt-get install -y --no-install-recommends chromium fonts-wqy-microhei >/dev/null; } \
-    || { echo "setup.sh: could not install chromium and fonts-wqy-microhei (apt-get install -y chromium fonts-wqy-microhei)" >&2; exit 1; }
+  apt_install chromium fonts-wqy-microhei
 fi
 
 # ---- the local sandbox's language toolchains the tests run (Debian packages; Go, Java, bash and Perl come with the
