@@ -2,7 +2,7 @@
 // parseArgs call, so help and parser cannot drift), --version/-V, did-you-mean, JSON errors with --json, the
 // exit-code table, plan's default provider, endpoints without a scheme, and the one retry layer's budget.
 import assert from "node:assert/strict";
-import { spawn, spawnSync } from "node:child_process";
+import { spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire, syncBuiltinESMExports } from "node:module";
 import { createServer as createNetServer } from "node:net";
@@ -17,16 +17,10 @@ import { ProviderError, kindOfNetworkError, tlsFailure, withRetry } from "../ada
 import { EXIT_CODE_MEANINGS } from "../core/errors.js";
 import { parseEndpoint, withScheme } from "../core/util/endpoint.js";
 import { ROOT, editYaml, recipePath } from "./helpers.js";
+import { CLI, runCli } from "./cli-process.js";
 
-const CLI = join(ROOT, "dist", "bin", "rlpipe.js");
 
-function rlpipe(args: string[], opts: { cwd?: string; env?: Record<string, string> } = {}) {
-  const r = spawnSync(process.execPath, [CLI, ...args], {
-    cwd: opts.cwd ?? ROOT, encoding: "utf8", timeout: 60_000,
-    env: { PATH: process.env["PATH"] ?? "/usr/bin:/bin", HOME: opts.cwd ?? ROOT, ...opts.env },
-  });
-  return { code: r.status, out: r.stdout, err: r.stderr };
-}
+const rlpipe = (args: string[], opts: { cwd?: string; env?: Record<string, string> } = {}) => runCli(args, opts);
 
 /** Runs main() in this process and records the options every parseArgs call was given. */
 async function optionsParsedBy(argv: string[]): Promise<{ options: string[]; code: number; out: string; err: string }> {

@@ -2,19 +2,16 @@
 // shows where the store keeps runs per stage, a restore into a path that cannot be a directory, sync --watch of a
 // directory that does not exist. Each answer is an exit code of the convention and a message that says what to do.
 import assert from "node:assert/strict";
-import { spawn, spawnSync } from "node:child_process";
+import { spawn } from "node:child_process";
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { ROOT } from "./helpers.js";
+import { CLI, runCli } from "./cli-process.js";
 
-const CLI = join(ROOT, "dist", "bin", "rlpipe.js");
 
-function rlpipe(args: readonly string[], cwd: string) {
-  const r = spawnSync(process.execPath, [CLI, ...args], { cwd, encoding: "utf8", timeout: 60_000, env: { PATH: process.env["PATH"] ?? "/usr/bin:/bin", HOME: cwd, RLPIPE_PROGRESS_S: "0" } });
-  return { code: r.status, out: r.stdout, err: r.stderr };
-}
+const rlpipe = (args: readonly string[], cwd: string) => runCli(args, { cwd, env: { RLPIPE_PROGRESS_S: "0" } });
 
 const metricsLine = (step: number, score: number) => `${JSON.stringify({ step, data: { "critic/score/mean": score, "response_length/mean": 100 + step } })}\n`;
 

@@ -11,17 +11,10 @@ import { reportError } from "../bin/io.js";
 import { Redactor } from "../core/redact.js";
 import { fakeTencentSecretId } from "./fakes/credentials.js";
 import { ROOT, SEED_RECIPES, recipePath } from "./helpers.js";
+import { CLI, runCli } from "./cli-process.js";
 
-const CLI = join(ROOT, "dist", "bin", "rlpipe.js");
 
-function rlpipe(args: string[], opts: { cwd?: string; env?: Record<string, string> } = {}) {
-  // No proxy, no cloud credentials: plan must need neither.
-  const r = spawnSync(process.execPath, [CLI, ...args], {
-    cwd: opts.cwd ?? ROOT, encoding: "utf8", timeout: 30_000,
-    env: { PATH: process.env["PATH"] ?? "/usr/bin:/bin", HOME: opts.cwd ?? ROOT, ...opts.env },
-  });
-  return { code: r.status, out: r.stdout, err: r.stderr };
-}
+const rlpipe = (args: string[], opts: { cwd?: string; env?: Record<string, string> } = {}) => runCli(args, opts);
 
 describe("rlpipe plan", () => {
   let dir: string;

@@ -4,7 +4,6 @@
 // whose reply is lost makes no second function, bad credentials exit 3 with the platform's code, --dry-run sends
 // nothing, and secrets reach the platform (encrypted on FunctionGraph) but never the terminal.
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -17,27 +16,12 @@ import { fakeHuaweiAk, fakeHuaweiSk, fakeTencentSecretId, fakeTencentSecretKey }
 import { FakeFunctionGraph } from "./fakes/functiongraph-fake.js";
 import { FakeScf } from "./fakes/scf-fake.js";
 import { ROOT } from "./helpers.js";
+import { type Ran, runCliAsync, show } from "./cli-process.js";
 
-const CLI = join(ROOT, "dist", "bin", "rlpipe.js");
 const T = { timeout: 120_000 };
 
-interface Ran { readonly code: number | null; readonly out: string; readonly err: string }
-
 /** The CLI in its own process (asynchronously: the fakes answer from this one). */
-function rlpipe(args: readonly string[], env: Record<string, string>, cwd: string): Promise<Ran> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [CLI, ...args], { cwd, env: { PATH: process.env["PATH"] ?? "/usr/bin:/bin", HOME: cwd, ...env }, stdio: ["ignore", "pipe", "pipe"] });
-    let out = "";
-    let err = "";
-    child.stdout.on("data", (d: Buffer) => { out += d.toString(); });
-    child.stderr.on("data", (d: Buffer) => { err += d.toString(); });
-    const timer = setTimeout(() => child.kill("SIGKILL"), 90_000);
-    child.on("error", reject);
-    child.on("close", (code) => { clearTimeout(timer); resolve({ code, out, err }); });
-  });
-}
-
-const show = (r: Ran) => `exit ${r.code}\n--- stdout\n${r.out}\n--- stderr\n${r.err}`;
+const rlpipe = (args: readonly string[], env: Record<string, string>, cwd: string): Promise<Ran> => runCliAsync(args, { env, cwd });
 
 interface Result { function: string; name: string; action: string; codeUploaded?: boolean; settingsChanged?: boolean; error?: { code: string; message: string; exitCode: number } }
 const results = (r: Ran) => (JSON.parse(r.out) as { functions: Result[] }).functions;

@@ -5,7 +5,6 @@
 // updated in place (SCF), a create whose reply is lost or a deploy that failed half-way converges with no duplicate,
 // and a missing agency / role is refused before any function changes, naming what to grant.
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -14,27 +13,14 @@ import { fakeHuaweiAk, fakeHuaweiSk, fakeTencentSecretId, fakeTencentSecretKey }
 import { FakeFunctionGraph } from "./fakes/functiongraph-fake.js";
 import { FakeScf } from "./fakes/scf-fake.js";
 import { ROOT } from "./helpers.js";
+import { type Ran, runCliAsync, show } from "./cli-process.js";
 import { FunctionsApiError } from "../adapters/providers/functions-api.js";
 import { ScfFunctions } from "../adapters/providers/scf-functions.js";
 
-const CLI = join(ROOT, "dist", "bin", "rlpipe.js");
 const T = { timeout: 120_000 };
 
-interface Ran { readonly code: number | null; readonly out: string; readonly err: string }
-
-function rlpipe(args: readonly string[], env: Record<string, string>, cwd: string): Promise<Ran> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [CLI, ...args], { cwd, env: { PATH: process.env["PATH"] ?? "/usr/bin:/bin", HOME: cwd, ...env }, stdio: ["ignore", "pipe", "pipe"] });
-    let out = "";
-    let err = "";
-    child.stdout.on("data", (d: Buffer) => { out += d.toString(); });
-    child.stderr.on("data", (d: Buffer) => { err += d.toString(); });
-    child.on("error", reject);
-    child.on("close", (code) => resolve({ code, out, err }));
-  });
-}
-
-const show = (r: Ran) => `exit ${r.code}\n--- stdout\n${r.out}\n--- stderr\n${r.err}`;
+/** The CLI in its own process (asynchronously: the fakes answer from this one). */
+const rlpipe = (args: readonly string[], env: Record<string, string>, cwd: string): Promise<Ran> => runCliAsync(args, { env, cwd });
 interface Result { function: string; action: string; triggers?: { trigger: string; action: string; duplicatesDeleted?: number }[]; error?: { code: string; message: string; hint?: string; exitCode: number } }
 const results = (r: Ran) => (JSON.parse(r.out) as { functions: Result[] }).functions;
 const triggerActions = (r: Ran) => results(r).map((f) => [f.function, (f.triggers ?? []).map((t) => t.action)]);

@@ -1,7 +1,6 @@
 // rlpipe init, as a new user runs it: a recipe to start from that validates where it is written, with an editor
 // schema comment that resolves there, never over an existing file, never half-written (issue 23 item 11).
 import assert from "node:assert/strict";
-import { spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, isAbsolute, join, resolve } from "node:path";
@@ -10,16 +9,13 @@ import { formatHelp } from "../bin/help.js";
 import { filesNextToRecipe, starterText } from "../core/recipe/starter.js";
 import { parseRecipe } from "../core/recipe/load.js";
 import { RECIPES, ROOT } from "./helpers.js";
+import { runCli } from "./cli-process.js";
 
-const CLI = join(ROOT, "dist", "bin", "rlpipe.js");
 const SHIPPED = readdirSync(RECIPES).filter((f) => f.endsWith(".yaml")).map((f) => f.slice(0, -5)).sort();
 const tmp = mkdtempSync(join(tmpdir(), "rlpipe-init-"));
 after(() => rmSync(tmp, { recursive: true, force: true }));
 
-function rlpipe(args: string[], cwd: string) {
-  const r = spawnSync(process.execPath, [CLI, ...args], { cwd, encoding: "utf8", timeout: 60_000, env: { PATH: process.env["PATH"] ?? "/usr/bin:/bin", HOME: cwd } });
-  return { code: r.status, out: r.stdout, err: r.stderr };
-}
+const rlpipe = (args: string[], cwd: string) => runCli(args, { cwd });
 
 function fresh(name: string): string {
   const d = join(tmp, name);
