@@ -387,23 +387,11 @@ kw = {k.split(".")[-1]: v for k, v in args.items() if k.startswith("+custom_rewa
 gt = json.dumps({"input": ["2 3"], "output": ["5"], "type": "stdin_stdout"})
 r = shim.compute_score("code", "\`\`\`python\\na, b = map(int, input().split())\\nprint(a + b)\\n\`\`\`", gt, {}, **kw)
 # The tool as verl's registry builds it: OmegaConf, the class by module name (found on PYTHONPATH), verl's schema.
-import asyncio, types
-tree = os.environ["VERL_TREE"]
-for name in ("verl", "verl.utils", "verl.tools"):
-    pkg = types.ModuleType(name); pkg.__path__ = [os.path.join(tree, *name.split("."))]; sys.modules[name] = pkg
-sys.path.append(tree)
-from omegaconf import OmegaConf
-from verl.tools.schemas import OpenAIFunctionToolSchema
-entry = OmegaConf.load(args["actor_rollout_ref.rollout.multi_turn.tool_config_path"]).tools[0]
-module_name, class_name = entry.class_name.rsplit(".", 1)
-cls = getattr(importlib.import_module(module_name), class_name)
-tool = cls(config=OmegaConf.to_container(entry.config, resolve=True), tool_schema=OpenAIFunctionToolSchema.model_validate(OmegaConf.to_container(entry.tool_schema, resolve=True)))
-async def call():
-    iid, _ = await tool.create()
-    resp, _, metrics = await tool.execute(iid, {"code": "print(6*7)"})
-    await tool.release(iid)
-    return resp.text, metrics
-text, metrics = asyncio.run(call())
+sys.path.append(${JSON.stringify(join(ROOT, "test", "python"))})
+import verl_tree
+verl_tree.stand_up(os.environ["VERL_TREE"])
+tool, entry = verl_tree.tool_from_config(args["actor_rollout_ref.rollout.multi_turn.tool_config_path"])
+text, metrics = verl_tree.call_once(tool, {"code": "print(6*7)"})
 open(os.environ["STUB_LOG"] + "/result.json", "w").write(json.dumps({"reward": r, "tool": text, "toolMetrics": metrics, "toolClass": entry.class_name, "pythonPath": os.environ.get("PYTHONPATH", ""), "kw": kw}))
 PY
 fi

@@ -54,24 +54,14 @@ tree = os.environ["VERL_TREE"]
 ray.init(address="auto", logging_level="ERROR")
 
 @ray.remote(num_cpus=0)
-def tool_call(tool_config, tree, code):
-    import asyncio, importlib, socket, sys, types, urllib.request
-    for name in ("verl", "verl.utils", "verl.tools"):
-        pkg = types.ModuleType(name); pkg.__path__ = [os.path.join(tree, *name.split("."))]; sys.modules[name] = pkg
-    sys.path.append(tree)
-    from omegaconf import OmegaConf
-    from verl.tools.schemas import OpenAIFunctionToolSchema
-    entry = OmegaConf.load(tool_config).tools[0]
-    module_name, class_name = entry.class_name.rsplit(".", 1)
-    cls = getattr(importlib.import_module(module_name), class_name)
-    cfg = OmegaConf.to_container(entry.config, resolve=True)
-    tool = cls(config=cfg, tool_schema=OpenAIFunctionToolSchema.model_validate(OmegaConf.to_container(entry.tool_schema, resolve=True)))
-    async def call():
-        iid, _ = await tool.create()
-        resp, _, metrics = await tool.execute(iid, {"code": code})
-        await tool.release(iid)
-        return (resp if isinstance(resp, str) else resp.text), metrics
-    text, metrics = asyncio.run(call())
+def tool_call(tool_config, tree, helpers, code):
+    import socket, sys, urllib.request
+    sys.path.append(helpers)
+    import verl_tree
+    verl_tree.stand_up(tree)
+    tool, entry = verl_tree.tool_from_config(tool_config)
+    text, metrics = verl_tree.call_once(tool, {"code": code})
+    cfg = entry.config
     base = cfg["sandbox_url"].rsplit("/", 1)[0]
     req = urllib.request.Request(base + "/v1/stats", headers={"Authorization": "Bearer " + os.environ["MY_SANDBOX_TOKEN"]})
     stats = json.load(urllib.request.urlopen(req, timeout=30))
@@ -80,7 +70,7 @@ def tool_call(tool_config, tree, code):
 
 def everywhere(code):
     nodes = sorted((n["NodeManagerAddress"], n["NodeID"]) for n in ray.nodes() if n["Alive"])
-    return ray.get([tool_call.options(scheduling_strategy=NodeAffinitySchedulingStrategy(node_id=nid, soft=False)).remote(tool_config, tree, code) for _, nid in nodes])
+    return ray.get([tool_call.options(scheduling_strategy=NodeAffinitySchedulingStrategy(node_id=nid, soft=False)).remote(tool_config, tree, os.environ["TEST_PYTHON_DIR"], code) for _, nid in nodes])
 
 first = everywhere("print(6*7)")
 # verl logs step 1; the health poller (every node's sandbox, through its actor) writes what step 1 cost beside it.
@@ -156,7 +146,7 @@ exec ${JSON.stringify(PYTHON)} "$@"
     writeBundle(bundle, p.files);
     const r = spawnSync(cluster.inNode(0, ["bash", join(bundle, "launch.sh")])[0]!, cluster.inNode(0, ["bash", join(bundle, "launch.sh")]).slice(1), {
       encoding: "utf8", timeout: 600_000,
-      env: { PATH: `${stubs}:${join(ROOT, ".venv-test", "bin")}:/usr/bin:/bin`, HOME: root, STUB_LOG: logs, RAY_ADDRESS: cluster.address, RLPIPE_RUN: "two-node-run", MY_SANDBOX_TOKEN: TOKEN, VERL_TREE: join(ROOT, ".venv-test", "verl", "0.9.1"), RLPIPE_SANDBOX_CHECK_S: "1" },
+      env: { PATH: `${stubs}:${join(ROOT, ".venv-test", "bin")}:/usr/bin:/bin`, HOME: root, STUB_LOG: logs, RAY_ADDRESS: cluster.address, RLPIPE_RUN: "two-node-run", MY_SANDBOX_TOKEN: TOKEN, VERL_TREE: join(ROOT, ".venv-test", "verl", "0.9.1"), TEST_PYTHON_DIR: join(ROOT, "test", "python"), RLPIPE_SANDBOX_CHECK_S: "1" },
     });
     assert.equal(r.status, 0, `${r.stdout}\n${r.stderr}`);
     const result = JSON.parse(readFileSync(join(logs, "result.json"), "utf8"));

@@ -122,15 +122,16 @@ describe("verl tool classes per verl version", () => {
 // from multi_turn.function_tool_path and called as its agent loop calls a FunctionTool, against a real rlpipe serve.
 const FUNCTION_DRIVER = String.raw`
 import asyncio, json, os, sys, types
-tree, bundle, path = sys.argv[1], sys.argv[2], sys.argv[3]
-for name in ("verl", "verl.utils", "verl.tools"):
-    pkg = types.ModuleType(name); pkg.__path__ = [os.path.join(tree, *name.split("."))]; sys.modules[name] = pkg
+tree, bundle, path, helpers = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4]
+sys.path.insert(0, helpers)
+import verl_tree
+verl_tree.stand_up(tree)
 # transformers is only needed to infer a schema from a docstring; rlpipe gives the schema, so it must never be called.
 tu = types.ModuleType("transformers.utils")
 def get_json_schema(fn): raise AssertionError("the schema was inferred instead of given")
 tu.get_json_schema = get_json_schema
 sys.modules["transformers"] = types.ModuleType("transformers"); sys.modules["transformers.utils"] = tu
-sys.path.insert(0, tree); sys.path.insert(0, bundle)
+sys.path.insert(0, bundle)
 from verl.tools.tool_registry import load_all_tools
 from verl.tools.function_tool import FunctionTool, normalize_function_tool_return
 tools = load_all_tools(None, os.path.join(bundle, path))
@@ -165,7 +166,7 @@ describe("verl's function-tool registry (0.9.1 on)", () => {
       assert.doesNotMatch(file.content, /MY_SANDBOX_TOKEN=|[0-9a-f]{32}/, "the token's variable is named, never a value");
       assert.ok(p.files.some((f) => f.path === "rlpipe_tool.py") && p.files.some((f) => f.path === "rlpipe_reward.py"));
       writeBundle(dir, p.files);
-      const r = spawnSync(join(ROOT, ".venv-test", "bin", "python"), ["-c", FUNCTION_DRIVER, join(ROOT, ".venv-test", "verl", "0.9.1"), dir, "tool_config/rl_function_tools.py"], { encoding: "utf8", timeout: 120_000 });
+      const r = spawnSync(join(ROOT, ".venv-test", "bin", "python"), ["-c", FUNCTION_DRIVER, join(ROOT, ".venv-test", "verl", "0.9.1"), dir, "tool_config/rl_function_tools.py", join(ROOT, "test", "python")], { encoding: "utf8", timeout: 120_000 });
       assert.equal(r.status, 0, r.stderr);
       const out = JSON.parse(r.stdout.trim().split("\n").pop()!);
       assert.deepEqual(out.names, ["code_interpreter"]);

@@ -10,15 +10,12 @@ import asyncio
 import json
 import os
 import sys
-import types
 
 tree, scenarios = sys.argv[1], json.loads(sys.argv[2])
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
-for name in ("verl", "verl.utils", "verl.tools"):
-    pkg = types.ModuleType(name)
-    pkg.__path__ = [os.path.join(tree, *name.split("."))]
-    sys.modules[name] = pkg
-sys.path.insert(0, tree)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import verl_tree  # noqa: E402
+verl_tree.stand_up(tree)
 sys.path.insert(0, os.path.join(ROOT, "recipes", "python"))
 
 from verl.tools.schemas import OpenAIFunctionToolSchema  # noqa: E402
