@@ -8,6 +8,7 @@ import { randomBytes } from "node:crypto";
 import { mkdirSync, mkdtempSync, readdirSync, readlinkSync, rmSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { ROOT } from "../helpers.js";
+import { WATCHER } from "./ray.js";
 
 export interface NetnsNode {
   readonly ns: string;
@@ -28,7 +29,6 @@ export interface NetnsRayCluster {
 
 const PYTHON = join(ROOT, ".venv-test", "bin", "python");
 const RAY = join(ROOT, ".venv-test", "bin", "ray");
-const WATCHER = 'exec 3<&0; "$@" </dev/null & ray=$!; { cat <&3 >/dev/null; kill -TERM "$ray" 2>/dev/null; } & wait "$ray"';
 
 function ip(args: readonly string[]): void {
   const r = spawnSync("ip", args, { encoding: "utf8" });

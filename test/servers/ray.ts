@@ -125,7 +125,7 @@ function memoryOf(pids: readonly number[]): { rssBytes: number; pssBytes: number
 }
 
 // Background jobs of a non-interactive bash read /dev/null unless told otherwise: fd 3 keeps the real stdin.
-const WATCHER = 'exec 3<&0; "$@" </dev/null & ray=$!; { cat <&3 >/dev/null; kill -TERM "$ray" 2>/dev/null; } & wait "$ray"';
+export const WATCHER = 'exec 3<&0; "$@" </dev/null & ray=$!; { cat <&3 >/dev/null; kill -TERM "$ray" 2>/dev/null; } & wait "$ray"';
 
 export async function startRay(opts: { numCpus?: number; startTimeoutMs?: number } = {}): Promise<RayCluster> {
   // Short path: Ray's unix sockets live under it (sun_path is limited to 107 bytes).
