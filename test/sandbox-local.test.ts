@@ -375,6 +375,28 @@ describe("local sandbox: security checklist", () => {
     assert.deepEqual(JSON.parse(root!.replaceAll("'", '"')), ["bin", "dev", "etc", "lib", "lib64", "mnt", "opt", "proc", "sbin", "tmp", "usr", "work"]);
   });
 
+  it("the first program of a fresh zygote finds nothing of the harness's warm-up: its own stdin only, empty output, the sandbox's environment (no LD_BIND_NOW, here or in a compiled program)", async () => {
+    const fresh = await LocalSandbox.create({ concurrency: 1 });
+    try {
+      const limits = { runTimeoutMs: 20_000, memoryMb: 512, maxOutputBytes: 1 << 20 };
+      const probe = "import os, sys\nprint(repr(sys.stdin.read()))\nprint(sorted(os.environ))\nsys.stdout.flush()\nprint(os.lseek(1, 0, os.SEEK_CUR), os.fstat(1).st_size)";
+      const [py, again] = [await fresh.run({ language: "python", code: probe, stdin: "7 8\n", limits }), await fresh.run({ language: "python", code: probe, stdin: "", limits })];
+      for (const [r, stdin] of [[py, "'7 8\\n'"], [again, "''"]] as const) {
+        assert.equal(r.status, "ok", r.stderr);
+        const [read, env, offsets] = r.stdout.trim().split("\n");
+        assert.equal(read, stdin);
+        assert.deepEqual(JSON.parse(env!.replaceAll("'", '"')), ["HOME", "LANG", "PATH", "PWD", "PYTHONDONTWRITEBYTECODE", "PYTHONHASHSEED", "TMPDIR"]);
+        assert.match(offsets!, /^\d+ \d+$/); // nothing before this program's own two lines
+        assert.equal(Number(offsets!.split(" ")[1]), Buffer.byteLength(`${read}\n${env}\n`));
+      }
+      const c = await fresh.run({ language: "cpp", code: "#include <cstdio>\n#include <cstdlib>\nint main() { std::printf(\"%s\\n\", std::getenv(\"LD_BIND_NOW\") ? \"set\" : \"unset\"); }", limits });
+      assert.equal(c.status, "ok", c.stderr);
+      assert.equal(c.stdout.trim(), "unset");
+    } finally {
+      await fresh.close();
+    }
+  });
+
   it("has no network: a host service on 127.0.0.1 is unreachable and DNS fails", async () => {
     const r = await run(`import socket\ntry:\n    socket.create_connection(('127.0.0.1', ${port}), timeout=2); print('connected')\nexcept OSError as e: print('refused', type(e).__name__)\ntry:\n    socket.getaddrinfo('example.com', 80); print('resolved')\nexcept OSError: print('no dns')\nimport os; print(sorted(os.listdir('/sys/class/net')) if os.path.exists('/sys/class/net') else 'no sys')`);
     assert.equal(r.status, "ok", r.stderr);

@@ -105,6 +105,8 @@ export function bwrapArgs(l: SandboxLayout, uid: number, maxPrograms: number, pr
     "--clearenv",
     "--setenv", "PATH", "/usr/bin:/bin", "--setenv", "HOME", "/tmp", "--setenv", "TMPDIR", "/tmp",
     "--setenv", "LANG", "C.UTF-8", "--setenv", "PYTHONDONTWRITEBYTECODE", "1", "--setenv", "PYTHONHASHSEED", "0",
+    // Symbols bound once in the zygote rather than on first use in every case process (the harness unsets it).
+    "--setenv", "LD_BIND_NOW", "1",
     l.pythonEnvDir === undefined ? l.python : `${SANDBOX_PYTHON_ENV}/bin/python3`, "-I", "/opt/rlpipe/zygote.pyc", String(maxPrograms),
     ...(programCgroup ? [String(PROGRAM_CGROUP_FD)] : []),
   ];

@@ -42,6 +42,9 @@ HAS_PROGRAM_CGROUP = [False]
 # Every descriptor the harness holds is below this once inherited ones are closed.
 FD_CEILING = 1024
 libc = ctypes.CDLL(None, use_errno=True)
+# The zygote's loader bound every symbol at start (LD_BIND_NOW, set by bwrap.ts), so a case process never writes (and
+# copies) the symbol tables' pages; an exec'd compiler or program binds lazily, as it would anywhere else.
+os.environ.pop("LD_BIND_NOW", None)
 SIGKILL, SIGPIPE, SIGINT, SIGXFSZ, SIGXCPU = 9, 13, 2, 25, 24
 SIG_DFL, SIG_IGN = _signal.SIG_DFL, _signal.SIG_IGN
 
@@ -744,6 +747,40 @@ def run_python(compiled, case, prelude=None):
     except BaseException:  # noqa: BLE001
         code = code or 1
     return code
+
+
+# What warm_up runs: the builtins and text streams a typical stdin/stdout program uses.
+WARM_UP_SOURCE = "a, b = map(int, input().split())\nprint(a + b, str(a).strip() + ' ' + repr([b, 'x']))\n"
+
+
+def warm_up(rounds=16):
+    """Once in the zygote, before it freezes its objects: what every Python case process does (run_python over its
+    stdin and stdout), run here on the harness's own program. The interpreter writes its caches (method lookups, the
+    harness's specialized bytecode) here once, instead of every case process copying the pages it writes them to (a
+    fork's cost is mostly such copies). The streams are left as a case process finds them: empty."""
+    saved = os.dup(0), os.dup(1)
+    files = os.memfd_create("warm-up-in", 0), os.memfd_create("warm-up-out", 0)
+    streams = sys.stdin, sys.stdout
+    try:
+        os.dup2(files[0], 0)
+        os.dup2(files[1], 1)
+        sys.stdin, sys.stdout = STD[0], STD[1]
+        compiled = compile(WARM_UP_SOURCE, "main.py", "exec")
+        for _ in range(rounds):
+            for fd in (0, 1):
+                os.ftruncate(fd, 0)
+                os.lseek(fd, 0, os.SEEK_SET)
+            os.write(0, b"1 2\n")
+            os.lseek(0, 0, os.SEEK_SET)
+            code = run_python(compiled, {"kind": "stdio"})
+            if code != 0 or os.pread(1, 64, 0) != b"3 1 [2, 'x']\n":
+                raise RuntimeError("the harness's warm-up program failed (exit %d)" % code)
+    finally:
+        sys.stdin, sys.stdout = streams
+        for fd, original in ((0, saved[0]), (1, saved[1])):
+            os.dup2(original, fd)
+        for fd in saved + files:
+            os.close(fd)
 
 
 HARNESS_FILENAME = run_python.__code__.co_filename  # this file's name in code objects (it may run from bytecode)

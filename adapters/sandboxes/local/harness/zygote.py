@@ -118,6 +118,7 @@ def main():
     # The compiler builds its AST types on first use (~0.5 ms, 50 pages): once here, not in every manager. (A harness
     # loaded from bytecode has not compiled anything yet.)
     compile("pass", "<warm-up>", "exec")
+    h.warm_up()
     gc.collect()
     gc.freeze()  # what a fork shares stays shared: the collector never touches (copies) the zygote's objects
     baseline = (reset.zygote_state(), reset.zygote_rss_bytes(), reset.writable_state())
