@@ -44,8 +44,23 @@ export interface CostReport {
   readonly stages?: readonly StageSummary[];
   /** Addition: the sandbox's work per RL step against its capacity, as `rlpipe plan` prints it (core/capacity.ts). */
   readonly capacity?: SandboxCapacity;
+  /** Addition (issue 24): how long the run goes as verl will run it, in hours and days, and what is flagged about it. */
+  readonly runLength?: RunLength;
   /** After a run (rlpipe cost --run): actual per line, with the prices recorded at deploy time. */
   readonly actual?: { readonly run: string; readonly lines: readonly { readonly id: string; readonly quantity?: number; readonly cost?: number; readonly currency?: Currency; readonly source: string }[]; readonly total?: { readonly CNY: number; readonly USD: number } };
+}
+/** Addition (issue 24): the run's wall-clock length, shown on every surface (table, Markdown, HTML, JSON, plan, deploy). */
+export interface RunLength {
+  /** The whole run (every stage), wall-clock. */
+  readonly hours: Range;
+  readonly days: Range;
+  /** Per stage with steps: how many, and where the count comes from ("trainer.total_training_steps in the recipe",
+   * "⌊rows / batch⌋ × epochs", "--steps", "cost.stages.<id>.steps"). */
+  readonly stages: readonly { readonly stage: string; readonly steps: Range; readonly source: string }[];
+  /** Each flag names the step count and what to set: beyond maxDays, or far past what the recipe's seed published. */
+  readonly flags: readonly string[];
+  /** The bound a run is flagged beyond (days, expected figure). */
+  readonly maxDays: number;
 }
 /** User rates (recipe `prices:` and --rates FILE) and live rates override catalog rows by id. */
 export interface RateOverrides { readonly user?: readonly Rate[]; readonly live?: readonly Rate[] }
