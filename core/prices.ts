@@ -1,13 +1,13 @@
-// Prices a deploy assumes: what the job consumes (node-hours of a flavor or instance type, device-hours of a card
-// type, sandbox vCPU-hours) and the rate used for each — the recipe's own `prices:` first, then rlpipe's price
-// catalog (prices/*.yaml: public figures with their source and confidence). Most cloud accelerator prices are not
-// public: an item without a known rate is reported as missing, never guessed. The whole-run estimate is
-// core/cost/estimate.ts; this one-line hourly figure is what a deploy records in the run record (`prices`).
+// Prices a deploy assumes: the rates the whole-run estimate (core/cost/estimate.ts, `rlpipe cost`) prices the chosen
+// candidate with — user rates, live or catalog rows (prices/*.yaml: public figures with their source and confidence).
+// Most cloud accelerator prices are not public: an item without a known rate is reported as missing, never guessed.
+// This one-line view is what plan and deploy print and what a deploy records in the run record (`prices`).
 import { z } from "zod";
 import { CATALOG } from "./cost/catalog.js";
+import { leaves } from "./cost/estimate.js";
+import type { CostLine, CostReport, Rate as CostRate } from "./cost/types.js";
 import { convertPrice } from "./cost/units.js";
-import { parseNodeSpec } from "./providers/tione-request.js";
-import { PRICE_UNITS, type Provider, type Recipe } from "./recipe/schema.js";
+import { PRICE_UNITS } from "./recipe/schema.js";
 
 export const PriceAssumption = z.object({
   item: z.string(),
@@ -17,8 +17,9 @@ export const PriceAssumption = z.object({
   /** How many units per hour of the job (nodes, devices); absent for usage-billed items such as sandboxes. */
   quantity: z.number().optional(),
   source: z.string(),
-  /** recipe: the user's figure; high: an official price page; doc-example / anchor: indicative only. */
-  confidence: z.enum(["recipe", "high", "doc-example", "anchor"]),
+  /** recipe: the user's figure; official (high in records before issue 24) / third-party: a public price page;
+   * live: a provider's price API at deploy; doc-example / anchor: indicative only. */
+  confidence: z.enum(["recipe", "high", "official", "third-party", "live", "doc-example", "anchor"]),
 }).readonly();
 export type PriceAssumption = z.infer<typeof PriceAssumption>;
 
@@ -51,65 +52,71 @@ export interface PriceItem {
 export interface PriceEstimate {
   readonly assumed: readonly PriceAssumption[];
   readonly missing: readonly PriceItem[];
-  /** Sum of rate × quantity over hourly items, when every one of them is priced and in one currency. */
+  /** Sum of rate × quantity over hourly compute items, when every one of them is priced and in one currency. */
   readonly perHour?: { readonly value: number; readonly currency: "CNY" | "USD" };
+  /** The chosen candidate's compute is paid for already (a prepaid group or pool): what it is included in. */
+  readonly prepaid?: string;
 }
 
-export function jobPriceItems(recipe: Recipe, provider: Provider): PriceItem[] {
-  const items: PriceItem[] = [];
-  const { nodes, devicesPerNode } = recipe.resources;
-  if (provider === "modelarts") {
-    const t = recipe.targets?.modelarts;
-    if (t?.flavor !== undefined && t.poolId === undefined) items.push({ item: `modelarts:${t.flavor}`, unit: "node-hour", quantity: nodes, what: `${nodes} × flavor ${t.flavor}` });
-  } else if (provider === "tione") {
-    const t = recipe.targets?.tione;
-    for (const which of ["head", "worker"] as const) {
-      const n = t?.[which];
-      if (n === undefined) continue;
-      const size = n.spec === undefined ? undefined : parseNodeSpec(n.spec);
-      const gpuType = n.gpuType ?? size?.gpuType;
-      const cards = (n.gpuCenti ?? size?.gpuCenti ?? 0) / 100;
-      if (n.instanceType !== undefined) items.push({ item: `tione:${n.instanceType}`, unit: "node-hour", quantity: n.count, what: `${n.count} × ${which} ${n.instanceType}` });
-      else if (gpuType !== undefined && cards > 0) items.push({ item: `device:${gpuType}`, unit: "device-hour", quantity: n.count * cards, what: `${n.count} × ${which} with ${cards} × ${gpuType}` });
+/** A rate's confidence as the run record keeps it. */
+function assumedConfidence(c: CostRate["confidence"]): PriceAssumption["confidence"] {
+  return c === "user" ? "recipe" : c;
+}
+
+/**
+ * The rates a deploy assumes: exactly the ones the whole-run estimate (`rlpipe cost`) prices its chosen candidate
+ * with — one price story across plan, deploy, the run record and `rlpipe cost --run`. Hourly compute items carry
+ * how many of them the job holds per hour of the run; prepaid compute is prepaid, not a rate; a line without a
+ * usable rate is missing, with the item the report asks for.
+ */
+export function pricesOfReport(report: CostReport): PriceEstimate {
+  const chosen = report.candidates.find((c) => c.chosen);
+  const hours = chosen?.hours.expected ?? 0;
+  // Per item, in the order the report lists them: its rate, and its hourly quantity (the compute lines' units of
+  // every stage over the run's hours: the nodes or cards the job holds on average).
+  const assumed = new Map<string, { rate: CostRate; unit: PriceAssumption["unit"]; computeUnits?: number }>();
+  const missing = new Map<string, { line: CostLine; unit: PriceItem["unit"]; computeUnits?: number }>();
+  const priceUnit = (u: string) => ((PRICE_UNITS as readonly string[]).includes(u) ? (u as PriceAssumption["unit"]) : undefined);
+  const perHour = (units: number | undefined) => (units === undefined || hours <= 0 ? undefined : Number((units / hours).toPrecision(4)));
+  for (const line of leaves(report.lines)) {
+    const hourly = line.component === "compute" && line.unit.endsWith("-hour");
+    if (line.rate !== undefined) {
+      const unit = priceUnit(line.rate.unit);
+      if (unit === undefined) continue;
+      const seen = assumed.get(line.rate.id);
+      const units = hourly ? (seen?.computeUnits ?? 0) + line.quantity.expected : seen?.computeUnits;
+      assumed.set(line.rate.id, { rate: seen?.rate ?? line.rate, unit, ...(units === undefined ? {} : { computeUnits: units }) });
+    } else if (line.rateNeeded !== undefined && line.includedIn === undefined) {
+      const seen = missing.get(line.rateNeeded.item);
+      const units = hourly ? (seen?.computeUnits ?? 0) + line.quantity.expected : seen?.computeUnits;
+      missing.set(line.rateNeeded.item, { line: seen?.line ?? line, unit: priceUnit(line.rateNeeded.unit) ?? "request", ...(units === undefined ? {} : { computeUnits: units }) });
     }
   }
-  // Anywhere else (self-hosted Ray/Slurm, local, or a cloud target without a priced spec): the recipe's cards.
-  // deviceType is free text ("Atlas A3: 8 cards = 16 dies" is allowed); only a plain name makes a price item.
-  const deviceType = recipe.resources.deviceType;
-  if (items.length === 0 && deviceType !== undefined && /^[A-Za-z0-9][A-Za-z0-9_.-]*$/.test(deviceType) && recipe.runtime.accelerator !== "cpu") {
-    items.push({ item: `device:${deviceType}`, unit: "device-hour", quantity: nodes * devicesPerNode, what: `${nodes} × ${devicesPerNode} × ${deviceType}` });
-  }
-  const sandbox = recipe.sandbox?.kind;
-  if (sandbox === "e2b") items.push({ item: `sandbox:${sandbox}`, unit: "vcpu-hour", what: "sandbox vCPU time (billed by use)" });
-  return items;
-}
-
-/** The rate for each item: the recipe's first, then the reference table; items without one are missing. */
-export function estimatePrices(recipe: Recipe, provider: Provider): PriceEstimate {
-  const own = new Map((recipe.prices ?? []).map((p) => [p.item, p]));
-  const assumed: PriceAssumption[] = [];
-  const missing: PriceItem[] = [];
-  for (const it of jobPriceItems(recipe, provider)) {
-    const mine = own.get(it.item);
-    const rate: Rate | undefined = mine !== undefined && mine.unit === it.unit
-      ? { value: mine.value, currency: mine.currency, unit: mine.unit, source: mine.source ?? "recipe prices:", confidence: "recipe" }
-      : REFERENCE_RATES[it.item]?.unit === it.unit ? REFERENCE_RATES[it.item] : undefined;
-    if (rate === undefined) { missing.push(it); continue; }
-    assumed.push({ item: it.item, ...rate, ...(it.quantity === undefined ? {} : { quantity: it.quantity }) });
-  }
-  const hourly = assumed.filter((a) => a.quantity !== undefined);
+  const list: PriceAssumption[] = [...assumed.values()].map(({ rate, unit, computeUnits }) => {
+    const quantity = perHour(computeUnits);
+    return { item: rate.id, value: rate.value, currency: rate.currency, unit, ...(quantity === undefined ? {} : { quantity }),
+      source: `${rate.source} (read ${rate.dateRead})`, confidence: assumedConfidence(rate.confidence) };
+  });
+  const gaps: PriceItem[] = [...missing.entries()].map(([item, { line, unit, computeUnits }]) => {
+    const quantity = perHour(computeUnits);
+    return { item, unit, ...(quantity === undefined ? {} : { quantity }), what: line.label };
+  });
+  const hourly = list.filter((a) => a.quantity !== undefined);
   const currencies = new Set(hourly.map((a) => a.currency));
-  const allHourlyPriced = !missing.some((m) => m.quantity !== undefined);
-  if (hourly.length === 0 || currencies.size !== 1 || !allHourlyPriced) return { assumed, missing };
+  const allHourlyPriced = !gaps.some((m) => m.quantity !== undefined);
+  const prepaid = chosen?.includedIn;
+  const base = { assumed: list, missing: gaps, ...(prepaid === undefined ? {} : { prepaid }) };
+  if (hourly.length === 0 || currencies.size !== 1 || !allHourlyPriced) return base;
   const value = Math.round(hourly.reduce((sum, a) => sum + a.value * a.quantity!, 0) * 100) / 100;
-  return { assumed, missing, perHour: { value, currency: hourly[0]!.currency } };
+  return { ...base, perHour: { value, currency: hourly[0]!.currency } };
 }
 
 /** The deploy summary's prices line (after "prices"). */
 export function describePrices(e: PriceEstimate): string {
   const parts = e.assumed.map((a) => `${a.item} ${a.value} ${a.currency}/${a.unit}${a.quantity === undefined ? "" : ` × ${a.quantity}`} (${a.confidence})`);
   const total = e.perHour === undefined ? "" : ` ≈ ${e.perHour.value} ${e.perHour.currency}/hour of compute`;
-  const gaps = e.missing.length === 0 ? "" : `${parts.length === 0 ? "" : "; "}no price known for ${e.missing.map((m) => `${m.item} (${m.what})`).join(", ")} — add it under prices: in the recipe`;
-  if (parts.length === 0 && gaps === "") return "none assumed (no flavor, instance type or plain device type named)";
-  return `${parts.join(", ")}${total}${gaps}`;
+  const prepaid = e.prepaid === undefined ? [] : [`compute prepaid (${e.prepaid})`];
+  const gaps = e.missing.length === 0 ? "" : `${parts.length + prepaid.length === 0 ? "" : "; "}rate needed for ${e.missing.map((m) => `${m.item} [${m.unit}] (${m.what})`).join(", ")} — add it under prices: in the recipe`;
+  if (parts.length === 0 && prepaid.length === 0 && gaps === "") return "none assumed (nothing the run is billed for has a rate)";
+  return `${[...prepaid, ...parts].join(", ")}${total}${gaps}`;
 }

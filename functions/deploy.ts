@@ -10,7 +10,7 @@ import { estimateCost } from "../core/cost/estimate.js";
 import type { CostReport } from "../core/cost/types.js";
 import { ExitCode, RlpipeError } from "../core/errors.js";
 import { type Plan, type PlanOptions, plan } from "../core/plan.js";
-import { type PriceEstimate, estimatePrices } from "../core/prices.js";
+import { type PriceEstimate, pricesOfReport } from "../core/prices.js";
 import { attemptName } from "../core/providers/request.js";
 import type { LoadedRecipe } from "../core/recipe/load.js";
 import { refusePlaceholders } from "../core/recipe/placeholders.js";
@@ -80,7 +80,7 @@ export async function prepareDeploy(request: DeployRequest, records: RunRecordSt
     request, base, attempt,
     fresh: newRun && started <= recorded,
     plan: attempt === 1 ? first : planAttempt(request, attempt),
-    prices: estimatePrices(recipe, provider),
+    prices: pricesOfReport(cost),
     cost,
     ...(cap === undefined ? {} : { budget: checkBudget(cost, cap) }),
   };

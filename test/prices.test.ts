@@ -1,72 +1,90 @@
-// Prices a deploy assumes: items from the recipe's resources and target, the recipe's own rates before the
-// reference table, nothing guessed, and an hourly figure only when every hourly item is priced in one currency.
+// Prices a deploy assumes: the rates and gaps of the chosen candidate's lines in rlpipe cost's estimate (one price
+// story across plan, deploy, the run record and cost --run), nothing guessed, prepaid compute as prepaid, and an
+// hourly figure only when every hourly item is priced in one currency.
 import assert from "node:assert/strict";
-import { readFileSync } from "node:fs";
+import { readFileSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { describe, it } from "node:test";
-import { REFERENCE_RATES, describePrices, estimatePrices, jobPriceItems } from "../core/prices.js";
+import type { RunRecord } from "../adapters/providers/run-records.js";
+import { estimateCost, leaves } from "../core/cost/estimate.js";
+import { describePrices, pricesOfReport } from "../core/prices.js";
+import { ratesOfRecord } from "../functions/run-cost.js";
 import { loadRecipeFile, parseRecipe } from "../core/recipe/load.js";
 import type { Recipe } from "../core/recipe/schema.js";
 import { ROOT, editYaml } from "./helpers.js";
 
 const seed = (name: string): Recipe => loadRecipeFile(join(ROOT, "recipes", `${name}.yaml`)).recipe;
-const withEdits = (name: string, edit: (doc: Record<string, unknown>) => void): Recipe => {
-  const r = structuredClone(seed(name)) as unknown as Record<string, unknown>;
-  edit(r);
-  return r as unknown as Recipe;
-};
 
-describe("prices assumed", () => {
-  it("TI-ONE: the worker's cards from its console spec, priced by the public anchor; the sandbox by use", () => {
-    const e = estimatePrices(seed("retool-qwen3-4b-tione-ags"), "tione");
-    assert.deepEqual(e.assumed.map((a) => [a.item, a.value, a.currency, a.unit, a.quantity, a.confidence]), [
-      ["device:HCCPNV6", 7.5, "CNY", "device-hour", 4, "anchor"],
-      ["sandbox:e2b", 0.0504, "USD", "vcpu-hour", undefined, "high"],
-    ]);
-    assert.deepEqual(e.missing, []);
-    assert.deepEqual(e.perHour, { value: 30, currency: "CNY" }, "4 cards × 7.5; the usage-billed sandbox is not in the hourly figure");
-    assert.match(describePrices(e), /device:HCCPNV6 7\.5 CNY\/device-hour × 4 \(anchor\).*≈ 30 CNY\/hour of compute/);
+const NOW = new Date("2026-11-28T00:00:00Z");
+const SEEDS = readdirSync(join(ROOT, "recipes")).filter((f) => f.endsWith(".yaml")).map((f) => f.replace(/\.yaml$/, "")).sort();
+
+describe("prices assumed: the rates rlpipe cost prices the chosen candidate with", () => {
+  it("every seed recipe: plan's and deploy's prices are exactly the chosen lines' rates and gaps, prepaid compute as prepaid", () => {
+    assert.ok(SEEDS.length >= 5, SEEDS.join(", "));
+    for (const name of SEEDS) {
+      const report = estimateCost(seed(name), { now: NOW });
+      const e = pricesOfReport(report);
+      const rated = leaves(report.lines).filter((l) => l.rate !== undefined);
+      assert.deepEqual(e.assumed.map((a) => a.item).sort(), [...new Set(rated.map((l) => l.rate!.id))].sort(), name);
+      for (const a of e.assumed) assert.equal(a.value, rated.find((l) => l.rate!.id === a.item)!.rate!.value, `${name}: ${a.item}`);
+      const needed = leaves(report.lines).filter((l) => l.rateNeeded !== undefined && l.includedIn === undefined).map((l) => l.rateNeeded!.item);
+      assert.deepEqual(e.missing.map((m) => m.item).sort(), [...new Set(needed)].sort(), name);
+      assert.equal(e.prepaid, report.candidates.find((c) => c.chosen)!.includedIn, name);
+    }
   });
 
-  it("ModelArts: a flavor has no public price — missing, not guessed — until the recipe states one, which wins", () => {
-    const flavored = withEdits("retool-qwen3-4b-ascend", (r) => {
-      const targets = ((r as { targets?: Record<string, unknown> }).targets ??= {});
-      targets["modelarts"] = { ...(targets["modelarts"] as object | undefined), flavor: "modelarts.bm.snt9.xlarge.8" };
-    });
-    const none = estimatePrices(flavored, "modelarts");
-    assert.deepEqual(none.assumed, []);
-    assert.deepEqual(none.missing.map((m) => [m.item, m.quantity]), [["modelarts:modelarts.bm.snt9.xlarge.8", flavored.resources.nodes]]);
-    assert.equal(none.perHour, undefined);
-    assert.match(describePrices(none), /no price known for modelarts:modelarts\.bm\.snt9\.xlarge\.8 .*add it under prices: in the recipe/);
-    const quoted = { ...flavored, prices: [{ item: "modelarts:modelarts.bm.snt9.xlarge.8", value: 180, currency: "CNY" as const, unit: "node-hour" as const, source: "console quote 2026-11" }] };
-    const e = estimatePrices(quoted, "modelarts");
-    assert.deepEqual(e.assumed, [{ item: "modelarts:modelarts.bm.snt9.xlarge.8", value: 180, currency: "CNY", unit: "node-hour", quantity: flavored.resources.nodes, source: "console quote 2026-11", confidence: "recipe" }]);
-    assert.deepEqual(e.perHour, { value: 180 * flavored.resources.nodes, currency: "CNY" });
+  it("TI-ONE: the prepaid group is prepaid and AGS is AGS (no H20 anchor, no E2B rate), storage at COS's rates", () => {
+    const e = pricesOfReport(estimateCost(seed("retool-qwen3-4b-tione-ags"), { now: NOW }));
+    assert.match(e.prepaid ?? "", /rsg-/);
+    assert.deepEqual(e.assumed.map((a) => a.item), ["cos:standard:storage", "cos:requests", "cos:egress"]);
+    assert.deepEqual(e.missing.map((m) => [m.item, m.unit]), [["sandbox:ags", "vcpu-second"], ["sandbox:ags:memory", "gib-second"]]);
+    assert.equal(e.perHour, undefined, "prepaid compute has no hourly rate");
+    const line = describePrices(e);
+    assert.match(line, /^compute prepaid \(prepaid resource group rsg-xxxxxxxx/);
+    assert.match(line, /rate needed for sandbox:ags \[vcpu-second\]/);
+    assert.doesNotMatch(line, /HCCPNV6|e2b|anchor/);
   });
 
-  it("the recipe's rate beats the reference one; a rate in another unit is not used; mixed currencies give no total", () => {
-    const base = seed("retool-qwen3-4b-tione-ags");
-    const own = estimatePrices({ ...base, prices: [{ item: "device:HCCPNV6", value: 6, currency: "CNY", unit: "device-hour" }] }, "tione");
-    assert.equal(own.assumed[0]!.value, 6);
-    assert.equal(own.assumed[0]!.confidence, "recipe");
-    const wrongUnit = estimatePrices({ ...base, prices: [{ item: "device:HCCPNV6", value: 6, currency: "CNY", unit: "node-hour" }] }, "tione");
-    assert.equal(wrongUnit.assumed[0]!.value, REFERENCE_RATES["device:HCCPNV6"]!.value, "a node-hour rate cannot price device-hours");
-    const mixed = withEdits("retool-qwen3-4b-tione-ags", (r) => {
-      const t = (r as { targets: { tione: { head: Record<string, unknown> } } }).targets.tione;
-      t.head.instanceType = "TI.S.MEDIUM.POST";
-    });
-    const m = estimatePrices({ ...mixed, prices: [{ item: "device:HCCPNV6", value: 1, currency: "USD", unit: "device-hour" }] }, "tione");
-    assert.deepEqual(m.assumed.map((a) => [a.item, a.currency]), [["tione:TI.S.MEDIUM.POST", "CNY"], ["device:HCCPNV6", "USD"], ["sandbox:e2b", "USD"]]);
-    assert.equal(m.perHour, undefined, "CNY and USD are never added without an exchange rate");
+  it("a self-hosted H200 cluster: the anchor rate × the cards the job holds, and the hourly figure", () => {
+    const r = seed("retool-qwen2.5-32b-h200");
+    const e = pricesOfReport(estimateCost(r, { provider: "slurm", now: NOW }));
+    const cards = r.resources.nodes * r.resources.devicesPerNode;
+    const h200 = e.assumed.find((a) => a.item === "device:H200")!;
+    assert.deepEqual([h200.unit, h200.quantity, h200.confidence], ["device-hour", cards, "anchor"]);
+    assert.deepEqual(e.perHour, { value: Math.round(h200.value * cards * 100) / 100, currency: h200.currency });
+    assert.match(describePrices(e), new RegExp(`device:H200 ${h200.value} CNY/device-hour × ${cards} \\(anchor\\).*≈ ${e.perHour!.value} CNY/hour of compute`));
   });
 
-  it("self-hosted clusters price the recipe's device type; free-text device types and CPU runs price nothing", () => {
-    const h200 = seed("retool-qwen2.5-32b-h200");
-    assert.deepEqual(jobPriceItems(h200, "slurm").map((i) => [i.item, i.quantity]), [["device:H200", h200.resources.nodes * h200.resources.devicesPerNode]]);
-    assert.deepEqual(jobPriceItems(seed("retool-qwen3-4b-ascend"), "ray"), [], "\"Atlas A3: 8 cards = 16 dies\" is a note, not a price key");
-    const demo = estimatePrices(seed("local-demo"), "local");
-    assert.deepEqual([demo.assumed, demo.missing], [[], []]);
-    assert.match(describePrices(demo), /^none assumed/);
+  it("ModelArts: a flavor has no public price — rate needed, not guessed — until the recipe states one, which wins", () => {
+    const r = seed("qwen3-1.7b-code-toolcall");
+    const flavor = r.targets!.modelarts!.flavor!;
+    const none = pricesOfReport(estimateCost(r, { provider: "modelarts", now: NOW }));
+    assert.deepEqual(none.missing.find((m) => m.item === `modelarts:${flavor}`)?.quantity, r.resources.nodes);
+    assert.match(describePrices(none), new RegExp(`rate needed for modelarts:${flavor.replaceAll(".", "\\.")} \\[node-hour\\].*add it under prices: in the recipe`));
+    const quoted: Recipe = { ...r, prices: [{ item: `modelarts:${flavor}`, value: 180, currency: "CNY", unit: "node-hour", source: "console quote 2026-11" }] };
+    const e = pricesOfReport(estimateCost(quoted, { provider: "modelarts", now: NOW }));
+    const mine = e.assumed.find((a) => a.item === `modelarts:${flavor}`)!;
+    assert.deepEqual([mine.value, mine.currency, mine.unit, mine.quantity, mine.confidence], [180, "CNY", "node-hour", r.resources.nodes, "recipe"]);
+    assert.match(mine.source, /console quote 2026-11/);
+    assert.deepEqual(e.perHour, { value: 180 * r.resources.nodes, currency: "CNY" });
+    assert.equal(e.missing.some((m) => m.item === `modelarts:${flavor}`), false);
+  });
+
+  it("the run record's prices give rlpipe cost --run the deploy's estimate again: same totals from the recorded rates", () => {
+    for (const name of ["retool-qwen2.5-32b-h200", "retool-qwen3-4b-tione-ags"]) {
+      const r = seed(name);
+      const report = estimateCost(r, { now: NOW });
+      const record = { prices: pricesOfReport(report).assumed, createdAt: NOW.toISOString() } as unknown as RunRecord;
+      const again = estimateCost(r, { now: NOW, overrides: { user: ratesOfRecord(record) } });
+      assert.deepEqual(again.totals, report.totals, name);
+      assert.equal(again.chosen, report.chosen, name);
+    }
+  });
+
+  it("none assumed: a run billed for nothing says so", () => {
+    const e = pricesOfReport({ ...estimateCost(seed("local-demo"), { now: NOW }), lines: [] });
+    assert.deepEqual([e.assumed, e.missing], [[], []]);
+    assert.match(describePrices(e), /^none assumed/);
   });
 
   it("the recipe's prices: are validated with their paths and lines", () => {

@@ -21,6 +21,8 @@ import { parseStoreUri } from "../adapters/storage/store.js";
 import { bundledAssets } from "../bin/commands/plan.js";
 import { runTione } from "../bin/commands/tione.js";
 import { RecipeError, type RlpipeError } from "../core/errors.js";
+import { leaves } from "../core/cost/estimate.js";
+import type { CostReport } from "../core/cost/types.js";
 import { type Plan, plan } from "../core/plan.js";
 import {
   type CreateTrainingTaskBody, DEFAULT_CODE_MOUNT, decodeStartCmd, parseNodeSpec, rayEnvValue, tioneRayRuntimeEnvOverrides,
@@ -443,11 +445,14 @@ describe("TI-ONE adapter: deploy, status, logs, stop against the strict fake, bu
     assert.equal(tasks.length, 1, "exactly one task");
     assert.deepEqual(JSON.parse(r.out.trim()), { name: p.jobName, provider: "tione", id: tasks[0]!.id, outcome: "recovered", attempt: 1 });
     for (const secret of [SECRET_KEY, E2B_KEY]) assert.ok(!(r.out + r.err).includes(secret), "no secret in the CLI's output");
-    // The run record keeps the prices the deploy assumed (4 HCCPNV6 cards at the public anchor; E2B/AGS by use).
+    // The run record keeps the rates its own estimate priced the run with: compute prepaid (no card rate), AGS
+    // rate needed (no E2B rate), COS's storage, requests and egress.
     const record = await readRunRecord(runsDir(env["HOME"]!), p.jobName);
-    assert.deepEqual(record.prices.map((x) => [x.item, x.value, x.currency, x.unit, x.quantity]), [
-      ["device:HCCPNV6", 7.5, "CNY", "device-hour", 4], ["sandbox:e2b", 0.0504, "USD", "vcpu-hour", undefined],
-    ]);
+    const estimate = record.cost as unknown as CostReport;
+    const rated = leaves(estimate.lines).filter((l) => l.rate !== undefined);
+    assert.deepEqual(record.prices.map((x) => [x.item, x.value, x.currency, x.unit]), rated.map((l) => [l.rate!.id, l.rate!.value, l.rate!.currency, l.rate!.unit]));
+    assert.deepEqual(record.prices.map((x) => x.item), ["cos:standard:storage", "cos:requests", "cos:egress"]);
+    assert.match(estimate.candidates.find((c) => c.chosen)!.includedIn ?? "", /rsg-7k2p9q4m/);
     const st = await cli(["status", p.jobName, "--json"]);
     assert.equal(st.code, 0, st.err);
     assert.equal(JSON.parse(st.out)[0].id, tasks[0]!.id);

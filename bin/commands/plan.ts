@@ -9,7 +9,7 @@ import { type Plan, plan } from "../../core/plan.js";
 import { type LoadedRecipe, canonicalJson, loadRecipeFile, sha256 } from "../../core/recipe/load.js";
 import { PROVIDERS, type Provider, type Recipe } from "../../core/recipe/schema.js";
 import { didYouMean } from "../../core/recipe/suggest.js";
-import { describePrices, estimatePrices } from "../../core/prices.js";
+import { describePrices, pricesOfReport } from "../../core/prices.js";
 import { formatPlanSummary } from "../../core/summary.js";
 import { PLAN_FILE, writeBundle } from "../bundle-writer.js";
 import type { Io } from "../io.js";
@@ -49,7 +49,11 @@ export function runPlan(argv: readonly string[], io: Io): number {
   const planJson = `${JSON.stringify(planDocument(p), null, 2)}\n`;
   writeBundle(outDir, [...p.files, { path: PLAN_FILE, content: planJson, executable: false }]);
   if (values.json) io.out(planJson.trimEnd());
-  else io.out(formatPlanSummary(p, outDir, describePrices(estimatePrices(loaded.recipe, provider)), costLine(loaded.recipe, provider, file)));
+  else {
+    // The prices line and the cost line come from one estimate: the rates rlpipe cost prices the chosen candidate with.
+    const report = estimateCost(loaded.recipe, { provider, now: new Date() });
+    io.out(formatPlanSummary(p, outDir, describePrices(pricesOfReport(report)), costLine(loaded.recipe, provider, file, report)));
+  }
   return 0;
 }
 
