@@ -162,6 +162,27 @@ FAILED or STOPPED). Ctrl-C stops following, not the job (exit 130).`,
     description: "Lists the run records in .rlpipe/runs/ (newest first), under column headers, with the last phase rlpipe saw\nand when it looked (SEEN AT; list asks no provider: rlpipe status looks again). A damaged record is reported and\nthe command exits 2.",
     options: { json, help },
   },
+  report: {
+    usage: "report <run> [--out FILE] [--store URI] [--log-lines N] [--json]",
+    summary: "one self-contained HTML page of a run: phase, curves, sandbox health, cost so far, checkpoints, log",
+    description: `Writes one HTML page of a deployed run to --out (default ./<run>.html, replaced whole) and prints its path:
+the recipe and provider; the phase and when the job was queued, started and ended; the training curves rlpipe
+plots (reward, response length, clip ratio, tool calls, step time, validation) of the job and its stages
+(<run>.<stage>) in its store; the sandbox's health per step (requests, infrastructure errors, overload answers,
+timeouts, latency); the cost so far against the estimate recorded at deploy, per line with its range; the
+committed checkpoints; the last log lines (secrets redacted); and the commands to follow, stop or restore it.
+Inline CSS and SVG only: no script, nothing fetched, so it opens from a file or from object storage.
+The provider, the store and the cost are each read on their own: what could not be read is said on the page
+("status unavailable: …", "no metrics yet", "no rates: cost unknown") and on stderr, and the page is still
+written (exit 0). An unknown run is exit 2.`,
+    options: {
+      out: { type: "string", short: "o", value: "FILE", description: "where to write the page (default ./<run>.html)" },
+      store,
+      "log-lines": { type: "string", value: "N", description: "how many of the log's last lines the page shows (default 50, 0 for none)" },
+      json: { ...json, description: "print the gathered data (rlpipe.run-page, version 1) as JSON instead of writing the page" },
+      help,
+    },
+  },
   validate: {
     usage: "validate <recipe.yaml>... [--provider P] [--strict] [--json]",
     summary: "check recipes (for CI)",

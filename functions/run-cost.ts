@@ -27,6 +27,11 @@ export interface RunCostOptions {
   readonly openUsageStore?: (uri: string) => Promise<Pick<ObjectStore, "list" | "get" | "close">>;
   readonly statusPolicy?: RetryPolicy;
   readonly now?: () => Date;
+  /**
+   * When the provider cannot be asked the job's billable time: "throw" (default: `rlpipe cost --run` fails), or
+   * "unmeasured" (the report keeps the estimate and says why compute was not measured — a run's page).
+   */
+  readonly billingFailure?: "throw" | "unmeasured";
 }
 
 export interface RunCost {
@@ -98,9 +103,15 @@ export async function costOfRun(opts: RunCostOptions): Promise<RunCost> {
 
   let compute: ComputeMeasure | undefined;
   let computeMissing: string | undefined;
-  const billing = await billingOfRun(record, opts.load, opts.statusPolicy, now);
-  if (billing === undefined) computeMissing = `${record.provider} says the job has not started`;
-  else compute = { hours: billing.seconds / 3600, running: billing.running, source: billing.source };
+  let billing: JobBilling | undefined;
+  try {
+    billing = await billingOfRun(record, opts.load, opts.statusPolicy, now);
+    if (billing === undefined) computeMissing = `${record.provider} says the job has not started`;
+  } catch (e) {
+    if (opts.billingFailure !== "unmeasured") throw e;
+    computeMissing = `${record.provider} could not be asked the job's billable time (${(e as Error).message})`;
+  }
+  if (billing !== undefined) compute = { hours: billing.seconds / 3600, running: billing.running, source: billing.source };
 
   const uri = opts.usageStore ?? record.store;
   let usage: RunUsage | undefined;
