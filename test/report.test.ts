@@ -248,11 +248,11 @@ describe("rlpipe report on a local run, in headless Chromium", () => {
     assert.ok(ink / (image.width * image.height) > 0.03, `not blank: ${(100 * ink / (image.width * image.height)).toFixed(1)}% ink`);
     assert.ok(colours.size >= 16, `several distinct colours (${colours.size})`);
     assert.deepEqual(pageRequests(netLog), [], "the page requests nothing");
-    // The same check sees a page that does fetch: an image from elsewhere is a request of the page.
-    writeFileSync(join(dir, "fetching.html"), '<!DOCTYPE html><p>x</p><img src="http://example.com/x.png">');
+    // The same check sees a page that does fetch: an image from a URL (loopback, a closed port) is a request of the page.
+    writeFileSync(join(dir, "fetching.html"), '<!DOCTYPE html><p>x</p><img src="http://127.0.0.1:9/x.png">');
     const control = chromium(["--screenshot=" + join(dir, "control.png"), "--window-size=400,300", `--log-net-log=${join(dir, "control.json")}`, pathToFileURL(join(dir, "fetching.html")).href], dir);
     assert.equal(control.status, 0, control.stderr.toString());
-    assert.deepEqual(pageRequests(join(dir, "control.json")), ["http://example.com/x.png"]);
+    assert.deepEqual(pageRequests(join(dir, "control.json")), ["http://127.0.0.1:9/x.png"]);
 
     const dom = chromium(["--dump-dom", pathToFileURL(file).href], dir).stdout.toString("utf8");
     assert.ok(dom.includes(`<h1>${name} <span class="phase ok">SUCCEEDED</span></h1>`), "the run's name and phase");
