@@ -99,7 +99,7 @@ when only the high end is above it, or a rate is missing so the cap cannot be ch
     },
   },
   cost: {
-    usage: `cost <recipe.yaml> [--provider all|${PROVIDERS.join("|")}] [--format table|md|html|json] [--out FILE] [--rates FILE] [--online] [--step-seconds S]  |  cost --run NAME [--format FORMAT] [--out FILE]`,
+    usage: `cost <recipe.yaml> [--provider all|${PROVIDERS.join("|")}] [--format table|md|html|json] [--out FILE] [--rates FILE] [--online] [--step-seconds S]  |  cost --run NAME [--format FORMAT] [--out FILE]  |  cost HEAD.yaml --diff BASE.yaml (or cost diff BASE.yaml HEAD.yaml) [--format table|md|json] [--fail-over N|N%]`,
     summary: "estimate what a whole run costs, per provider, as ranges with every price's source (no network by default)",
     description: `Estimates the whole run from the recipe: training compute (steps × seconds per step × nodes), reward
 sandboxes, functions, checkpoint storage and egress, each low / expected / high, priced from rlpipe's catalog
@@ -115,7 +115,12 @@ used at the same rates: the provider's billable time, and the sandbox seconds an
 for the run (written to <store>/<run>/usage/ by rlpipe serve --usage-store).
 --format html writes one self-contained page with charts (no script, nothing fetched) to --out (default
 .rlpipe/cost/<recipe>.html) and prints its path; --format json is the versioned report (schema
-rlpipe.cost-report, version 1). Uses no credentials and no network unless --online.`,
+rlpipe.cost-report, version 1). Uses no credentials and no network unless --online.
+HEAD.yaml --diff BASE.yaml (or diff BASE.yaml HEAD.yaml) prices both recipes with the same options and prints what
+changed: per line (added, removed, changed; a side without a rate says "rate needed", never ¥0), the chosen
+candidate, steps and hours when they changed, and the total low / expected / high in CNY and USD — as a table,
+Markdown for a pull-request comment (md) or JSON (schema rlpipe.cost-diff, version 1). Exit 0 when the diff was
+made; with --fail-over, 1 when the expected total rose by more than the limit.`,
     options: {
       provider: { type: "string", short: "p", default: "all", value: "NAME", description: `price this provider only, or all of them side by side: all, ${PROVIDERS.join(", ")}` },
       format: { type: "string", short: "f", default: "table", value: "FORMAT", description: "table (terminal), md (Markdown), html (one self-contained page with charts) or json (the report as data)" },
@@ -124,6 +129,8 @@ rlpipe.cost-report, version 1). Uses no credentials and no network unless --onli
       online: { type: "boolean", default: false, description: "read current prices from the providers' price APIs with the credentials in the environment (ModelArts: Huawei BSS; TI-ONE: DescribeBillingSpecsPrice), cached RLPIPE_PRICES_MAX_AGE_HOURS (default 24)" },
       run: { type: "string", value: "NAME", description: "compare the estimate recorded at a deployed run's deploy with what it used (billable time, counted sandbox and function usage); no recipe file" },
       "step-seconds": { type: "string", value: "S", description: "seconds per training step you measured; replaces the step-time model" },
+      diff: { type: "string", value: "BASE.yaml", description: "compare the recipe (the head) with BASE.yaml, both priced with the same options: per line and in total (table, md or json)" },
+      "fail-over": { type: "string", value: "N|N%", description: "with --diff: exit 1 when the expected total rose by more than N (CNY; or 700USD) or N% of the base's" },
       json: { ...json, description: "the report as JSON on stdout (same as --format json); errors too, as {\"error\": …}" },
       help,
     },

@@ -5,6 +5,7 @@ import { mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } 
 import { dirname, join } from "node:path";
 import { parseArgs } from "node:util";
 import { estimateCost } from "../../core/cost/estimate.js";
+import { costDiffCommand, DIFF_FORMATS, type DiffFormat, diffFiles, parseIncreaseLimit } from "./cost-diff.js";
 import { CATALOG } from "../../core/cost/catalog.js";
 import { unusedRates } from "../../core/cost/rates.js";
 import { parseRatesFile, userRates } from "../../core/cost/rates-file.js";
@@ -86,6 +87,21 @@ export async function runCost(argv: readonly string[], io: Io): Promise<number> 
   const format: CostFormat = values.json ? "json" : oneOf("format", values.format, COST_FORMATS);
   const provider: Provider | "all" = oneOf("provider", values.provider, ["all", ...PROVIDERS] as const);
   const stepSeconds = values["step-seconds"] === undefined ? undefined : positiveSeconds(values["step-seconds"]);
+  // ---- cost diff (bin/commands/cost-diff.ts): HEAD --diff BASE, or diff BASE HEAD, both at the options above
+  const diff = diffFiles(values.diff, positionals);
+  if (diff === undefined && values["fail-over"] !== undefined) throw usage("--fail-over applies to a cost diff: rlpipe cost HEAD.yaml --diff BASE.yaml --fail-over 10%");
+  if (diff !== undefined) {
+    if (values.run !== undefined || values.online) throw usage("a cost diff prices two recipes at the same offline prices: --run and --online do not apply");
+    if (format === "html") throw usage(`a cost diff is written as ${DIFF_FORMATS.join(", ")}: --format html does not apply`);
+    const now = new Date();
+    const user = values.rates === undefined ? [] : readRates(values.rates, now.toISOString().slice(0, 10));
+    const options = { provider, now, ...(stepSeconds === undefined ? {} : { stepSeconds }), ...(user.length === 0 ? {} : { overrides: { user } }) };
+    return costDiffCommand({
+      files: diff, format: format as DiffFormat, estimate: (recipe) => estimateCost(recipe, options),
+      ...(values.out === undefined ? {} : { out: values.out }),
+      ...(values["fail-over"] === undefined ? {} : { failOver: parseIncreaseLimit(values["fail-over"]) }),
+    }, io, writeWhole);
+  }
   if (values.run !== undefined) {
     // ---- estimate vs actual of a deployed run (LIVE: bin/commands/cost-run.ts)
     if (positionals.length !== 0) throw usage("rlpipe cost --run NAME reads the recipe from the run's record: give no recipe file");
