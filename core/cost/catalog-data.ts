@@ -273,13 +273,14 @@ export const PRICE_DATA: Catalog = {
     },
     {
       "id": "device:H200",
-      "item": "NVIDIA H200 141 GB, per card",
-      "value": 24.8,
-      "currency": "CNY",
+      "item": "NVIDIA H200 141 GB SXM, per card (Spheron on-demand)",
+      "value": 4.54,
+      "currency": "USD",
       "unit": "device-hour",
-      "source": "huggingface.co/datasets/brian8808/gpu-price-index (Gcore, converted to CNY by the dataset; snapshot date not shown)",
-      "dateRead": "2026-11-22",
-      "confidence": "anchor"
+      "source": "spheron.network/blog/nvidia-h200-vs-b200-vs-gb200 (\"Spheron on-demand pricing as of 17 March 2026: H200 at $4.54/hr\")",
+      "dateRead": "2026-11-28",
+      "confidence": "anchor",
+      "note": "Priced 2026-03-17. mercatus-ai.com/blog/cloud-gpu-pricing (May 2026) gives H200 SXM5 on demand at $4.50–7.00 (hyperscalers), $3.50–4.50 (specialty clouds), $2.50–3.50 (long tail). Replaces 24.8 CNY (Gcore via huggingface.co/datasets/brian8808/gpu-price-index), whose figure could not be found again and carried no snapshot date."
     },
     {
       "id": "device:H100",
@@ -407,10 +408,10 @@ export const PRICE_DATA: Catalog = {
       "currency": "USD",
       "unit": "gb-month",
       "region": "ap-beijing, ap-nanjing, ap-shanghai, ap-guangzhou",
-      "source": "Tencent Cloud international COS pricing: github.com/tencentyun/intlcloud-documents yehe_doc/基础存储服务/对象存储/购买指南/产品定价 (commit 5dcc48b)",
-      "dateRead": "2026-11-22",
+      "source": "Tencent Cloud international site COS pay-as-you-go price table: github.com/tencentyun/intlcloud-documents yehe_doc/基础存储服务/对象存储/购买指南/产品定价_intl_ko.md at commit 5dcc48b517e4 (row 베이징, 난징, 상하이, 광저우 / 표준 스토리지: 0.024 USD/GB/month)",
+      "dateRead": "2026-11-28",
       "confidence": "official",
-      "note": "The China site is quoted at 0.118 CNY/GB-month by third parties (tione-and-prices.md B4); Chengdu/Chongqing 0.02 USD."
+      "note": "Re-read 2026-11-28 in Tencent's own doc repository (the Korean page of the international price table; the English file of that page is not in the repository). This is the international site's USD price; the China site's CNY price (cloud.tencent.com) could not be confirmed and is quoted at 0.118 CNY/GB-month by third parties only (tione-and-prices.md B4). Chengdu/Chongqing 0.02 USD, Hong Kong 0.022 USD."
     },
     {
       "id": "cos:requests",
@@ -419,8 +420,8 @@ export const PRICE_DATA: Catalog = {
       "currency": "USD",
       "unit": "10k-requests",
       "region": "ap-beijing, ap-nanjing, ap-shanghai, ap-guangzhou",
-      "source": "Tencent Cloud international COS pricing: github.com/tencentyun/intlcloud-documents yehe_doc/基础存储服务/对象存储/购买指南/产品定价 (commit 5dcc48b)",
-      "dateRead": "2026-11-22",
+      "source": "Tencent Cloud international site COS pay-as-you-go price table: github.com/tencentyun/intlcloud-documents yehe_doc/基础存储服务/对象存储/购买指南/产品定价_intl_ko.md at commit 5dcc48b517e4",
+      "dateRead": "2026-11-28",
       "confidence": "official",
       "note": "Failed requests are billed too (tencentcloud.com/document/product/436/40100)."
     },
@@ -431,8 +432,8 @@ export const PRICE_DATA: Catalog = {
       "currency": "USD",
       "unit": "gb",
       "region": "ap-beijing, ap-nanjing, ap-shanghai, ap-guangzhou",
-      "source": "Tencent Cloud international COS pricing: github.com/tencentyun/intlcloud-documents yehe_doc/基础存储服务/对象存储/购买指南/产品定价 (commit 5dcc48b)",
-      "dateRead": "2026-11-22",
+      "source": "Tencent Cloud international site COS pay-as-you-go price table: github.com/tencentyun/intlcloud-documents yehe_doc/基础存储服务/对象存储/购买指南/产品定价_intl_ko.md at commit 5dcc48b517e4",
+      "dateRead": "2026-11-28",
       "confidence": "official",
       "note": "The China site is quoted at 0.5 CNY/GB by third parties."
     }

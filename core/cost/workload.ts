@@ -4,7 +4,7 @@ import type { EvalStage, Provider, Recipe, RlStage, SftStage, Stage } from "../r
 import { parseNodeSpec } from "../providers/tione-request.js";
 import { add, exact, mul, range } from "./range.js";
 import { type ModelSize, datasetRows, fmtRange, modelSize, stageSteps } from "./recipe-facts.js";
-import { type DeviceKey, DEVICES, type StepWorkload, CALIBRATION, deviceKeyOf, measuredStepSeconds, modelStepSeconds } from "./step-time.js";
+import { type DeviceKey, DEVICES, type StepWorkload, deviceKeyOf, measuredStepSeconds, modelStepSeconds } from "./step-time.js";
 import type { Range } from "./types.js";
 
 export interface StageWork {
@@ -80,9 +80,10 @@ export function workloadOf(recipe: Recipe, provider: Provider, opts: WorkloadOpt
       let rollout: Range | undefined;
       if (measured !== undefined) {
         seconds = measuredStepSeconds(measured);
-        const share = CALIBRATION.find((c) => c.phase === "rl")!.rolloutShare!;
+        // The rollout share the model gives on this device: decode is memory-bound, so it differs by hardware.
+        const share = modeled.rolloutSeconds === undefined ? 0 : modeled.rolloutSeconds.expected / modeled.seconds.expected;
         rollout = stage.type === "rl" ? mul(seconds, share) : undefined;
-        note(`stage ${stage.id}: measured step time ${measured} s (range −10%/+30%: run-to-run variation and longer responses later in RL)${stage.type === "rl" ? `; rollout share ${(share * 100).toFixed(1)}% as in seed 001` : ""}`);
+        note(`stage ${stage.id}: measured step time ${measured} s (range −10%/+30%: run-to-run variation and longer responses later in RL)${stage.type === "rl" ? `; rollout share ${(share * 100).toFixed(1)}% as the step-time model gives for this device (from ${modeled.calibration.id})` : ""}`);
       } else {
         seconds = modeled.seconds;
         rollout = modeled.rolloutSeconds;
