@@ -52,7 +52,7 @@ describe("prices assumed: the rates rlpipe cost prices the chosen candidate with
     const h200 = e.assumed.find((a) => a.item === "device:H200")!;
     assert.deepEqual([h200.unit, h200.quantity, h200.confidence], ["device-hour", cards, "anchor"]);
     assert.deepEqual(e.perHour, { value: Math.round(h200.value * cards * 100) / 100, currency: h200.currency });
-    assert.match(describePrices(e), new RegExp(`device:H200 ${h200.value} CNY/device-hour × ${cards} \\(anchor\\).*≈ ${e.perHour!.value} CNY/hour of compute`));
+    assert.match(describePrices(e), new RegExp(`device:H200 ${h200.value} ${h200.currency}/device-hour × ${cards} \\(anchor\\).*≈ ${e.perHour!.value} ${h200.currency}/hour of compute`));
   });
 
   it("ModelArts: a flavor has no public price — rate needed, not guessed — until the recipe states one, which wins", () => {
