@@ -170,7 +170,7 @@ FAILED or STOPPED). Ctrl-C stops following, not the job (exit 130).`,
     options: { json, help },
   },
   report: {
-    usage: "report <run> [--out FILE] [--store URI] [--log-lines N] [--json]",
+    usage: "report <run> [--out FILE] [--store URI] [--log-lines N] [--json] | report <run> --url [--expires-s S]",
     summary: "one self-contained HTML page of a run: phase, curves, sandbox health, cost so far, checkpoints, log",
     description: `Writes one HTML page of a deployed run to --out (default ./<run>.html, replaced whole) and prints its path:
 the recipe and provider; the phase and when the job was queued, started and ended; the training curves rlpipe
@@ -181,9 +181,13 @@ committed checkpoints; the last log lines (secrets redacted); and the commands t
 Inline CSS and SVG only: no script, nothing fetched, so it opens from a file or from object storage.
 The provider, the store and the cost are each read on their own: what could not be read is said on the page
 ("status unavailable: …", "no metrics yet", "no rates: cost unknown") and on stderr, and the page is still
-written (exit 0). An unknown run is exit 2.`,
+written (exit 0). An unknown run is exit 2.
+The job's sync sidecar keeps the page in the run's store (<store>/<run>/report.html, rewritten at most every 60 s
+and at the end); --url prints a presigned GET URL of it (a bearer link: share it like a password).`,
     options: {
       out: { type: "string", short: "o", value: "FILE", description: "where to write the page (default ./<run>.html)" },
+      url: { type: "boolean", default: false, description: "print a presigned GET URL of the page the job keeps in the run's store (S3, OBS, COS)" },
+      "expires-s": { type: "string", value: "S", description: "with --url: how long the URL is valid (default 3600, at most 604800)" },
       store,
       "log-lines": { type: "string", value: "N", description: "how many of the log's last lines the page shows (default 50, 0 for none)" },
       json: { ...json, description: "print the gathered data (rlpipe.run-page, version 1) as JSON instead of writing the page" },
@@ -299,6 +303,10 @@ from the environment (AWS_*, HUAWEICLOUD_SDK_AK/SK or OBS_*, TENCENTCLOUD_SECRET
       step: { type: "string", value: "N", description: "the step to restore (default the newest committed)" },
     },
   },
+      page: { type: "string", value: "JOB", description: "also keep JOB's page (rlpipe report) at <store>/JOB/report.html, one PUT per rewrite" },
+      "page-interval-s": { type: "string", default: "60", value: "S", description: "with --page: rewrite the page at most every S seconds (and on the last pass)" },
+      "page-recipe": { type: "string", value: "NAME", description: "with --page: the recipe name the page shows" },
+      "page-provider": { type: "string", value: "P", description: "with --page: the provider the page names" },
   metrics: {
     usage: "metrics <run> [<run> ...] [--store URI] [--plot FILE.png|FILE.svg] [--smooth W] [--series a,b,...] [--json]",
     summary: "latest values of the main training series, and a plot",

@@ -10,7 +10,7 @@ import { didYouMean } from "../core/recipe/suggest.js";
 export const INLINE_RECIPE_FILE = "<event>.recipe";
 /** A score batch by hand stays small: it checks the sandbox wiring, it is no training step. */
 export const MAX_SCORE_SAMPLES = 64;
-export const ACTIONS = ["deploy", "status", "score", "cost"] as const;
+export const ACTIONS = ["deploy", "status", "score", "cost", "report"] as const;
 
 const STORE_URI = /^(s3|obs|cos):\/\/[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]\/.+$/;
 const RecipeUri = z.string().regex(STORE_URI, { error: "expected s3://bucket/key, obs://bucket/key or cos://bucket-appid/key of a recipe object" });
@@ -45,6 +45,14 @@ export const StatusEvent = z.strictObject({
   run: z.string().regex(/^[a-z0-9][a-z0-9-]{0,62}$/, { error: "expected a run name (<recipe>-<8 hex digits>, as deploy answered)" }),
 });
 
+/** The run's page as its job's sidecar keeps it in the run's store, or a presigned GET URL of it (`url: true`). */
+export const ReportEvent = z.strictObject({
+  action: z.literal("report"),
+  run: z.string().regex(/^[a-z0-9][a-z0-9-]{0,62}$/, { error: "expected a run name (<recipe>-<8 hex digits>, as deploy answered)" }),
+  url: z.boolean().default(false),
+  expiresS: z.number().int().min(1).max(7 * 24 * 3600, { error: "at most 604800 s (7 days, the SigV4 limit)" }).default(3600),
+});
+
 export const ScoreEvent = z.strictObject({
   action: z.literal("score"),
   samples: z.array(z.unknown()).min(1, { error: "give at least one sample" }).max(MAX_SCORE_SAMPLES, { error: `at most ${MAX_SCORE_SAMPLES} samples by hand (a training job sends its batches to the reward function)` }),
@@ -61,7 +69,8 @@ export type DeployEvent = z.infer<typeof DeployEvent>;
 export type StatusEvent = z.infer<typeof StatusEvent>;
 export type ScoreEvent = z.infer<typeof ScoreEvent>;
 export type CostEvent = z.infer<typeof CostEvent>;
-export type ConsoleEvent = DeployEvent | StatusEvent | ScoreEvent | CostEvent;
+export type ReportEvent = z.infer<typeof ReportEvent>;
+export type ConsoleEvent = DeployEvent | StatusEvent | ScoreEvent | CostEvent | ReportEvent;
 
 // ------------------------------------------------------------------------------------------ object notifications
 
@@ -202,7 +211,7 @@ export function zodToBadEvent(error: z.ZodError, action: string): RlpipeError {
   return badEvent(where, issue.message);
 }
 
-export const EVENT_SCHEMAS = { deploy: DeployEvent, status: StatusEvent, score: ScoreEvent, cost: CostEvent } as const;
+export const EVENT_SCHEMAS = { deploy: DeployEvent, status: StatusEvent, score: ScoreEvent, cost: CostEvent, report: ReportEvent } as const;
 
 /** A console event, validated; unknown actions and fields are named with a suggestion. */
 export function parseConsoleEvent(event: unknown): ConsoleEvent {

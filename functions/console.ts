@@ -18,9 +18,10 @@ import { PROVIDERS, type Provider, type Recipe } from "../core/recipe/schema.js"
 import { formatPlanSummary } from "../core/summary.js";
 import { type RetryPolicy, formatRetryNotice } from "../adapters/providers/provider.js";
 import type { RunRecordStore } from "../adapters/providers/run-records.js";
+import { presignRunPage, runPageKey } from "../adapters/storage/run-page-store.js";
 import { type ObjectStore, StorageError, parseStoreUri } from "../adapters/storage/store.js";
 import {
-  type ConsoleEvent, type CostEvent, type DeployEvent, INLINE_RECIPE_FILE, type ObjectCreated, type ScoreEvent, type StatusEvent,
+  type ConsoleEvent, type CostEvent, type DeployEvent, INLINE_RECIPE_FILE, type ObjectCreated, type ReportEvent, type ScoreEvent, type StatusEvent,
   badEvent, isEventBridgeS3, isNotification, parseConsoleEvent, parseEventBridgeS3, parseNotification,
 } from "./console-events.js";
 import { type AdapterLoader, budgetWarning, executeDeploy, prepareDeploy, refuseOverBudget, runStatusOf } from "./deploy.js";
@@ -100,6 +101,7 @@ function dispatch(ev: ConsoleEvent, deps: ConsoleDeps): Promise<ConsoleReply> {
     case "status": return statusAction(ev, deps);
     case "score": return scoreAction(ev, deps);
     case "cost": return costAction(ev, deps);
+    case "report": return reportAction(ev, deps);
   }
 }
 
@@ -265,6 +267,37 @@ async function statusAction(ev: StatusEvent, deps: ConsoleDeps): Promise<Console
     phase: status.phase, rawPhase: status.rawPhase, ...(status.message === undefined ? {} : { message: status.message }),
     ...(status.startedAt === undefined ? {} : { startedAt: status.startedAt }), ...(status.endedAt === undefined ? {} : { endedAt: status.endedAt }),
   };
+}
+
+/**
+ * The run's page, as the job's sync sidecar keeps it in the run's store (<store>/<run>/report.html, rewritten while
+ * the job runs and at its end), or with `url: true` a presigned GET URL of it (a bearer link, never logged).
+ */
+async function reportAction(ev: ReportEvent, deps: ConsoleDeps): Promise<ConsoleReply> {
+  const state = requireState(deps, "report");
+  const record = await state.records.read(ev.run);
+  if (record.store === undefined) {
+    throw new RlpipeError("store_missing", `run ${record.name} keeps nothing in a store (its recipe sets no checkpoints.storage), so it has no page`, {
+      exitCode: ExitCode.invalidInput, hint: "set checkpoints.storage in the recipe (ModelArts and TI-ONE default to <codeDir>/runs)",
+    });
+  }
+  const store = await deps.openStore(record.store);
+  try {
+    const base = { ok: true as const, exitCode: 0 as const, action: "report", name: record.name, provider: record.provider, key: runPageKey(record.name) };
+    if (ev.url) return { ...base, url: await presignRunPage(store, record.name, ev.expiresS), expiresS: ev.expiresS };
+    let page: Buffer;
+    try {
+      page = await store.get(runPageKey(record.name));
+    } catch (e) {
+      if (!(e instanceof StorageError && e.code === "not_found")) throw e;
+      throw new RlpipeError("page_missing", `no page for ${record.name} in ${record.store} yet (${runPageKey(record.name)})`, {
+        exitCode: ExitCode.invalidInput, hint: "the job's sync sidecar writes it after its first pass; ask again in a minute",
+      });
+    }
+    return { ...base, contentType: "text/html; charset=utf-8", page: page.toString("utf8") };
+  } finally {
+    await store.close();
+  }
 }
 
 async function scoreAction(ev: ScoreEvent, deps: ConsoleDeps): Promise<ConsoleReply> {

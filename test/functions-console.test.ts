@@ -213,7 +213,7 @@ describe("console function: deploy, status and uploads against the ModelArts and
     const requests = ma.stats.requests;
     const unknownAction = await invoke({ action: "deplyo", provider: "modelarts" });
     assert.deepEqual([unknownAction["ok"], unknownAction["exitCode"], unknownAction["error"].code], [false, 2, "bad_event"]);
-    assert.match(unknownAction["error"].message, /event\.action: unknown action "deplyo"; expected one of deploy, status, score, cost/);
+    assert.match(unknownAction["error"].message, /event\.action: unknown action "deplyo"; expected one of deploy, status, score, cost, report/);
     assert.equal(unknownAction["error"].hint, 'did you mean "deploy"?');
 
     const noProvider = await invoke({ action: "deploy", recipe: recipeText(MA_SEED) });

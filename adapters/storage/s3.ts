@@ -754,6 +754,11 @@ export class S3Store implements ObjectStore {
     return getSignedUrl(this.client, new UploadPartCommand({ ...this.bucketArgs(key), UploadId: opts.uploadId, PartNumber: opts.partNumber!, ContentMD5: md5 }), how);
   }
 
+  /** A presigned GET of one object (SigV4 query auth): whoever holds the URL reads the object until it expires. */
+  async presignGet(key: string, expiresInS: number): Promise<string> {
+    return getSignedUrl(this.client, new GetObjectCommand(this.bucketArgs(key)), { expiresIn: expiresInS });
+  }
+
   async close(): Promise<void> {
     this.client.destroy();
     await this.hasher.close();

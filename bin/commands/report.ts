@@ -7,15 +7,13 @@ import { dirname, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { estimateCost } from "../../core/cost/estimate.js";
 import { ExitCode, RlpipeError } from "../../core/errors.js";
-import { mergeMetrics, toSeries } from "../../core/metrics.js";
 import { Redactor } from "../../core/redact.js";
-import type { Readout, RunPageCost, RunPageData, RunPageLogs, RunPageOutputs, RunPageStatus, StoredRun } from "../../core/report/run-page-data.js";
+import type { Readout, RunPageCost, RunPageData, RunPageLogs, RunPageOutputs, RunPageStatus } from "../../core/report/run-page-data.js";
 import { runPageHtml } from "../../core/report/run-page.js";
 import { type JobStatus, type RetryPolicy, formatRetryNotice, withRetry } from "../../adapters/providers/provider.js";
 import { type RunRecord, checkRunName, dirRunRecords, runsDir } from "../../adapters/providers/run-records.js";
-import { CheckpointSync, stageRuns } from "../../adapters/storage/checkpoint-sync.js";
-import { readMetricChunks } from "../../adapters/storage/metrics-sync.js";
-import { type ObjectStore, openStore, retryLines } from "../../adapters/storage/store.js";
+import { PAGE_URL_MAX_TTL_S, PAGE_URL_TTL_S, presignRunPage, readRunOutputs } from "../../adapters/storage/run-page-store.js";
+import { openStore, retryLines } from "../../adapters/storage/store.js";
 import { recordStatus, withRecordAdapter } from "../../functions/deploy.js";
 import { costOfRun } from "../../functions/run-cost.js";
 import { COMMANDS, formatHelp } from "../help.js";
@@ -41,6 +39,7 @@ export async function runReport(argv: readonly string[], io: Io): Promise<number
   if (!Number.isInteger(logLines) || logLines < 0 || logLines > MAX_LOG_LINES) throw usage(`--log-lines must be a whole number from 0 to ${MAX_LOG_LINES}, got ${values["log-lines"]}`);
   const records = dirRunRecords(runsDir(process.cwd()));
   const record = await records.read(checkRunName(positionals[0]!));
+  if (values.url) return printPageUrl(record, values, io);
   const data = await gatherRunPage(record, { io, logLines, ...(values.store === undefined ? {} : { store: values.store }) });
   // Keep the phase just read in the record, as rlpipe status does (rlpipe list shows it).
   if (data.status.ok) await recordStatus(records, record, data.status.value as JobStatus).catch((e: unknown) => io.err(`rlpipe report: could not update the run record: ${describeError(e).message}`));
@@ -51,6 +50,25 @@ export async function runReport(argv: readonly string[], io: Io): Promise<number
     if (!r.ok) io.err(`rlpipe report: ${part} not read: ${r.why}`);
   }
   io.out(values.out ?? `${record.name}.html`);
+  return 0;
+}
+
+/**
+ * --url: a presigned GET URL of the page the job's sidecar keeps in the run's store. The URL is a bearer secret
+ * until it expires: it goes to stdout because it was asked for, and nowhere else.
+ */
+async function printPageUrl(record: RunRecord, values: { store?: string | undefined; "expires-s"?: string | undefined }, io: Io): Promise<number> {
+  const raw = values["expires-s"];
+  const ttl = raw === undefined ? PAGE_URL_TTL_S : Number(raw);
+  if (!Number.isInteger(ttl) || ttl < 1 || ttl > PAGE_URL_MAX_TTL_S) throw usage(`--expires-s must be a whole number of seconds from 1 to ${PAGE_URL_MAX_TTL_S} (7 days), got ${raw}`);
+  const uri = values.store ?? nonEmpty(process.env["RLPIPE_STORE"]) ?? record.store;
+  if (uri === undefined) throw usage("the run has no store (its recipe sets no checkpoints.storage): give one with --store");
+  const store = await openStore(uri.includes("://") ? uri : resolve(uri), process.env, { onRetry: retryLines((l) => io.err(l)) });
+  try {
+    io.out(await presignRunPage(store, record.name, ttl));
+  } finally {
+    await store.close();
+  }
   return 0;
 }
 
@@ -105,7 +123,8 @@ export async function gatherRunPage(record: RunRecord, opts: GatherOptions): Pro
     try {
       const store = await openStore(storeUri.includes("://") ? storeUri : resolve(storeUri), env, { onRetry: retryLines((l) => opts.io.err(l)) });
       try {
-        return { ok: true, value: { store: redact(store.url), runs: await storedRuns(store, record.name) } };
+        const o = await readRunOutputs(store, record.name);
+        return { ok: true, value: { ...o, store: redact(o.store) } };
       } finally {
         await store.close();
       }
@@ -138,24 +157,6 @@ export async function gatherRunPage(record: RunRecord, opts: GatherOptions): Pro
 }
 
 const nonEmpty = (v: string | undefined) => (v === undefined || v.trim() === "" ? undefined : v);
-
-/**
- * What the store keeps of the job: the run named like the job and its stage runs `<job>.<stage>` that have metrics
- * (verl's and the sandbox health stream, merged by step) or committed checkpoints.
- */
-async function storedRuns(store: ObjectStore, job: string): Promise<StoredRun[]> {
-  const names = [...new Set([job, ...(await stageRuns(store, job))])];
-  const runs = await Promise.all(names.map(async (run): Promise<StoredRun | undefined> => {
-    const sync = new CheckpointSync({ run, store });
-    const series = [...toSeries(mergeMetrics(await readMetricChunks(store, run))).entries()]
-      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
-      .map(([name, points]) => ({ name, points }));
-    const manifests = await Promise.all((await sync.committedSteps()).map((step) => sync.manifest(step)));
-    if (series.length === 0 && manifests.length === 0) return undefined; // e.g. only the function's usage records
-    return { run, series, checkpoints: manifests.sort((a, b) => a.step - b.step).map((m) => ({ step: m.step, files: m.files.length, bytes: m.totalBytes, committedAt: m.committedAt })) };
-  }));
-  return runs.filter((r): r is StoredRun => r !== undefined);
-}
 
 /** The last `keep` lines of a text read in pages, and how many lines it had (a line may span two pages). */
 class LineTail {

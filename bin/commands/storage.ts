@@ -8,6 +8,9 @@ import { type RunSeries, latestValues, mergeMetrics, metricsPanels, plotFormat, 
 import { sleep } from "../../core/util/retry.js";
 import { CheckpointSync, type TransferEvent, stageRuns, unknownRun } from "../../adapters/storage/checkpoint-sync.js";
 import { MetricsSync, readMetricChunks } from "../../adapters/storage/metrics-sync.js";
+import { putRunPage, readRunOutputs, runPageKey } from "../../adapters/storage/run-page-store.js";
+import { jobPageData } from "../../core/report/job-page.js";
+import { runPageHtml } from "../../core/report/run-page.js";
 import { listRunRecords, runsDir } from "../../adapters/providers/run-records.js";
 import { type ObjectStore, openStore, retryLines } from "../../adapters/storage/store.js";
 import { fsError } from "../../adapters/storage/object-store.js";
@@ -18,6 +21,7 @@ import { StatusLine, TransferMeter } from "./transfer-meter.js";
 
 export const STORAGE_USAGE = `usage:
   rlpipe sync <run> --watch DIR [--metrics FILE ...] [--store URI] [--interval-s 30] [--once] [--keep-last K] [--keep-every M] [--recipe-hash H]
+             [--page JOB [--page-interval-s 60] [--page-recipe NAME] [--page-provider P]]
   rlpipe checkpoints <run> [--store URI] [--json]
   rlpipe restore <run> DIR [--step N] [--store URI]
   rlpipe metrics <run> [<run> ...] [--store URI] [--plot FILE.svg|FILE.png] [--smooth 0.6] [--series a,b,...] [--json]
@@ -109,7 +113,8 @@ export async function runSync(argv: readonly string[], io: Io): Promise<number> 
   const { values, positionals } = parseArgs({
     args: [...argv], allowPositionals: true, strict: true,
     options: { ...common, watch: { type: "string" }, metrics: { type: "string", multiple: true }, "interval-s": { type: "string", default: "30" }, once: { type: "boolean", default: false },
-      "keep-last": { type: "string" }, "keep-every": { type: "string" }, "recipe-hash": { type: "string" } },
+      "keep-last": { type: "string" }, "keep-every": { type: "string" }, "recipe-hash": { type: "string" },
+      page: { type: "string" }, "page-interval-s": { type: "string", default: "60" }, "page-recipe": { type: "string" }, "page-provider": { type: "string" } },
   });
   if (values.help) { io.out(STORAGE_USAGE); return 0; }
   const run = runName(positionals[0]);
@@ -117,6 +122,8 @@ export async function runSync(argv: readonly string[], io: Io): Promise<number> 
   const interval = posInt("interval-s", values["interval-s"]) ?? 30;
   const keepLast = posInt("keep-last", values["keep-last"]);
   const keepEvery = posInt("keep-every", values["keep-every"]);
+  const pageJob = values.page === undefined ? undefined : runName(values.page);
+  const pageIntervalS = posInt("page-interval-s", values["page-interval-s"]) ?? 60;
   const watched = resolve(values.watch);
   // A mistyped --watch must not pass for "nothing to upload": --once needs the directory (checked before the store
   // is opened); a watch beside a job waits for verl's first save to make it, and says so once.
@@ -140,28 +147,34 @@ export async function runSync(argv: readonly string[], io: Io): Promise<number> 
     ...(keepLast === undefined && keepEvery === undefined ? {} : { retention: { ...(keepLast === undefined ? {} : { keepLast }), ...(keepEvery === undefined ? {} : { keepEvery }) } }),
   });
   const metrics = new MetricsSync(s, run);
-  const pass = async () => {
+  const page = pageJob === undefined ? undefined : new PageWriter({
+    store: s, job: pageJob, intervalMs: pageIntervalS * 1000, recipe: { name: values["page-recipe"] ?? "unknown", hash: values["recipe-hash"] ?? "unknown" },
+    provider: values["page-provider"] ?? "unknown", log: (l) => out.line(`[rlpipe sync] ${l}`),
+  });
+  const pass = async (final = false) => {
     if (waiting && !watchedDirMissing(watched)) { waiting = false; out.line(`[rlpipe sync] ${watched} exists now`); }
     const r = await ckpt.syncDir(watched);
     let m = 0;
     for (const file of values.metrics ?? []) m += await metrics.syncFile(resolve(file));
     if (values.json) io.out(JSON.stringify({ ...r, metricsBytes: m }));
+    await page?.maybeWrite(final);
     return r;
   };
   try {
     for (;;) {
       try {
-        await pass();
+        await pass(values.once);
       } catch (e) {
         // Watching beside a training job, a store that is down for longer than the retries is no reason to stop
         // syncing for the rest of the run: say so and try again next pass. --once and the last pass fail.
         if (values.once || abort.signal.aborted || !(e instanceof RlpipeError) || e.exitCode !== 3) throw e;
         out.line(`[rlpipe sync] pass failed, next one in ${interval} s: ${e.message}`);
       }
-      if (values.once || abort.signal.aborted) break;
+      if (values.once) break;
+      if (abort.signal.aborted) { await page?.maybeWrite(true); break; } // stopped during a pass: the page's last rewrite
       // sleep() removes its abort listener when the interval ends: a long watch adds none per pass.
       await sleep(interval * 1000, abort.signal).catch(() => undefined);
-      if (abort.signal.aborted) { await pass(); break; } // a last pass on shutdown
+      if (abort.signal.aborted) { await pass(true); break; } // a last pass on shutdown
     }
   } finally {
     process.removeListener("SIGTERM", stop);
@@ -169,6 +182,29 @@ export async function runSync(argv: readonly string[], io: Io): Promise<number> 
     await s.close();
   }
   return 0;
+}
+
+/**
+ * The run's page in its store, rewritten by the sidecar from what it has (the store's metrics and checkpoints of the
+ * job and its stages, the run name, the recipe facts launch.sh passes): at most once per interval, and on the last
+ * pass. A page that cannot be written is said and tried again next time: it never stops the checkpoint sync.
+ */
+class PageWriter {
+  private lastMs = Number.NEGATIVE_INFINITY;
+  constructor(private readonly o: { store: ObjectStore; job: string; intervalMs: number; recipe: { name: string; hash: string }; provider: string; log: (l: string) => void }) {}
+
+  async maybeWrite(final: boolean): Promise<void> {
+    const now = Date.now();
+    if (!final && now - this.lastMs < this.o.intervalMs) return;
+    this.lastMs = now;
+    try {
+      const outputs = await readRunOutputs(this.o.store, this.o.job);
+      const html = runPageHtml(jobPageData({ run: this.o.job, provider: this.o.provider, recipe: this.o.recipe, outputs: { ok: true, value: outputs }, generatedAt: new Date(now).toISOString() }));
+      await putRunPage(this.o.store, this.o.job, html);
+    } catch (e) {
+      this.o.log(`the run's page (${runPageKey(this.o.job)}) was not written: ${e instanceof Error ? e.message : String(e)}`);
+    }
+  }
 }
 
 /** Whether the directory `sync --watch` names is missing (a file there is an error: exit 2). */

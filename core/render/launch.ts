@@ -194,6 +194,9 @@ export function renderLaunchScript(ctx: RenderContext, inputs: LaunchInputs): st
   if (st !== undefined && st.stages.length > 0) {
     L.push("", `# ---- checkpoint and metrics sync to ${st.uri} (${st.mechanism})`);
     L.push("mkdir -p .rlpipe");
+    // One sidecar keeps the job's page in the store (the RL stage's: it has the metrics); not through the runs
+    // function, which presigns only checkpoint and metrics keys. Every RLPIPE_PAGE_INTERVAL_S (default 60) at most.
+    const pageStage = st.mechanism === "sidecar-function" ? undefined : ([...st.stages].reverse().find((s) => s.metrics !== undefined) ?? st.stages[0])?.stage;
     const commands = st.stages.map((s) => {
       const keep = [...(st.keep?.last === undefined ? [] : ["--keep-last", String(st.keep.last)]), ...(st.keep?.every === undefined ? [] : ["--keep-every", String(st.keep.every)])];
       const health = s.metrics !== undefined && inputs.sandboxHealth?.some((h) => h.stage === s.stage) === true;
@@ -202,10 +205,13 @@ export function renderLaunchScript(ctx: RenderContext, inputs: LaunchInputs): st
       const to = st.mechanism === "sidecar-function" ? ["--url", st.functionUrl ?? ""]
         : st.mechanism === "modelarts-output" ? ["--store", `file://${st.stagingDir ?? ""}`, "--settle-s", String(STAGING_SETTLE_S)]
           : ["--store", st.uri, ...(st.region === undefined ? [] : ["--region", st.region])];
-      const words = st.mechanism === "sidecar-direct"
-        ? ["rlpipe", "sync", `@RUN.${s.stage}`, "--watch", s.dir, ...metrics, "--store", st.uri, "--interval-s", String(st.intervalS), ...keep, "--recipe-hash", inputs.recipeHash]
-        : ["python3", `.rlpipe/${SYNC_SIDECAR}`, ...to, "--run", `@RUN.${s.stage}`, "--dir", s.dir, ...metrics, "--interval", String(st.intervalS), ...keep, "--recipe-hash", inputs.recipeHash];
-      return { stage: s.stage, dir: s.dir, metrics: s.metrics, cmd: words.map((w) => (w.startsWith("@RUN.") ? `"$RLPIPE_RUN.${w.slice(5)}"` : shellQuote(w))).join(" ") };
+      const direct = st.mechanism === "sidecar-direct";
+      const page = s.stage !== pageStage ? [] : ["--page", "@RUN", direct ? "--page-interval-s" : "--page-interval", "@PAGE_INTERVAL", "--page-recipe", recipe.metadata.name, "--page-provider", ctx.provider];
+      const words = direct
+        ? ["rlpipe", "sync", `@RUN.${s.stage}`, "--watch", s.dir, ...metrics, "--store", st.uri, "--interval-s", String(st.intervalS), ...keep, "--recipe-hash", inputs.recipeHash, ...page]
+        : ["python3", `.rlpipe/${SYNC_SIDECAR}`, ...to, "--run", `@RUN.${s.stage}`, "--dir", s.dir, ...metrics, "--interval", String(st.intervalS), ...keep, "--recipe-hash", inputs.recipeHash, ...page];
+      const word = (w: string) => (w === "@RUN" ? '"$RLPIPE_RUN"' : w === "@PAGE_INTERVAL" ? '"${RLPIPE_PAGE_INTERVAL_S:-60}"' : w.startsWith("@RUN.") ? `"$RLPIPE_RUN.${w.slice(5)}"` : shellQuote(w));
+      return { stage: s.stage, dir: s.dir, metrics: s.metrics, cmd: words.map(word).join(" ") };
     });
     // The final pass runs in the foreground when the job ends (success or failure), so the last checkpoint
     // and metrics are uploaded even when a sidecar was stopped before it could react.

@@ -71,6 +71,8 @@ export interface RunPageData {
   readonly submittedAt: string;
   /** The phase rlpipe last recorded, shown when the provider cannot be asked now. */
   readonly lastSeen?: { readonly phase: Phase; readonly rawPhase: string; readonly at: string; readonly message?: string };
+  /** Who gathered it: rlpipe report (default) or the job's sync sidecar, which cannot ask the provider. */
+  readonly writtenBy?: "report" | "job";
   readonly status: Readout<RunPageStatus>;
   readonly outputs: Readout<RunPageOutputs>;
   readonly cost: Readout<RunPageCost>;

@@ -375,7 +375,7 @@ ${costSection(d)}
 ${checkpointsSection(d)}
 ${logsSection(d)}
 ${commandsSection(d)}
-<footer>${escapeHtml(`rlpipe report ${d.run}, gathered ${formatTime(d.generatedAt)}. One self-contained page: no script, nothing fetched.`)}</footer>
+<footer>${escapeHtml(`${d.writtenBy === "job" ? "Written into the run's store by the job's sync sidecar" : `rlpipe report ${d.run}`}, gathered ${formatTime(d.generatedAt)}. One self-contained page: no script, nothing fetched.`)}</footer>
 </main>
 </body>
 </html>

@@ -533,6 +533,10 @@ class DirStore:
             if os.path.exists(tmp):
                 os.unlink(tmp)
 
+    def get_bytes(self, key):
+        with open(self._path(key), "rb") as f:
+            return f.read()
+
     def put_bytes(self, key, data, content_type=None):
         def write(tmp):
             with open(tmp, "wb") as f:
@@ -703,6 +707,9 @@ class S3Store:
             token = root.findtext("NextContinuationToken")
             if root.findtext("IsTruncated", "false") != "true" or not token:
                 return sorted(out)
+
+    def get_bytes(self, key):
+        return self._call("GET", self.prefix + key)[2]
 
     def _stored_sha256(self, full):
         status, h, _ = self._call("HEAD", full, ok=(200, 404))
@@ -900,6 +907,160 @@ class StoreSync:
         return sent
 
 
+# ------------------------------------------------------------------------------------ the run's page
+# <job>/report.html in the store (adapters/storage/run-page-store.ts runPageKey): the page `rlpipe report` draws,
+# reduced to what this sidecar has inside the job — no Node, no run record, no provider credentials — so it shows
+# the latest value of every metric it syncs and the committed checkpoints, and says what it cannot know. One PUT
+# (atomic per object on S3/OBS/COS) or, in a staging directory, a file written beside and renamed.
+REWARD_NAMES = ("critic/score/mean", "critic/rewards/mean", "eval/score/mean")  # core/metrics.ts "reward (score mean)"
+PAGE_MAX_METRICS = 60
+
+
+def page_key(job):
+    return "%s/report.html" % job
+
+
+def esc(s):
+    return str(s).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace('"', "&quot;").replace("'", "&#39;")
+
+
+def fmt(v):
+    if isinstance(v, float):
+        if v != v or v in (float("inf"), float("-inf")):
+            return str(v)
+        if v != 0 and abs(v) < 1e-4:
+            return "%.2e" % v
+        return ("%.5g" % v)
+    return str(v)
+
+
+def latest_metrics(paths):
+    """{name: (step, value)} of the newest step per numeric metric, and the steps seen, from verl's JSONL files."""
+    latest, steps = {}, set()
+    for path in paths:
+        try:
+            with open(path, "rb") as f:
+                lines = f.read().decode("utf-8", "replace").splitlines()
+        except FileNotFoundError:
+            continue
+        for line in lines:
+            try:
+                row = json.loads(line)
+                step, data = int(row["step"]), row["data"]
+            except (ValueError, KeyError, TypeError):
+                continue
+            if not isinstance(data, dict):
+                continue
+            steps.add(step)
+            for k, v in data.items():
+                if isinstance(v, (int, float)) and not isinstance(v, bool) and (k not in latest or step >= latest[k][0]):
+                    latest[k] = (step, v)
+    return latest, steps
+
+
+def page_html(job, run, provider, recipe, recipe_hash, latest, steps, checkpoints, now):
+    reward = next(((n,) + latest[n] for n in REWARD_NAMES if n in latest), None)
+    sub = ["%s on %s" % (recipe, provider)] + (["latest reward %s at step %d (%s)" % (fmt(reward[2]), reward[1], run)] if reward else [])
+    rows = "\n".join('<tr><td>%s</td><td class="num">%s</td><td class="num">%d</td></tr>' % (esc(k), esc(fmt(v)), st)
+                     for k, (st, v) in sorted(latest.items())[:PAGE_MAX_METRICS])
+    metrics = ('<p class="muted">%d step%s recorded; the latest value of each metric (%s of %d)</p>\n<table><thead><tr><th>metric</th><th class="num">latest</th><th class="num">at step</th></tr></thead>\n<tbody>\n%s\n</tbody></table>'
+               % (len(steps), "" if len(steps) == 1 else "s", min(len(latest), PAGE_MAX_METRICS), len(latest), rows)) if latest else '<p class="unknown">no metrics yet: verl has written no step to its metrics file</p>'
+    ck = "\n".join('<tr><td>%s</td><td class="num">%d</td><td class="num">%d</td><td class="num">%s</td><td>%s</td></tr>' % (esc(run), st, n, esc("%.1f MiB" % (b / MIB)), esc(at.replace("T", " ")[:19] + " UTC" if at else "unknown"))
+                   for st, n, b, at in checkpoints)
+    ckpts = ('<table><thead><tr><th>run</th><th class="num">step</th><th class="num">files</th><th class="num">size</th><th>committed at</th></tr></thead>\n<tbody>\n%s\n</tbody></table>' % ck) if checkpoints else '<p class="unknown">no committed checkpoints yet</p>'
+    unknown = [
+        ("phase", "the provider's phase is not known inside the job: the sync sidecar that wrote this page holds no %s credentials; rlpipe status %s asks %s" % (provider, job, provider)),
+        ("cost", "not known inside the job (no estimate in the bundle, no billing); rlpipe cost --run %s" % job),
+        ("log", "kept by the provider; rlpipe logs %s" % job),
+        ("curves", "drawn by rlpipe report %s (or rlpipe metrics %s --plot %s.png) from the same metrics" % (job, run, run)),
+    ]
+    unk = "\n".join('<dt>%s</dt><dd class="unknown">%s</dd>' % (esc(k), esc(v)) for k, v in unknown)
+    cmds = "\n".join("<tr><td>%s</td><td><code>%s</code></td></tr>" % (esc(w), esc(c)) for w, c in (
+        ("the full page, with the phase, curves, cost and log", "rlpipe report %s" % job), ("follow its log", "rlpipe logs %s --follow" % job),
+        ("stop it", "rlpipe stop %s" % job)) + ((("restore the newest checkpoint", "rlpipe restore %s ./%s-ckpt --step %d" % (run, run, checkpoints[-1][0])),) if checkpoints else ()))
+    return """<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>%(title)s</title>
+<style>
+body { margin: 0; color: #1f2328; font: 14px/1.45 "DejaVu Sans", "Segoe UI", Helvetica, Arial, sans-serif; }
+main { max-width: 1080px; margin: 0 auto; padding: 24px 28px 40px; }
+h1 { font-size: 22px; margin: 0 0 4px; word-break: break-all; } h2 { font-size: 17px; margin: 28px 0 10px; padding-bottom: 4px; border-bottom: 1px solid #d1d9e0; }
+.muted { color: #59636e; } .unknown { color: #7c4a03; background: #fff8e5; border: 1px solid #f0d58c; border-radius: 6px; padding: 6px 10px; margin: 4px 0; }
+.phase { display: inline-block; font-weight: bold; font-size: 15px; padding: 2px 10px; border-radius: 12px; background: #eaeef2; color: #424a53; vertical-align: middle; }
+dl { display: grid; grid-template-columns: max-content 1fr; gap: 4px 14px; } dt { color: #59636e; } dd { margin: 0; }
+table { border-collapse: collapse; width: 100%%; margin: 6px 0 10px; font-size: 13px; }
+th, td { text-align: left; padding: 4px 8px; border-bottom: 1px solid #d1d9e0; } th { background: #f6f8fa; }
+.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
+code { font-family: "DejaVu Sans Mono", Consolas, monospace; font-size: 12.5px; background: #f6f8fa; padding: 1px 5px; border-radius: 4px; }
+footer { margin-top: 28px; color: #59636e; font-size: 12px; }
+</style>
+</head>
+<body>
+<main>
+<header>
+<h1>%(job)s <span class="phase">PHASE UNKNOWN IN THE JOB</span></h1>
+<p class="muted">%(sub)s</p>
+</header>
+<section id="run">
+<h2>Run</h2>
+<dl>
+<dt>recipe</dt><dd>%(recipe)s (hash %(hash)s)</dd>
+<dt>provider</dt><dd>%(provider)s</dd>
+<dt>stage run</dt><dd>%(run)s</dd>
+%(unknown)s
+</dl>
+</section>
+<section id="curves">
+<h2>Metrics</h2>
+%(metrics)s
+</section>
+<section id="checkpoints">
+<h2>Checkpoints</h2>
+%(ckpts)s
+</section>
+<section id="commands">
+<h2>Commands</h2>
+<table><tbody>
+%(cmds)s
+</tbody></table>
+</section>
+<footer>Written into the run's store by the job's sync sidecar (rlpipe_sync.py), gathered %(now)s. One self-contained page: no script, nothing fetched.</footer>
+</main>
+</body>
+</html>
+""" % {"title": esc("%s: phase unknown in the job" % job), "job": esc(job), "sub": esc(" · ".join(sub)), "recipe": esc(recipe), "hash": esc((recipe_hash or "unknown")[:12]),
+       "provider": esc(provider), "run": esc(run), "unknown": unk, "metrics": metrics, "ckpts": ckpts, "cmds": cmds, "now": esc(now.replace("T", " ")[:19] + " UTC")}
+
+
+class PageWriter:
+    """Rewrites the page at most every `interval_s` seconds, and on the last pass; a failure is logged, never fatal."""
+
+    def __init__(self, sync, job, provider, recipe, recipe_hash, metrics, interval_s):
+        self.sync, self.job, self.provider, self.recipe, self.recipe_hash = sync, job, provider, recipe, recipe_hash
+        self.metrics, self.interval_s, self.last = metrics, interval_s, None
+
+    def maybe_write(self, final):
+        now = time.time()
+        if not final and self.last is not None and now - self.last < self.interval_s:
+            return
+        self.last = now
+        try:
+            run = self.sync.run
+            committed, _retired, stored = ledger(self.sync.store.list(run + "/checkpoints/"), run)
+            checkpoints = []
+            for st in sorted(committed):  # the manifest says what the step holds and when it was committed
+                m = json.loads(self.sync.store.get_bytes(manifest_key(run, st)).decode("utf-8"))
+                checkpoints.append((st, len(m.get("files", [])), int(m.get("totalBytes", 0)), str(m.get("committedAt", ""))))
+            latest, steps = latest_metrics(self.metrics)
+            html = page_html(self.job, run, self.provider, self.recipe, self.recipe_hash, latest, steps, checkpoints, iso_now())
+            self.sync.store.put_bytes(page_key(self.job), html.encode("utf-8"), "text/html; charset=utf-8")
+        except Exception as e:  # the page must never stop the checkpoint sync
+            log("the run's page (%s) was not written: %s" % (page_key(self.job), e))
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--url", help="base URL of the rlpipe function (presigned URLs; no credentials in the job)")
@@ -917,6 +1078,10 @@ def main(argv=None):
     ap.add_argument("--keep-every", type=int)
     ap.add_argument("--recipe-hash")
     ap.add_argument("--token-env", default="RLPIPE_RUN_TOKEN")
+    ap.add_argument("--page", help="the job's run name: also keep its page at <store>/JOB/report.html (not with --url)")
+    ap.add_argument("--page-interval", type=float, default=60.0, help="with --page: rewrite the page at most every S seconds (and on the last pass)")
+    ap.add_argument("--page-recipe", default="unknown")
+    ap.add_argument("--page-provider", default="unknown")
     args = ap.parse_args(argv)
     if (args.url is None) == (args.store is None):
         log("give exactly one of --url (the runs function) and --store (a store URI)")
@@ -927,11 +1092,18 @@ def main(argv=None):
     signal.signal(signal.SIGTERM, lambda *_: stopping.update(now=True))
     if args.store is not None:
         sync = StoreSync(open_store(args.store, args.region), args.run, part_size, keep, args.recipe_hash, args.settle_s, args.parallel)
+        page = None
+        if args.page:
+            if not RUN_NAME.match(args.page):
+                raise SyncError("invalid --page run name %r" % args.page)
+            page = PageWriter(sync, args.page, args.page_provider, args.page_recipe, args.recipe_hash, args.metrics, args.page_interval)
         while True:
             final = args.once or stopping["now"]
             sync.sync_checkpoints(args.dir, final=final)
             for path in args.metrics:
                 sync.sync_metrics(path)
+            if page is not None:
+                page.maybe_write(final)
             if final:
                 return 0
             deadline = time.time() + args.interval

@@ -153,12 +153,14 @@ function walk(dir: string): string[] {
  * trainer.default_local_dir (or checkpoints/<project>/<experiment>), every trainer.save_freq steps for
  * `steps` steps — and, with the file logger, one {"step", "data"} line per step to $VERL_FILE_LOGGER_PATH.
  * Shard contents are deterministic (a function of the step), so a test can compare a restore byte for byte.
+ * With $VERL_STUB_GATE set, every step after the second waits for the file $VERL_STUB_GATE/step-N (a test opens
+ * the gate when it has seen what it waits for: no timing); $VERL_STUB_EXTRA_METRIC adds a metric of that name.
  */
 export function writeVerlStub(dir: string, steps = 4): void {
   mkdirSync(join(dir, "verl", "trainer"), { recursive: true });
   writeFileSync(join(dir, "verl", "__init__.py"), "");
   writeFileSync(join(dir, "verl", "trainer", "__init__.py"), "");
-  writeFileSync(join(dir, "verl", "trainer", "main_ppo.py"), String.raw`import json, os, sys
+  writeFileSync(join(dir, "verl", "trainer", "main_ppo.py"), String.raw`import json, os, sys, time
 
 ov = {}
 for a in sys.argv[1:]:
@@ -169,9 +171,18 @@ save = int(ov.get("trainer.save_freq", "2"))
 loggers = ov.get("trainer.logger", "")
 metrics = os.environ.get("VERL_FILE_LOGGER_PATH") if "file" in loggers else None
 log = open(metrics, "a") if metrics else None
+gate = os.environ.get("VERL_STUB_GATE")
+extra = os.environ.get("VERL_STUB_EXTRA_METRIC")
 for step in range(1, ${steps} + 1):
+    if gate and step > 2:
+        deadline = time.time() + 600
+        while not os.path.exists(os.path.join(gate, "step-%d" % step)) and time.time() < deadline:
+            time.sleep(0.05)
     if log:
-        log.write(json.dumps({"step": step, "data": {"critic/score/mean": step / 10.0, "actor/pg_loss": 1.0 / step, "response_length/mean": 100.0 + step}}) + "\n")
+        row = {"critic/score/mean": step / 10.0, "actor/pg_loss": 1.0 / step, "response_length/mean": 100.0 + step}
+        if extra:
+            row[extra] = float(step)
+        log.write(json.dumps({"step": step, "data": row}) + "\n")
         log.flush()
     if step % save == 0:
         d = os.path.join(out, "global_step_%d" % step)
