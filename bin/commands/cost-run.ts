@@ -3,11 +3,10 @@
 //   --run NAME: estimate vs actual of a deployed run (functions/run-cost.ts), rendered in the chosen format.
 import { join } from "node:path";
 import { estimateCost } from "../../core/cost/estimate.js";
-import { actualMarkdown, actualTable, withActualHtml } from "../../core/cost/render/actual.js";
+import { actualMarkdown, actualTable, actualTotals, withActualHtml } from "../../core/cost/render/actual.js";
 import { costHtml } from "../../core/cost/render/html.js";
 import { renderMarkdown } from "../../core/cost/render/markdown.js";
 import { reportView } from "../../core/cost/render/view.js";
-import { formatMoney } from "../../core/cost/render/format.js";
 import type { CostReport, Rate } from "../../core/cost/types.js";
 import type { Provider, Recipe } from "../../core/recipe/schema.js";
 import { fetchLivePrices, livePriceProviders } from "../../adapters/providers/live-prices.js";
@@ -70,8 +69,9 @@ export async function costOfRunCommand(run: string, format: CostFormat, out: str
     return 0;
   }
   writeWhole(target, text);
-  const t = report.actual?.total;
-  io.err(`rlpipe cost: ${record.name}: ${from}; actual ${t === undefined ? "unknown: no measured line has a rate" : `${formatMoney(t.CNY, "CNY")} / ${formatMoney(t.USD, "USD")} of the measured lines`}`);
+  // The same total the page shows: never ¥0 for lines without a rate.
+  const t = actualTotals(report);
+  io.err(`rlpipe cost: ${record.name}: ${from}; actual ${t.actual}${report.actual?.total === undefined ? "" : " of the measured lines"}${t.missing === 0 ? "" : "; the page says what to add under prices:"}`);
   io.out(target);
   return 0;
 }

@@ -38,12 +38,50 @@ export interface BarRow {
  */
 const BROWSER_TEXT_SLACK = 1.2;
 
-function fit(text: string, size: number, width: number, bold = false): string {
-  const w = (t: string) => measureText(t, size, bold) * BROWSER_TEXT_SLACK;
-  if (w(text) <= width) return text;
-  let t = text;
-  while (t.length > 1 && w(`${t}…`) > width) t = t.slice(0, -1);
-  return `${t}…`;
+const textWidth = (t: string, size: number, bold: boolean) => measureText(t, size, bold) * BROWSER_TEXT_SLACK;
+
+/** A word wider than the box, split after its punctuation (a flavor id at its dots) or, failing that, anywhere. */
+function splitWord(word: string, size: number, width: number, bold: boolean): string[] {
+  const pieces = word.split(/(?<=[./_:-])/);
+  const out: string[] = [];
+  let cur = "";
+  for (const p of pieces) {
+    if (cur !== "" && textWidth(cur + p, size, bold) > width) { out.push(cur); cur = ""; }
+    if (textWidth(p, size, bold) <= width) { cur += p; continue; }
+    for (const ch of p) {
+      if (cur !== "" && textWidth(cur + ch, size, bold) > width) { out.push(cur); cur = ""; }
+      cur += ch;
+    }
+  }
+  if (cur !== "") out.push(cur);
+  return out;
+}
+
+/** `text` in lines no wider than `width` (as the browser draws it): wrapped at spaces, never cut. */
+export function wrapText(text: string, size: number, width: number, bold = false): string[] {
+  const lines: string[] = [];
+  let cur = "";
+  for (const word of text.split(/\s+/).filter((w) => w !== "")) {
+    const next = cur === "" ? word : `${cur} ${word}`;
+    if (textWidth(next, size, bold) <= width) { cur = next; continue; }
+    if (cur !== "") lines.push(cur);
+    if (textWidth(word, size, bold) <= width) { cur = word; continue; }
+    const parts = splitWord(word, size, width, bold);
+    lines.push(...parts.slice(0, -1));
+    cur = parts[parts.length - 1] ?? "";
+  }
+  if (cur !== "") lines.push(cur);
+  return lines.length === 0 ? [""] : lines;
+}
+
+/** Wrapped text as one text shape per line, the first baseline at y; returns the shapes and the height used. */
+function textBlock(spec: { x: number; y: number; text: string; size: number; width: number; color: Color; anchor: "start" | "middle" | "end"; bold?: boolean; lineHeight?: number }): { shapes: Shape[]; height: number } {
+  const lh = spec.lineHeight ?? Math.round(spec.size * 1.3);
+  const lines = wrapText(spec.text, spec.size, spec.width, spec.bold === true);
+  return {
+    shapes: lines.map((t, i) => ({ kind: "text", x: spec.x, y: spec.y + i * lh, text: t, size: spec.size, color: spec.color, anchor: spec.anchor, ...(spec.bold === true ? { bold: true } : {}) })),
+    height: lines.length * lh,
+  };
 }
 
 const snap = (v: number) => Math.round(v - 0.5) + 0.5;
@@ -55,37 +93,46 @@ function moneyTicks(max: number): { values: readonly number[]; labels: string[];
   return { values: t.values, labels: formatTicks(t).map((l, i) => (t.values[i] === 0 ? "¥0" : `¥${l.replace(/^(\d+)(\d{3})(?=$|\.)/, "$1,$2")}`)), hi: t.hi };
 }
 
-/** Horizontal bars at the expected value with a low–high whisker, one row each, on a shared money axis. */
+/** Horizontal bars at the expected value with a low–high whisker, one row each, on a shared money axis. Labels wrap. */
 export function barChart(spec: { readonly title: string; readonly subtitle: string; readonly rows: readonly BarRow[]; readonly width?: number }): Scene {
   const width = spec.width ?? 560;
-  const rowH = 30;
   const labelW = 200;
   const valueW = 100;
+  const lineH = 13;
   const shapes: Shape[] = [];
-  shapes.push({ kind: "text", x: PAD, y: PAD + 14, text: fit(spec.title, 14, width - 2 * PAD, true), size: 14, color: INK, anchor: "start", bold: true });
-  shapes.push({ kind: "text", x: PAD, y: PAD + 31, text: fit(spec.subtitle, 10, width - 2 * PAD), size: 10, color: MUTED, anchor: "start" });
-  const top = PAD + 46;
+  const title = textBlock({ x: PAD, y: PAD + 14, text: spec.title, size: 14, width: width - 2 * PAD, color: INK, anchor: "start", bold: true, lineHeight: 18 });
+  shapes.push(...title.shapes);
+  const subtitle = textBlock({ x: PAD, y: PAD + 14 + title.height - 1, text: spec.subtitle, size: 10, width: width - 2 * PAD, color: MUTED, anchor: "start" });
+  shapes.push(...subtitle.shapes);
+  const top = PAD + title.height + subtitle.height + 14;
   const plotX = PAD + labelW;
   const plotW = width - plotX - valueW - PAD;
   const max = Math.max(0, ...spec.rows.map((r) => r.value?.high ?? 0));
   const axis = moneyTicks(max);
   const sx = (v: number) => plotX + (v / axis.hi) * plotW;
-  const bottom = top + Math.max(1, spec.rows.length) * rowH;
+  // Each row as tall as its wrapped label (or its wrapped note), at least 30 px.
+  const laid = spec.rows.map((r) => {
+    const label = wrapText(r.label, 11, labelW - 12, r.bold === true);
+    const note = r.value === undefined ? wrapText(r.included ?? r.missing ?? "rate needed", 11, width - plotX - PAD - 6, r.included === undefined) : [];
+    return { r, label, note, h: Math.max(30, Math.max(label.length, note.length) * lineH + 12) };
+  });
+  const bottom = top + (laid.length === 0 ? 30 : laid.reduce((t, l) => t + l.h, 0));
   axis.values.forEach((v, i) => {
     const x = snap(sx(v));
     shapes.push({ kind: "line", points: [[x, top - 4], [x, bottom]], color: i === 0 ? AXIS : GRID, width: 1, role: i === 0 ? "axis" : "grid" });
     shapes.push({ kind: "text", x: sx(v), y: bottom + 14, text: axis.labels[i]!, size: TICK, color: MUTED, anchor: "middle" });
   });
-  spec.rows.forEach((r, i) => {
-    const cy = top + i * rowH + rowH / 2;
-    shapes.push({ kind: "text", x: plotX - 8, y: cy + 4, text: fit(r.label, 11, labelW - 12, r.bold === true), size: 11, color: INK, anchor: "end", ...(r.bold === true ? { bold: true } : {}) });
-    if (r.included !== undefined) {
-      shapes.push({ kind: "text", x: plotX + 6, y: cy + 4, text: fit(r.included, 11, width - plotX - PAD - 6), size: 11, color: MUTED, anchor: "start" });
-      return;
-    }
+  let y0 = top;
+  for (const { r, label, note, h } of laid) {
+    const cy = y0 + h / 2;
+    y0 += h;
+    // Lines centred on the row: the middle line's baseline 4 px below the centre.
+    const first = (n: number) => cy + 4 - ((n - 1) * lineH) / 2;
+    label.forEach((t, i) => shapes.push({ kind: "text", x: plotX - 8, y: first(label.length) + i * lineH, text: t, size: 11, color: INK, anchor: "end", ...(r.bold === true ? { bold: true } : {}) }));
     if (r.value === undefined) {
-      shapes.push({ kind: "text", x: plotX + 6, y: cy + 4, text: fit(r.missing ?? "rate needed", 11, width - plotX - PAD - 6, true), size: 11, color: WARN, anchor: "start", bold: true });
-      return;
+      const included = r.included !== undefined;
+      note.forEach((t, i) => shapes.push({ kind: "text", x: plotX + 6, y: first(note.length) + i * lineH, text: t, size: 11, color: included ? MUTED : WARN, anchor: "start", ...(included ? {} : { bold: true }) }));
+      continue;
     }
     const { low, expected, high } = r.value;
     const barH = 14;
@@ -96,7 +143,7 @@ export function barChart(spec: { readonly title: string; readonly subtitle: stri
       shapes.push({ kind: "line", points: [[sx(high), cy - 5], [sx(high), cy + 5]], color: INK, width: 1.5, role: "series" });
     }
     shapes.push({ kind: "text", x: width - PAD, y: cy + 4, text: formatMoney(expected, "CNY"), size: 11, color: INK, anchor: "end", bold: true });
-  });
+  }
   return { width, height: bottom + 30, background: "#ffffff", shapes };
 }
 
@@ -122,29 +169,46 @@ export function providersChart(view: ReportView): Scene {
 /** Width of the column right of the steps that shows what is billed after the run. */
 const AFTER_RUN_W = 170;
 
+/** Whether a chart has anything to draw: a bar with a price above ¥0, or a cumulative curve that leaves ¥0. */
+export function chartsToDraw(report: CostReport, view: ReportView): { readonly breakdown: boolean; readonly providers: boolean; readonly cumulative: boolean } {
+  return {
+    breakdown: view.breakdown.some((b) => b.depth === 0 && (b.costCNY?.high ?? 0) > 0),
+    providers: view.candidates.some((c) => c.includedIn === undefined && (c.expectedCNY?.high ?? 0) > 0),
+    cumulative: !view.nothingPriced && report.cumulative.some((p) => p.cost.high > 0),
+  };
+}
+
 /**
  * Cumulative cost (CNY) over the run's steps: the expected line inside its low–high band; the budget cap when set.
+ * The step axis is the run's steps as the page states them (view.steps: every stage's, summed), each stage marked.
  * What is billed after the run (storage kept, the final export) stands in its own column to the right, as a bar from
  * the run's end to the total with the total's low–high whisker — not as a jump at the last step.
  */
 export function cumulativeChart(report: CostReport, view: ReportView): Scene {
   const width = 1100;
-  const height = 300;
   const shapes: Shape[] = [];
-  const pts = report.cumulative.filter((p) => p.afterRun !== true).sort((a, b) => a.step - b.step);
+  const raw = report.cumulative.filter((p) => p.afterRun !== true).sort((a, b) => a.step - b.step);
   const after = report.cumulative.find((p) => p.afterRun === true);
-  shapes.push({ kind: "text", x: PAD, y: PAD + 14, text: "Cumulative cost over the run", size: 14, color: INK, anchor: "start", bold: true });
-  const subtitle = `CNY by training step, as incurred; line: expected, band: low–high${after === undefined ? "" : "; right: storage kept and the final export, billed after the run"}`;
-  shapes.push({ kind: "text", x: PAD, y: PAD + 31, text: subtitle, size: 10, color: MUTED, anchor: "start" });
+  // The series ends where the page says the run ends: if the report's run length counts steps differently from the
+  // series (runLength filled apart from it), the series is stretched onto the stated count rather than disagreeing.
+  const total = view.steps.total;
+  const end = raw.length === 0 ? 0 : raw[raw.length - 1]!.step;
+  const pts = end > 0 && total > 0 && end !== total ? raw.map((p) => ({ ...p, step: Math.round((p.step * total) / end) })) : raw;
+  const title = textBlock({ x: PAD, y: PAD + 14, text: "Cumulative cost over the run", size: 14, width: width - 2 * PAD, color: INK, anchor: "start", bold: true, lineHeight: 18 });
+  const subtitleText = `CNY by training step over ${view.steps.text}, as incurred; line: expected, band: low–high${after === undefined ? "" : "; right: storage kept and the final export, billed after the run"}`;
+  const subtitle = textBlock({ x: PAD, y: PAD + 14 + title.height - 1, text: subtitleText, size: 10, width: width - 2 * PAD, color: MUTED, anchor: "start" });
+  shapes.push(...title.shapes, ...subtitle.shapes);
+  const plotTop = PAD + title.height + subtitle.height + 14;
+  const height = plotTop + 254;
   const cap = view.budget === undefined ? undefined : convert(view.budget.cap, view.budget.currency, "CNY", report.fx);
   const maxY = Math.max(0, ...report.cumulative.map((p) => p.cost.high), cap ?? 0);
-  const maxX = Math.max(1, ...pts.map((p) => p.step));
+  const maxX = Math.max(1, total, ...pts.map((p) => p.step));
   const yt = moneyTicks(maxY);
   const xt = niceTicks(0, maxX, { integer: true });
   const xLabels = formatTicks(xt);
   const labelW = Math.max(...yt.labels.map((l) => measureText(l, TICK)));
-  const box = { x: PAD + labelW + 10, y: PAD + 46, w: 0, h: 0 };
-  const plot = { ...box, w: width - PAD - 10 - box.x - (after === undefined ? 0 : AFTER_RUN_W), h: height - 40 - box.y };
+  const plot = { x: PAD + labelW + 10, y: plotTop, w: 0, h: height - 40 - plotTop };
+  plot.w = width - PAD - 10 - plot.x - (after === undefined ? 0 : AFTER_RUN_W);
   const sx = (s: number) => plot.x + ((s - xt.lo) / (xt.hi - xt.lo)) * plot.w;
   const sy = (v: number) => plot.y + plot.h - (v / yt.hi) * plot.h;
   yt.values.forEach((v, i) => {
@@ -158,6 +222,18 @@ export function cumulativeChart(report: CostReport, view: ReportView): Scene {
     shapes.push({ kind: "text", x: sx(s), y: plot.y + plot.h + 15, text: xLabels[i]!, size: TICK, color: MUTED, anchor: "middle" });
   });
   shapes.push({ kind: "text", x: plot.x + plot.w / 2, y: plot.y + plot.h + 30, text: "step", size: TICK, color: MUTED, anchor: "middle" });
+  // Stages one after another: a boundary at each stage's end and its name over its span, when there are several.
+  if (view.steps.stages.length > 1) {
+    let offset = 0;
+    for (const st of view.steps.stages) {
+      const x0 = sx(offset);
+      const x1 = sx(offset + st.expected);
+      offset += st.expected;
+      if (offset < total) shapes.push({ kind: "line", points: [[snap(x1), plot.y], [snap(x1), plot.y + plot.h]], color: MUTED, width: 1, opacity: 0.6, role: "grid" });
+      const name = `${st.stage} ${formatQuantity(st.expected)}`;
+      if (x1 - x0 >= textWidth(name, TICK, false) + 8) shapes.push({ kind: "text", x: (x0 + x1) / 2, y: plot.y + 12, text: name, size: TICK, color: MUTED, anchor: "middle" });
+    }
+  }
   if (pts.length > 0) {
     const withOrigin = pts[0]!.step > 0 ? [{ step: 0, cost: { low: 0, expected: 0, high: 0 } }, ...pts] : pts;
     const upper: Point[] = withOrigin.map((p): Point => [sx(p.step), sy(p.cost.high)]);
@@ -166,7 +242,9 @@ export function cumulativeChart(report: CostReport, view: ReportView): Scene {
     shapes.push({ kind: "line", points: withOrigin.map((p) => [sx(p.step), sy(p.cost.expected)]), color: CHOSEN, width: 2, role: "series" });
     const last = withOrigin[withOrigin.length - 1]!;
     const endText = `${formatMoney(last.cost.expected, "CNY")} at step ${formatQuantity(last.step)}${after === undefined ? "" : ", the end of the run"}`;
-    shapes.push({ kind: "text", x: sx(last.step) - 4, y: sy(last.cost.expected) - 8, text: endText, size: 11, color: INK, anchor: "end", bold: true });
+    // Above the line's end, or under it when the end is at the top of the plot.
+    const endY = sy(last.cost.expected) - 8 < plot.y + 24 ? sy(last.cost.expected) + 18 : sy(last.cost.expected) - 8;
+    shapes.push({ kind: "text", x: sx(last.step) - 4, y: endY, text: endText, size: 11, color: INK, anchor: "end", bold: true });
     if (after !== undefined) {
       const x0 = plot.x + plot.w + 14;
       const w = AFTER_RUN_W - 24;
@@ -184,12 +262,13 @@ export function cumulativeChart(report: CostReport, view: ReportView): Scene {
         shapes.push({ kind: "line", points: [[cx - 5, sy(after.cost.high)], [cx + 5, sy(after.cost.high)]], color: INK, width: 1.5, role: "series" });
         shapes.push({ kind: "line", points: [[cx - 5, sy(after.cost.low)], [cx + 5, sy(after.cost.low)]], color: INK, width: 1.5, role: "series" });
       }
-      // Labels right of the bar and its whisker, at the total's height (kept inside the plot).
+      // Labels right of the bar and its whisker, at the total's height (kept inside the plot), wrapped to the column.
       const labelX = cx + 22;
-      const labelW = x0 + w - labelX - 4;
-      const labelY = Math.min(Math.max(plot.y + 12, top + 4), plot.y + plot.h - 17);
-      shapes.push({ kind: "text", x: labelX, y: labelY, text: fit(`${formatMoney(after.cost.expected, "CNY")} total`, 11, labelW, true), size: 11, color: INK, anchor: "start", bold: true });
-      shapes.push({ kind: "text", x: labelX, y: labelY + 13, text: fit(`+${formatMoney(after.cost.expected - last.cost.expected, "CNY")} after`, 10, labelW), size: 10, color: MUTED, anchor: "start" });
+      const colW = x0 + w - labelX - 4;
+      const labelY = Math.min(Math.max(plot.y + 12, top + 4), plot.y + plot.h - 30);
+      const totalText = textBlock({ x: labelX, y: labelY, text: `${formatMoney(after.cost.expected, "CNY")} total`, size: 11, width: colW, color: INK, anchor: "start", bold: true });
+      const plus = textBlock({ x: labelX, y: labelY + totalText.height, text: `+${formatMoney(after.cost.expected - last.cost.expected, "CNY")} after`, size: 10, width: colW, color: MUTED, anchor: "start" });
+      shapes.push(...totalText.shapes, ...plus.shapes);
     }
   }
   if (cap !== undefined) {

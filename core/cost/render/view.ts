@@ -3,7 +3,8 @@
 // needs a rate and how to supply it, assumptions, exclusions and price sources. Everything is already formatted
 // text here; the renderers only arrange it. Deterministic: rows are stable-sorted.
 import { type BudgetCheck, checkBudget, ratesNeeded } from "../budget-check.js";
-import type { Candidate, Component, CostLine, CostReport, Currency, Rate } from "../types.js";
+import { CATALOG, catalogRow } from "../catalog.js";
+import type { Candidate, Component, CostLine, CostReport, Currency, Range, Rate } from "../types.js";
 import {
   CURRENCY_SYMBOL, convertRange, formatFx, formatMoney, formatMoneyRange, formatMoneyTriple, formatQuantity, formatQuantityRange, formatRate,
   formatSeconds,
@@ -84,6 +85,46 @@ export interface ReportView {
   readonly sources: readonly { readonly id: string; readonly price: string; readonly source: string; readonly confidence: string; readonly date: string; readonly region: string }[];
   readonly generatedAt: string;
   readonly recipe: CostReport["recipe"];
+  /** No line has a cost: there is nothing to chart, only rates to supply. */
+  readonly nothingPriced: boolean;
+  /** One sentence: what dominates the expected total (its share), what is prepaid, what has no rate yet. */
+  readonly dominant: string;
+  /** The steps the run goes through, all stages together — the step axis of the cumulative chart. */
+  readonly steps: StepsView;
+  /** The run's wall-clock length (the report's runLength, else its stages' hours summed). */
+  readonly runLength?: RunLengthView;
+  /** YAML to paste under the recipe's `prices:` (or into a --rates file) for every rate needed; absent when none is. */
+  readonly pricesSnippet?: string;
+}
+
+export interface StepsView {
+  /** Expected steps of every stage with steps, summed (the report's steps when it has no stages). */
+  readonly total: number;
+  /** "3,871 steps (sft 372 + rl 3,499)" or "2,070 steps". */
+  readonly text: string;
+  readonly stages: readonly {
+    readonly stage: string; readonly steps: string; readonly expected: number; readonly source?: string;
+    /** From the report's stage of the same id, when it has one: "3,597 s/step (2,398–5,395)", "2,082 h (692–6,288)". */
+    readonly secondsPerStep?: string; readonly hours?: string;
+  }[];
+}
+
+export interface RunLengthView {
+  /** The expected length in the unit that reads ("87 days", "14.5 h", "40 min") and its range in the same unit. */
+  readonly headline: string;
+  readonly headlineRange: string;
+  /** "87 (28.8–262) days" */
+  readonly days: string;
+  /** "2,088 (692–6,344) h" */
+  readonly hours: string;
+  /** "2,088 h" */
+  readonly expectedHours: string;
+  /** Expected days, for emphasis. */
+  readonly expectedDays: number;
+  readonly flags: readonly string[];
+  readonly maxDays?: number;
+  /** True when the report has no runLength and the length is its stages' hours summed. */
+  readonly derived: boolean;
 }
 
 const COMPONENT_ORDER: readonly Component[] = ["compute", "sandbox", "functions", "storage", "egress"];
@@ -175,6 +216,139 @@ function rateNeededText(r: { readonly need: NonNullable<CostLine["rateNeeded"]>;
   return `${r.need.item} [${r.need.unit}], for ${r.lines.map((l) => l.label).join("; ")}: ${r.need.howToSupply}`;
 }
 
+const sum = (rs: readonly Range[]): Range => ({
+  low: rs.reduce((t, r) => t + r.low, 0), expected: rs.reduce((t, r) => t + r.expected, 0), high: rs.reduce((t, r) => t + r.high, 0),
+});
+const scale = (r: Range, k: number): Range => ({ low: r.low * k, expected: r.expected * k, high: r.high * k });
+
+/** "87" / "87 (29–262)": the expected figure with its range when the range says more. */
+function expectedWithRange(r: Range): string {
+  const range = formatQuantityRange(r);
+  return range === formatQuantity(r.expected) ? range : `${formatQuantity(r.expected)} (${range})`;
+}
+
+/** The steps of every stage (the runLength's, else the report's stages), summed: what the cumulative chart runs over. */
+export function stepsView(report: CostReport): StepsView {
+  const stages: readonly { stage: string; steps: Range; source?: string }[] = report.runLength !== undefined
+    ? report.runLength.stages.map((s) => ({ stage: s.stage, steps: s.steps, source: s.source }))
+    : (report.stages ?? []).flatMap((s) => (s.steps === undefined ? [] : [{ stage: s.id, steps: s.steps }]));
+  if (stages.length === 0) {
+    return { total: Math.round(report.steps.expected), text: `${expectedWithRange(report.steps)} steps`, stages: [] };
+  }
+  const total = stages.reduce((t, s) => t + Math.round(s.steps.expected), 0);
+  const parts = stages.map((s) => `${s.stage} ${formatQuantity(Math.round(s.steps.expected))}`);
+  return {
+    total,
+    text: stages.length === 1 ? `${expectedWithRange(stages[0]!.steps)} steps (${stages[0]!.stage})` : `${formatQuantity(total)} steps (${parts.join(" + ")})`,
+    stages: stages.map((s) => {
+      const st = report.stages?.find((x) => x.id === s.stage);
+      return {
+        stage: s.stage, steps: expectedWithRange(s.steps), expected: Math.round(s.steps.expected), ...(s.source === undefined ? {} : { source: s.source }),
+        ...(st?.secondsPerStep === undefined ? {} : { secondsPerStep: `${expectedWithRange(st.secondsPerStep)} s/step` }),
+        ...(st === undefined ? {} : { hours: `${expectedWithRange(st.hours)} h` }),
+      };
+    }),
+  };
+}
+
+/** The run's length in days and hours: the report's runLength, else (an older report) its stages' hours summed. */
+export function runLengthView(report: CostReport): RunLengthView | undefined {
+  const rl = report.runLength;
+  if (rl !== undefined) return lengthOf(rl.hours, rl.days, { flags: [...rl.flags], maxDays: rl.maxDays, derived: false });
+  const hours = (report.stages ?? []).map((s) => s.hours);
+  if (hours.length === 0) return undefined;
+  const h = sum(hours);
+  return lengthOf(h, scale(h, 1 / 24), { flags: [], derived: true });
+}
+
+function lengthOf(hours: Range, days: Range, rest: Pick<RunLengthView, "flags" | "derived"> & { maxDays?: number }): RunLengthView {
+  // Days from a day up, hours from an hour, minutes below: "0.000926 days" says nothing to a reader.
+  const [value, unit] = days.expected >= 1 ? [days, "days"] : hours.expected >= 1 ? [hours, "h"] : [scale(hours, 60), "min"];
+  return {
+    headline: `${formatQuantity(value.expected)} ${unit}`, headlineRange: `${formatQuantityRange(value)} ${unit}`,
+    days: `${expectedWithRange(days)} days`, hours: `${expectedWithRange(hours)} h`, expectedHours: `${formatQuantity(hours.expected)} h`,
+    expectedDays: days.expected, ...rest,
+  };
+}
+
+/** "Training compute" → "training compute", "COS storage" stays. */
+function midSentence(label: string): string {
+  return /^[A-Z][a-z]/.test(label) ? `${label[0]!.toLowerCase()}${label.slice(1)}` : label;
+}
+
+function share(part: number, whole: number): string {
+  const p = (100 * part) / whole;
+  if (p >= 99.5 && part < whole) return "over 99%";
+  if (p < 1) return "under 1%";
+  return `${Math.round(p)}%`;
+}
+
+function listed(items: readonly string[]): string {
+  return items.length <= 1 ? items.join("") : `${items.slice(0, -1).join(", ")} and ${items[items.length - 1]}`;
+}
+
+/**
+ * One sentence on what the expected total is made of: the biggest top-level line and its share (the next one too
+ * when the biggest is not most of it), compute that is prepaid, and the lines without a rate the total leaves out.
+ * From the report alone, so every renderer can print it.
+ */
+export function dominantSentence(report: CostReport): string {
+  const top = report.lines.map((l) => {
+    const currency = l.currency ?? l.rate?.currency;
+    return { line: l, cny: l.cost === undefined || currency === undefined ? undefined : convertRange(l.cost, currency, "CNY", report.fx).expected };
+  });
+  const priced = top.filter((t): t is { line: CostLine; cny: number } => t.cny !== undefined).sort((a, b) => b.cny - a.cny);
+  const needing = ratesNeeded(report.lines);
+  const unpriced = top.filter((t) => t.cny === undefined && t.line.includedIn === undefined && ratesNeeded([t.line]).length > 0).map((t) => midSentence(t.line.label));
+  const prepaid = top.filter((t) => t.line.includedIn !== undefined && /prepaid|sunk/i.test(t.line.includedIn)).map((t) => midSentence(t.line.label));
+  const total = priced.reduce((s, t) => s + t.cny, 0);
+  if (priced.length === 0 || total <= 0) {
+    const what = priced.length === 0 ? "No line has a rate yet, so the total is unknown" : `The priced lines come to ${formatMoney(0, "CNY")}`;
+    const tail = needing.length === 0 ? "" : `: ${needing.length} price${needing.length === 1 ? " is" : "s are"} needed (${listed(needing.map((n) => n.need.item))})`;
+    return `${what}${prepaid.length === 0 ? "" : `${tail === "" ? "; " : " — "}${listed(prepaid)} ${prepaid.length === 1 ? "is" : "are"} prepaid`}${tail}.`;
+  }
+  const [first, second] = priced;
+  const whole = formatMoney(report.totals.CNY.expected, "CNY");
+  let head = priced.length === 1 || first!.cny >= total
+    ? `${first!.line.label} is all of the expected total (${whole})`
+    : `${first!.line.label} is ${share(first!.cny, total)} of the expected total (${formatMoney(first!.cny, "CNY")} of ${whole})`;
+  if (second !== undefined && first!.cny / total < 0.6) head += `, ${midSentence(second.line.label)} ${share(second.cny, total)}`;
+  const clauses = [
+    ...(prepaid.length === 0 ? [] : [`${listed(prepaid)} ${prepaid.length === 1 ? "is" : "are"} prepaid`]),
+    ...(unpriced.length === 0 ? [] : [`no rate yet for ${listed(unpriced)}, so the total leaves ${unpriced.length === 1 ? "it" : "them"} out`]),
+  ];
+  return `${head}${clauses.map((c) => `; ${c}`).join("")}.`;
+}
+
+/** A YAML value that needs no quotes (ids like modelarts:flavor.name do; "a: b" would not). */
+function yamlScalar(s: string): string {
+  return /^[A-Za-z0-9_./-][A-Za-z0-9_.:/-]*$/.test(s) ? s : JSON.stringify(s);
+}
+
+/**
+ * The prices: block for every rate the report needs, ready to paste under the recipe's `prices:` (or to save as a
+ * --rates file): one entry per item with the value left as <price> (so it cannot be read as 0 by mistake), the
+ * currency the catalog lists for the item (CNY when the catalog has no row), its unit and the lines it prices.
+ */
+export function pricesSnippet(report: CostReport): string | undefined {
+  const needing = ratesNeeded(report.lines);
+  if (needing.length === 0) return undefined;
+  const entries = needing.map(({ need, lines }) => {
+    const row = catalogRow(CATALOG, need.item);
+    // What the item is (the catalog's words), else the lines it prices.
+    const what = row?.item ?? [...new Set(lines.map((l) => l.label))].join("; ");
+    return [
+      `  # ${what}`,
+      `  - item: ${yamlScalar(need.item)}`,
+      `    value: <price>        # per ${need.unit}`,
+      `    currency: ${row?.currency ?? "CNY"}         # or ${row?.currency === "USD" ? "CNY" : "USD"}`,
+      `    unit: ${yamlScalar(need.unit)}`,
+      `    source: "<where the price is from, and the date>"`,
+    ].join("\n");
+  });
+  return `prices:\n${entries.join("\n")}\n`;
+}
+
 export function reportView(report: CostReport, opts: { budget?: { cap: number; currency: Currency } } = {}): ReportView {
   const budget = opts.budget ?? report.budget;
   const check = budget === undefined ? undefined : checkBudget(report, budget);
@@ -242,5 +416,10 @@ export function reportView(report: CostReport, opts: { budget?: { cap: number; c
     })),
     generatedAt: report.generatedAt,
     recipe: report.recipe,
+    nothingPriced,
+    dominant: dominantSentence(report),
+    steps: stepsView(report),
+    ...(() => { const rl = runLengthView(report); return rl === undefined ? {} : { runLength: rl }; })(),
+    ...(() => { const y = pricesSnippet(report); return y === undefined ? {} : { pricesSnippet: y }; })(),
   };
 }
