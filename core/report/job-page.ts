@@ -19,7 +19,7 @@ export function jobPageData(f: JobPageFacts): RunPageData {
   const ask = `the job's sync sidecar wrote this page and holds no ${f.provider} credentials; rlpipe status ${f.run} (or rlpipe report ${f.run}) asks ${f.provider}`;
   return {
     schema: "rlpipe.run-page", version: 1, generatedAt: f.generatedAt,
-    run: f.run, provider: f.provider, jobId: NOT_IN_JOB,
+    run: f.run, provider: f.provider, jobId: `ID ${NOT_IN_JOB}`,
     recipe: { name: f.recipe.name, file: "recipe file not known inside the job", hash: f.recipe.hash },
     submittedAt: NOT_IN_JOB,
     writtenBy: "job",
