@@ -18,7 +18,7 @@ import { bundledAssets } from "../bin/commands/plan.js";
 import { parseRecipe } from "../core/recipe/load.js";
 import { executeDeploy, prepareDeploy } from "../functions/deploy.js";
 import { normalUnit, withActual } from "../core/cost/actual.js";
-import { actualHtml, actualMarkdown, actualTable } from "../core/cost/render/actual.js";
+import { actualHtml, actualMarkdown, actualTable, actualTotals } from "../core/cost/render/actual.js";
 import type { CostLine, CostReport, Rate } from "../core/cost/types.js";
 import { type UsageRecord, usageLayout } from "../core/run-usage.js";
 import { costOfRun, readRunUsage } from "../functions/run-cost.js";
@@ -54,7 +54,8 @@ function report(): CostReport {
   return {
     schema: "rlpipe.cost-report", version: 1, generatedAt: "2026-11-01T00:00:00.000Z", recipe: { name: "t", hash: "ab".repeat(32) }, mode: "offline", chosen: "modelarts",
     candidates: [{ provider: "modelarts", nodes: 2, hours: range(8, 10, 12), chosen: true }, { provider: "tione", nodes: 1, hours: range(5, 6, 7), chosen: false }],
-    lines, fx: { cnyPerUsd: 7, source: "test", dateRead: "2026-11-01" }, totals: { CNY: range(0, 0, 0), USD: range(0, 0, 0), incomplete: true },
+    // Totals as the estimate sums them: CNY lines plus USD lines at 7 (the egress line has no rate).
+    lines, fx: { cnyPerUsd: 7, source: "test", dateRead: "2026-11-01" }, totals: { CNY: range(501.0014, 615.9828, 730.9642), USD: range(71.5716, 87.9975, 104.4235), incomplete: true },
     steps: range(1, 1, 1), secondsPerStep: range(1, 1, 1), cumulative: [], assumptions: [], exclusions: [], priceSources: [],
   };
 }
@@ -100,23 +101,54 @@ describe("estimate vs actual: the per-line arithmetic", () => {
     assert.match(running.actual!.lines[0]!.source, /1 h billable so far/);
   });
 
-  it("a run whose lines have no rate: the totals say unknown (table, Markdown, HTML), never ¥0 / $0", () => {
+  it("a run whose lines have no rate: the totals say unknown (N lines without a rate) in table, Markdown and HTML, never ¥0 / $0, and the prices: block to add", () => {
     const unpriced = (l: CostLine): CostLine => {
       const { rate: _r, cost: _c, currency: _cur, ...rest } = l;
       return { ...rest, rateNeeded: { item: `${l.provider}:${l.resource}`, unit: l.unit, howToSupply: "prices:" }, ...(l.children === undefined ? {} : { children: l.children.map(unpriced) }) };
     };
     const base = report();
-    const r = withActual({ ...base, lines: base.lines.map(unpriced) }, { run: "r", compute: { hours: 5, running: false, source: "test" }, usageSource: "test", usage: usage(100, 10) });
+    const bare = { ...base, lines: base.lines.map(unpriced), totals: { CNY: range(0, 0, 0), USD: range(0, 0, 0), incomplete: true } };
+    const r = withActual(bare, { run: "r", compute: { hours: 5, running: false, source: "test" }, usageSource: "test", usage: usage(100, 10) });
     assert.equal(r.actual!.total, undefined);
+    // Every line needs a rate: 7 of them (the sandbox's parent and its two children count each).
+    const n = 7;
     const total = (text: string) => text.split("\n").find((l) => /TOTAL \(CNY \/ USD\)/i.test(l))!;
     for (const row of [total(actualTable(r)), total(actualMarkdown(r)), total(actualHtml(r))]) {
-      assert.match(row, /unknown: no line has a rate/);
-      assert.match(row, /unknown: no measured line has a rate/);
+      assert.equal((row.match(new RegExp(`unknown \\(${n} lines without a rate\\)`, "g")) ?? []).length, 2, row);
       assert.doesNotMatch(row, /¥0|\$0/);
     }
-    // Priced lines keep their figures.
-    const priced = withActual(report(), { run: "r", compute: { hours: 5, running: false, source: "test" }, usageSource: "test", usage: usage(100, 10) });
-    assert.doesNotMatch(total(actualTable(priced)), /unknown/);
+    assert.deepEqual(actualTotals(r), { est: `unknown (${n} lines without a rate)`, actual: `unknown (${n} lines without a rate)`, missing: n });
+    // The block to paste under prices:, with every item that needs a rate, in each format.
+    for (const text of [actualTable(r), actualMarkdown(r), actualHtml(r)]) {
+      assert.match(text, /add this under prices: in the recipe/);
+      for (const item of ["modelarts:flavor", "e2b:sandbox", "e2b:vcpu", "e2b:memory", "lambda:requests", "obs:standard", "obs:egress"]) assert.ok(text.includes(`- item: ${item}`), item);
+    }
+    assert.match(actualMarkdown(r), /```yaml\nprices:\n/);
+    // Within the cost page the block is the page's own (once), not the section's.
+    assert.doesNotMatch(actualHtml(r, { snippet: false }), /<pre class="snippet">/);
+  });
+
+  it("some lines priced, some not: at least the priced sum, with the count left out; a ¥0 priced sum is unknown, not ¥0", () => {
+    const r = withActual(report(), { run: "r", compute: { hours: 5, running: false, source: "test" }, usageSource: "test", usage: usage(100, 10) });
+    const t = actualTotals(r);
+    assert.equal(t.missing, 1);
+    assert.equal(t.est, "at least ¥616 / $88.00 (1 line without a rate)");
+    assert.match(t.actual, /^at least ¥\d[\d,.]* \/ \$\d[\d,.]* \(1 line without a rate\)$/);
+    // A run that used nothing billable yet (0 hours, no usage): the priced lines come to ¥0, and a line has no rate.
+    const idle = withActual(report(), { run: "r", compute: { hours: 0, running: true, source: "test" }, usageSource: "none" });
+    assert.equal(idle.actual!.total!.CNY, 0);
+    assert.equal(actualTotals(idle).actual, "unknown (1 line without a rate)");
+    for (const text of [actualTable(idle), actualMarkdown(idle), actualHtml(idle)]) {
+      const row = text.split("\n").find((l) => /TOTAL \(CNY \/ USD\)/i.test(l))!;
+      assert.doesNotMatch(row, /¥0(?![.,\d])|\$0(?![.,\d])/, row);
+    }
+    // Every line priced: plain figures, no block to add.
+    const { rateNeeded: _n, ...egress } = report().lines.find((l) => l.id === "egress")!;
+    const full = report();
+    const complete: CostReport = { ...full, totals: { ...full.totals, incomplete: false }, lines: full.lines.map((l) => (l.id === "egress" ? { ...egress, rate: rate("obs:egress", 0.5, "CNY", "gb"), cost: range(2, 2, 2), currency: "CNY" as const } : l)) };
+    const done = withActual(complete, { run: "r", compute: { hours: 5, running: false, source: "test" }, usageSource: "test", usage: usage(100, 10) });
+    assert.doesNotMatch(actualTotals(done).actual, /unknown|at least/);
+    assert.doesNotMatch(actualTable(done), /under prices:/);
   });
 
   it("units are read as the catalog spells them", () => {
@@ -327,6 +359,39 @@ describe("rlpipe cost --run after a local run (real wall time, usage counted by 
       assert.equal(r.code, 0, r.err);
       assert.match(r.out, /estimate made again from the recorded recipe and prices/);
       assert.match(r.out, /local runner start\/exit times/);
+    } finally {
+      writeFileSync(path, saved);
+    }
+  });
+
+  it("a recorded estimate without rates: cost --run says unknown (N lines without a rate) and the prices: block, never a ¥0 total", async () => {
+    const path = join(runsDir(dir), `${name}.json`);
+    const saved = readFileSync(path, "utf8");
+    try {
+      const rec = JSON.parse(saved) as { cost: CostReport };
+      const strip = (l: CostLine): CostLine => {
+        const { rate: _r, cost: _c, currency: _cur, ...rest } = l;
+        const need = l.rate !== undefined || l.cost !== undefined ? { rateNeeded: { item: "self-hosted:node-hour", unit: l.unit, howToSupply: "prices:" } } : {};
+        return { ...rest, ...need, ...(l.children === undefined ? {} : { children: l.children.map(strip) }) };
+      };
+      const zero = { low: 0, expected: 0, high: 0 };
+      rec.cost = { ...rec.cost, lines: rec.cost.lines.map(strip), totals: { CNY: zero, USD: zero, incomplete: true }, candidates: rec.cost.candidates.map(({ cost: _c, currency: _cur, unitPrice: _u, ...c }) => c) };
+      writeFileSync(path, JSON.stringify(rec));
+      const missing = rec.cost.lines.filter((l) => l.rateNeeded !== undefined).length;
+      assert.ok(missing > 0);
+      const table = await rlpipe(["cost", "--run", name], { cwd: dir });
+      assert.equal(table.code, 0, table.err);
+      const row = table.out.split("\n").find((l) => /TOTAL \(CNY \/ USD\)/.test(l))!;
+      assert.match(row, new RegExp(`unknown \\(${missing} lines? without a rate\\).*unknown \\(${missing} lines? without a rate\\)`));
+      assert.doesNotMatch(row, /¥0|\$0/);
+      assert.match(table.out, /add this under prices: in the recipe[\s\S]*- item: self-hosted:node-hour\n +value: <price>/);
+      const html = await rlpipe(["cost", "--run", name, "--format", "html", "--out", "unpriced.html"], { cwd: dir });
+      assert.equal(html.code, 0, html.err);
+      assert.match(html.err, new RegExp(`actual unknown \\(${missing} lines? without a rate\\)`));
+      assert.doesNotMatch(html.err, /¥0|\$0/);
+      const page = readFileSync(join(dir, "unpriced.html"), "utf8");
+      assert.equal((page.match(/<pre class="snippet">/g) ?? []).length, 1, "the block once on the page");
+      assert.equal((page.match(/<svg\b/g) ?? []).length, 0, "no empty chart");
     } finally {
       writeFileSync(path, saved);
     }
