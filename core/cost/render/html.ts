@@ -99,12 +99,14 @@ ${card("Budget", budget)}
 /** The run's length: days and hours, each stage's steps with where the count comes from (its flags are at the top). */
 function runLengthSection(v: ReportView): string {
   const rl = v.runLength;
-  const stages = v.steps.stages.map((s) => row([td(s.stage), td(s.steps, "num"), td(s.secondsPerStep ?? "—", "num"), td(s.hours ?? "—", "num"), td(s.source ?? "—")]));
+  // The source column only when the report says where its counts come from (runLength does).
+  const sourced = v.steps.stages.some((s) => s.source !== undefined);
+  const stages = v.steps.stages.map((s) => row([td(s.stage), td(s.steps, "num"), td(s.secondsPerStep ?? "—", "num"), td(s.hours ?? "—", "num"), ...(sourced ? [td(s.source ?? "—")] : [])]));
   const head = rl === undefined ? "" : `<p><strong>${escapeHtml(rl.headline)}</strong> ${escapeHtml(`wall-clock (${rl.headlineRange}${rl.headline.endsWith("days") ? `; ${rl.hours}` : ""})${rl.derived ? ", the stages' hours summed" : ""}${rl.maxDays === undefined ? "" : `; runs beyond ${formatQuantity(rl.maxDays)} days are flagged`}.`)}</p>`;
   return `<h2>Run length</h2>
 ${head}
 ${stages.length === 0 ? "" : `<table>
-<thead>${row(["Stage", "Steps", "Seconds per step", "Hours", "Where the step count comes from"].map(th))}</thead>
+<thead>${row(["Stage", "Steps", "Seconds per step", "Hours", ...(sourced ? ["Where the step count comes from"] : [])].map(th))}</thead>
 <tbody>
 ${stages.join("\n")}
 </tbody>
