@@ -194,6 +194,26 @@ and at the end); --url prints a presigned GET URL of it (a bearer link: share it
       help,
     },
   },
+  dashboard: {
+    usage: "dashboard [--host 127.0.0.1] [--port 8765] [--store URI ...] [--refresh-s 10] [--allow-remote]",
+    summary: "a local web app: every run's phase, progress, reward, sandbox errors and cost; each run's page",
+    description: `Serves a table of every run deployed from this directory (.rlpipe/runs) and of the runs a console function
+keeps in each --store (its RLPIPE_STATE_STORE: <URI>/runs/), across providers: phase, progress (the latest step of
+the steps the estimate counts), latest reward, the sandbox's infrastructure errors per request over the last 10
+steps, cost so far and the estimate. Each row opens the run's page at /runs/<run>, the page rlpipe report writes.
+Pages of live runs reload every --refresh-s seconds (a meta refresh: no script); a run's data is read at most once
+per interval whoever asks. It reads with the credentials the CLI uses and shows no secret (every page is
+redacted); a provider or store that cannot be read makes its row say so ("status unavailable"). Runs until
+SIGINT or SIGTERM (exit 0). Bound to loopback: another --host is refused (exit 2) unless --allow-remote.`,
+    options: {
+      host: { type: "string", default: "127.0.0.1", value: "HOST", description: "address to listen on: loopback (127.0.0.1, ::1, localhost) unless --allow-remote" },
+      port: { type: "string", default: "8765", value: "PORT", description: "port to listen on (0: any free port; the URL is printed)" },
+      store: { type: "string", multiple: true, value: "URI", description: "also show the runs whose records a console function keeps in this state store (s3://, obs://, cos://, file://; repeatable)" },
+      "refresh-s": { type: "string", default: "10", value: "S", description: "seconds between reloads of live runs' pages, and how long a run's data is kept before it is read again (1–3600)" },
+      "allow-remote": { type: "boolean", default: false, description: "allow a --host beyond loopback: the dashboard has no login, so everyone who can reach it sees your runs (a warning is printed)" },
+      help,
+    },
+  },
   validate: {
     usage: "validate <recipe.yaml>... [--provider P] [--strict] [--json]",
     summary: "check recipes (for CI)",

@@ -36,6 +36,7 @@ export async function main(argv: readonly string[], io: Io = processIo()): Promi
       case "stop": return await (await import("./commands/runs.js")).runStop(rest, io);
       case "list": return await (await import("./commands/runs.js")).runList(rest, io);
       case "report": return await (await import("./commands/report.js")).runReport(rest, io);
+      case "dashboard": return await (await import("./commands/dashboard.js")).runDashboard(rest, io);
       case "tione": return await (await import("./commands/tione.js")).runTione(rest, io);
       case "sandbox": return (await import("./commands/sandbox.js")).runSandbox(rest, io);
       case "package": return await (await import("./commands/package.js")).runPackage(rest, io);
