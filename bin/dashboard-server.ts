@@ -49,20 +49,24 @@ const SECURITY_HEADERS = {
   "cache-control": "no-store",
 } as const;
 
-interface Cached<T> { readonly promise: Promise<T>; done?: number }
+interface Cached<T> { readonly promise: Promise<T>; done?: number; value?: T }
 
-/** Values by key, each read again once it is older than ttlMs; one read in flight per key. */
+/**
+ * Values by key, each read again once it is older than ttlMs; one read in flight per key. While a key is read
+ * again, the value read before is answered (a provider being retried does not hold up every page).
+ */
 class TtlCache<T> {
   private readonly entries = new Map<string, Cached<T>>();
   constructor(private readonly ttlMs: number, private readonly clock: () => number) {}
 
   get(key: string, read: () => Promise<T>): Promise<T> {
     const e = this.entries.get(key);
-    if (e !== undefined && (e.done === undefined || this.clock() - e.done < this.ttlMs)) return e.promise;
-    const entry: Cached<T> = { promise: read() };
-    void entry.promise.then(() => { entry.done = this.clock(); }, () => { entry.done = this.clock(); });
+    if (e !== undefined && e.done === undefined) return e.value !== undefined ? Promise.resolve(e.value) : e.promise;
+    if (e !== undefined && this.clock() - e.done! < this.ttlMs) return e.promise;
+    const entry: Cached<T> = { promise: read(), ...(e?.value === undefined ? {} : { value: e.value }) };
+    void entry.promise.then((v) => { entry.value = v; entry.done = this.clock(); }, () => { entry.done = this.clock(); });
     this.entries.set(key, entry);
-    return entry.promise;
+    return entry.value !== undefined ? Promise.resolve(entry.value) : entry.promise;
   }
 
   /** Forget the keys not in `keep` (runs no longer listed): the cache holds at most the runs listed. */

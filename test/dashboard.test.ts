@@ -141,9 +141,9 @@ describe("rlpipe dashboard on loopback, over runs on local, the ModelArts fake a
   let work: string;
   let localStore: string;
   const env = (): Record<string, string> => ({
-    HUAWEICLOUD_SDK_AK: AK, HUAWEICLOUD_SDK_SK: SK, HUAWEICLOUD_SDK_PROJECT_ID: PID, MODELARTS_ENDPOINT: ma.endpoint, MODELARTS_TIMEOUT_MS: "3000",
+    HUAWEICLOUD_SDK_AK: AK, HUAWEICLOUD_SDK_SK: SK, HUAWEICLOUD_SDK_PROJECT_ID: PID, MODELARTS_ENDPOINT: ma.endpoint, MODELARTS_TIMEOUT_MS: "20000",
     TENCENTCLOUD_SECRET_ID: TI_ID, TENCENTCLOUD_SECRET_KEY: TI_KEY, TIONE_ENDPOINT: ti.endpoint,
-    RLPIPE_RETRY_BUDGET_MS: "1500", REPORT_SERVICE_TOKEN: SECRET,
+    RLPIPE_RETRY_BUDGET_MS: "60000", REPORT_SERVICE_TOKEN: SECRET,
   });
   const rlpipe = (args: string[], extra: Record<string, string> = {}): Promise<Ran> => runCliAsync(args, { cwd: dir, env: { RLPIPE_POLL_MS: "200", ...extra }, timeoutMs: 240_000 });
   const record = (name: string, provider: RunRecord["provider"], ref: RunRecord["ref"], recipeData: unknown, over: Partial<RunRecord> = {}): RunRecord => ({
@@ -238,6 +238,23 @@ describe("rlpipe dashboard on loopback, over runs on local, the ModelArts fake a
     const missing = await get(`${dash.url}runs/nothing-here-12345678`);
     assert.equal(missing.status, 404);
     assert.equal((await fetch(dash.url, { method: "POST" })).status, 405);
+  });
+
+  it("--store adds the runs a console function keeps in its state store (<URI>/runs/), beside this directory's", T, async () => {
+    const fromConsole = "retool-console-0c0ffee0";
+    mkdirSync(join(dir, "state", "runs"), { recursive: true });
+    const theirs = JSON.parse(readFileSync(join(runsDir(dir), `${tiRun}.json`), "utf8")) as RunRecord;
+    writeFileSync(join(dir, "state", "runs", `${fromConsole}.json`), JSON.stringify({ ...theirs, name: fromConsole, recipe: { ...theirs.recipe, name: "from-the-console" }, createdAt: "2026-09-04T00:00:00.000Z" }));
+    const both = await startDashboard(dir, env(), ["--store", `file://${join(dir, "state")}`]);
+    try {
+      const { html } = await get(both.url);
+      assert.deepEqual([...html.matchAll(/<tr data-run="([^"]+)"/g)].map((m) => m[1]), [local, fromConsole, lostRun, tiRun, maRef.name]);
+      assert.equal(rowOf(html, fromConsole)![1], "SUCCEEDED", "its task, asked on TI-ONE with the CLI's credentials");
+      assert.match(html, new RegExp(`from this directory \\(\\.rlpipe/runs\\), file://${join(dir, "state")}/runs`));
+      assert.equal((await get(`${both.url}runs/${fromConsole}`)).status, 200);
+    } finally {
+      await both.stop();
+    }
   });
 
   it("a page updates after sync writes a new step to the store", T, async () => {
