@@ -16,7 +16,11 @@ import { withActual } from "../core/cost/actual.js";
 import type { CostReport } from "../core/cost/types.js";
 import type { RunPageData, StoredRun } from "../core/report/run-page-data.js";
 import { formatValue, runCommands, runPageHtml } from "../core/report/run-page.js";
-import { readRunRecord, runsDir, writeRunRecord } from "../adapters/providers/run-records.js";
+import type { ProviderAdapter } from "../adapters/providers/provider.js";
+import { type RunRecord, readRunRecord, runsDir, writeRunRecord } from "../adapters/providers/run-records.js";
+import { MAX_LOG_PAGES, gatherRunPage } from "../bin/commands/report.js";
+import type { Io } from "../bin/io.js";
+import { loadRecipeFile } from "../core/recipe/load.js";
 import { S3Store } from "../adapters/storage/s3.js";
 import { makeCheckpoints } from "./checkpoint-helpers.js";
 import { fixtureReport } from "./fixtures/cost-report.js";
@@ -301,5 +305,31 @@ describe("rlpipe report on a local run, in headless Chromium", () => {
     assert.match(r.err, /no run named no-such-run-12345678/);
     const bad = await rlpipe(["report", name, "--log-lines", "-3"]);
     assert.equal(bad.code, 2, show(bad));
+  });
+});
+
+describe("rlpipe report's gathering against a provider whose log never ends", () => {
+  it("a live job's log that grows as fast as it is read: the page keeps a bounded tail and the gathering ends", async () => {
+    const recipeData = loadRecipeFile(recipePath("local-demo")).recipe;
+    const now = new Date("2026-11-28T12:00:00Z").toISOString();
+    const record: RunRecord = {
+      version: 1, name: "endless-log", provider: "local", ref: { id: "job-1" }, recipe: { name: "local-demo", file: "demo.yaml", hash: "0123456789ab" },
+      recipeData, request: {}, outcome: "created", createdAt: now, updatedAt: now, prices: [],
+    };
+    let reads = 0;
+    const adapter = {
+      status: async () => ({ phase: "RUNNING", rawPhase: "running", startedAt: now }),
+      // Every read has one more line and a new cursor, as a job printing faster than it is read.
+      logs: async (_ref: unknown, cursor: string | undefined) => { reads++; return { text: `line ${reads} token=secret-${reads}\n`, cursor: String(Number(cursor ?? 0) + 1) }; },
+    } as unknown as ProviderAdapter;
+    const lines: string[] = [];
+    const data = await gatherRunPage(record, {
+      io: { out: (l: string) => lines.push(l), err: (l: string) => lines.push(l) } as unknown as Io, logLines: 5,
+      env: { PATH: process.env["PATH"] }, load: async () => ({ adapter, close: async () => {} }),
+    });
+    assert.equal(reads, MAX_LOG_PAGES, "one read per page, up to the bound");
+    assert.ok(data.logs.ok);
+    assert.equal(data.logs.value.totalLines, MAX_LOG_PAGES);
+    assert.deepEqual(data.logs.value.lines.map((l) => l.replace(/ token=.*/, "")), [196, 197, 198, 199, 200].map((n) => `line ${n}`));
   });
 });

@@ -14,12 +14,15 @@ import { type JobStatus, type RetryPolicy, formatRetryNotice, withRetry } from "
 import { type RunRecord, checkRunName, dirRunRecords, runsDir } from "../../adapters/providers/run-records.js";
 import { PAGE_URL_MAX_TTL_S, PAGE_URL_TTL_S, presignRunPage, readRunOutputs } from "../../adapters/storage/run-page-store.js";
 import { openStore, retryLines } from "../../adapters/storage/store.js";
-import { recordStatus, withRecordAdapter } from "../../functions/deploy.js";
+import { type AdapterLoader, recordStatus, withRecordAdapter } from "../../functions/deploy.js";
 import { costOfRun } from "../../functions/run-cost.js";
 import { COMMANDS, formatHelp } from "../help.js";
 import { type Io, describeError } from "../io.js";
 import { loadAdapter } from "../providers.js";
 import { usage } from "./plan.js";
+
+/** Log pages one page read asks for at most (rlpipe logs --follow reads the rest). */
+export const MAX_LOG_PAGES = 200;
 
 const DEFAULT_LOG_LINES = 50;
 const MAX_LOG_LINES = 10_000;
@@ -79,6 +82,8 @@ export interface GatherOptions {
   readonly store?: string;
   readonly env?: Readonly<Record<string, string | undefined>>;
   readonly now?: () => Date;
+  /** The provider adapters (default: the CLI's, with its credentials). */
+  readonly load?: AdapterLoader;
 }
 
 /** Everything the page shows, each source read on its own (a failure is kept as its reason, redacted). */
@@ -87,7 +92,7 @@ export async function gatherRunPage(record: RunRecord, opts: GatherOptions): Pro
   const redactor = new Redactor(env);
   const redact = (s: string) => redactor.redact(s);
   const why = (e: unknown) => redact(describeError(e).message);
-  const load = (provider: Parameters<typeof loadAdapter>[0], recipe: Parameters<typeof loadAdapter>[1]) => loadAdapter(provider, recipe, { log: (l) => opts.io.err(l) });
+  const load: AdapterLoader = opts.load ?? ((provider, recipe) => loadAdapter(provider, recipe, { log: (l) => opts.io.err(l) }));
   const policy = cliRetry(opts.io);
   const generatedAt = (opts.now?.() ?? new Date()).toISOString();
 
@@ -104,7 +109,8 @@ export async function gatherRunPage(record: RunRecord, opts: GatherOptions): Pro
       return { ok: true, value: await withRecordAdapter(record, load, async (adapter, ref) => {
         const tail = new LineTail(opts.logLines);
         let cursor: string | undefined;
-        for (;;) {
+        // A live job's log can grow as fast as it is read: the page shows the tail as of a bounded number of pages.
+        for (let pages = 0; pages < MAX_LOG_PAGES; pages++) {
           const page = await withRetry({ provider: record.provider, op: "logs" }, (s) => adapter.logs(ref, cursor, s), policy);
           tail.add(page.text);
           if (page.text === "" || page.cursor === cursor) break;
