@@ -99,7 +99,7 @@ when only the high end is above it, or a rate is missing so the cap cannot be ch
     },
   },
   cost: {
-    usage: `cost <recipe.yaml> [--provider all|${PROVIDERS.join("|")}] [--format table|md|html|json] [--out FILE] [--rates FILE] [--online] [--step-seconds S]  |  cost --run NAME [--format FORMAT] [--out FILE]  |  cost HEAD.yaml --diff BASE.yaml (or cost diff BASE.yaml HEAD.yaml) [--format table|md|json] [--fail-over N|N%]`,
+    usage: `cost <recipe.yaml> [--provider all|${PROVIDERS.join("|")}] [--format table|md|html|json] [--out FILE] [--rates FILE] [--online] [--step-seconds S] [--steps N|STAGE=N ...]  |  cost --run NAME [--format FORMAT] [--out FILE]  |  cost HEAD.yaml --diff BASE.yaml (or cost diff BASE.yaml HEAD.yaml) [--format table|md|json] [--fail-over N|N%]`,
     summary: "estimate what a whole run costs, per provider, as ranges with every price's source (no network by default)",
     description: `Estimates the whole run from the recipe: training compute (steps × seconds per step × nodes), reward
 sandboxes, functions, checkpoint storage and egress, each low / expected / high, priced from rlpipe's catalog
@@ -129,6 +129,7 @@ made; with --fail-over, 1 when the expected total rose by more than the limit.`,
       online: { type: "boolean", default: false, description: "read current prices from the providers' price APIs with the credentials in the environment (ModelArts: Huawei BSS; TI-ONE: DescribeBillingSpecsPrice), cached RLPIPE_PRICES_MAX_AGE_HOURS (default 24)" },
       run: { type: "string", value: "NAME", description: "compare the estimate recorded at a deployed run's deploy with what it used (billable time, counted sandbox and function usage); no recipe file" },
       "step-seconds": { type: "string", value: "S", description: "seconds per training step you measured; replaces the step-time model" },
+      steps: { type: "string", multiple: true, value: "N|STAGE=N", description: "price N training steps instead of the recipe's length (schedule.totalTrainingSteps, else epochs × rows ÷ batch): N for the RL stage, STAGE=N for a named stage (repeatable)" },
       diff: { type: "string", value: "BASE.yaml", description: "compare the recipe (the head) with BASE.yaml, both priced with the same options: per line and in total (table, md or json)" },
       "fail-over": { type: "string", value: "N|N%", description: "with --diff: exit 1 when the expected total rose by more than N (CNY; or 700USD) or N% of the base's" },
       json: { ...json, description: "the report as JSON on stdout (same as --format json); errors too, as {\"error\": …}" },

@@ -271,19 +271,21 @@ describe("rlpipe cost on a seed recipe (the real estimate)", () => {
     const r = await rlpipe(["cost", recipePath(SEED)], { cwd: dir });
     assert.equal(r.code, 0, r.err);
     const row = r.out.split("\n").find((l) => /^ tione /.test(l))!;
-    assert.match(row, / prepaid \(sunk\) +19\.9k–266k +¥0 \(sunk\) +\$0 \(sunk\) +✔$/, row);
+    const hours = tione.hours;
+    assert.ok(row.includes(` prepaid (sunk)  `) && row.includes(`${formatQuantity(hours.low)}–${formatQuantity(hours.high)}`), row);
+    assert.match(row, / prepaid \(sunk\) +[\d.,k]+–[\d.,k]+ +¥0 \(sunk\) +\$0 \(sunk\) +✔$/, row);
     assert.ok(!row.includes("rate needed"), row);
     assert.match(r.out, /\n │ {2}├─ stage rl: 1 × head 128C1000G .* included in prepaid resource group rsg-xxxxxxxx \(sunk cost\) /, "the breakdown says the same");
     const md = renderMarkdown(reportView(report));
     const mdRow = md.split("\n").find((l) => l.startsWith("| tione |"))!;
-    assert.match(mdRow, /\| prepaid \(sunk\) \| 19\.9k–266k \| ¥0 \(sunk\) \| \$0 \(sunk\) \| ✔ \|$/, mdRow);
+    assert.match(mdRow, /\| prepaid \(sunk\) \| [\d.,k]+–[\d.,k]+ \| ¥0 \(sunk\) \| \$0 \(sunk\) \| ✔ \|$/, mdRow);
     // The candidates' sunk note is listed with the other notes, so the ✔ row's reason is on the page.
     assert.ok(md.includes("- chosen candidate tione: prepaid (sunk): included in prepaid resource group rsg-xxxxxxxx (sunk cost); 0 marginal compute cost"), md);
   });
 
   it("storage capacity says how much is held during the run and how much after it (the split the cumulative chart draws)", () => {
     const capacity = allLines(report.lines).find((l) => l.id === "storage.capacity")!;
-    const m = /^(\S+) GB-months while the run goes on \(checkpoints grow through it\), (\S+) after it \(kept (.+) months\)/.exec(capacity.note ?? "");
+    const m = /; (\S+) GB-months while the run goes on \(each checkpoint from its save until retired or the end\), (\S+) after it \(kept (.+) months\)/.exec(capacity.note ?? "");
     assert.ok(m !== null, capacity.note);
     const table = costTable(report);
     assert.ok(table.includes(`  - ${capacity.label}: ${capacity.note}`), table);
@@ -521,5 +523,52 @@ describe("rlpipe deploy and the recipe's budget cap (ModelArts fake)", () => {
     const r = await rlpipe(["deploy", file, "--provider", "modelarts", "--dry-run"], { cwd: home, env: env() });
     assert.equal(r.code, 0, r.err);
     assert.match(r.err, /warning: the budget cap of ¥1,000,000,000 cannot be checked: the estimate is incomplete \(\d+ rates? needed/);
+  });
+});
+
+describe("rlpipe cost --steps and the run's wall time", () => {
+  let dir: string;
+  before(() => { dir = mkdtempSync(join(tmpdir(), "rlpipe-cost-steps-")); });
+  after(() => rmSync(dir, { recursive: true, force: true }));
+  const json = async (...args: string[]) => {
+    const r = await rlpipe(["cost", recipePath(SEED), "--format", "json", ...args], { cwd: dir });
+    assert.equal(r.code, 0, r.err);
+    return JSON.parse(r.out) as CostReport;
+  };
+
+  it("--steps N prices N steps of the RL stage (and STAGE=N the same), changing the hours and the totals", T, async () => {
+    const [base, n, named] = await Promise.all([json(), json("--steps", "1000"), json("--steps", "rl=1000")]);
+    assert.deepEqual(base.runLength!.stages, [{ stage: "rl", steps: { low: 400, expected: 400, high: 400 }, source: "trainer.total_training_steps in the recipe" }]);
+    assert.deepEqual(n.runLength!.stages, [{ stage: "rl", steps: { low: 1000, expected: 1000, high: 1000 }, source: "--steps" }]);
+    assert.deepEqual(named.runLength, n.runLength);
+    assert.ok(n.runLength!.hours.expected > 2 * base.runLength!.hours.expected);
+    assert.ok(n.totals.CNY.expected > base.totals.CNY.expected, "more steps hold more checkpoints for longer");
+  });
+
+  it("a bad --steps is a usage error (exit 2) naming the value; an unknown stage names the stage ids", T, async () => {
+    const bad = await rlpipe(["cost", recipePath(SEED), "--steps", "many"], { cwd: dir });
+    assert.equal(bad.code, 2);
+    assert.match(bad.err, /--steps "many": expected a positive whole number of steps/);
+    const unknown = await rlpipe(["cost", recipePath(SEED), "--steps", "nope=3"], { cwd: dir });
+    assert.equal(unknown.code, 2);
+    assert.match(unknown.err, /--steps nope=3: no stage has id nope[\s\S]*stage ids: rl/);
+  });
+
+  it("the table and Markdown show the wall time in days and hours; a run past 60 days is flagged with its steps and what to set", T, async () => {
+    const r = await rlpipe(["cost", recipePath(SEED), "--steps", "14000"], { cwd: dir });
+    assert.equal(r.code, 0, r.err);
+    assert.match(r.out, /\nRun: 14k steps × .* s\/step, wall time [\d,.]+ \([\d,.]+–[\d,.]+\) days = [\d,.k]+ \([\d,.k]+–[\d,.k]+\) h\n/);
+    assert.match(r.out, /\nflag: the run is expected to take [\d,]+ days .* beyond 60 days: stage rl runs 14,000 steps \(--steps\); [\d,]+ steps fit in 60 days — set schedule\.totalTrainingSteps: \d+ on stage rl .* --steps \d+\n/);
+    const md = await rlpipe(["cost", recipePath(SEED), "--format", "md"], { cwd: dir });
+    assert.match(md.out, /\n- \*\*Run:\*\* 400 steps × .*, wall time [\d,.]+ \(.*\) days = [\d,.]+ \(.*\) h\n/);
+    assert.ok(!md.out.includes("**Flag:**"), "400 steps: nothing to flag");
+  });
+
+  it("the one-line summary (plan, deploy) says the run's length in days and hours", T, async () => {
+    const report = await json();
+    const line = formatCostSummary(report, { command: false });
+    assert.ok(line.includes(`run ≈ ${formatQuantity(report.runLength!.days.expected)} days / ${formatQuantity(report.runLength!.hours.expected)} h`), line);
+    const long = formatCostSummary(await json("--steps", "14000"), { command: false });
+    assert.match(long, /run ≈ [\d,.]+ days \/ [\d,.k]+ h, over 60 days/);
   });
 });

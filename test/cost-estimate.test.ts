@@ -7,13 +7,14 @@ import { join } from "node:path";
 import { describe, it } from "node:test";
 import { CATALOG } from "../core/cost/catalog.js";
 import { candidateProviders, estimateCost, leaves } from "../core/cost/estimate.js";
+import { saveSteps, stageCheckpoints } from "../core/cost/checkpoint-retention.js";
 import { CostReportSchema } from "../core/cost/report-schema.js";
 import { CALIBRATION, paramsExponentFit, modelStepSeconds } from "../core/cost/step-time.js";
 import type { CostLine, CostReport, Range, Rate } from "../core/cost/types.js";
 import { RlpipeError } from "../core/errors.js";
 import { parseRecipe } from "../core/recipe/load.js";
 import type { Provider, Recipe } from "../core/recipe/schema.js";
-import { ROOT, SEED_RECIPES, editYaml, loadSeed, recipeText } from "./helpers.js";
+import { ROOT, SEED_RECIPES, editYaml, loadSeed, planSeed, planText, recipeText } from "./helpers.js";
 
 const now = new Date("2026-11-24T10:00:00Z");
 const seed = (name: string): Recipe => loadSeed(name).recipe;
@@ -294,8 +295,15 @@ describe("cost estimate: prices", () => {
     const capacity = line(r, "storage.capacity");
     const requests = line(r, "storage.requests");
     const egress = line(r, "egress");
-    const runMonths = r.stages!.reduce((s, st) => s + st.hours.expected, 0) / 730;
-    const during = (0.5 * runMonths) / (0.5 * runMonths + 1); // checkpoints grow through the run, then are kept 1 month (expected)
+    // 400 steps, saved every 30 and at the last: 14 checkpoints of 4B × 14 bytes, every one kept (no checkpoints.keep),
+    // each billed from its save to the run's end, then 1 month (expected) after it.
+    const rl = r.stages!.find((s) => s.id === "rl")!;
+    const saves = [...Array.from({ length: 13 }, (_, i) => 30 * (i + 1)), 400];
+    const heldSteps = saves.reduce((h, at) => h + (400 - at), 0);
+    const gbMonthsDuring = (56 * heldSteps * (rl.hours.expected / 400)) / 730;
+    const gbMonthsAfter = 14 * 56 * 1;
+    close(capacity.quantity.expected, gbMonthsDuring + gbMonthsAfter, 1e-3);
+    const during = gbMonthsDuring / (gbMonthsDuring + gbMonthsAfter);
     const after = r.cumulative.at(-1)!;
     const end = r.cumulative.at(-2)!;
     assert.equal(after.afterRun, true);
@@ -311,7 +319,125 @@ describe("cost estimate: prices", () => {
     assert.ok(mid.cost.expected > 0, "storage is paid for while it is held, not at the end");
     close(mid.cost.expected, cny(capacity) * during * f * f + cny(requests) * f, 2e-2);
     for (const p of r.cumulative) assert.ok(p.cost.low <= p.cost.expected && p.cost.expected <= p.cost.high, JSON.stringify(p));
-    assert.match(capacity.note!, /^[\d.,–kM]+ GB-months while the run goes on \(checkpoints grow through it\), [\d.,–kM]+ after it \(kept 0–1–3 months\)/);
+    assert.match(capacity.note!, /; [\d.,–kM]+ GB-months while the run goes on \(each checkpoint from its save until retired or the end\), [\d.,–kM]+ after it \(kept 0–1–3 months\)/);
     assert.ok(CostReportSchema.safeParse(r).success);
+  });
+});
+
+// ------------------------------------------------------------------------------------------------ run length (issue 24)
+
+/** The run length each seed published for its RL stage (seed 004 publishes none: 400 as its ReTool sibling, seed 003). */
+const PUBLISHED_RL_STEPS: Record<(typeof SEED_RECIPES)[number], number> = {
+  "qwen3-1.7b-code-toolcall": 240, "qwen3-1.7b-code-toolcall-sd": 240, "retool-qwen3-4b-ascend": 130,
+  "retool-qwen2.5-32b-h200": 400, "retool-qwen3-4b-tione-ags": 400,
+};
+const rlSteps = (r: CostReport, id = "rl") => r.runLength!.stages.find((s) => s.stage === id)!;
+const H200_RL = 2;
+const H200_SFT = 0;
+
+describe("cost estimate: steps are what verl will run (run length)", () => {
+  it("schedule.totalTrainingSteps caps the steps at min(it, epochs × ⌊rows / batch⌋) and renders to trainer.total_training_steps", () => {
+    const capped = edited("retool-qwen2.5-32b-h200", [[["stages", H200_RL, "schedule", "totalTrainingSteps"], 100], [["cost"], {}]]);
+    const r = estimateCost(capped, { now });
+    assert.deepEqual(rlSteps(r), { stage: "rl", steps: { low: 100, expected: 100, high: 100 }, source: "trainer.total_training_steps in the recipe" });
+    assert.equal(r.stages!.find((s) => s.id === "rl")!.steps!.expected, 100);
+    // Beyond the epochs, verl ends with the data: 3,499 steps per epoch of DAPO-Math-17k at 512 prompts.
+    const beyond = estimateCost(edited("retool-qwen2.5-32b-h200", [[["stages", H200_RL, "schedule", "totalTrainingSteps"], 10_000], [["cost"], {}]]), { now });
+    assert.equal(rlSteps(beyond).steps.expected, 3499);
+    assert.match(rlSteps(beyond).source, /⌊rows \/ batch⌋ × epochs/);
+    // cost.stages.<id>.steps still wins over it.
+    const priced = estimateCost(edited("retool-qwen2.5-32b-h200", [[["stages", H200_RL, "schedule", "totalTrainingSteps"], 100], [["cost"], { stages: { rl: { steps: 77 } } }]]), { now });
+    assert.deepEqual(rlSteps(priced).steps, { low: 77, expected: 77, high: 77 });
+    assert.equal(rlSteps(priced).source, "cost.stages.rl.steps");
+    // Rendered for verl, RL (ppo_trainer) and SFT (sft_trainer) alike.
+    const text = editYaml(recipeText("retool-qwen2.5-32b-h200"), [[["stages", H200_RL, "schedule", "totalTrainingSteps"], 100], [["stages", H200_SFT, "schedule", "totalTrainingSteps"], 50]]);
+    const p = planText(text, "ray");
+    assert.ok(p.stages.find((s) => s.id === "rl")!.overrides.includes("trainer.total_training_steps=100"));
+    assert.ok(p.stages.find((s) => s.id === "sft")!.overrides.includes("trainer.total_training_steps=50"));
+    const sft = estimateCost(parseRecipe(text, "x.yaml").recipe, { now, steps: { stages: { rl: 100 } } });
+    assert.deepEqual(rlSteps(sft, "sft").steps, { low: 50, expected: 50, high: 50 }, "SFT: 50 < 62 steps per epoch × 6");
+    assert.ok(!planSeed("retool-qwen2.5-32b-h200", "ray").stages.find((s) => s.id === "sft")!.overrides.some((o) => o.startsWith("trainer.total_training_steps")), "unset: not rendered");
+  });
+
+  it("--steps (EstimateOptions.steps) changes the steps, the hours and the totals; STAGE=N names a stage; a wrong stage is an error", () => {
+    const base = estimateCost(seed("retool-qwen2.5-32b-h200"), { now });
+    const longer = estimateCost(seed("retool-qwen2.5-32b-h200"), { now, steps: { training: 800 } });
+    assert.deepEqual(rlSteps(longer), { stage: "rl", steps: { low: 800, expected: 800, high: 800 }, source: "--steps" });
+    assert.equal(longer.steps.expected, 800);
+    assert.ok(longer.runLength!.hours.expected > base.runLength!.hours.expected);
+    assert.ok(longer.totals.CNY.expected > base.totals.CNY.expected, `${longer.totals.CNY.expected} > ${base.totals.CNY.expected}`);
+    const sft = estimateCost(seed("retool-qwen2.5-32b-h200"), { now, steps: { training: 800, stages: { sft: 10 } } });
+    assert.equal(rlSteps(sft, "sft").steps.expected, 10);
+    assert.equal(rlSteps(sft).steps.expected, 800);
+    const err = (steps: Parameters<typeof estimateCost>[1]["steps"]) => { try { estimateCost(seed("retool-qwen2.5-32b-h200"), { now, steps }); } catch (e) { return e as RlpipeError; } return undefined; };
+    assert.equal(err({ stages: { nope: 5 } })?.code, "cost_unknown_stage");
+    assert.equal(err({ stages: { merge: 5 } })?.code, "cost_steps_not_training");
+  });
+
+  it("every shipped seed recipe: the expected run is at most 60 days and its RL steps within 3× of the length its seed published", () => {
+    for (const name of SEED_RECIPES) {
+      const r = estimateCost(seed(name), { now });
+      const rl = rlSteps(r);
+      assert.equal(r.runLength!.maxDays, 60);
+      assert.ok(r.runLength!.days.expected <= 60, `${name}: ${r.runLength!.days.expected} days`);
+      close(r.runLength!.days.expected, r.runLength!.hours.expected / 24, 1e-4);
+      const published = PUBLISHED_RL_STEPS[name];
+      assert.ok(rl.steps.expected <= 3 * published && rl.steps.expected >= published / 3, `${name}: ${rl.steps.expected} steps vs ${published} published`);
+      assert.equal(rl.source, "trainer.total_training_steps in the recipe");
+      assert.deepEqual(r.runLength!.flags, [], name);
+      assert.ok(CostReportSchema.safeParse(r).success, name);
+    }
+  });
+
+  it("a long run is flagged with its step count and what to set; so is a stage priced far past its published length", () => {
+    const r = estimateCost(seed("retool-qwen2.5-32b-h200"), { now, steps: { training: 3499 } });
+    assert.ok(r.runLength!.days.expected > 60);
+    const [long, published] = r.runLength!.flags;
+    assert.match(long!, /beyond 60 days: stage rl runs 3,499 steps \(--steps\)/);
+    const fit = Number(/(\d+) steps fit in 60 days/.exec(long!)![1]);
+    assert.ok(fit > 0 && fit < 3499);
+    assert.ok(long!.includes(`set schedule.totalTrainingSteps: ${fit} on stage rl`) && long!.includes(`--steps ${fit}`), long);
+    // The suggested length does fit.
+    assert.ok(estimateCost(seed("retool-qwen2.5-32b-h200"), { now, steps: { training: fit } }).runLength!.days.expected <= 60);
+    assert.match(published!, /^stage rl: 3,499 steps priced, 8\.7× the 400 its published run went \(seed 003: .*\) — set schedule\.totalTrainingSteps: 400 on stage rl .* --steps 400$/);
+    // Three times the published length is not flagged; a little more is.
+    assert.deepEqual(estimateCost(seed("retool-qwen2.5-32b-h200"), { now, steps: { training: 1200 } }).runLength!.flags.filter((f) => f.includes("published")), []);
+    assert.equal(estimateCost(seed("retool-qwen2.5-32b-h200"), { now, steps: { training: 1201 } }).runLength!.flags.filter((f) => f.includes("published")).length, 1);
+  });
+});
+
+describe("cost estimate: storage follows the checkpoint retention", () => {
+  it("saves and retention: every saveEvery steps and the last; keep.last retires the older ones, keep.every keeps its multiples", () => {
+    assert.deepEqual(saveSteps(100, 30, "rl"), [30, 60, 90, 100]);
+    assert.deepEqual(saveSteps(90, 30, "rl"), [30, 60, 90]);
+    assert.deepEqual(saveSteps(100, undefined, "rl"), []);
+    assert.deepEqual(saveSteps(100, undefined, "sft"), [100]);
+    assert.deepEqual(stageCheckpoints(400, 30, "rl", {}), { saved: 14, retained: 14, heldSteps: 2470 });
+    // keep last 2 and every 100th step: 390 and 400 (newest), 300 (a multiple of 100).
+    const kept = stageCheckpoints(400, 30, "rl", { last: 2, every: 100 });
+    assert.deepEqual([kept.saved, kept.retained], [14, 3]);
+    // A retired checkpoint is held until the second newer one is saved: 60 steps for 30…330 but 300 (kept: 100 steps to
+    // the end), 40 for 360 (retired at 400); 390 and 400 are held to the end (10 and 0).
+    assert.equal(kept.heldSteps, 10 * 60 + 100 + 40 + 10 + 0);
+  });
+
+  it("keep.last K prices K checkpoints, not every one saved, and the storage line names the retention it assumed", () => {
+    const all = estimateCost(seed("retool-qwen3-4b-tione-ags"), { now, steps: { training: 3000 } });
+    const kept = estimateCost(edited("retool-qwen3-4b-tione-ags", [[["checkpoints"], { keep: { last: 3 } }]]), { now, steps: { training: 3000 } });
+    const capAll = line(all, "storage.capacity");
+    const capKept = line(kept, "storage.capacity");
+    // 3,000 steps saved every 30: 100 checkpoints of 4B parameters × 14 bytes = 56 GB each.
+    assert.match(capAll.label, /^capacity \(4,800–5,600–6,400 GB retained: 100 of 100 checkpoints, retention: keep all\)$/);
+    assert.match(capKept.label, /^capacity \(144–168–192 GB retained: 3 of 100 checkpoints, retention: keep last 3\)$/);
+    assert.match(capAll.note!, /^every checkpoint kept: no checkpoints\.keep\.last, so verl's max_actor_ckpt_to_keep is unset/);
+    assert.match(capKept.note!, /^the newest 3 kept \(checkpoints\.keep\.last: verl's max_actor_ckpt_to_keep, rlpipe sync --keep-last\)/);
+    // After the run: 3 × 56 GB for a month against 100 × 56 GB; during it, each retired one only until 3 newer exist.
+    const hoursPerStep = all.stages!.find((s) => s.id === "rl")!.hours.expected / 3000;
+    const duringKept = (56 * (97 * 90 + (3000 - 2940) + (3000 - 2970) + 0) * hoursPerStep) / 730;
+    close(capKept.quantity.expected, duringKept + 3 * 56, 2e-3);
+    assert.ok(capKept.quantity.expected * 10 < capAll.quantity.expected, `${capKept.quantity.expected} vs ${capAll.quantity.expected}`);
+    assert.ok(kept.totals.CNY.expected < all.totals.CNY.expected);
+    // Every checkpoint is still uploaded once: the same PUTs.
+    close(line(kept, "storage.requests").quantity.expected, line(all, "storage.requests").quantity.expected, 1e-6);
   });
 });

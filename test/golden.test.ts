@@ -38,6 +38,9 @@ const PATH_KEYS = new Set([
   "data.custom_cls.path", "custom_reward_function.path",
 ]);
 
+/** The run length the seed published (recipes set it as schedule.totalTrainingSteps; the scripts run whole epochs). */
+const PUBLISHED_LENGTH = (steps: number, why: string): Deviation => ({ key: "trainer.total_training_steps", rlpipe: String(steps), why });
+
 function fixture(name: string): Fixture {
   return JSON.parse(readFileSync(join(FIXTURES, "seeds", `${name}.json`), "utf8")) as Fixture;
 }
@@ -117,7 +120,8 @@ describe("golden: qwen3-1.7b-code-toolcall (seeds 000/001, run_toolcall_sft_demo
   });
 
   it("RL renders every argument of run_code_rl_demo.sh", () => {
-    expectSameOverrides(stage(plan, "rl").argv, fx.rl!.argv, plan.workDir, [RESUME]);
+    expectSameOverrides(stage(plan, "rl").argv, fx.rl!.argv, plan.workDir, [RESUME, PUBLISHED_LENGTH(240, "LiveCodeBench is reported at steps 20–240 (seed 001)")]);
+    assert.ok(stage(plan, "rl").argv.includes("trainer.total_training_steps=240"));
   });
 
   it("RL exports the script's environment", () => {
@@ -160,7 +164,7 @@ describe("golden: qwen3-1.7b-code-toolcall-sd (seed 001 part 2; SD scripts unpub
     // run_code_rl_demo.sh's setup and uses the public weights, so the model path (and the experiment
     // name the base script derives from its basename) change; everything else is the base script.
     expectSameOverrides(stage(plan, "rl").argv, base.rl!.argv, plan.workDir, [
-      RESUME,
+      RESUME, PUBLISHED_LENGTH(240, "the base recipe's published run (seed 001)"),
       { key: "actor_rollout_ref.model.path", rlpipe: "Qwen/Qwen3-1.7B", why: "SD runs on the public Qwen3-1.7B weights" },
       { key: "trainer.experiment_name", rlpipe: "1.5B_L16k-Qwen3-1.7B-bs128-minibs32-gs8-temp0.9-1nodes", why: "the base script's EXP_NAME formula with MODEL_NAME=Qwen3-1.7B" },
     ]);
@@ -206,7 +210,7 @@ describe("golden: retool-qwen3-4b-ascend (seed 002, run_qwen3_4b_{sft,dapo}_npu.
 
   it("RL renders the script's arguments", () => {
     expectSameOverrides(stage(plan, "rl").argv, fx.rl!.argv, plan.workDir, [
-      RESUME,
+      RESUME, PUBLISHED_LENGTH(130, "130个step训练后 (seed 002)"),
       { key: "trainer.experiment_name", rlpipe: "qwen3-4b_dapo", why: DATE_STAMP },
       { key: "trainer.default_local_dir", rlpipe: `${plan.workDir}/checkpoint/qwen3-4b_dapo`, why: DATE_STAMP },
     ]);
@@ -240,7 +244,8 @@ describe("golden: retool-qwen2.5-32b-h200 (seed 003, bojieli/verl run_qwen2-32b_
 
   it("RL renders the fork's script (max response 10240, save every 5), not the seed text's upstream values", () => {
     const s = stage(plan, "rl");
-    expectSameOverrides(s.argv, fx.rl!.argv, plan.workDir, [RESUME]);
+    expectSameOverrides(s.argv, fx.rl!.argv, plan.workDir, [RESUME, PUBLISHED_LENGTH(400, "实际上只需要约 400 个训练步骤 (seed 003)")]);
+    assert.ok(s.argv.includes("trainer.total_training_steps=400"));
     assert.equal(s.facts.responsesPerStep, 8192);
   });
 
@@ -262,7 +267,7 @@ describe("golden: retool-qwen3-4b-tione-ags (seed 004, inline run_qwen3-4b-instr
 
   it("RL renders the inline script's arguments", () => {
     // The seed's console RuntimeEnv (pip, LD_LIBRARY_PATH) has no TI-ONE API field; it rides on verl's ray.init().
-    expectSameOverrides(stage(plan, "rl").argv, fx.rl!.argv, plan.workDir, [RESUME,
+    expectSameOverrides(stage(plan, "rl").argv, fx.rl!.argv, plan.workDir, [RESUME, PUBLISHED_LENGTH(400, "no published length: seed 003's ~400 steps for the same ReTool recipe"),
       { key: "+ray_kwargs.ray_init.runtime_env.pip", rlpipe: "[e2b_code_interpreter]", why: "the seed's console RuntimeEnv.pip: TI-ONE's API has no RuntimeEnv field" },
       { key: "+ray_kwargs.ray_init.runtime_env.env_vars.LD_LIBRARY_PATH", rlpipe: "'/usr/local/cuda/compat:$LD_LIBRARY_PATH'", why: "the seed's console RuntimeEnv.env_vars, expanded by Ray on each node" },
       { key: "trainer.logger", rlpipe: "[console,tensorboard,file]", why: "a managed target keeps a run's metrics in its object storage by default: verl's file backend writes them where the sync sidecar uploads them" }]);

@@ -1,10 +1,11 @@
 // rlpipe cost <recipe> [--provider all|P] [--format table|md|html|json] [--out FILE] [--rates FILE] [--online]
-// [--step-seconds S]: the whole run's estimate (core/cost/estimate.ts), rendered. Offline by default: the catalog
-// built into rlpipe, the recipe's prices: and --rates; nothing is read from the network, no credential is used.
+// [--step-seconds S] [--steps N|STAGE=N]: the whole run's estimate (core/cost/estimate.ts), rendered. Offline by
+// default: the catalog built into rlpipe, the recipe's prices: and --rates; nothing is read from the network, no credential is used.
 import { mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { parseArgs } from "node:util";
 import { estimateCost } from "../../core/cost/estimate.js";
+import type { StepsOverride } from "../../core/cost/run-length.js";
 import { costDiffCommand, DIFF_FORMATS, type DiffFormat, diffFiles, parseIncreaseLimit } from "./cost-diff.js";
 import { CATALOG } from "../../core/cost/catalog.js";
 import { unusedRates } from "../../core/cost/rates.js";
@@ -37,6 +38,19 @@ function positiveSeconds(v: string): number {
   const n = Number(v);
   if (v.trim() === "" || !Number.isFinite(n) || n <= 0) throw usage(`--step-seconds ${JSON.stringify(v)}: expected a positive number of seconds per training step`);
   return n;
+}
+
+/** --steps N (the RL stages, else the SFT stages) and --steps STAGE=N (that stage), repeatable. */
+export function parseStepsFlags(values: readonly string[] | undefined): StepsOverride | undefined {
+  if (values === undefined || values.length === 0) return undefined;
+  let training: number | undefined;
+  const stages: Record<string, number> = {};
+  for (const v of values) {
+    const m = /^(?:([A-Za-z][A-Za-z0-9_-]*)=)?(\d+)$/.exec(v.trim());
+    if (m === null || Number(m[2]) < 1) throw usage(`--steps ${JSON.stringify(v)}: expected a positive whole number of steps (N, for the RL stage) or STAGE=N`);
+    if (m[1] === undefined) training = Number(m[2]); else stages[m[1]] = Number(m[2]);
+  }
+  return { ...(training === undefined ? {} : { training }), ...(Object.keys(stages).length === 0 ? {} : { stages }) };
 }
 
 /** The --rates file as user rates (file:line:col errors like a recipe's). */
@@ -87,6 +101,7 @@ export async function runCost(argv: readonly string[], io: Io): Promise<number> 
   const format: CostFormat = values.json ? "json" : oneOf("format", values.format, COST_FORMATS);
   const provider: Provider | "all" = oneOf("provider", values.provider, ["all", ...PROVIDERS] as const);
   const stepSeconds = values["step-seconds"] === undefined ? undefined : positiveSeconds(values["step-seconds"]);
+  const steps = parseStepsFlags(values.steps);
   // ---- cost diff (bin/commands/cost-diff.ts): HEAD --diff BASE, or diff BASE HEAD, both at the options above
   const diff = diffFiles(values.diff, positionals);
   if (diff === undefined && values["fail-over"] !== undefined) throw usage("--fail-over applies to a cost diff: rlpipe cost HEAD.yaml --diff BASE.yaml --fail-over 10%");
@@ -95,7 +110,7 @@ export async function runCost(argv: readonly string[], io: Io): Promise<number> 
     if (format === "html") throw usage(`a cost diff is written as ${DIFF_FORMATS.join(", ")}: --format html does not apply`);
     const now = new Date();
     const user = values.rates === undefined ? [] : readRates(values.rates, now.toISOString().slice(0, 10));
-    const options = { provider, now, ...(stepSeconds === undefined ? {} : { stepSeconds }), ...(user.length === 0 ? {} : { overrides: { user } }) };
+    const options = { provider, now, ...(stepSeconds === undefined ? {} : { stepSeconds }), ...(steps === undefined ? {} : { steps }), ...(user.length === 0 ? {} : { overrides: { user } }) };
     return costDiffCommand({
       files: diff, format: format as DiffFormat, estimate: (recipe) => estimateCost(recipe, options),
       ...(values.out === undefined ? {} : { out: values.out }),
@@ -105,8 +120,8 @@ export async function runCost(argv: readonly string[], io: Io): Promise<number> 
   if (values.run !== undefined) {
     // ---- estimate vs actual of a deployed run (LIVE: bin/commands/cost-run.ts)
     if (positionals.length !== 0) throw usage("rlpipe cost --run NAME reads the recipe from the run's record: give no recipe file");
-    if (values.online || values.rates !== undefined || stepSeconds !== undefined || values.provider !== "all") {
-      throw usage("rlpipe cost --run compares a run with the estimate made at its deploy, at the rates recorded then: --online, --rates, --step-seconds and --provider do not apply");
+    if (values.online || values.rates !== undefined || stepSeconds !== undefined || steps !== undefined || values.provider !== "all") {
+      throw usage("rlpipe cost --run compares a run with the estimate made at its deploy, at the rates recorded then: --online, --rates, --step-seconds, --steps and --provider do not apply");
     }
     const { costOfRunCommand } = await import("./cost-run.js");
     return costOfRunCommand(values.run, format, values.out, io, writeWhole);
@@ -120,7 +135,7 @@ export async function runCost(argv: readonly string[], io: Io): Promise<number> 
   // ---- live prices (LIVE: bin/commands/cost-run.ts): asked only with --online; their notes join the assumptions
   const live = values.online ? await (await import("./cost-run.js")).onlineRates(loaded.recipe, provider, io) : undefined;
   const estimate = estimateCost(loaded.recipe, {
-    provider, now, ...(stepSeconds === undefined ? {} : { stepSeconds }),
+    provider, now, ...(stepSeconds === undefined ? {} : { stepSeconds }), ...(steps === undefined ? {} : { steps }),
     ...(user.length === 0 && live === undefined ? {} : { overrides: { ...(user.length === 0 ? {} : { user }), ...(live === undefined ? {} : { live: live.rates }) } }),
   });
   const report: CostReport = live === undefined

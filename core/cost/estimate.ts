@@ -13,6 +13,7 @@ import { ZERO, add, exact, mul, roundRange } from "./range.js";
 import { fmtRange } from "./recipe-facts.js";
 import { type Usage, usageFigure, usageOf } from "./quantities.js";
 import { formatQuantity } from "./render/format.js";
+import { type StepsOverride, runLengthOf, stepsByStage } from "./run-length.js";
 import { DEVICES } from "./step-time.js";
 import type { Candidate, Catalog, Component, CostLine, CostReport, Currency, FxRate, Range, Rate, RateOverrides, StageSummary } from "./types.js";
 import { type Workload, deviceOf, workloadOf } from "./workload.js";
@@ -25,6 +26,8 @@ export interface EstimateOptions {
   readonly now: Date;
   /** A measured step time for the RL stages (else the SFT stages) that set none in cost.stages. */
   readonly stepSeconds?: number;
+  /** Steps to price (rlpipe cost --steps) instead of the recipe's: they win over cost.stages.<id>.steps and schedule.totalTrainingSteps. */
+  readonly steps?: StepsOverride;
   readonly catalog?: Catalog;
   /** The recipe file, for the report header. */
   readonly file?: string;
@@ -225,9 +228,9 @@ function usageLines(ctx: PriceContext, provider: Provider, usage: Usage): CostLi
       : [pricedLine(ctx, { id: "storage.requests", component: "storage", label: "requests", provider: st.service, priceId: `${st.service}:requests`, unit: "request", quantity: add(st.putRequests, st.getRequests) })];
     lines.push(parentLine("storage", "storage", `Checkpoints and metrics (${st.service.toUpperCase()})`, st.service, `${st.service}:standard:storage`, "gb-month", st.gbMonths, [
       pricedLine(ctx, {
-        id: "storage.capacity", component: "storage", label: `capacity (${fmtRange(round(st.storedGB, 3))} GB retained)`, provider: st.service, priceId: `${st.service}:standard:storage`, unit: "gb-month", quantity: st.gbMonths,
+        id: "storage.capacity", component: "storage", label: `capacity (${fmtRange(round(st.storedGB, 3))} GB retained: ${fmtRange(st.checkpointsRetained)} of ${fmtRange(st.checkpointsSaved)} checkpoints, ${st.retention})`, provider: st.service, priceId: `${st.service}:standard:storage`, unit: "gb-month", quantity: st.gbMonths,
         // The one line billed partly after the run: say how much, as the cumulative chart splits it.
-        note: `${triple(st.gbMonthsDuringRun)} GB-months while the run goes on (checkpoints grow through it), ${triple(st.gbMonthsAfterRun)} after it (kept ${fmtRange(st.retentionMonths)} months)`,
+        note: `${st.retentionText}; ${triple(st.gbMonthsDuringRun)} GB-months while the run goes on (each checkpoint from its save until retired or the end), ${triple(st.gbMonthsAfterRun)} after it (kept ${fmtRange(st.retentionMonths)} months)`,
       }),
       ...requestLines,
     ]));
@@ -375,7 +378,8 @@ export function estimateCost(recipe: Recipe, opts: EstimateOptions): CostReport 
 
   const testCases = usageFigure(recipe, "testCasesPerReward").value;
   const caseSeconds = usageFigure(recipe, "testCaseSeconds").value;
-  const workFor = (p: Provider) => workloadOf(recipe, p, { ...(opts.stepSeconds === undefined ? {} : { stepSeconds: opts.stepSeconds }), testCasesPerReward: testCases, testCaseSeconds: caseSeconds });
+  const steps = stepsByStage(recipe, opts.steps);
+  const workFor = (p: Provider) => workloadOf(recipe, p, { ...(opts.stepSeconds === undefined ? {} : { stepSeconds: opts.stepSeconds }), testCasesPerReward: testCases, testCaseSeconds: caseSeconds, steps });
   const work = workFor(chosen);
   const usage = usageOf(recipe, chosen, work);
   const lines = [...computeLines(ctx, recipe, chosen, work), ...usageLines(ctx, chosen, usage)];
@@ -414,6 +418,7 @@ export function estimateCost(recipe: Recipe, opts: EstimateOptions): CostReport 
     assumptions: dedupe(assumptions),
     exclusions: dedupe([...EXCLUSIONS.filter((e) => sunk || !e.startsWith("prepaid")), ...usage.exclusions]),
     priceSources: dedupeRates(sources), stages, ...(capacity === undefined ? {} : { capacity }),
+    runLength: runLengthOf(recipe, work),
   };
 }
 

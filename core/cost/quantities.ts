@@ -2,6 +2,7 @@
 // idle time), function requests and GB-seconds, checkpoint storage, requests and egress. Each figure the recipe
 // does not give comes from a default below, stated with its source in the report's assumptions.
 import type { Provider, Recipe } from "../recipe/schema.js";
+import { retentionOf, saveSteps, stageCheckpoints } from "./checkpoint-retention.js";
 import { add, exact, fromInput, mul, range } from "./range.js";
 import type { Range } from "./types.js";
 import type { StageWork, Workload } from "./workload.js";
@@ -60,6 +61,8 @@ export interface Usage {
     /** gbMonths split: held while the run goes on (growing), and kept after it (the retention months). */
     readonly gbMonthsDuringRun: Range; readonly gbMonthsAfterRun: Range; readonly retentionMonths: Range;
     readonly putRequests: Range; readonly getRequests: Range; readonly egressGB: Range;
+    /** Checkpoints written, and those left in storage at the run's end under `retention` (which the label names). */
+    readonly checkpointsSaved: Range; readonly checkpointsRetained: Range; readonly retention: string; readonly retentionText: string;
   };
   readonly assumptions: readonly string[];
   readonly exclusions: readonly string[];
@@ -188,24 +191,31 @@ function storageOf(recipe: Recipe, provider: Provider, work: Workload, assumptio
     return undefined;
   }
   const bytesPerParam = USAGE_DEFAULTS.checkpointBytesPerParam;
-  const keep = recipe.checkpoints?.keep;
-  let stored = exact(0);
+  const retention = retentionOf(recipe);
+  const bounds = ["low", "expected", "high"] as const;
+  const zero = () => ({ low: 0, expected: 0, high: 0 });
+  const stored = zero(), saved = zero(), retained = zero(), gbHoursDuringRun = zero();
   let putRequests = exact(0);
-  for (const st of work.stages) {
-    if (st.steps === undefined || st.model === undefined) continue;
+  work.stages.forEach((st, i) => {
+    if (st.steps === undefined || st.model === undefined || (st.type !== "rl" && st.type !== "sft")) return;
     const perSave = mul(st.model.total, bytesPerParam.value);
-    // SFT always saves its last step; RL saves every saveEvery steps and at the last step.
-    const count = (steps: number) => (st.saveEvery === undefined ? (st.type === "sft" ? 1 : 0) : Math.floor(steps / st.saveEvery) + (steps % st.saveEvery === 0 ? 0 : 1));
-    const n = range(count(st.steps.low), count(st.steps.expected), count(st.steps.high));
-    const retainedOf = (k: number, steps: number) => (keep?.last === undefined ? k : Math.min(k, keep.last) + (keep.every === undefined ? 0 : Math.floor(steps / keep.every)));
-    const retained = range(retainedOf(n.low, st.steps.low), retainedOf(n.expected, st.steps.expected), retainedOf(n.high, st.steps.high));
-    stored = add(stored, mul(retained, perSave, 1e-9));
+    for (const b of bounds) {
+      const ck = stageCheckpoints(st.steps[b], st.saveEvery, st.type, retention);
+      const hoursPerStep = st.steps[b] > 0 ? st.hours[b] / st.steps[b] : 0;
+      // A stage's checkpoints stay through the stages after it (an SFT checkpoint while RL runs).
+      const laterHours = work.stages.slice(i + 1).reduce((h, x) => h + x.hours[b], 0);
+      const gb = perSave[b] * 1e-9;
+      saved[b] += ck.saved;
+      retained[b] += ck.retained;
+      stored[b] += ck.retained * gb;
+      gbHoursDuringRun[b] += gb * (ck.heldSteps * hoursPerStep + ck.retained * laterHours);
+    }
+    // Every saved checkpoint is uploaded once, retired later or not.
+    const n = range(...bounds.map((b) => saveSteps(Math.round(st.steps![b]), st.saveEvery, st.type as "rl" | "sft").length) as [number, number, number]);
     putRequests = add(putRequests, mul(n, perSave, 1 / PART_BYTES));
-  }
+  });
   const months = usageFigure(recipe, "storageMonths");
-  const runMonths = mul(work.hours, 1 / HOURS_PER_MONTH);
-  // Stored data grows through the run (half of it on average), then stays for `months`.
-  const gbMonthsDuringRun = mul(stored, runMonths, 0.5);
+  const gbMonthsDuringRun = mul(gbHoursDuringRun, 1 / HOURS_PER_MONTH);
   const gbMonthsAfterRun = mul(stored, months.value);
   const gbMonths = add(gbMonthsDuringRun, gbMonthsAfterRun);
   const passes = mul(work.hours, 3600 / (recipe.checkpoints?.intervalS ?? 30));
@@ -215,9 +225,12 @@ function storageOf(recipe: Recipe, provider: Provider, work: Workload, assumptio
   const last = [...work.stages].reverse().find((s) => s.model !== undefined && s.steps !== undefined) ?? [...work.stages].reverse().find((s) => s.model !== undefined);
   const egressGB = last?.model === undefined ? exact(0) : mul(last.model.total, 2 * exports * 1e-9);
   assumptions.push(
-    `checkpoints: ${bytesPerParam.basis}; saved every saveEvery steps and at the last step, retained per checkpoints.keep; ${months.basis}`,
+    `checkpoints: ${bytesPerParam.basis}; saved every saveEvery steps and at the last step; retention: ${retention.text}; each checkpoint is billed from its save until it is retired, a kept one through the rest of the run and after it: ${months.basis}`,
     `storage requests: one PUT per ${PART_BYTES / 1048576} MiB part of each checkpoint, and per sync pass (every ${recipe.checkpoints?.intervalS ?? 30} s) one LIST and two PUTs of metrics`,
     `egress: ${exports} download${exports === 1 ? "" : "s"} of the final model's bf16 weights (2 bytes per parameter)`,
   );
-  return { service, gbMonths, storedGB: stored, gbMonthsDuringRun, gbMonthsAfterRun, retentionMonths: months.value, putRequests, getRequests, egressGB };
+  return {
+    service, gbMonths, storedGB: stored, gbMonthsDuringRun, gbMonthsAfterRun, retentionMonths: months.value, putRequests, getRequests, egressGB,
+    checkpointsSaved: saved, checkpointsRetained: retained, retention: retention.label, retentionText: retention.text,
+  };
 }

@@ -112,21 +112,30 @@ export function datasetRows(recipe: Recipe, key: string): Sourced<Range> {
 
 const floorDiv = (r: Range, d: number): Range => range(Math.floor(r.low / d), Math.floor(r.expected / d), Math.floor(r.high / d));
 
-function overrideSteps(stage: RlStage | SftStage): number | undefined {
+/** The step cap verl gets: schedule.totalTrainingSteps, else a trainer.total_training_steps override. */
+function stepCap(stage: RlStage | SftStage): { steps: number; field: string } | undefined {
+  const own = stage.schedule?.totalTrainingSteps;
+  if (own !== undefined) return { steps: own, field: "schedule.totalTrainingSteps" };
   for (const key of ["trainer.total_training_steps", "+trainer.total_training_steps", "++trainer.total_training_steps"]) {
     const v = stage.overrides?.[key];
-    if (typeof v === "number" && Number.isInteger(v) && v > 0) return v;
-    if (typeof v === "string" && /^\d+$/.test(v) && Number(v) > 0) return Number(v);
+    if (typeof v === "number" && Number.isInteger(v) && v > 0) return { steps: v, field: `overrides.${key}` };
+    if (typeof v === "string" && /^\d+$/.test(v) && Number(v) > 0) return { steps: Number(v), field: `overrides.${key}` };
   }
   return undefined;
 }
 
-/** Steps a training stage runs: the cost input, verl's total_training_steps, else rows ÷ batch (dropping the last partial batch, as verl's loaders do) × epochs. */
-export function stageSteps(recipe: Recipe, stage: RlStage | SftStage): Sourced<Range> {
+/** A training stage's steps, where the figure comes from in a few words (RunLength.stages[].source), and the sentence the report lists. */
+export interface StageSteps extends Sourced<Range> { readonly source: string }
+
+/**
+ * Steps a training stage runs, as verl runs it: ⌊rows / batch⌋ (verl's loaders drop the last partial batch) × epochs,
+ * stopped early at trainer.total_training_steps when the recipe sets it. A step count given for pricing wins:
+ * `forced` (rlpipe cost --steps), then cost.stages.<id>.steps.
+ */
+export function stageSteps(recipe: Recipe, stage: RlStage | SftStage, forced?: number): StageSteps {
+  if (forced !== undefined) return { value: exact(forced), source: "--steps", basis: `stage ${stage.id}: ${forced} steps (rlpipe cost --steps)` };
   const priced = recipe.cost?.stages?.[stage.id]?.steps;
-  if (priced !== undefined) return { value: exact(priced), basis: `cost.stages.${stage.id}.steps = ${priced}` };
-  const capped = overrideSteps(stage);
-  if (capped !== undefined) return { value: exact(capped), basis: `stage ${stage.id}: trainer.total_training_steps = ${capped} (overrides)` };
+  if (priced !== undefined) return { value: exact(priced), source: `cost.stages.${stage.id}.steps`, basis: `cost.stages.${stage.id}.steps = ${priced}` };
   const rows = datasetRows(recipe, stage.data.train);
   const batch = stage.type === "sft" ? stage.batch.global : stage.data.promptsPerStep;
   const epochs = stage.type === "sft" ? stage.schedule.epochs : stage.schedule?.epochs ?? 1;
@@ -137,7 +146,16 @@ export function stageSteps(recipe: Recipe, stage: RlStage | SftStage): Sourced<R
       exitCode: 2, hint: `check datasets.${stage.data.train}.rows or set cost.stages.${stage.id}.steps`,
     });
   }
-  return { value: total, basis: `stage ${stage.id}: ⌊rows / ${batch}⌋ × ${epochs} epoch${epochs === 1 ? "" : "s"} = ${fmtRange(total)} steps (${rows.basis})` };
+  const epochText = `⌊rows / ${batch}⌋ × ${epochs} epoch${epochs === 1 ? "" : "s"} = ${fmtRange(total)} steps (${rows.basis})`;
+  const cap = stepCap(stage);
+  if (cap === undefined) return { value: total, source: "⌊rows / batch⌋ × epochs", basis: `stage ${stage.id}: ${epochText}` };
+  const capped = range(Math.min(cap.steps, total.low), Math.min(cap.steps, total.expected), Math.min(cap.steps, total.high));
+  const binds = capped.expected === cap.steps;
+  return {
+    value: capped,
+    source: binds ? "trainer.total_training_steps in the recipe" : "⌊rows / batch⌋ × epochs (before trainer.total_training_steps)",
+    basis: `stage ${stage.id}: ${fmtRange(capped)} steps — verl stops at trainer.total_training_steps = ${cap.steps} (${cap.field}) or at the end of the epochs, whichever comes first; ${epochText}`,
+  };
 }
 
 export function fmtRange(r: Range, digits = 4): string {

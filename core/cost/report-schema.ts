@@ -93,6 +93,16 @@ export const CostReportSchema = z.strictObject({
       hint: z.string().optional().describe("What to change, when over"),
     })),
   }).optional().describe("The sandbox's work per RL step against its capacity (docs/ARCHITECTURE.md, sandbox capacity)"),
+  runLength: z.strictObject({
+    hours: RangeSchema.describe("The whole run (every stage), wall-clock hours"),
+    days: RangeSchema.describe("The same in days"),
+    stages: z.array(z.strictObject({
+      stage: z.string(), steps: RangeSchema,
+      source: z.string().describe("Where the count comes from: trainer.total_training_steps in the recipe, ⌊rows / batch⌋ × epochs, --steps, cost.stages.<id>.steps"),
+    })),
+    flags: z.array(z.string()).describe("A run beyond maxDays, or a stage priced more than 3× its published length: each names the step count and what to set"),
+    maxDays: num().describe("The bound (days, expected figure) a run is flagged beyond"),
+  }).optional().describe("How long the run goes as verl will run it (issue 24)"),
   actual: z.strictObject({
     run: z.string(),
     lines: z.array(z.strictObject({ id: z.string(), quantity: num().optional(), cost: num().optional(), currency: Currency.optional(), source: z.string() })),

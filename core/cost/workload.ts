@@ -11,6 +11,8 @@ export interface StageWork {
   readonly id: string;
   readonly type: Stage["type"];
   readonly steps?: Range;
+  /** Where steps comes from, in a few words ("trainer.total_training_steps in the recipe", "--steps", …). */
+  readonly stepsSource?: string;
   readonly secondsPerStep?: Range;
   readonly stepBasis?: "model" | "measured";
   /** Seconds per step spent generating (RL and eval): how long trajectories, and sandboxes held by them, live. */
@@ -52,6 +54,8 @@ export interface WorkloadOptions {
   readonly stepSeconds?: number;
   readonly testCaseSeconds: Range;
   readonly testCasesPerReward: Range;
+  /** Steps to price per training stage id (rlpipe cost --steps), over the recipe's. */
+  readonly steps?: Readonly<Record<string, number>>;
 }
 
 const MERGE_HOURS = range(0.05, 0.15, 0.5);
@@ -71,7 +75,7 @@ export function workloadOf(recipe: Recipe, provider: Provider, opts: WorkloadOpt
     if (stage.type === "rl" || stage.type === "sft") {
       const model = modelSize(recipe, stage);
       note(`stage ${stage.id}: ${model.basis}`);
-      const steps = stageSteps(recipe, stage);
+      const steps = stageSteps(recipe, stage, opts.steps?.[stage.id]);
       note(steps.basis);
       const measured = recipe.cost?.stages?.[stage.id]?.stepSeconds ?? (stage.type === optionTarget ? opts.stepSeconds : undefined);
       const w = trainingWorkload(stage, model, devices, nodes, device);
@@ -91,7 +95,7 @@ export function workloadOf(recipe: Recipe, provider: Provider, opts: WorkloadOpt
         note(`stage ${stage.id}: ${fmtRange(seconds)} s per step from the ${stage.type === "rl" ? "RL" : "SFT"} calibration point (${modeled.calibration.source}), scaled by ${fmtRange(mul(model.active, 1e-9))}B active parameters, ${fmtTokens(w.tokensPerStep)} tokens per step at the length caps and ${devices} devices; responses assumed to fill the length caps in the same proportion as in the calibration run`);
       }
       if (stage.type === "sft") {
-        stages.push({ id: stage.id, type: stage.type, steps: steps.value, secondsPerStep: seconds, stepBasis: measured === undefined ? "model" : "measured",
+        stages.push({ id: stage.id, type: stage.type, steps: steps.value, stepsSource: steps.source, secondsPerStep: seconds, stepBasis: measured === undefined ? "model" : "measured",
           hours: mul(steps.value, seconds, 1 / 3600), ...(saveEvery(recipe, stage) === undefined ? {} : { saveEvery: saveEvery(recipe, stage)! }), model, responses: exact(0) });
         continue;
       }
@@ -101,7 +105,7 @@ export function workloadOf(recipe: Recipe, provider: Provider, opts: WorkloadOpt
       const trainSeconds = mul(steps.value, seconds);
       const hours = mul(add(trainSeconds, val.seconds), 1 / 3600);
       stages.push({
-        id: stage.id, type: stage.type, steps: steps.value, secondsPerStep: seconds, stepBasis: measured === undefined ? "model" : "measured",
+        id: stage.id, type: stage.type, steps: steps.value, stepsSource: steps.source, secondsPerStep: seconds, stepBasis: measured === undefined ? "model" : "measured",
         rolloutSecondsPerStep: rollout!, responsesPerStep, validations: val.count, responsesPerValidation: val.responses, hours,
         ...(saveEvery(recipe, stage) === undefined ? {} : { saveEvery: saveEvery(recipe, stage)! }), model,
         responses: add(mul(steps.value, responsesPerStep), mul(val.count, val.responses)),

@@ -244,7 +244,8 @@ const SftStage = z.strictObject({
     ulyssesSP: posInt().optional(),
     removePadding: bool().optional(),
   }).optional(),
-  schedule: z.strictObject({ epochs: posInt(), saveEvery: posInt().optional() }),
+  schedule: z.strictObject({ epochs: posInt(), saveEvery: posInt().optional(),
+    totalTrainingSteps: posInt().optional().describe("trainer.total_training_steps: verl stops after this many steps (or at the end of the epochs, whichever comes first).") }),
   logging: Logging.optional(),
   outputDir: text().describe("trainer.default_local_dir; checkpoints land in <outputDir>/global_step_N."),
   launcher: z.strictObject({ standalone: bool().optional() }).optional(),
@@ -337,6 +338,7 @@ const Train = z.strictObject({
 
 const RlSchedule = z.strictObject({
   epochs: posInt().optional(),
+  totalTrainingSteps: posInt().optional().describe("trainer.total_training_steps: verl stops after this many steps (or at the end of the epochs, whichever comes first)."),
   saveEvery: z.number().int().optional(),
   testEvery: z.number().int().optional(),
   valBeforeTrain: bool().optional(),
@@ -579,7 +581,9 @@ const CostInputs = z.strictObject({
     .describe("The most the whole run may cost; rlpipe deploy refuses to submit above it unless --force."),
   stages: z.record(ident(), z.strictObject({
     stepSeconds: posNumber().optional().describe("A step time you measured (seconds); replaces the step-time model for this stage."),
-    steps: posInt().optional().describe("Steps to price (e.g. when you will stop early); default: from the dataset rows, batch and epochs."),
+    steps: posInt().optional().describe("Steps to price (e.g. when you will stop early); default: schedule.totalTrainingSteps capped by the dataset rows, batch and epochs."),
+    publishedSteps: posInt().optional().describe("How many steps the run this recipe reproduces went (its publication); rlpipe cost flags a priced length more than 3× it."),
+    publishedSource: text().optional().describe("Where publishedSteps comes from (a quote and its source)."),
   })).optional().describe("Per stage id."),
   usage: z.strictObject({
     toolCallsPerResponse: RangeInput().optional(),

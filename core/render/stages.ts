@@ -85,6 +85,8 @@ function renderSft(ctx: RenderContext, s: SftStage, at: RecipePath): StageComman
   o.set("trainer.experiment_name", log.experiment, [...at, "logging", "experiment"]);
   o.set("trainer.logger", log.backends === undefined ? undefined : [...log.backends], [...at, "logging", "backends"]);
   o.set("trainer.total_epochs", s.schedule.epochs, [...at, "schedule", "epochs"]);
+  // verl stops at total_training_steps when it comes before the end of the epochs.
+  o.set("trainer.total_training_steps", s.schedule.totalTrainingSteps, [...at, "schedule", "totalTrainingSteps"]);
   o.set("trainer.save_freq", s.schedule.saveEvery ?? ctx.recipe.checkpoints?.saveEvery, [...at, "schedule", "saveEvery"]);
   o.set("trainer.max_ckpt_to_keep", ctx.recipe.checkpoints?.keep?.last, ["checkpoints", "keep", "last"]);
   o.set("trainer.device", device(ctx), ["runtime", "accelerator"]);
@@ -281,6 +283,7 @@ function renderPpo(ctx: RenderContext, s: RlStage | EvalStage, at: RecipePath): 
   o.set("trainer.default_local_dir", explicitDir ? output : undefined, A("outputDir"));
   o.set("trainer.test_freq", sch?.testEvery, S("testEvery"));
   o.set("trainer.total_epochs", sch?.epochs, S("epochs"));
+  o.set("trainer.total_training_steps", sch?.totalTrainingSteps, S("totalTrainingSteps"));
   o.set("trainer.device", device(ctx), ["runtime", "accelerator"]);
   if (s.type === "eval") o.set("trainer.val_only", true, at);
   else o.set("trainer.resume_mode", "auto", at); // a restarted job continues from the newest checkpoint

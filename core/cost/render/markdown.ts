@@ -1,5 +1,6 @@
 // The cost report as Markdown (GitHub-flavoured tables): the same content as the terminal table, for a pull
 // request, an issue or a wiki page.
+import { wallTime } from "./table.js";
 import { HOW_TO_SUPPLY, type ReportView } from "./view.js";
 
 /** A table cell: pipes escaped, line breaks flattened. */
@@ -27,7 +28,8 @@ export function renderMarkdown(v: ReportView): string {
   L.push(`- **Target:** ${literal(v.target)}`);
   if (v.budgetText !== undefined) L.push(`- **${v.budgetText.replace(/ {2,}/g, "; ")}**`);
   if (v.budget !== undefined && v.budget.status !== "within") L.push(`- **Budget:** ${v.budget.message}`);
-  L.push(`- **Run:** ${v.run}`);
+  L.push(`- **Run:** ${v.run}${wallTime(v)}`);
+  for (const f of v.runLength?.flags ?? []) L.push(`- **Flag:** ${f}`);
   L.push(`- **Exchange rate:** ${v.fx}`);
   for (const c of v.capacity) L.push(`- **Sandbox capacity:** ${c}`);
   for (const w of v.warnings) L.push(`- **Warning:** ${w}`);

@@ -6,10 +6,10 @@ import type { CostLine, CostReport } from "../types.js";
 function allLines(lines: readonly CostLine[]): CostLine[] {
   return lines.flatMap((l) => [l, ...allLines(l.children ?? [])]);
 }
-import { formatMoney, formatMoneyRange } from "./format.js";
+import { formatMoney, formatMoneyRange, formatQuantity } from "./format.js";
 
 /**
- * "≈ ¥1,200–¥2,300 / $167–$319 (expected ¥1,650; 2 rates needed, not included — rlpipe cost for the breakdown)".
+ * "≈ ¥1,200–¥2,300 / $167–$319 (expected ¥1,650; run ≈ 10.3 days / 247 h; 2 rates needed, not included — rlpipe cost for the breakdown)".
  * `command` is what to run for the breakdown (default "rlpipe cost"; false: no pointer).
  */
 export function formatCostSummary(report: CostReport, opts: { budget?: BudgetCap; command?: string | false } = {}): string {
@@ -19,6 +19,11 @@ export function formatCostSummary(report: CostReport, opts: { budget?: BudgetCap
   const priced = !incomplete || allLines(report.lines).some((l) => l.cost !== undefined);
   const notes: string[] = [];
   if (priced) notes.push(`expected ${formatMoney(CNY.expected, "CNY")}`);
+  const run = report.runLength;
+  if (run !== undefined) {
+    const over = run.days.expected > run.maxDays ? `, over ${run.maxDays} days` : "";
+    notes.push(`run ≈ ${formatQuantity(run.days.expected)} days / ${formatQuantity(run.hours.expected)} h${over}`);
+  }
   if (incomplete) notes.push(`${missing} rate${missing === 1 ? "" : "s"} needed, not included`);
   const budget = opts.budget ?? report.budget;
   if (budget !== undefined) {

@@ -27,6 +27,12 @@ function breakdownTable(v: ReportView): string[] {
   return alignColumns([head, ...rows, total, usd], new Set([1])).map((l) => ` ${l}`);
 }
 
+/** ", wall time 10.3 (6.71–17.5) days = 247 (161–420) h": the run's length in days and hours, when known. */
+export function wallTime(v: ReportView): string {
+  const rl = v.runLength;
+  return rl === undefined ? "" : `, wall time ${rl.days} = ${rl.hours}${rl.derived ? " (stages' hours summed)" : ""}`;
+}
+
 function bullets(items: readonly string[]): string[] {
   return items.map((i) => `  - ${i}`);
 }
@@ -35,7 +41,8 @@ export function renderTable(v: ReportView): string {
   const L: string[] = [];
   L.push(`${v.title}  (${v.mode})`);
   L.push(`Target: ${v.target}${v.budgetText === undefined ? "" : `      ${v.budgetText}`}`);
-  L.push(`Run: ${v.run}`);
+  L.push(`Run: ${v.run}${wallTime(v)}`);
+  for (const f of v.runLength?.flags ?? []) L.push(`flag: ${f}`);
   L.push(`Exchange rate: ${v.fx}`);
   v.capacity.forEach((c, i) => L.push(`${i === 0 ? "Sandbox capacity:" : "                 "} ${c}`));
   for (const w of v.warnings) L.push(`warning: ${w}`);
