@@ -304,6 +304,10 @@ from the environment (AWS_*, HUAWEICLOUD_SDK_AK/SK or OBS_*, TENCENTCLOUD_SECRET
       "keep-last": { type: "string", value: "K", description: "keep only the newest K committed steps in the store" },
       "keep-every": { type: "string", value: "M", description: "also keep every step divisible by M" },
       "recipe-hash": { type: "string", value: "H", description: "record the recipe hash in each manifest" },
+      page: { type: "string", value: "JOB", description: "also keep JOB's page (rlpipe report) at <store>/JOB/report.html, one PUT per rewrite" },
+      "page-interval-s": { type: "string", default: "60", value: "S", description: "with --page: rewrite the page at most every S seconds (and on the last pass)" },
+      "page-recipe": { type: "string", value: "NAME", description: "with --page: the recipe name the page shows" },
+      "page-provider": { type: "string", value: "P", description: "with --page: the provider the page names" },
     },
   },
   checkpoints: {
@@ -324,10 +328,6 @@ from the environment (AWS_*, HUAWEICLOUD_SDK_AK/SK or OBS_*, TENCENTCLOUD_SECRET
       step: { type: "string", value: "N", description: "the step to restore (default the newest committed)" },
     },
   },
-      page: { type: "string", value: "JOB", description: "also keep JOB's page (rlpipe report) at <store>/JOB/report.html, one PUT per rewrite" },
-      "page-interval-s": { type: "string", default: "60", value: "S", description: "with --page: rewrite the page at most every S seconds (and on the last pass)" },
-      "page-recipe": { type: "string", value: "NAME", description: "with --page: the recipe name the page shows" },
-      "page-provider": { type: "string", value: "P", description: "with --page: the provider the page names" },
   metrics: {
     usage: "metrics <run> [<run> ...] [--store URI] [--plot FILE.png|FILE.svg] [--smooth W] [--series a,b,...] [--json]",
     summary: "latest values of the main training series, and a plot",
