@@ -174,11 +174,22 @@ describe("capacity: the warning", () => {
     const w = p.warnings.filter((x) => x.code === "sandbox_capacity");
     assert.equal(w.length, 1);
     assert.equal(w[0]!.line, 48, "located at the recipe's sandbox block");
-    assert.match(w[0]!.message, /≈8,192 s per step, 50% of the ≈16,458 s step \(more than 25%; set by the account's creates per second\)/);
-    assert.match(w[0]!.hint!, /≥ 1\.99 creates\/s and ≥ 2 concurrent sandboxes/);
-    const pro = planText(editYaml(recipeText(AGS), [[["sandbox", "managed", "account"], { tier: "pro" }]]), "tione");
+    // The step is the cost model's (core/cost/step-time.ts); the share, the step and the hint follow from it.
+    const step = p.capacity!.stages[0]!.stepSeconds;
+    const said = /≈8,192 s per step, (\d+)% of the ≈([\d,]+) s step \(more than 25%; set by the account's creates per second\)/.exec(w[0]!.message);
+    assert.ok(said !== null, w[0]!.message);
+    assert.deepEqual([Number(said[1]), Number(said[2]!.replaceAll(",", ""))], [Math.round((100 * 8192) / step), Math.round(step)]);
+    const needs = /≥ ([\d.]+) creates\/s and ≥ (\d+) concurrent sandboxes/.exec(w[0]!.hint!);
+    assert.ok(needs !== null, w[0]!.hint);
+    assert.ok(Math.abs(Number(needs[1]) - 8192 / (0.25 * step)) < 0.01, `creates/s ${needs[1]} for a ${step} s step`);
+    assert.equal(Number(needs[2]), Math.ceil(8192 / (0.25 * step)), "1 s of sandbox per tool call, within a quarter of the step");
+    const proAccount: [string[], unknown] = [["sandbox", "managed", "account"], { tier: "pro" }];
+    const pro = planText(editYaml(recipeText(AGS), [proAccount]), "tione");
     assert.equal(pro.capacity!.stages[0]!.sandboxSecondsPerStep, 8192 / 5);
-    assert.deepEqual(pro.warnings.filter((x) => x.code === "sandbox_capacity"), []);
+    assert.equal(pro.capacity!.stages[0]!.share, 8192 / 5 / step);
+    assert.equal(pro.warnings.filter((x) => x.code === "sandbox_capacity").length, 8192 / 5 / step > 0.25 ? 1 : 0);
+    const proMeasured = planText(editYaml(recipeText(AGS), [proAccount, [["cost"], { stages: { rl: { stepSeconds: 8000 } } }]]), "tione");
+    assert.deepEqual(proMeasured.warnings.filter((x) => x.code === "sandbox_capacity"), [], "a Pro account: 1,638 s of an 8,000 s step is 20%");
     const slow = planText(editYaml(recipeText(AGS), [[["cost"], { stages: { rl: { stepSeconds: 40000 } } }]]), "tione");
     assert.equal(slow.capacity!.stages[0]!.stepBasis, "measured");
     assert.equal(slow.capacity!.stages[0]!.share, 8192 / 40000);
@@ -243,9 +254,11 @@ describe("capacity: the CLI", () => {
     const lines = r.out.split("\n");
     const i = lines.findIndex((l) => l.startsWith("  capacity   "));
     assert.ok(i > 0 && lines[i - 1]!.startsWith("  cost       "), r.out);
-    assert.equal(lines[i], "  capacity   rl: 1,024 responses × 8 tool calls (agent.maxAssistantTurns) = 8,192 tool calls per step (the reward does not call the sandbox); Tencent AGS, 20 sandboxes and 1 create/s (E2B Hobby's limits, assumed as AGS publishes no quota; set sandbox.managed.account), one sandbox created per tool call, 1 s per tool call → 8,192 s per step (8,192 creates at 1/s: 8,192 s; sandbox time over 20 sandboxes: 410 s), 50% of the ≈16,458 s step (model); over the 25% limit");
+    const stage = planSeed(AGS, "tione").capacity!.stages[0]!;
+    assert.equal(lines[i], `  capacity   ${stage.line}`);
+    assert.match(lines[i]!, /^  capacity   rl: 1,024 responses × 8 tool calls \(agent\.maxAssistantTurns\) = 8,192 tool calls per step \(the reward does not call the sandbox\); Tencent AGS, 20 sandboxes and 1 create\/s \(E2B Hobby's limits, assumed as AGS publishes no quota; set sandbox\.managed\.account\), one sandbox created per tool call, 1 s per tool call → 8,192 s per step \(8,192 creates at 1\/s: 8,192 s; sandbox time over 20 sandboxes: 410 s\), \d+% of the ≈[\d,]+ s step \(model\); over the 25% limit$/);
     assert.match(r.out, /retool-qwen3-4b-tione-ags\.yaml:48:3: warning: sandbox: stage rl: the sandbox would take ≈8,192 s per step/);
-    assert.match(r.out, /hint: to stay within 25% the account needs ≥ 1\.99 creates\/s/);
+    assert.match(r.out, /hint: to stay within 25% the account needs ≥ [\d.]+ creates\/s/);
   });
 
   it("plan --json carries the figures and the warning; cost --format json carries the same capacity", () => {
