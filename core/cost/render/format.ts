@@ -109,3 +109,10 @@ export function formatFx(fx: FxRate): string {
 export function formatSeconds(r: Range): string {
   return `${formatQuantityRange(r)} s/step`;
 }
+
+/** A run's expected wall time in units that read: "10.3 days / 247 h", "14.5 h", "1.3 min" (not "0.000926 days"). */
+export function formatWallTime(hours: number): string {
+  if (hours >= 24) return `${formatQuantity(hours / 24)} days / ${formatQuantity(hours)} h`;
+  if (hours >= 1) return `${formatQuantity(hours)} h`;
+  return `${formatQuantity(hours * 60)} min`;
+}

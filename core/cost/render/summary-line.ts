@@ -6,7 +6,7 @@ import type { CostLine, CostReport } from "../types.js";
 function allLines(lines: readonly CostLine[]): CostLine[] {
   return lines.flatMap((l) => [l, ...allLines(l.children ?? [])]);
 }
-import { formatMoney, formatMoneyRange, formatQuantity } from "./format.js";
+import { formatMoney, formatMoneyRange, formatWallTime } from "./format.js";
 
 /**
  * "≈ ¥1,200–¥2,300 / $167–$319 (expected ¥1,650; run ≈ 10.3 days / 247 h; 2 rates needed, not included — rlpipe cost for the breakdown)".
@@ -22,7 +22,7 @@ export function formatCostSummary(report: CostReport, opts: { budget?: BudgetCap
   const run = report.runLength;
   if (run !== undefined) {
     const over = run.days.expected > run.maxDays ? `, over ${run.maxDays} days` : "";
-    notes.push(`run ≈ ${formatQuantity(run.days.expected)} days / ${formatQuantity(run.hours.expected)} h${over}`);
+    notes.push(`run ≈ ${formatWallTime(run.hours.expected)}${over}`);
   }
   if (incomplete) notes.push(`${missing} rate${missing === 1 ? "" : "s"} needed, not included`);
   const budget = opts.budget ?? report.budget;

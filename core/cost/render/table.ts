@@ -30,7 +30,10 @@ function breakdownTable(v: ReportView): string[] {
 /** ", wall time 10.3 (6.71–17.5) days = 247 (161–420) h": the run's length in days and hours, when known. */
 export function wallTime(v: ReportView): string {
   const rl = v.runLength;
-  return rl === undefined ? "" : `, wall time ${rl.days} = ${rl.hours}${rl.derived ? " (stages' hours summed)" : ""}`;
+  if (rl === undefined) return "";
+  // Under a day, days and hours would read "0.000926 days = 0.0222 h": the unit that reads instead.
+  const length = rl.expectedDays >= 1 ? `${rl.days} = ${rl.hours}` : `${rl.headline} (${rl.headlineRange})`;
+  return `, wall time ${length}${rl.derived ? " (stages' hours summed)" : ""}`;
 }
 
 function bullets(items: readonly string[]): string[] {
