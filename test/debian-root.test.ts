@@ -21,7 +21,10 @@ describe("Debian roots", () => {
       assert.match(e.message, new RegExp(`--concurrency 400 needs more sandbox uids than there are from 64000 to 65533 \\(at most ${most} here\\)`));
       return true;
     });
-    const sb = await LocalSandbox.create({ concurrency: 2 });
+    // A lease directory of its own: another rlpipe serve on this host (a second test file, a user's) would move
+    // this server's uids up by its lease; the layout within the lease is what is checked.
+    const leaseDir = mkdtempSync(join(tmpdir(), "rlpipe-uid-leases-"));
+    const sb = await LocalSandbox.create({ concurrency: 2, uidLeaseDir: leaseDir });
     try {
       const uid: Record<string, string> = { python: "import os\nprint(os.getuid())", swift: "import Glibc\nprint(getuid())", julia: "println(ccall(:getuid, UInt32, ()))" };
       const runs = await Promise.all(["python", "swift", "julia", "python", "swift", "julia"].map((language) => sb.run({ language, code: uid[language]!, limits: { runTimeoutMs: 20_000, compileTimeoutMs: 60_000 } })));
@@ -34,6 +37,7 @@ describe("Debian roots", () => {
       assert.ok(seen.filter((_, i) => i % 3 === 2).every((u) => inRange(u, 64008 + 2 * order.indexOf("bullseye"))), `julia ${seen}`);
     } finally {
       await sb.close();
+      rmSync(leaseDir, { recursive: true, force: true });
     }
   });
 
