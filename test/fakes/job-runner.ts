@@ -38,6 +38,7 @@ export interface RunningJob {
 export class JobRunner {
   private readonly stores: S3Store[] = [];
   private readonly children = new Set<ChildProcess>();
+  private readonly jobs = new Set<RunningJob>();
 
   constructor(readonly opts: JobRunnerOptions) {}
 
@@ -91,7 +92,10 @@ export class JobRunner {
     child.stderr!.on("data", (d: Buffer) => { job.output += d.toString(); });
     const uploaded = new Map<string, string>();
     let uploading = Promise.resolve();
-    const upload = () => (uploading = uploading.then(async () => { for (const c of channels) await this.uploadChannel(c, uploaded); }));
+    // A failed pass is the job's output (as the platform's log would say), never an unhandled rejection.
+    const upload = () => (uploading = uploading.then(async () => {
+      try { for (const c of channels) await this.uploadChannel(c, uploaded); } catch (e) { job.output += `output channel upload failed: ${(e as Error).message}\n`; }
+    }));
     const timer = channels.length === 0 ? undefined : setInterval(() => { void upload(); }, this.opts.uploadPeriodMs ?? 30_000);
     (job as { finished: Promise<void> }).finished = new Promise<void>((resolve) => {
       child.on("close", (code, signal) => {
@@ -104,6 +108,7 @@ export class JobRunner {
         });
       });
     });
+    this.jobs.add(job);
     return job;
   }
 
@@ -128,6 +133,8 @@ export class JobRunner {
 
   async close(): Promise<void> {
     for (const c of this.children) { try { process.kill(-c.pid!, "SIGKILL"); } catch { /* gone */ } }
+    // Each job's last upload pass runs when its command ends: wait for it while the store is still up.
+    await Promise.all([...this.jobs].map((j) => j.finished));
     for (const s of this.stores) await s.close();
   }
 }
