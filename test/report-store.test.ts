@@ -21,6 +21,7 @@ import { presignRunPage, runPageKey } from "../adapters/storage/run-page-store.j
 import { S3Store } from "../adapters/storage/s3.js";
 import { openStore, parseStoreUri } from "../adapters/storage/store.js";
 import { bundledAssets } from "../bin/commands/plan.js";
+import { MAIN_SERIES } from "../core/metrics.js";
 import { plan } from "../core/plan.js";
 import { parseRecipe } from "../core/recipe/load.js";
 import { handleConsoleEvent } from "../functions/console.js";
@@ -38,6 +39,10 @@ const CLI = join(ROOT, "dist", "bin", "rlpipe.js");
 /** A metric name a job could write: it must reach the page as text, never as markup. */
 const EVIL = `<script>alert("m")</script><img src=x onerror=alert(1)>/x`;
 const BOUND_MS = 240_000;
+/** A validation metric carrying that name: the job's page draws it, so the name is text inside an <svg>. */
+const EVIL_VAL = `val-core/${EVIL}/acc/mean@1`;
+const EVIL_ESCAPED = "&lt;script&gt;alert(&quot;m&quot;)&lt;/script&gt;&lt;img src=x onerror=alert(1)&gt;/x";
+const SIDECAR = join(ROOT, "recipes", "python", "rlpipe_sync.py");
 
 /** Poll `probe` until it returns a value (a condition, not a delay): fail after a generous bound with what was seen. */
 async function waitFor<V>(what: string, probe: () => Promise<V | undefined>, boundMs = BOUND_MS): Promise<V> {
@@ -75,7 +80,29 @@ function cli(args: string[], cwd: string, env: Record<string, string>): Promise<
 function assertEscaped(html: string, listed = true): void {
   assert.ok(!/<script\b/i.test(html), "no <script> in the page");
   assert.ok(!/<img\b/i.test(html), "no <img> in the page");
-  if (listed) assert.ok(html.includes("&lt;script&gt;alert(&quot;m&quot;)&lt;/script&gt;&lt;img src=x onerror=alert(1)&gt;/x"), "the metric's name is shown as text");
+  if (listed) assert.ok(html.includes(EVIL_ESCAPED), "the metric's name is shown as text");
+}
+
+/** The job page's charts (rlpipe_sync.py): each <svg> by its aria-label. */
+function jobCharts(html: string): Map<string, string> {
+  return new Map([...html.matchAll(/<svg\b[^>]*aria-label="([^"]*)"[\s\S]*?<\/svg>/g)].map((m) => [m[1]!, m[0]]));
+}
+
+/**
+ * The job's page at step `step` of the verl stub (reward step/10, response length 100+step, the validation metric
+ * EVIL_VAL = step; actor/pg_loss is no main series): one chart per main series with ≥ 2 points, the latest reward
+ * in its chart, the hostile name escaped inside the validation chart.
+ */
+function assertJobCharts(html: string, step: number): void {
+  const charts = jobCharts(html);
+  const training = ["reward (score mean)", "response length (mean tokens)", "validation"];
+  const health = [...charts.keys()].filter((k) => k.startsWith("sandbox "));
+  assert.deepEqual([...charts.keys()].filter((k) => !k.startsWith("sandbox ")), training, "one chart per main series with ≥ 2 points");
+  assert.equal(html.split("<svg").length - 1, training.length + health.length, "nothing else is drawn");
+  assert.ok(charts.get("reward (score mean)")!.includes(`latest <tspan font-weight="bold">${step / 10}</tspan> at step ${step}`), "the latest reward in its chart");
+  const val = charts.get("validation")!;
+  assert.ok(val.includes(EVIL_ESCAPED), "the hostile name, escaped, inside the SVG");
+  assert.ok(!/<(script|img)\b/i.test(val), "no markup from it");
 }
 
 function chromium(args: string[], home: string) {
@@ -112,7 +139,7 @@ describe("TI-ONE: the job's sidecar keeps the run's page in COS; report --url an
       storeEndpoint: moto.endpoint, storeCredentials: TEST_CREDENTIALS, root: join(dir, "container"), platformPrefixes: ["/opt/ml", "/home/tione"],
       env: {
         PATH: process.env["PATH"] ?? "/usr/bin:/bin", HOME: join(dir, "container"), PYTHONPATH: join(dir, "stub"), COS_ENDPOINT: moto.endpoint,
-        VERL_STUB_GATE: gate(), VERL_STUB_EXTRA_METRIC: EVIL, RLPIPE_PAGE_INTERVAL_S: "0",
+        VERL_STUB_GATE: gate(), VERL_STUB_EXTRA_METRIC: EVIL_VAL, RLPIPE_PAGE_INTERVAL_S: "0",
       },
     });
     fake = await TioneFake.start([{ secretId: SECRET_ID, secretKey: SECRET_KEY }], runner);
@@ -146,6 +173,7 @@ describe("TI-ONE: the job's sidecar keeps the run's page in COS; report --url an
       assert.ok(two.includes(`<h1>${job} `), "the run name heads the page");
       assert.match(two, /phase is not known inside the job/, "it says what it cannot know");
       assertEscaped(two);
+      assertJobCharts(two, 2);
       writeFileSync(join(gate(), "step-3"), "");
       const three = await waitFor("the page rewritten with step 3", pageMatching(runs, job, /latest reward 0\.3 at step 3 /));
       assert.match(three, /3 steps recorded/);
@@ -159,6 +187,7 @@ describe("TI-ONE: the job's sidecar keeps the run's page in COS; report --url an
       // After the end: the final pass wrote step 4 and both committed checkpoints.
       const last = await waitFor("the final page", pageMatching(runs, job, /latest reward 0\.4 at step 4 /), 30_000);
       assert.match(last, new RegExp(`<td>${job}\\.rl</td><td class="num">4</td>`), "the newest committed checkpoint");
+      assertJobCharts(last, 4);
 
       // rlpipe report --url: a presigned GET that fetches the page on loopback, printed on stdout only.
       const u = await cli(["report", job, "--url", "--expires-s", "600"], dir, env);
@@ -190,7 +219,10 @@ describe("TI-ONE: the job's sidecar keeps the run's page in COS; report --url an
       const shot = chromium([`--screenshot=${png}`, "--window-size=1280,1400", pathToFileURL(file).href], dir);
       assert.equal(shot.status, 0, shot.stderr.toString());
       assert.ok(existsSync(png));
-      if (process.env["RLPIPE_KEEP_SCREENSHOT"]) writeFileSync(process.env["RLPIPE_KEEP_SCREENSHOT"], readFileSync(png));
+      if (process.env["RLPIPE_KEEP_SCREENSHOT"]) {
+        writeFileSync(process.env["RLPIPE_KEEP_SCREENSHOT"], readFileSync(png));
+        writeFileSync(`${process.env["RLPIPE_KEEP_SCREENSHOT"]}.html`, fetched);
+      }
       const dom = chromium(["--dump-dom", pathToFileURL(file).href], dir).stdout.toString("utf8");
       assert.ok(dom.includes(`latest reward 0.4 at step 4 (${job}.rl)`), "the latest reward in the DOM");
       assert.ok(!/<script\b/i.test(dom), "no script in the DOM");
@@ -362,5 +394,33 @@ describe("rlpipe sync --page (the Node sidecar of local, Ray and Slurm jobs)", (
     } finally {
       await fileStore.close();
     }
+  });
+});
+
+// ------------------------------------------------------------------------------------------------ the job's page's series
+
+describe("the job's page (rlpipe_sync.py, no Node in the job) draws what core/metrics.ts calls the main series", () => {
+  it("its MAIN_SERIES mirrors core/metrics.ts MAIN_SERIES: labels, metric names in order, formulas and derived values", () => {
+    const probe = [0, 2, 7.5, -3];
+    const py = spawnSync("python3", ["-c", [
+      "import json, sys",
+      `sys.path.insert(0, ${JSON.stringify(join(ROOT, "recipes", "python"))})`,
+      "import rlpipe_sync as s",
+      `probe = ${JSON.stringify(probe)}`,
+      "print(json.dumps([{'label': l, 'names': list(n), 'formula': d[0] if d else None, 'derived': [d[1](v) for v in probe] if d else None} for l, n, d in s.MAIN_SERIES]))",
+    ].join("\n")], { encoding: "utf8", timeout: 60_000 });
+    assert.equal(py.status, 0, py.stderr);
+    const ts = MAIN_SERIES.map((m) => ({ label: m.label, names: [...m.names], formula: m.formula ?? null, derived: m.derive === undefined ? null : probe.map(m.derive) }));
+    assert.deepEqual(JSON.parse(py.stdout), ts);
+    assert.ok(readFileSync(SIDECAR, "utf8").includes("Mirrors MAIN_SERIES in core/metrics.ts"), "the Python list names its source");
+  });
+
+  it("passes its pytest suite (charts, ticks, a value for one point, escaping, determinism)", { timeout: 120_000 }, () => {
+    const r = spawnSync(join(ROOT, ".venv-test", "bin", "python"), ["-m", "pytest", "-q", "-p", "no:cacheprovider", join(ROOT, "test", "python", "test_rlpipe_sync_page.py")], {
+      cwd: ROOT, encoding: "utf8", timeout: 110_000, env: { ...process.env, PYTHONDONTWRITEBYTECODE: "1" },
+    });
+    assert.equal(r.status, 0, `${r.stdout}\n${r.stderr}`);
+    assert.match(r.stdout, /\d+ passed/);
+    assert.doesNotMatch(r.stdout, /skipped|xfail/);
   });
 });

@@ -30,6 +30,7 @@ import datetime
 import hashlib
 import hmac
 import json
+import math
 import os
 import random
 import re
@@ -910,10 +911,31 @@ class StoreSync:
 # ------------------------------------------------------------------------------------ the run's page
 # <job>/report.html in the store (adapters/storage/run-page-store.ts runPageKey): the page `rlpipe report` draws,
 # reduced to what this sidecar has inside the job — no Node, no run record, no provider credentials — so it shows
-# the latest value of every metric it syncs and the committed checkpoints, and says what it cannot know. One PUT
-# (atomic per object on S3/OBS/COS) or, in a staging directory, a file written beside and renamed.
-REWARD_NAMES = ("critic/score/mean", "critic/rewards/mean", "eval/score/mean")  # core/metrics.ts "reward (score mean)"
+# the main curves (small inline SVG charts), the latest value of every metric it syncs and the committed
+# checkpoints, and says what it cannot know. One PUT (atomic per object on S3/OBS/COS) or, in a staging directory,
+# a file written beside and renamed.
+
+# Mirrors MAIN_SERIES in core/metrics.ts (label, verl metric names, the first present name wins, derived value):
+# test/report-store.test.ts checks the two lists agree.
+MAIN_SERIES = (
+    ("reward (score mean)", ("critic/score/mean", "critic/rewards/mean", "eval/score/mean"), None),
+    ("response length (mean tokens)", ("response_length/mean",), None),
+    ("response clip ratio", ("response_length/clip_ratio",), None),
+    ("pass rate", ("reward_extra_info/pass_rate/mean", "critic/pass_rate/mean", "eval/pass_rate"), None),
+    # verl counts turns as user + assistant turns + 1; tool calls = (num_turns - 2) / 2.
+    ("tool calls per response", ("num_turns/mean",), ("(n − 2) / 2", lambda v: (v - 2) / 2.0)),
+    ("step time (s)", ("timing_s/step",), None),
+    ("sandbox requests per step", ("sandbox/requests",), None),
+    ("sandbox failures per step", ("sandbox/failures",), None),
+    ("sandbox latency p50 (ms)", ("sandbox/latency_p50_ms",), None),
+    ("sandbox latency p99 (ms)", ("sandbox/latency_p99_ms",), None),
+)
+REWARD_LABEL = "reward (score mean)"
+VALIDATION_PREFIX = "val-core/"  # validation accuracy, drawn by name after the main series (as core/metrics.ts mainSeries)
+VALIDATION_LABEL = "validation"  # its title; the name (which the job chose) is the subtitle, wrapped
+HEALTH_PREFIX = "sandbox/"
 PAGE_MAX_METRICS = 60
+PAGE_MAX_VALIDATION = 12  # validation series drawn at most (one per data source; a job could write many)
 
 
 def page_key(job):
@@ -934,9 +956,23 @@ def fmt(v):
     return str(v)
 
 
-def latest_metrics(paths):
-    """{name: (step, value)} of the newest step per numeric metric, and the steps seen, from verl's JSONL files."""
-    latest, steps = {}, set()
+def is_number(v):
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+def is_finite(v):
+    return v == v and v not in (float("inf"), float("-inf"))
+
+
+def drawn_metric(name):
+    return name.startswith(VALIDATION_PREFIX) or any(name in names for _l, names, _d in MAIN_SERIES)
+
+
+def read_metrics(paths):
+    """From verl's JSONL files (and the sandbox's): {name: (step, value)} of the newest step of every numeric metric,
+    the steps seen, and {name: {step: value}} of the finite values of the metrics the page draws (only those: a
+    run's other metrics could be hundreds of series). A later line wins for a step (a restarted run rewrites it)."""
+    latest, steps, series = {}, set(), {}
     for path in paths:
         try:
             with open(path, "rb") as f:
@@ -953,17 +989,183 @@ def latest_metrics(paths):
                 continue
             steps.add(step)
             for k, v in data.items():
-                if isinstance(v, (int, float)) and not isinstance(v, bool) and (k not in latest or step >= latest[k][0]):
+                if not is_number(v):
+                    continue
+                if k not in latest or step >= latest[k][0]:
                     latest[k] = (step, v)
-    return latest, steps
+                if is_finite(v) and drawn_metric(k):
+                    series.setdefault(k, {})[step] = float(v)
+    return latest, steps, series
 
 
-def page_html(job, run, provider, recipe, recipe_hash, latest, steps, checkpoints, now):
-    reward = next(((n,) + latest[n] for n in REWARD_NAMES if n in latest), None)
-    sub = ["%s on %s" % (recipe, provider)] + (["latest reward %s at step %d (%s)" % (fmt(reward[2]), reward[1], run)] if reward else [])
+def main_series(series):
+    """[(label, metric, formula or None, [(step, value)] by step)]: the main series present, derived values applied,
+    then validation series by name — core/metrics.ts mainSeries."""
+    out = []
+    for label, names, derived in MAIN_SERIES:
+        name = next((n for n in names if series.get(n)), None)
+        if name is None:
+            continue
+        points = sorted(series[name].items())
+        if derived is not None:
+            points = [(s, derived[1](v)) for s, v in points]
+        out.append((label, name, derived[0] if derived else None, points))
+    for name in sorted(n for n in series if n.startswith(VALIDATION_PREFIX) and series[n]):
+        out.append((VALIDATION_LABEL, name, None, sorted(series[name].items())))
+    return out
+
+
+# A chart: 340 × (header + 150) px; the plot area 276 px wide.
+CHART_W, PLOT_L, PLOT_R, PLOT_H, AXIS_H = 340, 52, 12, 96, 30
+SUB_CHARS = 50  # characters of the subtitle (10 px) per line
+INK, MUTED, GRID, AXIS, LINE = "#1f2328", "#59636e", "#e6e6e6", "#b4b4b4", "#1f77b4"
+
+
+def nice_step(span, count):
+    """The tick step (1, 2 or 5 × 10^k) that splits `span` into about `count` intervals."""
+    raw = span / max(1, count)
+    mag = 10 ** math.floor(math.log10(raw))
+    norm = raw / mag
+    return mag * (1 if norm < 1.5 else 2 if norm < 3 else 5 if norm < 7 else 10)
+
+
+def ticks(lo, hi, count):
+    """Round tick values covering [lo, hi]; the axis runs from the first to the last."""
+    step = nice_step(hi - lo, count)
+    first, last = math.floor(lo / step + 1e-9), math.ceil(hi / step - 1e-9)
+    return [round(i * step, 12) for i in range(first, last + 1)], step
+
+
+def tick_label(v, step):
+    """Every label of an axis with the same decimals (0.0, 0.5, 1.0); an exponent only for very large or small."""
+    if abs(v) >= 1e6 or abs(step) < 1e-4:
+        return "%.3g" % v
+    decimals = max(0, -int(math.floor(math.log10(step) + 1e-9)))
+    s = "%.*f" % (decimals, v)
+    return s[1:] if s.startswith("-") and float(s) == 0 else s
+
+
+def value_range(values):
+    lo, hi = min(values), max(values)
+    if hi > lo:
+        return lo, hi
+    if lo == 0:
+        return 0.0, 1.0  # a count that stayed 0 (no failures): no negative axis
+    pad = abs(lo) * 0.1  # a flat line sits mid-chart
+    return lo - pad, hi + pad
+
+
+def wrap(text, width):
+    """Lines of at most `width` characters, broken after a '/', ' ' or '_' where one is near the end."""
+    lines = []
+    while len(text) > width:
+        cut = max(text.rfind(c, width // 2, width) for c in "/ _") + 1 or width
+        lines.append(text[:cut])
+        text = text[cut:]
+    return lines + [text]
+
+
+def thin(points, x_of):
+    """At most four points per pixel column (its first, lowest, highest and last): a long run's line keeps its
+    spikes and stays a few kilobytes."""
+    columns = {}
+    for p in points:
+        columns.setdefault(int(round(x_of(p[0]))), []).append(p)
+    out = []
+    for col in sorted(columns):
+        group = columns[col]
+        keep = {group[0], group[-1], min(group, key=lambda p: p[1]), max(group, key=lambda p: p[1])}
+        out.extend(sorted(keep))
+    return out
+
+
+def num(v):
+    """A coordinate with one decimal, never '-0.0'."""
+    s = "%.1f" % v
+    return "0.0" if s == "-0.0" else s
+
+
+def svg_chart(label, metric, formula, points):
+    """One series as an inline SVG line chart: its label, the metric it comes from, the latest value, y and step
+    ticks. Every text from the job is escaped; the same points give the same bytes."""
+    subtitle = metric if formula is None else "%s → %s" % (metric, formula)
+    sub_lines = wrap(subtitle, SUB_CHARS)
+    if len(sub_lines) > 3:  # the whole name is in the chart's <title> and the metrics table
+        sub_lines = sub_lines[:2] + [sub_lines[2][:SUB_CHARS - 1] + "…"]
+    step, value = points[-1]
+    latest_y = 30 + 13 * len(sub_lines) + 2
+    top = latest_y + 18  # room for the top tick's label under the latest value
+    height = top + PLOT_H + AXIS_H
+    plot_w = CHART_W - PLOT_L - PLOT_R
+    s0, s1 = points[0][0], points[-1][0]
+    xs, _ = ticks(s0, s1, 4)
+    xs = [x for x in xs if s0 <= x <= s1 and x == int(x)] or [s0, s1]
+    lo, hi = value_range([v for _s, v in points])
+    ys, ystep = ticks(lo, hi, 4)
+    y0, y1 = ys[0], ys[-1]
+    x_of = lambda s: PLOT_L + plot_w * (s - s0) / float(s1 - s0)
+    y_of = lambda v: top + PLOT_H * (y1 - v) / float(y1 - y0)
+    out = ['<svg class="chart" role="img" aria-label="%s" width="%d" height="%d" viewBox="0 0 %d %d" font-family="DejaVu Sans, Helvetica, Arial, sans-serif" font-size="10">'
+           % (esc(label), CHART_W, height, CHART_W, height),
+           "<title>%s</title>" % esc("%s (%s): %s at step %d" % (label, subtitle, fmt(value), step)),
+           '<text x="8" y="16" font-size="12.5" font-weight="bold" fill="%s">%s</text>' % (INK, esc(label))]
+    out += ['<text x="8" y="%d" fill="%s">%s</text>' % (30 + 13 * i, MUTED, esc(t)) for i, t in enumerate(sub_lines)]
+    out.append('<text x="8" y="%d" font-size="11" fill="%s">latest <tspan font-weight="bold">%s</tspan> at step %d</text>' % (latest_y, LINE, esc(fmt(value)), step))
+    for v in ys:
+        y = num(y_of(v))
+        out.append('<line x1="%d" y1="%s" x2="%d" y2="%s" stroke="%s"/>' % (PLOT_L, y, CHART_W - PLOT_R, y, GRID))
+        out.append('<text x="%d" y="%s" text-anchor="end" dy="3.5" fill="%s">%s</text>' % (PLOT_L - 5, y, MUTED, esc(tick_label(v, ystep))))
+    base = top + PLOT_H
+    out.append('<line x1="%d" y1="%d" x2="%d" y2="%d" stroke="%s"/>' % (PLOT_L, base, CHART_W - PLOT_R, base, AXIS))
+    for x in xs:
+        px = num(x_of(x))
+        out.append('<line x1="%s" y1="%d" x2="%s" y2="%d" stroke="%s"/>' % (px, base, px, base + 4, AXIS))
+        out.append('<text x="%s" y="%d" text-anchor="middle" fill="%s">%d</text>' % (px, base + 15, MUTED, int(x)))
+    out.append('<text x="%d" y="%d" text-anchor="end" fill="%s">step</text>' % (CHART_W - PLOT_R, base + 27, MUTED))
+    path = " ".join("%s,%s" % (num(x_of(s)), num(y_of(v))) for s, v in thin(points, x_of))
+    out.append('<polyline fill="none" stroke="%s" stroke-width="1.6" stroke-linejoin="round" points="%s"/>' % (LINE, path))
+    out.append('<circle cx="%s" cy="%s" r="3" fill="%s"/>' % (num(x_of(step)), num(y_of(value)), LINE))
+    out.append("</svg>")
+    return "\n".join(out)
+
+
+def single_value(label, metric, formula, points):
+    """A series with one point: its value in words, not a chart with nothing to draw."""
+    step, value = points[-1]
+    return '<li><b>%s</b> %s at step %d <span class="muted">(%s%s; one step so far: no curve yet)</span></li>' % (
+        esc(label), esc(fmt(value)), step, esc(metric), "" if formula is None else esc(" → " + formula))
+
+
+def charts_html(series_list, none_text):
+    """Charts of the series with two points or more, then the others as values; `none_text` when there are none."""
+    if not series_list:
+        return '<p class="unknown">%s</p>' % esc(none_text)
+    drawn = [svg_chart(*s) for s in series_list if len(s[3]) >= 2]
+    single = [single_value(*s) for s in series_list if len(s[3]) < 2]
+    return "\n".join(([('<div class="charts">\n%s\n</div>' % "\n".join(drawn))] if drawn else [])
+                     + ([('<ul class="values">\n%s\n</ul>' % "\n".join(single))] if single else []))
+
+
+def curves_sections(series):
+    """The training curves (with validation) and the sandbox's health per step, as the full page splits them."""
+    found = main_series(series)
+    health = [s for s in found if s[1].startswith(HEALTH_PREFIX)]
+    training = [s for s in found if not s[1].startswith(HEALTH_PREFIX)]
+    validation = [s for s in training if s[1].startswith(VALIDATION_PREFIX)]
+    training = [s for s in training if not s[1].startswith(VALIDATION_PREFIX)] + validation[:PAGE_MAX_VALIDATION]
+    more = len(validation) - PAGE_MAX_VALIDATION
+    note = '\n<p class="muted">%d more validation series not drawn here; rlpipe report draws them all</p>' % more if more > 0 else ""
+    return (charts_html(training, "no training curves yet: verl has written none of the main series to its metrics file") + note,
+            charts_html(health, "no sandbox health recorded: an RL stage with rlpipe's sandbox writes it per step beside verl's metrics (<metrics>.sandbox.jsonl)"))
+
+
+def page_html(job, run, provider, recipe, recipe_hash, latest, steps, series, checkpoints, now):
+    reward = next((s[3][-1] for s in main_series(series) if s[0] == REWARD_LABEL), None)
+    sub = ["%s on %s" % (recipe, provider)] + (["latest reward %s at step %d (%s)" % (fmt(reward[1]), reward[0], run)] if reward else [])
+    curves, health = curves_sections(series)
     rows = "\n".join('<tr><td>%s</td><td class="num">%s</td><td class="num">%d</td></tr>' % (esc(k), esc(fmt(v)), st)
                      for k, (st, v) in sorted(latest.items())[:PAGE_MAX_METRICS])
-    metrics = ('<p class="muted">%d step%s recorded; the latest value of each metric (%s of %d)</p>\n<table><thead><tr><th>metric</th><th class="num">latest</th><th class="num">at step</th></tr></thead>\n<tbody>\n%s\n</tbody></table>'
+    metrics = ('<p class="muted">%d step%s recorded; the latest value of each metric (%s of %d, by name)</p>\n<table><thead><tr><th>metric</th><th class="num">latest</th><th class="num">at step</th></tr></thead>\n<tbody>\n%s\n</tbody></table>'
                % (len(steps), "" if len(steps) == 1 else "s", min(len(latest), PAGE_MAX_METRICS), len(latest), rows)) if latest else '<p class="unknown">no metrics yet: verl has written no step to its metrics file</p>'
     ck = "\n".join('<tr><td>%s</td><td class="num">%d</td><td class="num">%d</td><td class="num">%s</td><td>%s</td></tr>' % (esc(run), st, n, esc("%.1f MiB" % (b / MIB)), esc(at.replace("T", " ")[:19] + " UTC" if at else "unknown"))
                    for st, n, b, at in checkpoints)
@@ -972,12 +1174,11 @@ def page_html(job, run, provider, recipe, recipe_hash, latest, steps, checkpoint
         ("phase", "the provider's phase is not known inside the job: the sync sidecar that wrote this page holds no %s credentials; rlpipe status %s asks %s" % (provider, job, provider)),
         ("cost", "not known inside the job (no estimate in the bundle, no billing); rlpipe cost --run %s" % job),
         ("log", "kept by the provider; rlpipe logs %s" % job),
-        ("curves", "drawn by rlpipe report %s (or rlpipe metrics %s --plot %s.png) from the same metrics" % (job, run, run)),
     ]
     unk = "\n".join('<dt>%s</dt><dd class="unknown">%s</dd>' % (esc(k), esc(v)) for k, v in unknown)
     cmds = "\n".join("<tr><td>%s</td><td><code>%s</code></td></tr>" % (esc(w), esc(c)) for w, c in (
         ("the full page, with the phase, curves, cost and log", "rlpipe report %s" % job), ("follow its log", "rlpipe logs %s --follow" % job),
-        ("stop it", "rlpipe stop %s" % job)) + ((("restore the newest checkpoint", "rlpipe restore %s ./%s-ckpt --step %d" % (run, run, checkpoints[-1][0])),) if checkpoints else ()))
+        ("stop it", "rlpipe stop %s" % job), ("any metric as an image", "rlpipe metrics %s --plot %s.png" % (run, run))) + ((("restore the newest checkpoint", "rlpipe restore %s ./%s-ckpt --step %d" % (run, run, checkpoints[-1][0])),) if checkpoints else ()))
     return """<!DOCTYPE html>
 <html lang="en">
 <head>
@@ -995,6 +1196,9 @@ table { border-collapse: collapse; width: 100%%; margin: 6px 0 10px; font-size: 
 th, td { text-align: left; padding: 4px 8px; border-bottom: 1px solid #d1d9e0; } th { background: #f6f8fa; }
 .num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
 code { font-family: "DejaVu Sans Mono", Consolas, monospace; font-size: 12.5px; background: #f6f8fa; padding: 1px 5px; border-radius: 4px; }
+.charts { display: grid; grid-template-columns: repeat(auto-fill, minmax(340px, 1fr)); gap: 12px; margin: 8px 0 12px; }
+svg.chart { border: 1px solid #d1d9e0; border-radius: 6px; background: #fff; max-width: 100%%; height: auto; }
+ul.values { margin: 6px 0 10px; padding-left: 20px; }
 footer { margin-top: 28px; color: #59636e; font-size: 12px; }
 </style>
 </head>
@@ -1014,6 +1218,14 @@ footer { margin-top: 28px; color: #59636e; font-size: 12px; }
 </dl>
 </section>
 <section id="curves">
+<h2>Training curves</h2>
+%(curves)s
+</section>
+<section id="sandbox">
+<h2>Sandbox health per step</h2>
+%(health)s
+</section>
+<section id="metrics">
 <h2>Metrics</h2>
 %(metrics)s
 </section>
@@ -1032,7 +1244,7 @@ footer { margin-top: 28px; color: #59636e; font-size: 12px; }
 </body>
 </html>
 """ % {"title": esc("%s: phase unknown in the job" % job), "job": esc(job), "sub": esc(" · ".join(sub)), "recipe": esc(recipe), "hash": esc((recipe_hash or "unknown")[:12]),
-       "provider": esc(provider), "run": esc(run), "unknown": unk, "metrics": metrics, "ckpts": ckpts, "cmds": cmds, "now": esc(now.replace("T", " ")[:19] + " UTC")}
+       "provider": esc(provider), "run": esc(run), "unknown": unk, "curves": curves, "health": health, "metrics": metrics, "ckpts": ckpts, "cmds": cmds, "now": esc(now.replace("T", " ")[:19] + " UTC")}
 
 
 class PageWriter:
@@ -1054,8 +1266,8 @@ class PageWriter:
             for st in sorted(committed):  # the manifest says what the step holds and when it was committed
                 m = json.loads(self.sync.store.get_bytes(manifest_key(run, st)).decode("utf-8"))
                 checkpoints.append((st, len(m.get("files", [])), int(m.get("totalBytes", 0)), str(m.get("committedAt", ""))))
-            latest, steps = latest_metrics(self.metrics)
-            html = page_html(self.job, run, self.provider, self.recipe, self.recipe_hash, latest, steps, checkpoints, iso_now())
+            latest, steps, series = read_metrics(self.metrics)
+            html = page_html(self.job, run, self.provider, self.recipe, self.recipe_hash, latest, steps, series, checkpoints, iso_now())
             self.sync.store.put_bytes(page_key(self.job), html.encode("utf-8"), "text/html; charset=utf-8")
         except Exception as e:  # the page must never stop the checkpoint sync
             log("the run's page (%s) was not written: %s" % (page_key(self.job), e))
