@@ -3,7 +3,8 @@
 // deployed for real (the demo with a rate, plus an RL stage's verl metrics and sandbox health synced into its store
 // by rlpipe sync, as the sidecar does), rendered by headless Chromium with no network: a screenshot that is not
 // blank, the run name, its phase and latest reward in the DOM, no request for anything but the page (net log), a
-// secret in the log redacted; and a run with no metrics (a real, empty S3 store on moto) and no rates.
+// secret in the log redacted; and a run with no metrics (a real, empty S3 store on moto) and no rates. Runs on Ray
+// and Slurm: their records, gathered through an injected adapter loader, on the page and in the dashboard's table.
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync, appendFileSync } from "node:fs";
@@ -19,6 +20,9 @@ import { formatValue, runCommands, runPageHtml } from "../core/report/run-page.j
 import type { ProviderAdapter } from "../adapters/providers/provider.js";
 import { type RunRecord, readRunRecord, runsDir, writeRunRecord } from "../adapters/providers/run-records.js";
 import { MAX_LOG_PAGES, gatherRunPage } from "../bin/commands/report.js";
+import { dashboardRow } from "../core/report/dashboard-row.js";
+import { dashboardHtml } from "../core/report/dashboard-page.js";
+import { normalizePhase } from "../core/providers/phases.js";
 import type { Io } from "../bin/io.js";
 import { loadRecipeFile } from "../core/recipe/load.js";
 import { S3Store } from "../adapters/storage/s3.js";
@@ -331,5 +335,52 @@ describe("rlpipe report's gathering against a provider whose log never ends", ()
     assert.ok(data.logs.ok);
     assert.equal(data.logs.value.totalLines, MAX_LOG_PAGES);
     assert.deepEqual(data.logs.value.lines.map((l) => l.replace(/ token=.*/, "")), [196, 197, 198, 199, 200].map((n) => `line ${n}`));
+  });
+});
+
+describe("rlpipe report and the dashboard for runs on Ray and Slurm (run records, the adapters' loader injected)", () => {
+  it("each page and each row shows its provider and the phase its provider's raw state normalizes to", async () => {
+    const recipeData = loadRecipeFile(recipePath("local-demo")).recipe;
+    const now = "2026-11-28T12:00:00.000Z";
+    const jobs = [
+      { provider: "ray" as const, name: "ray-run-0a1b2c3d", id: "raysubmit_8f2k", raw: "RUNNING", phase: "RUNNING", log: "ray: step 3 done" },
+      { provider: "slurm" as const, name: "slurm-run-0a1b2c3d", id: "41877", raw: "COMPLETED", phase: "SUCCEEDED", log: "slurm: verl finished" },
+    ];
+    const asked: string[] = [];
+    const rows = [];
+    for (const j of jobs) {
+      const record: RunRecord = {
+        version: 1, name: j.name, provider: j.provider, ref: { id: j.id }, recipe: { name: "local-demo", file: "demo.yaml", hash: "0123456789ab" },
+        recipeData, request: {}, outcome: "created", createdAt: now, updatedAt: now, prices: [],
+      };
+      // As the Ray and Slurm adapters answer: the raw state normalized by core/providers/phases.ts, and the job's log.
+      const adapter = {
+        status: async (ref: { id: string }) => { asked.push(`${j.provider}:${ref.id}`); return { phase: normalizePhase(j.provider, j.raw), rawPhase: j.raw, startedAt: now }; },
+        logs: async () => ({ text: `${j.log}\n`, cursor: "end" }),
+      } as unknown as ProviderAdapter;
+      const data = await gatherRunPage(record, {
+        io: { out: () => undefined, err: () => undefined } as unknown as Io, logLines: 20, env: { PATH: process.env["PATH"] },
+        load: async (provider) => { assert.equal(provider, j.provider, "the record's provider is the adapter asked for"); return { adapter, close: async () => {} }; },
+        now: () => new Date(now),
+      });
+      assert.ok(data.status.ok, JSON.stringify(data.status));
+      assert.equal(data.status.value.phase, j.phase);
+      const html = runPageHtml(data);
+      assert.ok(html.includes(`<h1>${j.name} <span class="phase`), "the run heads its page");
+      assert.ok(html.includes(`local-demo on ${j.provider}`), "the page names the provider");
+      assert.match(html, new RegExp(`<span class="phase \\w+">${j.phase}</span>`), "the phase badge");
+      assert.ok(html.includes(j.log), "its log");
+      const row = dashboardRow(data);
+      assert.deepEqual([row.run, row.provider, row.phase, row.live], [j.name, j.provider, j.phase, j.phase === "RUNNING"]);
+      rows.push(row);
+    }
+    // Asked for each job's own ID (the page's status and the cost so far each ask once).
+    assert.deepEqual([...new Set(asked)].sort(), ["ray:raysubmit_8f2k", "slurm:41877"]);
+    const table = dashboardHtml({ rows, problems: [], sources: ["this directory"], generatedAt: now, refreshSeconds: 10 });
+    for (const j of jobs) {
+      const tr = table.split("<tr").find((r) => r.includes(j.name));
+      assert.ok(tr !== undefined, `${j.name} has a row`);
+      assert.ok(tr.includes(j.provider) && tr.includes(`>${j.phase}</span>`), `${j.name}'s row: ${tr}`);
+    }
   });
 });
