@@ -21,6 +21,10 @@ import { RecipeError, type RecipeIssue } from "../core/errors.js";
 import { zipFiles } from "../core/util/zip.js";
 import { type RayAdapter, createRayAdapter } from "../adapters/providers/ray.js";
 import { type JobRef, type JobStatus, ProviderError, deploy } from "../adapters/providers/provider.js";
+import type { RunRecord } from "../adapters/providers/run-records.js";
+import { gatherRunPage } from "../bin/commands/report.js";
+import type { Io } from "../bin/io.js";
+import { runPageHtml } from "../core/report/run-page.js";
 import { ROOT, RECIPES, recipeText } from "./helpers.js";
 import { freePort } from "./servers/moto.js";
 import { type RayCluster, startRay } from "./servers/ray.js";
@@ -447,6 +451,30 @@ describe("Ray adapter against a real Ray cluster (token auth on)", () => {
     lines.length = 0;
     await adapter.prepare(demo);
     assert.deepEqual(lines, [`ray: bundle ${rayPackageName(demo.bundleDigest)} is already on ${ray.address}`]);
+  });
+
+  it("rlpipe report's gathering reads the finished demo job through this adapter and its store: SUCCEEDED, the log's tail, the check stage's metrics from its store", async () => {
+    const now = new Date().toISOString();
+    const record: RunRecord = {
+      version: 1, name: demo.jobName, provider: "ray", ref: { id: demo.jobName, endpoint: ray.address },
+      recipe: { name: "local-demo", file: "d.yaml", hash: "0123456789ab" }, recipeData: parseRecipe(demoText, "d.yaml").recipe, request: {},
+      outcome: "created", createdAt: now, updatedAt: now, prices: [], store: join(work, "demo", "store"),
+    };
+    const asked: string[] = [];
+    const data = await gatherRunPage(record, {
+      io: { out: () => {}, err: () => {} } as unknown as Io, logLines: 5, env: { PATH: process.env["PATH"] },
+      // The suite's adapter, left open for the tests after this one.
+      load: async (provider) => { asked.push(provider); return { adapter, close: async () => {} }; },
+    });
+    assert.ok(asked.length > 0 && asked.every((x) => x === "ray"), asked.join(","));
+    assert.ok(data.status.ok, JSON.stringify(data.status));
+    assert.equal(data.status.value.phase, "SUCCEEDED");
+    assert.ok(data.logs.ok, JSON.stringify(data.logs));
+    assert.ok(data.logs.value.totalLines > 5 && data.logs.value.lines.length === 5);
+    assert.ok(data.outputs.ok, JSON.stringify(data.outputs));
+    const html = runPageHtml(data);
+    assert.ok(html.includes(`<h1>${demo.jobName} <span class="phase ok">SUCCEEDED</span></h1>`), html.slice(0, 400));
+    assert.ok(html.includes(`${demo.jobName}.check`), "the check stage's run in the store");
   });
 
   it("the same plan twice is one job: the second deploy finds it, a direct second submit is refused as 'exists'", async () => {

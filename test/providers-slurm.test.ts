@@ -12,7 +12,11 @@ import { after, before, describe, it } from "node:test";
 import { createSlurmAdapter, commandFailure, localRunner, parseDelimited, parseSbatchId, parseScontrolJob, remoteInstallScript, sshArgv, slurmTime, statusOf, utf8CompleteLength, writeBundleLocal, createAdapter } from "../adapters/providers/slurm.js";
 import { type JobRef, type JobStatus, type ProviderAdapter, ProviderError, deploy } from "../adapters/providers/provider.js";
 import { bundledAssets } from "../bin/commands/plan.js";
+import type { RunRecord } from "../adapters/providers/run-records.js";
+import { gatherRunPage } from "../bin/commands/report.js";
+import type { Io } from "../bin/io.js";
 import { RecipeError } from "../core/errors.js";
+import { runPageHtml } from "../core/report/run-page.js";
 import { type Plan, plan } from "../core/plan.js";
 import { buildNamedRequest } from "../core/providers/request.js";
 import { SlurmRequestBody, buildSlurmRequest } from "../core/providers/slurm-request.js";
@@ -372,6 +376,31 @@ describe("slurm provider on a real cluster", { skip: unavailable ?? false }, () 
     const again = await readAll(adapter, out.ref);
     assert.equal(again.text, file);
     assert.ok(again.pages >= Math.floor(Buffer.byteLength(file) / 512));
+  });
+
+  it("rlpipe report's gathering reads the finished demo job through this adapter: SUCCEEDED, its log's tail, on the page", async () => {
+    const workDir = join(work, "demo");
+    const text = demoText(workDir);
+    const p = planText(text);
+    const now = new Date().toISOString();
+    const record: RunRecord = {
+      version: 1, name: p.jobName, provider: "slurm", ref: { id: demoRef.id, ...(demoRef.extra === undefined ? {} : { extra: demoRef.extra }) },
+      recipe: { name: "local-demo", file: DEMO, hash: "0123456789ab" }, recipeData: parseRecipe(text, DEMO).recipe, request: {},
+      outcome: "created", createdAt: now, updatedAt: now, prices: [],
+    };
+    const asked: string[] = [];
+    const data = await gatherRunPage(record, {
+      io: { out: () => {}, err: () => {} } as unknown as Io, logLines: 5, env: { PATH: process.env["PATH"] },
+      load: async (provider) => { asked.push(provider); return { adapter: adapterFor(workDir), close: async () => {} }; },
+    });
+    assert.ok(asked.length > 0 && asked.every((x) => x === "slurm"), asked.join(","));
+    assert.ok(data.status.ok, JSON.stringify(data.status));
+    assert.deepEqual([data.status.value.phase, data.status.value.rawPhase], ["SUCCEEDED", "COMPLETED"]);
+    assert.ok(data.logs.ok, JSON.stringify(data.logs));
+    assert.equal(data.logs.value.lines.at(-1), readFileSync(demoRef.extra!.output!, "utf8").trimEnd().split("\n").at(-1));
+    const html = runPageHtml(data);
+    assert.ok(html.includes(`<h1>${p.jobName} <span class="phase ok">SUCCEEDED</span></h1>`), html.slice(0, 400));
+    assert.match(html, /all stages complete/);
   });
 
   it("a second deploy of the same plan finds the job by name: outcome existing, no second job queued", async () => {
