@@ -580,7 +580,10 @@ describe("shipped Python files in a bundle", () => {
       const build = (out: string, define: Record<string, string>) => execFileSync(process.execPath, ["-e", `require(${JSON.stringify(join(ROOT, "node_modules", "esbuild"))}).buildSync(${JSON.stringify({
         entryPoints: [entry], outfile: out, bundle: true, platform: "node", format: "esm", define, logLevel: "silent",
       })})`]);
-      build(join(dir, "with.mjs"), pythonAssetsDefine());
+      // The CDK passes each define to esbuild as one shell argument, and Linux caps one argument at 128 KiB.
+      const defined = pythonAssetsDefine();
+      assert.ok(Buffer.byteLength(defined["__RLPIPE_PYTHON_ASSETS__"]!) < 96 * 1024, `${Buffer.byteLength(defined["__RLPIPE_PYTHON_ASSETS__"]!)} bytes in one argument`);
+      build(join(dir, "with.mjs"), defined);
       const got = JSON.parse(execFileSync(process.execPath, [join(dir, "with.mjs")], { cwd: dir, encoding: "utf8" })) as Record<string, string>;
       assert.deepEqual(Object.keys(got), [...PYTHON_ASSET_FILES]);
       for (const f of PYTHON_ASSET_FILES) assert.equal(got[f], readFileSync(join(ROOT, "recipes", "python", f), "utf8"));
