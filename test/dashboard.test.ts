@@ -21,7 +21,7 @@ import { dashboardRow } from "../core/report/dashboard-row.js";
 import type { RunPageData } from "../core/report/run-page-data.js";
 import { parseRecipe } from "../core/recipe/load.js";
 import { CLI, type Ran, runCliAsync, show } from "./cli-process.js";
-import { fakeHuaweiAk, fakeHuaweiSk, fakeTencentSecretId, fakeTencentSecretKey } from "./fakes/credentials.js";
+import { fakeAwsAccessKeyId, fakeHuaweiAk, fakeHuaweiSk, fakeTencentSecretId, fakeTencentSecretKey } from "./fakes/credentials.js";
 import { FakeModelArts } from "./fakes/modelarts-fake.js";
 import { TioneFake } from "./fakes/tione-fake.js";
 import { RECIPES, editYaml, loadSeed, planSeed, recipePath, recipeText } from "./helpers.js";
@@ -32,6 +32,7 @@ import { freePort } from "./servers/moto.js";
 const T = { timeout: 300_000 };
 const execFileP = promisify(execFile);
 const SECRET = "s3cr3t-Dashboard-Value-0077";
+const AWS_KEY_ID = fakeAwsAccessKeyId();
 const AK = fakeHuaweiAk();
 const SK = fakeHuaweiSk();
 const PID = "0a1b2c3d4e5f60718293a4b5c6d7e8f9";
@@ -169,7 +170,7 @@ describe("rlpipe dashboard on loopback, over runs on local, the ModelArts fake a
     localStore = `file://${join(dir, ".rlpipe", "work", "local-demo", "store")}`;
     const sync = await rlpipe(["sync", `${local}.rl`, "--watch", join(work, "ckpt"), "--metrics", join(work, "rl.jsonl"), "--metrics", join(work, "rl.sandbox.jsonl"), "--once", "--store", localStore]);
     assert.equal(sync.code, 0, show(sync));
-    appendFileSync(join(dir, ".rlpipe", "local", local, "job.log"), `token ${SECRET} key AKIAABCDEFGHIJKLMNOP ${HOSTILE}\n`);
+    appendFileSync(join(dir, ".rlpipe", "local", local, "job.log"), `token ${SECRET} key ${AWS_KEY_ID} ${HOSTILE}\n`);
 
     // A job on the ModelArts fake that keeps running, its log holding the secret key and markup; three RL steps in its store.
     ma = await new FakeModelArts({ ak: AK, sk: SK, projectId: PID }).start();
@@ -277,7 +278,7 @@ describe("rlpipe dashboard on loopback, over runs on local, the ModelArts fake a
     const pages = [await get(dash.url), ...(await Promise.all([local, maRef.name, tiRun, lostRun].map((r) => get(`${dash.url}runs/${r}`))))];
     for (const { html } of pages) {
       assert.ok(!/<script/i.test(html) && !/<img/i.test(html), "no markup from the data");
-      for (const s of [SECRET, SK, AK, TI_KEY, TI_ID, "AKIAABCDEFGHIJKLMNOP"]) assert.ok(!html.includes(s), "a secret is in a page");
+      for (const s of [SECRET, SK, AK, TI_KEY, TI_ID, AWS_KEY_ID]) assert.ok(!html.includes(s), "a secret is in a page");
     }
     const [table, localPage, maPage, tiPage] = pages.map((p) => p.html);
     assert.ok(table!.includes("&lt;img src=x onerror=alert(2)&gt;"), "the recipe name, as text");

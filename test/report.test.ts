@@ -30,6 +30,7 @@ import { makeCheckpoints } from "./checkpoint-helpers.js";
 import { fixtureReport } from "./fixtures/cost-report.js";
 import { RECIPES, editYaml, recipePath } from "./helpers.js";
 import { type Ran, runCliAsync, show } from "./cli-process.js";
+import { fakeAwsAccessKeyId } from "./fakes/credentials.js";
 import { decodePng } from "./png-decode.js";
 import { type Moto, TEST_CREDENTIALS, freePort, startMoto } from "./servers/moto.js";
 
@@ -186,6 +187,7 @@ function pageRequests(netLog: string): string[] {
 }
 
 const SECRET = "s3cr3t-Report-Value-0042";
+const AWS_KEY_ID = fakeAwsAccessKeyId();
 
 describe("rlpipe report on a local run, in headless Chromium", () => {
   let dir: string;
@@ -217,7 +219,7 @@ describe("rlpipe report on a local run, in headless Chromium", () => {
     const sync = await rlpipe(["sync", `${name}.rl`, "--watch", join(work, "ckpt"), "--metrics", join(work, "rl.jsonl"), "--metrics", join(work, "rl.sandbox.jsonl"), "--once", "--store", store]);
     assert.equal(sync.code, 0, show(sync));
     // A line with secrets in the job's log: a secret environment variable's value and a key that looks like one.
-    appendFileSync(join(dir, ".rlpipe", "local", name, "job.log"), `connecting with token ${SECRET} and key AKIAABCDEFGHIJKLMNOP\n`);
+    appendFileSync(join(dir, ".rlpipe", "local", name, "job.log"), `connecting with token ${SECRET} and key ${AWS_KEY_ID}\n`);
     moto = await startMoto();
   });
   after(async () => {
@@ -233,7 +235,7 @@ describe("rlpipe report on a local run, in headless Chromium", () => {
     const file = join(dir, `${name}.html`);
     const html = readFileSync(file, "utf8");
     assert.deepEqual(externalReferences(html), []);
-    assert.ok(!html.includes(SECRET) && !html.includes("AKIAABCDEFGHIJKLMNOP"), "the log's secrets are redacted");
+    assert.ok(!html.includes(SECRET) && !html.includes(AWS_KEY_ID), "the log's secrets are redacted");
     assert.match(html, /connecting with token \*\*\* and key \*\*\*/);
     assert.match(html, /stage check: complete/, "the job's own log lines are there");
     assert.equal(svgCount(html), 3, "the check stage's curves, the RL stage's curves, its sandbox health");

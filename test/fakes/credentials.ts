@@ -17,3 +17,5 @@ export const fakeTencentSecretId = () => `AKID${pick(alnum, 32)}`;
 export const fakeE2bKey = () => `e2b_${randomBytes(20).toString("hex")}`;
 /** Tencent Cloud SecretKey: 32 letters and digits. */
 export const fakeTencentSecretKey = () => pick(alnum, 32);
+/** AWS access key id: "AKIA" and 16 upper-case letters and digits 2-7 (a shape redaction recognises on its own). */
+export const fakeAwsAccessKeyId = () => `AKIA${pick("ABCDEFGHIJKLMNOPQRSTUVWXYZ234567", 16)}`;
