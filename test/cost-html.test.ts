@@ -26,6 +26,7 @@ import { sceneToSvg } from "../core/plot/svg.js";
 import { fixtureReport } from "./fixtures/cost-report.js";
 import { ROOT, SEED_RECIPES, loadSeed, recipePath } from "./helpers.js";
 import { decodePng } from "./png-decode.js";
+import { chromium } from "./chromium.js";
 
 const CLI = join(ROOT, "dist", "bin", "rlpipe.js");
 const T = { timeout: 120_000 };
@@ -343,15 +344,6 @@ describe("filled areas in rlpipe's rasterizer (the cumulative chart's band)", ()
 });
 
 // ------------------------------------------------------------------------------------------------ Chromium
-
-/** Headless Chromium with nothing leaving the machine: no proxy, no name resolves, no background fetches. */
-function chromium(args: string[], home: string) {
-  return spawnSync("chromium", [
-    "--headless", "--no-sandbox", "--disable-gpu", "--no-proxy-server", "--host-resolver-rules=MAP * ~NOTFOUND",
-    `--user-data-dir=${join(home, "profile")}`, "--no-first-run", "--disable-background-networking", "--disable-component-update",
-    "--disable-sync", "--disable-default-apps", "--disable-extensions", "--hide-scrollbars", ...args,
-  ], { encoding: "buffer", timeout: 90_000, env: { PATH: process.env["PATH"] ?? "/usr/bin:/bin", HOME: home } });
-}
 
 describe("HTML cost report in headless Chromium", () => {
   let dir: string;

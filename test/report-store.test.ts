@@ -33,6 +33,7 @@ import { makeCheckpoints } from "./checkpoint-helpers.js";
 import { runnableSeed } from "./run-outputs.js";
 import { ROOT, recipeText, editYaml as edit } from "./helpers.js";
 import { type Moto, TEST_CREDENTIALS, startMoto } from "./servers/moto.js";
+import { chromium } from "./chromium.js";
 
 const T = { timeout: 600_000 };
 const CLI = join(ROOT, "dist", "bin", "rlpipe.js");
@@ -103,14 +104,6 @@ function assertJobCharts(html: string, step: number): void {
   const val = charts.get("validation")!;
   assert.ok(val.includes(EVIL_ESCAPED), "the hostile name, escaped, inside the SVG");
   assert.ok(!/<(script|img)\b/i.test(val), "no markup from it");
-}
-
-function chromium(args: string[], home: string) {
-  return spawnSync("chromium", [
-    "--headless", "--no-sandbox", "--disable-gpu", "--no-proxy-server", "--host-resolver-rules=MAP * ~NOTFOUND",
-    `--user-data-dir=${join(home, "profile")}`, "--no-first-run", "--disable-background-networking", "--disable-component-update",
-    "--disable-sync", "--disable-default-apps", "--disable-extensions", "--hide-scrollbars", ...args,
-  ], { encoding: "buffer", timeout: 90_000, env: { PATH: process.env["PATH"] ?? "/usr/bin:/bin", HOME: home } });
 }
 
 // ------------------------------------------------------------------------------------------------ TI-ONE

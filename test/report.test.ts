@@ -33,6 +33,7 @@ import { type Ran, runCliAsync, show } from "./cli-process.js";
 import { fakeAwsAccessKeyId } from "./fakes/credentials.js";
 import { decodePng } from "./png-decode.js";
 import { type Moto, TEST_CREDENTIALS, freePort, startMoto } from "./servers/moto.js";
+import { chromium } from "./chromium.js";
 
 const T = { timeout: 300_000 };
 
@@ -166,15 +167,6 @@ describe("the run page renderer (pure)", () => {
 });
 
 // ------------------------------------------------------------------------------------------------ Chromium
-
-/** Headless Chromium with nothing leaving the machine: no proxy, no name resolves, no background fetches. */
-function chromium(args: string[], home: string) {
-  return spawnSync("chromium", [
-    "--headless", "--no-sandbox", "--disable-gpu", "--no-proxy-server", "--host-resolver-rules=MAP * ~NOTFOUND",
-    `--user-data-dir=${join(home, "profile")}`, "--no-first-run", "--disable-background-networking", "--disable-component-update",
-    "--disable-sync", "--disable-default-apps", "--disable-extensions", "--hide-scrollbars", ...args,
-  ], { encoding: "buffer", timeout: 90_000, env: { PATH: process.env["PATH"] ?? "/usr/bin:/bin", HOME: home } });
-}
 
 /**
  * The URLs a page made Chromium request, from its net log: every request started on behalf of a page (an origin
