@@ -16,13 +16,14 @@
 // Where rlpipe's time goes: GET /v1/stats before and after each workload, printed per test case and per request (HTTP
 // parse/handle/respond; queue, zygote wait, build, fork, program, collect, clean-up, round trip, grading).
 // Prints the machine, per-server figures, ratios rlpipe/peer; writes bench/results/sandbox-peer.json. Nothing leaves 127.0.0.1.
-import { spawn, spawnSync } from "node:child_process";
-import { mkdirSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
+import { spawn } from "node:child_process";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import http from "node:http";
 import os from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
+import { clkTck, procStat, treeCpuS } from "./proc-cpu.mjs";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const cli = join(root, "dist", "bin", "rlpipe.js");
@@ -65,32 +66,7 @@ const machine = {
 };
 console.log(`machine: ${machine.cpu}, ${machine.cores} cores, ${machine.memGiB} GiB, node ${machine.node}, ${machine.platform}, load ${machine.load1AtStart.toFixed(2)}`);
 
-// ---------- server CPU from /proc ----------
-const clkTck = Number(spawnSync("getconf", ["CLK_TCK"], { encoding: "utf8" }).stdout.trim()) || 100;
-/** Parsed /proc/<pid>/stat: ppid, its own ticks and ticks with waited-for children. undefined when the process is gone. */
-function procStat(pid) {
-  try {
-    const s = readFileSync(`/proc/${pid}/stat`, "utf8");
-    const f = s.slice(s.lastIndexOf(")") + 2).split(" "); // fields from #3 (state) on; comm may hold spaces
-    const own = Number(f[11]) + Number(f[12]);
-    return { ppid: Number(f[1]), own, ticks: own + Number(f[13]) + Number(f[14]) };
-  } catch { return undefined; }
-}
-/** CPU seconds of a process tree: each live member's own and reaped children's time (a dead member's time is in its parent's). */
-function treeCpuS(rootPid) {
-  const parent = new Map();
-  const ticks = new Map();
-  for (const d of readdirSync("/proc")) {
-    if (!/^\d+$/.test(d)) continue;
-    const st = procStat(d);
-    if (st !== undefined) { parent.set(Number(d), st.ppid); ticks.set(Number(d), st.ticks); }
-  }
-  let sum = 0;
-  for (const [pid, t] of ticks) {
-    for (let p = pid, hops = 0; p > 0 && hops < 64; p = parent.get(p) ?? 0, hops++) if (p === rootPid) { sum += t; break; }
-  }
-  return sum / clkTck;
-}
+// ---------- server CPU from /proc: bench/proc-cpu.mjs ----------
 
 // A fresh connection per request by default, as side_by_side.py's urllib does: with keep-alive, uvicorn's separate
 // header/body writes meet Nagle + delayed ACK and a /run_code answer stalls ~40 ms, which would measure TCP, not the server.
