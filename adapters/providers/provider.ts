@@ -3,7 +3,7 @@
 // failure that may have reached the provider, look it up again before retrying the create.
 import { type ExitCode, RlpipeError } from "../../core/errors.js";
 import type { Plan } from "../../core/plan.js";
-import type { Phase } from "../../core/providers/phases.js";
+import type { JobStatus, Phase } from "../../core/providers/phases.js";
 import type { Provider, Recipe } from "../../core/recipe/schema.js";
 import { backoffMs, sleep as defaultSleep } from "../../core/util/retry.js";
 
@@ -21,16 +21,7 @@ export interface JobRef {
   readonly extra?: Readonly<Record<string, string>>;
 }
 
-export interface JobStatus {
-  readonly phase: Phase;
-  /** The provider's own state, unchanged. */
-  readonly rawPhase: string;
-  readonly message?: string;
-  /** ISO 8601. */
-  readonly startedAt?: string;
-  readonly endedAt?: string;
-  readonly exitCode?: number;
-}
+export type { JobStatus } from "../../core/providers/phases.js";
 
 /** How long a job has been billed for (the compute side of `rlpipe cost --run`). */
 export interface JobBilling {

@@ -11,6 +11,18 @@ export function isTerminal(phase: Phase): boolean {
   return TERMINAL_PHASES.has(phase);
 }
 
+/** A job's state as a provider reports it: the normalized phase beside the provider's own. */
+export interface JobStatus {
+  readonly phase: Phase;
+  /** The provider's own state, unchanged. */
+  readonly rawPhase: string;
+  readonly message?: string;
+  /** ISO 8601. */
+  readonly startedAt?: string;
+  readonly endedAt?: string;
+  readonly exitCode?: number;
+}
+
 export type PhaseSource = "modelarts" | "tione" | "ray" | "slurm" | "local";
 
 // Sources: ModelArts status.phase, TI-ONE TrainingTaskDetail.Status, Ray JobStatus, Slurm job states (squeue/sacct

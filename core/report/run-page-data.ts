@@ -2,20 +2,13 @@
 // run's store and the cost comparison; rendered by core/report/run-page.ts. Every part that is read from somewhere
 // else can fail on its own: it is a Readout, and the page says why it is missing instead of drawing it empty.
 import type { CostReport } from "../cost/types.js";
-import type { Phase } from "../providers/phases.js";
+import type { JobStatus, Phase } from "../providers/phases.js";
 
 /** A part of the page read from elsewhere: its value, or why it could not be read (a sentence for the reader). */
 export type Readout<T> = { readonly ok: true; readonly value: T } | { readonly ok: false; readonly why: string };
 
-export interface RunPageStatus {
-  readonly phase: Phase;
-  readonly rawPhase: string;
-  readonly message?: string;
-  /** ISO 8601, as the provider reports them. */
-  readonly startedAt?: string;
-  readonly endedAt?: string;
-  readonly exitCode?: number;
-}
+/** The run's state as its provider reports it. */
+export type RunPageStatus = JobStatus;
 
 export interface StoredCheckpoint {
   readonly step: number;
