@@ -4,8 +4,7 @@
 // tool calls by a /r/<run>/ prefix) and written to its usage store, one object per instance, summed by the reader.
 import assert from "node:assert/strict";
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
-import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
-import { createServer } from "node:net";
+import { mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
@@ -26,7 +25,9 @@ import { UsageMeter } from "../functions/usage-meter.js";
 import { fakeHuaweiAk, fakeHuaweiSk, fakeTencentSecretId, fakeTencentSecretKey } from "./fakes/credentials.js";
 import { TioneFake } from "./fakes/tione-fake.js";
 import { FakeModelArts } from "./fakes/modelarts-fake.js";
-import { RECIPES, ROOT, editYaml, recipePath, recipeText } from "./helpers.js";
+import { type Ran, runCliAsync } from "./cli-process.js";
+import { deployPricedDemo } from "./local-demo-run.js";
+import { ROOT, editYaml, recipeText } from "./helpers.js";
 
 const CLI = join(ROOT, "dist", "bin", "rlpipe.js");
 const range = (low: number, expected: number, high: number) => ({ low, expected, high });
@@ -259,24 +260,8 @@ describe("usage counted per run by a real rlpipe serve", () => {
 // ------------------------------------------------------------------------------------------ after real runs
 
 /** The CLI as a child process, without blocking this event loop. */
-function rlpipe(args: string[], opts: { cwd: string; env?: Record<string, string> }): Promise<{ code: number | null; out: string; err: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [CLI, ...args], {
-      cwd: opts.cwd, stdio: ["ignore", "pipe", "pipe"],
-      env: { PATH: process.env["PATH"] ?? "/usr/bin:/bin", HOME: opts.cwd, RLPIPE_POLL_MS: "200", ...opts.env },
-    });
-    let out = "";
-    let err = "";
-    child.stdout!.on("data", (d: Buffer) => { out += d.toString(); });
-    child.stderr!.on("data", (d: Buffer) => { err += d.toString(); });
-    const t = setTimeout(() => child.kill("SIGKILL"), 180_000);
-    child.on("close", (code) => { clearTimeout(t); resolve({ code, out, err }); });
-  });
-}
-
-function freePort(): Promise<number> {
-  return new Promise((res) => { const s = createServer(); s.listen(0, "127.0.0.1", () => { const p = (s.address() as { port: number }).port; s.close(() => res(p)); }); });
-}
+const rlpipe = (args: string[], opts: { cwd: string; env?: Record<string, string> }): Promise<Ran> =>
+  runCliAsync(args, { cwd: opts.cwd, env: { RLPIPE_POLL_MS: "200", ...opts.env }, timeoutMs: 180_000 });
 
 const flatLines = (ls: readonly CostLine[]): CostLine[] => ls.flatMap((l) => [l, ...flatLines(l.children ?? [])]);
 
@@ -285,17 +270,8 @@ describe("rlpipe cost --run after a local run (real wall time, usage counted by 
   let name: string;
   before(async () => {
     dir = mkdtempSync(join(tmpdir(), "rlpipe-cost-run-"));
-    mkdirSync(join(dir, "data"));
-    copyFileSync(join(RECIPES, "data", "demo-problems.jsonl"), join(dir, "data", "demo-problems.jsonl"));
     // The demo with a rate for this machine's time, so the compute line has a cost to compare.
-    writeFileSync(join(dir, "demo.yaml"), editYaml(readFileSync(recipePath("local-demo"), "utf8"), [
-      [["prices"], [{ item: "self-hosted:node-hour", value: 36, currency: "CNY", unit: "node-hour", source: "test: this machine's hourly cost" }]],
-    ]));
-    const r = await rlpipe(["deploy", "demo.yaml", "--provider", "local", "--yes", "--wait", "--json"], { cwd: dir, env: { RLPIPE_SANDBOX_PORT: String(await freePort()) } });
-    assert.equal(r.code, 0, r.err);
-    const res = JSON.parse(r.out.trim().split("\n").pop()!) as { name: string; phase: string };
-    assert.equal(res.phase, "SUCCEEDED");
-    name = res.name;
+    name = await deployPricedDemo(dir);
   });
   after(() => rmSync(dir, { recursive: true, force: true }));
 

@@ -7,7 +7,7 @@
 import assert from "node:assert/strict";
 import { type ChildProcess, execFile, spawn, spawnSync } from "node:child_process";
 import { request } from "node:http";
-import { appendFileSync, copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { appendFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
@@ -24,10 +24,10 @@ import { CLI, type Ran, runCliAsync, show } from "./cli-process.js";
 import { fakeAwsAccessKeyId, fakeHuaweiAk, fakeHuaweiSk, fakeTencentSecretId, fakeTencentSecretKey } from "./fakes/credentials.js";
 import { FakeModelArts } from "./fakes/modelarts-fake.js";
 import { TioneFake } from "./fakes/tione-fake.js";
-import { RECIPES, editYaml, loadSeed, planSeed, recipePath, recipeText } from "./helpers.js";
+import { loadSeed, planSeed, recipeText } from "./helpers.js";
+import { deployPricedDemo } from "./local-demo-run.js";
 import { decodePng } from "./png-decode.js";
 import { waitFor } from "./serve-process.js";
-import { freePort } from "./servers/moto.js";
 
 const T = { timeout: 300_000 };
 const execFileP = promisify(execFile);
@@ -154,15 +154,8 @@ describe("rlpipe dashboard on loopback, over runs on local, the ModelArts fake a
 
   before(async () => {
     dir = mkdtempSync(join(tmpdir(), "rlpipe-dashboard-"));
-    mkdirSync(join(dir, "data"));
-    copyFileSync(join(RECIPES, "data", "demo-problems.jsonl"), join(dir, "data", "demo-problems.jsonl"));
-    writeFileSync(join(dir, "demo.yaml"), editYaml(readFileSync(recipePath("local-demo"), "utf8"), [
-      [["prices"], [{ item: "self-hosted:node-hour", value: 36, currency: "CNY", unit: "node-hour", source: "test: this machine's hourly cost" }]],
-    ]));
     // A local run deployed for real, an RL stage's metrics (with a hostile metric name) synced into its store.
-    const r = await rlpipe(["deploy", "demo.yaml", "--provider", "local", "--yes", "--wait", "--json"], { RLPIPE_SANDBOX_PORT: String(await freePort()) });
-    assert.equal(r.code, 0, show(r));
-    local = (JSON.parse(r.out.trim().split("\n").pop()!) as { name: string }).name;
+    local = await deployPricedDemo(dir);
     work = join(dir, "rl-work");
     mkdirSync(join(work, "ckpt"), { recursive: true });
     writeFileSync(join(work, "rl.jsonl"), jsonl(range(1, 10), verlRow));

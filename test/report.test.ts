@@ -7,7 +7,7 @@
 // and Slurm: their records, gathered through an injected adapter loader, on the page and in the dashboard's table.
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync, appendFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync, appendFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
@@ -28,12 +28,13 @@ import { loadRecipeFile } from "../core/recipe/load.js";
 import { S3Store } from "../adapters/storage/s3.js";
 import { makeCheckpoints } from "./checkpoint-helpers.js";
 import { fixtureReport } from "./fixtures/cost-report.js";
-import { RECIPES, editYaml, recipePath } from "./helpers.js";
+import { recipePath } from "./helpers.js";
 import { type Ran, runCliAsync, show } from "./cli-process.js";
 import { fakeAwsAccessKeyId } from "./fakes/credentials.js";
 import { decodePng } from "./png-decode.js";
-import { type Moto, TEST_CREDENTIALS, freePort, startMoto } from "./servers/moto.js";
+import { type Moto, TEST_CREDENTIALS, startMoto } from "./servers/moto.js";
 import { chromium } from "./chromium.js";
+import { deployPricedDemo } from "./local-demo-run.js";
 
 const T = { timeout: 300_000 };
 
@@ -189,17 +190,8 @@ describe("rlpipe report on a local run, in headless Chromium", () => {
 
   before(async () => {
     dir = mkdtempSync(join(tmpdir(), "rlpipe-report-"));
-    mkdirSync(join(dir, "data"));
-    copyFileSync(join(RECIPES, "data", "demo-problems.jsonl"), join(dir, "data", "demo-problems.jsonl"));
     // The demo with a rate for this machine's time, so the page has a cost so far against a priced estimate.
-    writeFileSync(join(dir, "demo.yaml"), editYaml(readFileSync(recipePath("local-demo"), "utf8"), [
-      [["prices"], [{ item: "self-hosted:node-hour", value: 36, currency: "CNY", unit: "node-hour", source: "test: this machine's hourly cost" }]],
-    ]));
-    const r = await rlpipe(["deploy", "demo.yaml", "--provider", "local", "--yes", "--wait", "--json"], { RLPIPE_SANDBOX_PORT: String(await freePort()) });
-    assert.equal(r.code, 0, show(r));
-    const res = JSON.parse(r.out.trim().split("\n").pop()!) as { name: string; phase: string };
-    assert.equal(res.phase, "SUCCEEDED");
-    name = res.name;
+    name = await deployPricedDemo(dir);
     // An RL stage's outputs in the run's store, uploaded as the sync sidecar does: verl's metrics, the sandbox's
     // health stream beside them, a committed checkpoint.
     const work = join(dir, "rl-work");
