@@ -5,7 +5,6 @@
 // and reused within the maximum age, refreshed after it; failures carry the API's error code (exit 3), missing
 // credentials are invalid input (exit 2) with a hint.
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -20,22 +19,13 @@ import { FakeBss } from "./fakes/bss-fake.js";
 import { fakeHuaweiAk, fakeHuaweiSk, fakeTencentSecretId, fakeTencentSecretKey } from "./fakes/credentials.js";
 import { FakeModelArts } from "./fakes/modelarts-fake.js";
 import { TioneFake } from "./fakes/tione-fake.js";
-import { ROOT, editYaml, recipeText } from "./helpers.js";
+import { type Ran, runCliAsync } from "./cli-process.js";
+import { editYaml, recipeText } from "./helpers.js";
 import type { CostLine, CostReport } from "../core/cost/types.js";
 
-const CLI = join(ROOT, "dist", "bin", "rlpipe.js");
 
 /** The CLI as a child process (its own environment only: no credential of this machine leaks in). */
-function rlpipe(args: string[], env: Record<string, string>, cwd: string): Promise<{ code: number | null; out: string; err: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [CLI, ...args], { cwd, stdio: ["ignore", "pipe", "pipe"], env: { PATH: process.env["PATH"] ?? "/usr/bin:/bin", ...env } });
-    let out = "";
-    let err = "";
-    child.stdout.on("data", (d: Buffer) => { out += d.toString(); });
-    child.stderr.on("data", (d: Buffer) => { err += d.toString(); });
-    child.on("close", (code) => resolve({ code, out, err }));
-  });
-}
+const rlpipe = (args: string[], env: Record<string, string>, cwd: string): Promise<Ran> => runCliAsync(args, { cwd, env, timeoutMs: 240_000 });
 
 const allLines = (ls: readonly CostLine[]): CostLine[] => ls.flatMap((l) => [l, ...allLines(l.children ?? [])]);
 

@@ -20,7 +20,7 @@ import { type Plan, plan } from "../core/plan.js";
 import type { ModelArtsJobBody } from "../core/providers/modelarts-request.js";
 import { parseRecipe } from "../core/recipe/load.js";
 import { fakeHuaweiAk, fakeHuaweiSk, fakeSecurityToken } from "./fakes/credentials.js";
-import { JobRunner, writeVerlStub } from "./fakes/job-runner.js";
+import { JobRunner, stubContainerEnv, writeVerlStub } from "./fakes/job-runner.js";
 import { CREATE_FAULTS, type CreateFault, FakeModelArts } from "./fakes/modelarts-fake.js";
 import { assertRunInStore, runnableSeed } from "./run-outputs.js";
 import { ROOT, planSeed, recipeText, seededRandom, editYaml as edit } from "./helpers.js";
@@ -629,7 +629,7 @@ describe("ModelArts: a seed recipe's checkpoints and metrics reach OBS by defaul
     // The container: ModelArts' /home/ma-user under a temporary root, python3 with the verl stub, and no OBS credential.
     runner = new JobRunner({
       storeEndpoint: moto.endpoint, storeCredentials: TEST_CREDENTIALS, root: join(dir, "container"), platformPrefixes: ["/home/ma-user"],
-      env: { PATH: process.env["PATH"] ?? "/usr/bin:/bin", HOME: join(dir, "container"), PYTHONPATH: join(dir, "stub") }, uploadPeriodMs: 200,
+      env: stubContainerEnv(dir), uploadPeriodMs: 200,
     });
     fake = await new FakeModelArts({ ak: AK, sk: SK, projectId: PID, runner }).start();
   });

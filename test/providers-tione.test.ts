@@ -30,7 +30,7 @@ import {
 import { parseRecipe } from "../core/recipe/load.js";
 import { overrideWord } from "../core/render/hydra.js";
 import { fakeE2bKey, fakeSecurityToken, fakeTencentSecretId, fakeTencentSecretKey } from "./fakes/credentials.js";
-import { JobRunner, writeVerlStub } from "./fakes/job-runner.js";
+import { JobRunner, stubContainerEnv, writeVerlStub } from "./fakes/job-runner.js";
 import { type Fault, type FakeTask, TioneFake } from "./fakes/tione-fake.js";
 import { assertRunInStore, runnableSeed } from "./run-outputs.js";
 import { ROOT, loadSeed, planSeed, recipeText, editYaml as edit, seededRandom as rng } from "./helpers.js";
@@ -776,7 +776,7 @@ describe("TI-ONE: a seed recipe's checkpoints and metrics reach COS by default (
     // (the region's endpoint as the task would see it); the credentials come only from the task's Envs.
     runner = new JobRunner({
       storeEndpoint: moto.endpoint, storeCredentials: TEST_CREDENTIALS, root: join(dir, "container"), platformPrefixes: ["/opt/ml", "/home/tione"],
-      env: { PATH: process.env["PATH"] ?? "/usr/bin:/bin", HOME: join(dir, "container"), PYTHONPATH: join(dir, "stub"), COS_ENDPOINT: moto.endpoint },
+      env: stubContainerEnv(dir, { COS_ENDPOINT: moto.endpoint }),
     });
     fake = await TioneFake.start([{ secretId: SECRET_ID, secretKey: SECRET_KEY }], runner);
   });

@@ -26,17 +26,17 @@ import { plan } from "../core/plan.js";
 import { parseRecipe } from "../core/recipe/load.js";
 import { handleConsoleEvent } from "../functions/console.js";
 import { fakeHuaweiAk, fakeHuaweiSk, fakeTencentSecretId, fakeTencentSecretKey } from "./fakes/credentials.js";
-import { JobRunner, writeVerlStub } from "./fakes/job-runner.js";
+import { JobRunner, stubContainerEnv, writeVerlStub } from "./fakes/job-runner.js";
 import { FakeModelArts } from "./fakes/modelarts-fake.js";
 import { TioneFake } from "./fakes/tione-fake.js";
 import { makeCheckpoints } from "./checkpoint-helpers.js";
+import { CLI, type Ran, runCliAsync } from "./cli-process.js";
 import { runnableSeed } from "./run-outputs.js";
 import { ROOT, recipeText, editYaml as edit } from "./helpers.js";
 import { type Moto, TEST_CREDENTIALS, startMoto } from "./servers/moto.js";
 import { chromium } from "./chromium.js";
 
 const T = { timeout: 600_000 };
-const CLI = join(ROOT, "dist", "bin", "rlpipe.js");
 /** A metric name a job could write: it must reach the page as text, never as markup. */
 const EVIL = `<script>alert("m")</script><img src=x onerror=alert(1)>/x`;
 const BOUND_MS = 240_000;
@@ -66,16 +66,7 @@ const pageMatching = (store: S3Store, job: string, re: RegExp) => async (): Prom
   }
 };
 
-function cli(args: string[], cwd: string, env: Record<string, string>): Promise<{ code: number | null; out: string; err: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [CLI, ...args], { cwd, stdio: ["ignore", "pipe", "pipe"], env: { PATH: process.env["PATH"] ?? "/usr/bin:/bin", ...env } });
-    let out = "";
-    let err = "";
-    child.stdout.on("data", (d: Buffer) => { out += d.toString(); });
-    child.stderr.on("data", (d: Buffer) => { err += d.toString(); });
-    child.on("close", (code) => resolve({ code, out, err }));
-  });
-}
+const cli = (args: string[], cwd: string, env: Record<string, string>): Promise<Ran> => runCliAsync(args, { cwd, env, timeoutMs: 240_000 });
 
 /** No markup from a metric's name; where the page lists every metric (the job's page), its name shown as text. */
 function assertEscaped(html: string, listed = true): void {
@@ -130,10 +121,7 @@ describe("TI-ONE: the job's sidecar keeps the run's page in COS; report --url an
     writeVerlStub(join(dir, "stub"));
     runner = new JobRunner({
       storeEndpoint: moto.endpoint, storeCredentials: TEST_CREDENTIALS, root: join(dir, "container"), platformPrefixes: ["/opt/ml", "/home/tione"],
-      env: {
-        PATH: process.env["PATH"] ?? "/usr/bin:/bin", HOME: join(dir, "container"), PYTHONPATH: join(dir, "stub"), COS_ENDPOINT: moto.endpoint,
-        VERL_STUB_GATE: gate(), VERL_STUB_EXTRA_METRIC: EVIL_VAL, RLPIPE_PAGE_INTERVAL_S: "0",
-      },
+      env: stubContainerEnv(dir, { COS_ENDPOINT: moto.endpoint, VERL_STUB_GATE: gate(), VERL_STUB_EXTRA_METRIC: EVIL_VAL, RLPIPE_PAGE_INTERVAL_S: "0" }),
     });
     fake = await TioneFake.start([{ secretId: SECRET_ID, secretKey: SECRET_KEY }], runner);
   });
@@ -271,7 +259,7 @@ describe("ModelArts: the page goes up through the output channel (the job holds 
     writeVerlStub(join(dir, "stub"));
     runner = new JobRunner({
       storeEndpoint: moto.endpoint, storeCredentials: TEST_CREDENTIALS, root: join(dir, "container"), platformPrefixes: ["/home/ma-user"],
-      env: { PATH: process.env["PATH"] ?? "/usr/bin:/bin", HOME: join(dir, "container"), PYTHONPATH: join(dir, "stub"), VERL_STUB_GATE: join(dir, "gate"), VERL_STUB_EXTRA_METRIC: EVIL, RLPIPE_PAGE_INTERVAL_S: "0" },
+      env: stubContainerEnv(dir, { VERL_STUB_GATE: join(dir, "gate"), VERL_STUB_EXTRA_METRIC: EVIL, RLPIPE_PAGE_INTERVAL_S: "0" }),
       uploadPeriodMs: 200,
     });
     fake = await new FakeModelArts({ ak: AK, sk: SK, projectId: PID, runner }).start();

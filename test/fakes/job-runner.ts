@@ -154,6 +154,12 @@ function walk(dir: string): string[] {
   return out.sort();
 }
 
+/** A job container's environment in a test: the machine's PATH, HOME at `<dir>/container` (the runner's root) and
+ * python3 finding the verl stub that writeVerlStub put in `<dir>/stub`; `extra` adds to it. */
+export function stubContainerEnv(dir: string, extra: Readonly<Record<string, string>> = {}): Record<string, string> {
+  return { PATH: process.env["PATH"] ?? "/usr/bin:/bin", HOME: join(dir, "container"), PYTHONPATH: join(dir, "stub"), ...extra };
+}
+
 /**
  * verl stubbed for a job: `python3 -m verl.trainer.main_ppo <overrides>` (on PYTHONPATH=dir) writes what verl's
  * trainer writes — global_step_N/actor/… shards, data.pt and latest_checkpointed_iteration.txt under
