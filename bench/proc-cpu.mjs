@@ -29,3 +29,10 @@ export function treeCpuS(rootPid) {
   }
   return sum / clkTck;
 }
+
+/** Machine-wide CPU jiffies from /proc/stat: busy (everything but idle and iowait) and total, over all cores. */
+export function machineTicks() {
+  const f = readFileSync("/proc/stat", "utf8").split("\n")[0].trim().split(/\s+/).slice(1).map(Number);
+  const total = f.slice(0, 8).reduce((a, b) => a + b, 0); // user nice system idle iowait irq softirq steal (guest is inside user)
+  return { busy: total - f[3] - f[4], total };
+}

@@ -23,7 +23,7 @@ import os from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
-import { clkTck, procStat, treeCpuS } from "./proc-cpu.mjs";
+import { clkTck, machineTicks, procStat, treeCpuS } from "./proc-cpu.mjs";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const cli = join(root, "dist", "bin", "rlpipe.js");
@@ -128,12 +128,15 @@ async function pool(n, width, fn) {
 async function measured(server, fn) {
   const c0 = server.pid === undefined ? undefined : treeCpuS(server.pid);
   const o0 = server.pid === undefined ? undefined : procStat(server.pid)?.own;
+  const m0 = machineTicks();
   const t0 = performance.now();
   await fn();
   const wallS = (performance.now() - t0) / 1000;
+  const m1 = machineTicks();
+  const machineBusy = (m1.busy - m0.busy) / Math.max(1, m1.total - m0.total);
   const cpuS = c0 === undefined ? undefined : treeCpuS(server.pid) - c0;
   const ownCpuS = o0 === undefined ? undefined : ((procStat(server.pid)?.own ?? o0) - o0) / clkTck;
-  return { wallS, cpuS, ownCpuS };
+  return { wallS, cpuS, ownCpuS, machineBusy };
 }
 const pct = (xs, p) => { const s = [...xs].sort((a, b) => a - b); return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))]; };
 const median = (xs) => pct(xs, 50);
@@ -169,6 +172,7 @@ async function batchPhase(s) {
   return {
     casesPerS: (programs * CASES) / m.wallS, cpuMsPerCase: m.cpuS === undefined ? undefined : (m.cpuS * 1000) / (programs * CASES),
     ownCpuMsPerCase: m.ownCpuS === undefined ? undefined : (m.ownCpuS * 1000) / (programs * CASES), wallS: m.wallS,
+    machineBusy: m.machineBusy,
   };
 }
 async function seqPhase(s) {
@@ -248,11 +252,11 @@ try {
       console.log(`round ${r + 1} ${s.name.padEnd(20)} ${row.casesPerS.toFixed(0).padStart(5)} cases/s` +
         `${row.cpuMsPerCase === undefined ? "" : ` (server CPU ${row.cpuMsPerCase.toFixed(2)} ms/case, its main process ${row.ownCpuMsPerCase.toFixed(2)})`}` +
         `  run_code p50 ${row.p50Ms.toFixed(1)} ms p90 ${row.p90Ms.toFixed(1)} ms  ${row.reqPerS.toFixed(1)} req/s at ${inFlight} in flight` +
-        `${row.cpuMsPerReq === undefined ? "" : ` (server CPU ${row.cpuMsPerReq.toFixed(2)} ms/req)`}  load ${load1.toFixed(2)}`);
+        `${row.cpuMsPerReq === undefined ? "" : ` (server CPU ${row.cpuMsPerReq.toFixed(2)} ms/req)`}  machine busy ${(100 * row.machineBusy).toFixed(0)}%  load ${load1.toFixed(2)}`);
     }
   }
   // Summary: the median over rounds of each figure.
-  const keys = ["casesPerS", "cpuMsPerCase", "ownCpuMsPerCase", "p50Ms", "p90Ms", "reqPerS", "cpuMsPerReq"];
+  const keys = ["casesPerS", "machineBusy", "cpuMsPerCase", "ownCpuMsPerCase", "p50Ms", "p90Ms", "reqPerS", "cpuMsPerReq"];
   console.log(`\nmedian of ${rounds} rounds (${programs} programs × ${CASES} cases at ${inFlight} in flight; ${seqN} sequential and ${concN} at ${inFlight} in flight /run_code print(1)):`);
   for (const s of servers) {
     const rows = results[s.name].rounds;

@@ -15,6 +15,8 @@ export interface Capabilities {
   readonly specialJudge: boolean;
   /** How the local sandbox bounds a program's memory: a cgroup over all its processes, or per process only. */
   readonly memoryBound?: string;
+  /** Where the local sandbox's managers run a program's cases: "c" (caseloop.c) or "python" (no C compiler here). */
+  readonly caseLoop?: string;
   /** The local sandbox's Python environment for programs (rlpipe serve --python-env): where, and how many packages. */
   readonly pythonEnv?: { readonly dir: string; readonly packages: number };
 }
@@ -36,6 +38,8 @@ export interface SandboxStats {
   readonly slots?: { readonly size: number; readonly busy: number; readonly waiting: number };
   /** How the local sandbox bounds a program's memory. */
   readonly memoryBound?: string;
+  /** Where the local sandbox's managers run a program's cases: "c" or "python". */
+  readonly caseLoop?: string;
 }
 
 export interface SandboxBackend {

@@ -78,7 +78,7 @@ export async function runServe(argv: readonly string[], io: Io): Promise<number>
   }
   const caps = await backend?.capabilities();
   const what = [
-    caps === undefined ? undefined : `sandbox ${caps.backend}: ${caps.languages.join(", ")}; ${caps.isolation === undefined ? "" : `isolation ${caps.isolation}; `}${caps.memoryBound === undefined ? "" : `memory bound ${caps.memoryBound}; `}${caps.pythonEnv === undefined ? "" : `python env ${caps.pythonEnv.dir} (${caps.pythonEnv.packages} packages); `}concurrency ${caps.maxConcurrency}; admits ${server.capacity} requests`,
+    caps === undefined ? undefined : `sandbox ${caps.backend}: ${caps.languages.join(", ")}; ${caps.isolation === undefined ? "" : `isolation ${caps.isolation}; `}${caps.memoryBound === undefined ? "" : `memory bound ${caps.memoryBound}; `}${caps.caseLoop === undefined ? "" : `case loop ${caps.caseLoop}; `}${caps.pythonEnv === undefined ? "" : `python env ${caps.pythonEnv.dir} (${caps.pythonEnv.packages} packages); `}concurrency ${caps.maxConcurrency}; admits ${server.capacity} requests`,
     runs === undefined ? undefined : `runs → ${runs.store.url}`,
     usageStore === undefined ? undefined : `usage → ${values["usage-store"]}`,
   ].filter((x) => x !== undefined).join("; ");

@@ -2,6 +2,7 @@
 // empty network namespace, empty environment plus a short whitelist, an unprivileged uid of its own, read-only /usr,
 // private tmpfs scratch directories, the seccomp filter (seccomp.ts). Pure but for compiling the harness.
 import { spawnSync } from "node:child_process";
+import { writeFileSync } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { SandboxError } from "../sandbox.js";
@@ -11,11 +12,14 @@ import type { Toolchain } from "../toolchains/toolchains.js";
 export const HARNESS_DIR = resolve(dirname(fileURLToPath(import.meta.url)), "../../../../adapters/sandboxes/local/harness");
 /** The harness: the zygote (pid 1), the clean-up between programs, the cases' runner, split assert tests. */
 export const HARNESS_FILES = ["zygote.py", "reset.py", "local_harness.py", "asserts.py"] as const;
-/** bubblewrap reads the seccomp filter from fd 3 and the harness files from fds 4, 5, … */
+/** The manager's per-case loop in C (caseloop.c), built by the server; bound at /opt/rlpipe/caseloop.so (empty: none). */
+export const CASE_LOOP_SOURCE = "caseloop.c";
+/** bubblewrap reads the seccomp filter from fd 3, the harness files from fds 4, 5, …, then the case loop. */
 const HARNESS_FD = 4;
+const CASE_LOOP_FD = HARNESS_FD + HARNESS_FILES.length;
 /** The sandbox's zygote finds the program memory cgroup's cgroup.procs, open for writing, on this descriptor (after
- * the harness files, /etc/hosts and /etc/nsswitch.conf); bubblewrap passes it through. */
-export const PROGRAM_CGROUP_FD = HARNESS_FD + HARNESS_FILES.length + 2;
+ * the harness files, the case loop, /etc/hosts and /etc/nsswitch.conf); bubblewrap passes it through. */
+export const PROGRAM_CGROUP_FD = CASE_LOOP_FD + 3;
 /** The sandbox's /etc/hosts: its loopback only (the host's names are not its business). */
 export const SANDBOX_HOSTS = "127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n";
 export const SANDBOX_NSSWITCH = "hosts: files\n";
@@ -49,6 +53,21 @@ export function compileHarness(python: string, dir: string, rooted?: { bwrap: st
     if (r.status !== 0) throw new SandboxError("harness_compile_failed", `${python} could not compile the sandbox harness ${f}: ${(r.stderr || r.error?.message || "").trim().slice(0, 300)}`);
     return out;
   });
+}
+
+/**
+ * Builds the case loop (caseloop.c) into dir/caseloop.so with the host's C compiler, for a zygote running on the host's
+ * C library. Returns the file and whether it holds a library: when it is off, or there is no compiler, or the build
+ * fails, the file is empty and the harness runs every case in Python (the same events; a little more CPU per case).
+ */
+export function buildCaseLoop(dir: string, enabled: boolean): { readonly file: string; readonly built: boolean } {
+  const file = join(dir, "caseloop.so");
+  if (enabled) {
+    const r = spawnSync("cc", ["-O2", "-shared", "-fPIC", "-o", file, join(HARNESS_DIR, CASE_LOOP_SOURCE)], { encoding: "utf8" });
+    if (r.status === 0) return { file, built: true };
+  }
+  writeFileSync(file, "");
+  return { file, built: false };
 }
 
 export interface SandboxLayout {
@@ -95,9 +114,10 @@ export function bwrapArgs(l: SandboxLayout, uid: number, maxPrograms: number, pr
     "--size", tmpfsBytes, "--tmpfs", "/mnt",
     // The harness comes on descriptors (zygote.ts): bubblewrap may run as a uid that cannot read the checkout.
     ...HARNESS_FILES.flatMap((f, i) => ["--perms", "0444", "--ro-bind-data", String(HARNESS_FD + i), `/opt/rlpipe/${f}c`]),
+    "--perms", "0444", "--ro-bind-data", String(CASE_LOOP_FD), "/opt/rlpipe/caseloop.so",
     // localhost resolves (a program may serve and call itself on the sandbox's own loopback), and nothing else does.
-    "--perms", "0444", "--ro-bind-data", String(HARNESS_FD + HARNESS_FILES.length), "/etc/hosts",
-    "--perms", "0444", "--ro-bind-data", String(HARNESS_FD + HARNESS_FILES.length + 1), "/etc/nsswitch.conf",
+    "--perms", "0444", "--ro-bind-data", String(CASE_LOOP_FD + 1), "/etc/hosts",
+    "--perms", "0444", "--ro-bind-data", String(CASE_LOOP_FD + 2), "/etc/nsswitch.conf",
     // bubblewrap's own / and /dev belong to the sandbox uid: read-only, so that the only writable places are
     // /work, /tmp, /mnt, /dev/shm and /dev/mqueue, the ones a warm zygote empties after every program.
     "--remount-ro", "/dev", "--remount-ro", "/",

@@ -25,7 +25,7 @@ import { detectRoots } from "../toolchains/debian-root.js";
 import { checkPythonEnv, type PythonEnv } from "../toolchains/python-env.js";
 import { withEnvironment } from "../toolchains/runtime-environment.js";
 import { detectToolchains, type Toolchain } from "../toolchains/toolchains.js";
-import { bwrapArgs, compileHarness, HARNESS_DIR, HARNESS_FILES, SANDBOX_HOSTS, SANDBOX_NSSWITCH, type SandboxLayout } from "./bwrap.js";
+import { buildCaseLoop, bwrapArgs, compileHarness, HARNESS_DIR, HARNESS_FILES, SANDBOX_HOSTS, SANDBOX_NSSWITCH, type SandboxLayout } from "./bwrap.js";
 import type { HarnessCase, HarnessEvent, HarnessOutcome } from "./harness-events.js";
 import { MemoryBounds } from "./memory-bounds.js";
 import { planUids, type UidPlan, WARM_SPARES } from "./sandbox-uids.js";
@@ -46,6 +46,9 @@ export interface LocalSandboxOptions {
   readonly workRoot?: string;
   /** warm (default): programs fork from a pool of long-lived sandboxes (warm-pool.ts). per-program: one bubblewrap per program. */
   readonly isolation?: Isolation;
+  /** The manager's per-case work in C (caseloop.c, built with the host's C compiler when there is one; default true);
+   * false: in Python. The same events either way. */
+  readonly caseLoop?: boolean;
   /** warm: programs a sandbox serves before it is replaced (default 200). */
   readonly warmMaxPrograms?: number;
   /** warm: age after which an idle sandbox is replaced (default 10 minutes). */
@@ -92,6 +95,8 @@ export class LocalSandbox implements SandboxBackend {
   /** One uid per concurrent slot: RLIMIT_NPROC counts per uid, so a fork bomb cannot starve another slot. */
   private readonly freeUids: number[];
   private readonly workRoot: string;
+  /** The case loop bound into every sandbox (buildCaseLoop): a library, or an empty file (the Python loop). */
+  private readonly caseLoop: { readonly file: string; readonly built: boolean };
   /** The seccomp filter bubblewrap installs (seccomp.ts), when there is one for this architecture. */
   private readonly seccompFile: string | undefined;
   /** The harness as bytecode (compileHarness), bound into every sandbox at /opt/rlpipe. */
@@ -128,6 +133,8 @@ export class LocalSandbox implements SandboxBackend {
     if (filter !== undefined) writeFileSync(this.seccompFile!, filter);
     try {
       this.harnessFiles = compileHarness(python, this.workRoot, opts.root === undefined ? undefined : { bwrap, root: opts.root });
+      // Built for the host's C library only: a root's interpreter runs on the root's.
+      this.caseLoop = buildCaseLoop(this.workRoot, (opts.caseLoop ?? true) && opts.root === undefined);
       writeFileSync(join(this.workRoot, "hosts"), SANDBOX_HOSTS);
       writeFileSync(join(this.workRoot, "nsswitch.conf"), SANDBOX_NSSWITCH);
     } catch (e) {
@@ -213,7 +220,7 @@ export class LocalSandbox implements SandboxBackend {
   async capabilities(): Promise<Capabilities> {
     return {
       backend: this.name, languages: this.offered, maxConcurrency: this.slots.size, specialJudge: true, isolation: this.isolation,
-      memoryBound: this.memory.kind,
+      memoryBound: this.memory.kind, caseLoop: this.caseLoop.built ? "c" : "python",
       ...(this.pythonEnv === undefined ? {} : { pythonEnv: { dir: this.pythonEnv.dir, packages: this.pythonEnv.packages.length } }),
     };
   }
@@ -264,7 +271,7 @@ export class LocalSandbox implements SandboxBackend {
       ...this.timings.snapshot(),
       counts: { ...(this.warm === undefined ? {} : this.warm.counts), stalls: sum("stalls"), anomalies: sum("anomalies"), programMemoryKills: sum("programMemoryKills") },
       slots: { size: this.slots.size, busy: this.slots.inUse, waiting: this.slots.waiting },
-      memoryBound: this.memory.kind,
+      memoryBound: this.memory.kind, caseLoop: this.caseLoop.built ? "c" : "python",
     };
   }
 
@@ -453,7 +460,7 @@ export class LocalSandbox implements SandboxBackend {
     const memory = this.memory.forSandbox(uid);
     return Zygote.spawn({
       bwrap: this.bwrap, seccompFile: this.seccompFile, uid, args: bwrapArgs(this.layout, uid, maxPrograms, memory !== undefined),
-      dataFiles: [...this.harnessFiles, join(this.workRoot, "hosts"), join(this.workRoot, "nsswitch.conf")],
+      dataFiles: [...this.harnessFiles, this.caseLoop.file, join(this.workRoot, "hosts"), join(this.workRoot, "nsswitch.conf")],
       ...(memory === undefined ? {} : { memory }),
     });
   }

@@ -42,6 +42,33 @@ HAS_PROGRAM_CGROUP = [False]
 # Every descriptor the harness holds is below this once inherited ones are closed.
 FD_CEILING = 1024
 libc = ctypes.CDLL(None, use_errno=True)
+
+
+class Handback(ctypes.Structure):
+    """caseloop.c's struct rl_handback: the case it hands back to Python, and whether to go on after it."""
+    _fields_ = (("index", ctypes.c_int), ("go_on", ctypes.c_int))
+
+
+# caseloop.c's return codes (a value >= 0 is a case's index, returned in its case process).
+RL_DONE, RL_RUN_IN_PYTHON, RL_REMOVE_DIR, RL_NO_MEMORY = -1, -2, -3, -4
+
+
+def load_case_loop(path="/opt/rlpipe/caseloop.so"):
+    """The manager's per-case work in C (caseloop.c), loaded once in the zygote; None when the server built none (no C
+    compiler, a Debian root's interpreter, or turned off): the Python loop (Runner.run) then runs every case."""
+    try:
+        if os.stat(path).st_size == 0:
+            return None
+        fn = ctypes.PyDLL(path).rl_run_cases  # PyDLL: the GIL stays held across the fork, as os.fork holds it
+    except (OSError, AttributeError):
+        return None
+    fn.argtypes = (ctypes.c_int, ctypes.c_int, ctypes.POINTER(ctypes.c_char_p), ctypes.POINTER(ctypes.c_long),
+                   ctypes.c_double, ctypes.c_double, ctypes.c_long, ctypes.c_int, ctypes.c_int, ctypes.POINTER(Handback))
+    fn.restype = ctypes.c_int
+    return fn
+
+
+CASE_LOOP = load_case_loop()
 # The zygote's loader bound every symbol at start (LD_BIND_NOW, set by bwrap.ts), so a case process never writes (and
 # copies) the symbol tables' pages; an exec'd compiler or program binds lazily, as it would anywhere else.
 os.environ.pop("LD_BIND_NOW", None)
@@ -280,7 +307,8 @@ class CaseFiles:
             return "", False
         data = os.pread(fd, min(size, cap + 1), 0)
         text = data.decode("utf-8", "replace")
-        utf8 = text.encode("utf-8") if len(text) != len(data) else data  # invalid bytes became U+FFFD (3 bytes each)
+        # Invalid bytes became U+FFFD, 3 bytes each in the reply (so a count of characters cannot tell: b"\x80" is one).
+        utf8 = data if data.isascii() else text.encode("utf-8")
         if len(data) <= cap and reply_bytes(utf8) <= cap:
             return text, False
         return fit_reply(utf8, cap), True
@@ -506,18 +534,68 @@ class Runner:
             kill_strays((self.host.pid,) if self.host is not None else ())
             pid = os.fork()
         if pid == 0:
-            if self.lang != "python":
-                exec_in_child(self.child_limits, self.argv, self.env, keep_value_fd=call)
-            code = 126
-            try:
-                enter_program_cgroup()
-                os.closerange(4 if call else 3, FD_CEILING)
-                for res, val in self.child_limits:
-                    resource.setrlimit(res, val)
-                code = run_python(self.artifact, case, self.prelude)
-            finally:
-                os._exit(code)
+            self.case_process(case, call)
         return pid
+
+    def case_process(self, case, call):
+        """In a freshly forked case process: runs the case and exits."""
+        if self.lang != "python":
+            exec_in_child(self.child_limits, self.argv, self.env, keep_value_fd=call)
+        code = 126
+        try:
+            enter_program_cgroup()
+            os.closerange(4 if call else 3, FD_CEILING)
+            for res, val in self.child_limits:
+                resource.setrlimit(res, val)
+            code = run_python(self.artifact, case, self.prelude)
+        finally:
+            os._exit(code)
+
+    def loopable(self, first):
+        """Whether caseloop.c can run cases first.. of this program: Runner.run's common path only (no input or
+        fetched files, no split assert cases, no call file for a compiled program's function call)."""
+        return CASE_LOOP is not None and self.host is None and all(
+            not c.get("files") and not c.get("fetch") and (c["kind"] != "call" or self.lang == "python")
+            for c in self.job["cases"][first:])
+
+    def run_in_c(self, first, deadline, stop_requested):
+        """Runs cases first.. through caseloop.c, taking back the ones it hands to Python (Runner.run's unusual paths)."""
+        cases = self.job["cases"]
+        n = len(cases)
+        data = [(c.get("stdin") or "").encode() for c in cases]
+        stdins = (ctypes.c_char_p * n)(*data)
+        lengths = (ctypes.c_long * n)(*map(len, data))
+        call = any(c["kind"] == "call" for c in cases)
+        timeout_s = self.limits["runTimeoutMs"] / 1000.0
+        stop = bool(self.job.get("stopOnFailure"))
+        back = Handback()
+        i = first
+        while i < n:
+            r = CASE_LOOP(i, n, stdins, lengths, timeout_s, deadline, self.cap, int(call), int(stop), ctypes.byref(back))
+            if r >= 0:
+                self.case_process(cases[r], call)  # in the case process: never returns
+            if r == RL_DONE:
+                return
+            if r == RL_REMOVE_DIR:
+                # The program left files there (its event is out): as Runner.run, a clean-up error is the sandbox's.
+                cdir = "%s/c%d" % (WORK, back.index)
+                try:
+                    remove_tree(cdir)
+                except (OSError, RecursionError) as e:
+                    PROBLEMS.append("%s: %s" % (cdir, e))
+                if not back.go_on:
+                    return
+            elif r == RL_RUN_IN_PYTHON:
+                if not self.run(back.index, cases[back.index], deadline):
+                    return
+            else:  # RL_NO_MEMORY (or a code this harness does not know): the rest in Python
+                for k in range(back.index, n):
+                    if (k > back.index and stop_requested()) or not self.run(k, cases[k], deadline):
+                        return
+                return
+            i = back.index + 1
+            if i < n and stop_requested():
+                return
 
 
 class ProgramHost:
@@ -890,6 +968,9 @@ def run_program(job, stop_requested, next_line):
         # Objects made since the zygote froze its own (the job, the compiled program) join them: a collection in a
         # case process then never walks (and copies) them.
         gc.freeze()
+        if runner.loopable(first):
+            runner.run_in_c(first, deadline, stop_requested)
+            return
         for i, case in enumerate(job["cases"]):
             if i < first:
                 continue
