@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // Benchmark (issue 12, item 4): `rlpipe serve --sandbox local` side by side with a ScaleBox/SandboxFusion server, in one run.
 //
-//   node bench/sandbox-peer.mjs [--isolation warm[,per-program]] [--peer URL [--peer-pid PID]] [--rounds 3]
+//   node bench/sandbox-peer.mjs [--isolation warm[,per-program]] [--case-loop c[,python]] [--peer URL [--peer-pid PID]] [--rounds 3]
 //                               [--programs 200] [--seq 60] [--conc-requests 200] [--in-flight 8] [--concurrency N] [--keep-alive]
 //
 // Workloads (the same client and request bodies for every server; the bodies are the SandboxFusion API ScaleBox accepts):
@@ -10,7 +10,8 @@
 // Servers are measured in rounds, alternating (the order rotates each round). Every answer is checked: a wrong answer
 // is an error that stops the bench, never a fast result; a negative control (an a−b program) must be rejected.
 // Each rlpipe path is a child `node dist/bin/rlpipe.js serve` on 127.0.0.1 (kernel-chosen free port), stopped by its pid.
-// `--isolation` is passed to `rlpipe serve` only when given here; warm is the server's default (--isolation warm,per-program measures both).
+// `--isolation` and `--case-loop` are passed to `rlpipe serve` only when given here (warm and c are the server's
+// defaults); a list measures each (--isolation warm,per-program; --case-loop c,python: the C loop against Python's).
 // Server CPU: utime+stime+cutime+cstime of the server's pid and all its live descendants (/proc), before and after each
 // workload, so the programs the server ran count too; for the peer only when --peer-pid (e.g. /tmp/peers/scalebox/server.pid).
 // Where rlpipe's time goes: GET /v1/stats before and after each workload, printed per test case and per request (HTTP
@@ -30,7 +31,7 @@ const cli = join(root, "dist", "bin", "rlpipe.js");
 
 const { values: opt } = parseArgs({
   options: {
-    isolation: { type: "string" }, peer: { type: "string" }, "peer-pid": { type: "string" },
+    isolation: { type: "string" }, "case-loop": { type: "string" }, peer: { type: "string" }, "peer-pid": { type: "string" },
     rounds: { type: "string", default: "3" }, programs: { type: "string", default: "200" }, seq: { type: "string", default: "60" },
     "conc-requests": { type: "string", default: "200" }, "in-flight": { type: "string", default: "8" }, concurrency: { type: "string" },
     "keep-alive": { type: "boolean", default: false }, help: { type: "boolean", default: false },
@@ -38,7 +39,7 @@ const { values: opt } = parseArgs({
   strict: true,
 });
 if (opt.help) {
-  console.log(readFileSync(fileURLToPath(import.meta.url), "utf8").split("\n").slice(1, 19).map((l) => l.replace(/^\/\/ ?/, "")).join("\n"));
+  console.log(readFileSync(fileURLToPath(import.meta.url), "utf8").split("\n").slice(1, 20).map((l) => l.replace(/^\/\/ ?/, "")).join("\n"));
   process.exit(0);
 }
 const int = (name, min = 1) => {
@@ -49,6 +50,8 @@ const int = (name, min = 1) => {
 const rounds = int("rounds"), programs = int("programs"), seqN = int("seq", 2), concN = int("conc-requests"), inFlight = int("in-flight");
 const isolations = opt.isolation === undefined ? [undefined] : opt.isolation.split(",").map((s) => s.trim()).filter((s) => s !== "");
 for (const i of isolations) if (i !== undefined && !["warm", "per-program"].includes(i)) fail(2, `--isolation: unknown path "${i}" (warm, per-program)`);
+const caseLoops = opt["case-loop"] === undefined ? [undefined] : opt["case-loop"].split(",").map((s) => s.trim()).filter((s) => s !== "");
+for (const l of caseLoops) if (l !== undefined && !["c", "python"].includes(l)) fail(2, `--case-loop: unknown loop "${l}" (c, python)`);
 if (opt.peer !== undefined && !/^http:\/\/(127\.0\.0\.1|localhost|\[::1\])(:\d+)?\/?$/.test(opt.peer)) fail(2, `--peer must be a loopback http URL (nothing leaves this machine), got ${opt.peer}`);
 const peerPid = opt["peer-pid"] === undefined ? undefined : Number(opt["peer-pid"]);
 if (peerPid !== undefined && !(Number.isInteger(peerPid) && peerPid > 0)) fail(2, `--peer-pid must be a pid, got ${opt["peer-pid"]}`);
@@ -191,9 +194,9 @@ async function concPhase(s) {
 }
 
 // ---------- rlpipe servers: children on 127.0.0.1, stopped by pid ----------
-async function startRlpipe(isolation) {
+async function startRlpipe(isolation, caseLoop) {
   const args = [cli, "serve", "--sandbox", "local", "--host", "127.0.0.1", "--port", "0", "--quiet",
-    ...(isolation === undefined ? [] : ["--isolation", isolation]), ...(opt.concurrency === undefined ? [] : ["--concurrency", opt.concurrency])];
+    ...(isolation === undefined ? [] : ["--isolation", isolation]), ...(caseLoop === undefined ? [] : ["--case-loop", caseLoop]), ...(opt.concurrency === undefined ? [] : ["--concurrency", opt.concurrency])];
   const child = spawn(process.execPath, args, { stdio: ["ignore", "pipe", "pipe"] });
   let stderr = "";
   child.stderr.on("data", (c) => { stderr = (stderr + c).slice(-4000); });
@@ -207,7 +210,7 @@ async function startRlpipe(isolation) {
     });
     child.once("exit", (code) => { clearTimeout(timer); reject(new Error(`rlpipe serve exited ${code} before listening: ${stderr.trim()}`)); });
   });
-  const name = `rlpipe-${isolation ?? "warm"}`;
+  const name = `rlpipe-${isolation ?? "warm"}${caseLoop === undefined ? "" : `-${caseLoop}`}`;
   console.log(`${name}: ${url} (pid ${child.pid}; node ${args.slice(1).join(" ").replace(root + "/", "")})`);
   return { name, kind: "rlpipe", url, pid: child.pid, child, agent: newAgent(), stderr: () => stderr, breakdown: {} };
 }
@@ -230,7 +233,7 @@ process.once("SIGINT", () => { void stopAll().then(() => process.exit(130)); });
 let exitCode = 0;
 const results = {};
 try {
-  for (const iso of isolations) servers.push(await startRlpipe(iso));
+  for (const iso of isolations) for (const loop of caseLoops) servers.push(await startRlpipe(iso, loop));
   if (opt.peer !== undefined) {
     const url = opt.peer.replace(/\/$/, "");
     servers.push({ name: "peer", kind: "peer", url, pid: peerPid, agent: newAgent() });
@@ -302,7 +305,7 @@ machine.load1AtEnd = loadNow();
 mkdirSync(join(root, "bench", "results"), { recursive: true });
 writeFileSync(join(root, "bench", "results", "sandbox-peer.json"), `${JSON.stringify({
   machine, when: new Date().toISOString(), ok: exitCode === 0,
-  workload: { programs, casesPerProgram: CASES, inFlight, runCodeSequential: seqN, runCodeConcurrent: concN, rounds, isolations: isolations.map((i) => i ?? "warm (default)"), peer: opt.peer ?? null },
+  workload: { programs, casesPerProgram: CASES, inFlight, runCodeSequential: seqN, runCodeConcurrent: concN, rounds, isolations: isolations.map((i) => i ?? "warm (default)"), caseLoops: caseLoops.map((l) => l ?? "c (default)"), peer: opt.peer ?? null },
   results,
 }, null, 2)}\n`);
 process.exit(exitCode);

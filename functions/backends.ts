@@ -10,12 +10,17 @@ export type SandboxKind = (typeof SANDBOX_KINDS)[number];
 /** Isolation modes of the local sandbox (adapters/sandboxes/local/local-sandbox.ts ISOLATIONS); warm is the default. */
 export const LOCAL_ISOLATIONS = ["warm", "per-program"] as const;
 export type LocalIsolation = (typeof LOCAL_ISOLATIONS)[number];
+/** Where the local sandbox's managers run a program's cases (rlpipe serve --case-loop). */
+export const LOCAL_CASE_LOOPS = ["c", "python"] as const;
+export type LocalCaseLoop = (typeof LOCAL_CASE_LOOPS)[number];
 
 /** The local sandbox's own options (rlpipe serve --sandbox local). */
 export interface LocalBackendOptions {
   readonly isolation?: LocalIsolation;
   /** A Python environment for programs (rlpipe sandbox setup --python-env DIR). */
   readonly pythonEnv?: string;
+  /** Where the managers run a program's cases: c (default, when a C compiler is here) or python. */
+  readonly caseLoop?: LocalCaseLoop;
   /** Where the sandbox says what it found (a sandbox retired after a program, a harness that stopped answering). */
   readonly log?: (line: string) => void;
 }
@@ -25,7 +30,7 @@ export async function createBackend(kind: string, opts: BackendOptions = {}, loc
     case "local": {
       const { LocalSandbox } = await import("../adapters/sandboxes/local/local-sandbox.js");
       return LocalSandbox.create({
-        isolation: local.isolation ?? "warm", ...(local.pythonEnv === undefined ? {} : { pythonEnv: local.pythonEnv }),
+        isolation: local.isolation ?? "warm", caseLoop: (local.caseLoop ?? "c") === "c", ...(local.pythonEnv === undefined ? {} : { pythonEnv: local.pythonEnv }),
         ...(opts.concurrency === undefined ? {} : { concurrency: opts.concurrency }), ...(local.log === undefined ? {} : { log: local.log }),
       });
     }

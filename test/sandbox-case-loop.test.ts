@@ -118,6 +118,51 @@ describe("the case loop in C", { timeout: 600_000 }, () => {
   });
 });
 
+/** Reads (stdin "r") or overwrites (stdin "w") the first bytes of one of the interpreter's functions, in its own process. */
+const PATCH_TEXT = `import ctypes, os
+addr = ctypes.cast(ctypes.pythonapi.Py_GetVersion, ctypes.c_void_p).value
+kind = next(l.split()[5] if len(l.split()) > 5 else "anonymous" for l in open("/proc/self/maps")
+            if int(l.split("-")[0], 16) <= addr < int(l.split()[0].split("-")[1], 16))
+before = ctypes.string_at(addr, 8).hex()
+if input() == "w":
+    libc = ctypes.CDLL(None, use_errno=True)
+    rc = libc.mprotect(ctypes.c_void_p(addr & ~4095), 4096, 7)
+    if rc == 0:
+        ctypes.memmove(addr, b"\\xcc" * 8, 8)
+    print(kind, before, "mprotect", rc, ctypes.string_at(addr, 8).hex())
+else:
+    print(kind, before)
+`;
+
+describe("the interpreter's code as anonymous memory", { timeout: 300_000 }, () => {
+  let sb: LocalSandbox;
+  before(async () => { sb = await LocalSandbox.create({ concurrency: 1, caseLoop: true }); });
+  after(async () => { await sb?.close(); });
+  const run = async (stdin: string) => {
+    const r = await sb.run({ language: "python", code: PATCH_TEXT, stdin, limits: { runTimeoutMs: 10_000 } });
+    assert.equal(r.status, "ok", JSON.stringify(r));
+    return r.stdout.trim().split(" ");
+  };
+
+  it("is what a case process runs (no file behind it: nothing to fault in)", async () => {
+    const [kind, bytes] = await run("r");
+    assert.equal(kind, "anonymous");
+    assert.match(bytes!, /^[0-9a-f]{16}$/);
+  });
+
+  it("a program that overwrites the interpreter's code changes its own process only: not the next case, not the next program", async () => {
+    const [, original] = await run("r");
+    // The control: the write really happens, in the writer's process.
+    const [, before, , rc, after] = await run("w");
+    assert.equal(before, original);
+    assert.equal(rc, "0", "mprotect was refused: the write this test checks never happened");
+    assert.equal(after, "cc".repeat(8));
+    assert.deepEqual(await run("r"), ["anonymous", original]);
+    const [r] = await sb.evaluate([job("patch then read", PATCH_TEXT, [stdio("w", `anonymous ${original} mprotect 0 ${"cc".repeat(8)}`), stdio("r", `anonymous ${original}`)])]);
+    assert.deepEqual(r!.cases.map((c) => c.status), ["passed", "passed"], JSON.stringify(r));
+  });
+});
+
 describe("the case loop's output encoding", () => {
   it("is the harness's, byte for byte, on random bytes (UTF-8 with invalid bytes replaced, JSON escapes, the cap)", () => {
     const dir = mkdtempSync(join(tmpdir(), "rlpipe-caseloop-"));

@@ -3,7 +3,7 @@
 // /v1/rewards, /v1/ping). Binding beyond loopback requires a token.
 import { parseArgs } from "node:util";
 import { RlpipeError } from "../../core/errors.js";
-import { createBackend, LOCAL_ISOLATIONS, type LocalIsolation } from "../../functions/backends.js";
+import { createBackend, LOCAL_CASE_LOOPS, LOCAL_ISOLATIONS, type LocalCaseLoop, type LocalIsolation } from "../../functions/backends.js";
 import { isLoopback, startHttpServer } from "../../functions/platforms/http.js";
 import { ResultCache } from "../../functions/reward.js";
 import { UsageMeter } from "../../functions/usage-meter.js";
@@ -56,11 +56,14 @@ export async function runServe(argv: readonly string[], io: Io): Promise<number>
   if (!(LOCAL_ISOLATIONS as readonly string[]).includes(isolation)) throw usage(`--isolation must be ${LOCAL_ISOLATIONS.join(" or ")}, got ${values.isolation}`);
   if (argv.some((a) => a === "--isolation" || a.startsWith("--isolation=")) && values.sandbox !== "local") throw usage("--isolation applies to --sandbox local only");
   if (values["python-env"] !== undefined && values.sandbox !== "local") throw usage("--python-env applies to --sandbox local only");
+  const caseLoop = values["case-loop"] as LocalCaseLoop;
+  if (!(LOCAL_CASE_LOOPS as readonly string[]).includes(caseLoop)) throw usage(`--case-loop must be ${LOCAL_CASE_LOOPS.join(" or ")}, got ${values["case-loop"]}`);
+  if (argv.some((a) => a === "--case-loop" || a.startsWith("--case-loop=")) && values.sandbox !== "local") throw usage("--case-loop applies to --sandbox local only");
   const scaleboxUrls = values["scalebox-url"] ?? (process.env["SCALEBOX_URL"]?.split(",").filter((u) => u !== "") ?? []);
   const runs = await runsDeps(values["runs-store"], values["runs-secret-env"]);
   const backend = values.sandbox === "none" ? undefined : await createBackend(values.sandbox, {
     scaleboxUrls, ...(concurrency === undefined ? {} : { concurrency }), ...(values["e2b-template"] === undefined ? {} : { template: values["e2b-template"] }),
-  }, { isolation, ...(values["python-env"] === undefined ? {} : { pythonEnv: values["python-env"] }), ...(values.quiet ? {} : { log: (l: string) => io.err(l) }) });
+  }, { isolation, caseLoop, ...(values["python-env"] === undefined ? {} : { pythonEnv: values["python-env"] }), ...(values.quiet ? {} : { log: (l: string) => io.err(l) }) });
   if (backend === undefined && runs === undefined) throw usage("--sandbox none serves nothing without --runs-store");
   // Per-run usage (what `rlpipe cost --run` reads): counted always, written to --usage-store when given.
   const usageStore = values["usage-store"] === undefined ? undefined : await (await import("../../adapters/storage/store.js")).openStore(values["usage-store"]);

@@ -63,8 +63,10 @@ export function compileHarness(python: string, dir: string, rooted?: { bwrap: st
 export function buildCaseLoop(dir: string, enabled: boolean): { readonly file: string; readonly built: boolean } {
   const file = join(dir, "caseloop.so");
   if (enabled) {
-    const r = spawnSync("cc", ["-O2", "-shared", "-fPIC", "-o", file, join(HARNESS_DIR, CASE_LOOP_SOURCE)], { encoding: "utf8" });
-    if (r.status === 0) return { file, built: true };
+    for (const compiler of ["cc", "gcc"]) {
+      const r = spawnSync(compiler, ["-O2", "-shared", "-fPIC", "-o", file, join(HARNESS_DIR, CASE_LOOP_SOURCE)], { encoding: "utf8" });
+      if (r.status === 0) return { file, built: true };
+    }
   }
   writeFileSync(file, "");
   return { file, built: false };

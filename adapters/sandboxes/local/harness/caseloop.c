@@ -12,7 +12,11 @@
  * fails, the directory cannot be removed) is handed back to Python, which owns those paths.
  *
  * Loaded with ctypes.PyDLL (the GIL stays held, as os.fork holds it) and built by the server with the host's C
- * compiler; without one the Python loop runs instead. */
+ * compiler; without one the Python loop runs instead.
+ *
+ * rl_huge_text: the zygote's interpreter code as anonymous memory (huge pages where the kernel gives them), so that a
+ * case process inherits its mapping at fork instead of faulting the file's pages in one by one and unmapping them at
+ * exit (about 30 faults per case on CPython 3.11). */
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <errno.h>
@@ -21,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -367,4 +372,71 @@ int rl_run_cases(int first, int n, const char *const *stdins, const long *stdin_
     if (!removed) return RL_REMOVE_DIR;
   }
   return RL_DONE;
+}
+
+/* ---------- the interpreter's code as anonymous memory ---------- */
+
+#define HUGE_PAGE_BYTES (2UL << 20)
+
+struct vma {
+  unsigned long start, end;
+  int writable, executable, ours;
+};
+
+/* Copies the 2 MiB-aligned span around the executable's code (its code, and read-only data of its own on either side)
+ * into anonymous memory at the same addresses, read and execute only: the same bytes where they were. Refuses (and
+ * changes nothing) when the span holds anything else: another file's mapping, a gap, or a writable mapping. Returns
+ * the bytes remapped, or a negative reason. Once, in the zygote, before it forks anything. */
+long rl_huge_text(void) {
+  char exe[4096];
+  ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+  if (n <= 0) return -1;
+  exe[n] = '\0';
+  FILE *maps = fopen("/proc/self/maps", "re");
+  if (maps == NULL) return -2;
+  static struct vma vmas[512];
+  int count = 0;
+  unsigned long text_start = 0, text_end = 0;
+  char line[8192];
+  while (fgets(line, sizeof line, maps) != NULL && count < 512) {
+    unsigned long start, end;
+    char perms[8], path[4096] = "";
+    if (sscanf(line, "%lx-%lx %7s %*s %*s %*s %4095s", &start, &end, perms, path) < 3) continue;
+    struct vma *v = &vmas[count++];
+    *v = (struct vma){start, end, perms[1] == 'w', perms[2] == 'x', strcmp(path, exe) == 0};
+    if (v->ours && v->executable && !v->writable && text_start == 0) {
+      text_start = start;
+      text_end = end;
+    }
+  }
+  fclose(maps);
+  if (text_start == 0) return -3;
+  unsigned long span_start = text_start & ~(HUGE_PAGE_BYTES - 1);
+  unsigned long span_end = (text_end + HUGE_PAGE_BYTES - 1) & ~(HUGE_PAGE_BYTES - 1);
+  unsigned long covered = 0;
+  for (int i = 0; i < count; i++) {
+    struct vma *v = &vmas[i];
+    if (v->end <= span_start || v->start >= span_end) continue;
+    if (!v->ours || v->writable) return -4;
+    covered += (v->end < span_end ? v->end : span_end) - (v->start > span_start ? v->start : span_start);
+  }
+  if (covered != span_end - span_start) return -5;
+  size_t len = span_end - span_start;
+  /* An aligned anonymous area (huge pages need 2 MiB alignment), filled, made read+execute, moved into place. */
+  char *raw = mmap(NULL, len + HUGE_PAGE_BYTES, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (raw == MAP_FAILED) return -6;
+  char *area = (char *)(((unsigned long)raw + HUGE_PAGE_BYTES - 1) & ~(HUGE_PAGE_BYTES - 1));
+  if (area > raw) munmap(raw, (size_t)(area - raw));
+  if (area + len < raw + len + HUGE_PAGE_BYTES) munmap(area + len, (size_t)(raw + len + HUGE_PAGE_BYTES - (area + len)));
+  madvise(area, len, MADV_HUGEPAGE);
+  memcpy(area, (const void *)span_start, len);
+  if (mprotect(area, len, PROT_READ | PROT_EXEC) != 0) {
+    munmap(area, len);
+    return -7;
+  }
+  if (mremap(area, len, len, MREMAP_MAYMOVE | MREMAP_FIXED, (void *)span_start) != (void *)span_start) {
+    munmap(area, len);
+    return -8;
+  }
+  return (long)len;
 }

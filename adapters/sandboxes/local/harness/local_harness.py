@@ -54,21 +54,25 @@ RL_DONE, RL_RUN_IN_PYTHON, RL_REMOVE_DIR, RL_NO_MEMORY = -1, -2, -3, -4
 
 
 def load_case_loop(path="/opt/rlpipe/caseloop.so"):
-    """The manager's per-case work in C (caseloop.c), loaded once in the zygote; None when the server built none (no C
-    compiler, a Debian root's interpreter, or turned off): the Python loop (Runner.run) then runs every case."""
+    """caseloop.c, loaded once in the zygote: (the manager's per-case loop, the interpreter's code made anonymous), or
+    (None, None) when the server built none (no C compiler, a Debian root's interpreter, or turned off): the Python
+    loop (Runner.run) then runs every case."""
     try:
         if os.stat(path).st_size == 0:
-            return None
-        fn = ctypes.PyDLL(path).rl_run_cases  # PyDLL: the GIL stays held across the fork, as os.fork holds it
+            return None, None
+        lib = ctypes.PyDLL(path)  # PyDLL: the GIL stays held across the fork, as os.fork holds it
+        run_cases, huge_text = lib.rl_run_cases, lib.rl_huge_text
     except (OSError, AttributeError):
-        return None
-    fn.argtypes = (ctypes.c_int, ctypes.c_int, ctypes.POINTER(ctypes.c_char_p), ctypes.POINTER(ctypes.c_long),
-                   ctypes.c_double, ctypes.c_double, ctypes.c_long, ctypes.c_int, ctypes.c_int, ctypes.POINTER(Handback))
-    fn.restype = ctypes.c_int
-    return fn
+        return None, None
+    run_cases.argtypes = (ctypes.c_int, ctypes.c_int, ctypes.POINTER(ctypes.c_char_p), ctypes.POINTER(ctypes.c_long),
+                          ctypes.c_double, ctypes.c_double, ctypes.c_long, ctypes.c_int, ctypes.c_int, ctypes.POINTER(Handback))
+    run_cases.restype = ctypes.c_int
+    huge_text.argtypes = ()
+    huge_text.restype = ctypes.c_long
+    return run_cases, huge_text
 
 
-CASE_LOOP = load_case_loop()
+CASE_LOOP, HUGE_TEXT = load_case_loop()
 # The zygote's loader bound every symbol at start (LD_BIND_NOW, set by bwrap.ts), so a case process never writes (and
 # copies) the symbol tables' pages; an exec'd compiler or program binds lazily, as it would anywhere else.
 os.environ.pop("LD_BIND_NOW", None)
