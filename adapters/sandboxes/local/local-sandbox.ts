@@ -34,6 +34,11 @@ import { SandboxTimings, type SandboxTimingsSnapshot } from "./timings.js";
 import { WarmPool } from "./warm-pool.js";
 import { Zygote } from "./zygote.js";
 
+/** Programs a warm sandbox serves before it is replaced. Starting one costs ~60 ms of CPU (bubblewrap, the interpreter,
+ * the warm-up); at 200 programs that was ~2% of a 10-case program's CPU, and a busy slot replaced its sandbox every few
+ * seconds. Every program is checked clean after it, so the count is a backstop, not what keeps programs apart. */
+const WARM_MAX_PROGRAMS = 2000;
+
 export interface LocalSandboxOptions {
   /** Programs running at once (default: the number of cores). */
   readonly concurrency?: number;
@@ -49,7 +54,7 @@ export interface LocalSandboxOptions {
   /** The manager's per-case work in C (caseloop.c, built with the host's C compiler when there is one; default true);
    * false: in Python. The same events either way. */
   readonly caseLoop?: boolean;
-  /** warm: programs a sandbox serves before it is replaced (default 200). */
+  /** warm: programs a sandbox serves before it is replaced (default WARM_MAX_PROGRAMS). */
   readonly warmMaxPrograms?: number;
   /** warm: age after which an idle sandbox is replaced (default 10 minutes). */
   readonly warmMaxAgeMs?: number;
@@ -147,7 +152,7 @@ export class LocalSandbox implements SandboxBackend {
     };
     if ((opts.isolation ?? DEFAULT_ISOLATION) === "warm") {
       this.warm = new WarmPool({
-        size: this.slots.size, spares: WARM_SPARES, maxPrograms: opts.warmMaxPrograms ?? 200, maxAgeMs: opts.warmMaxAgeMs ?? 10 * 60_000,
+        size: this.slots.size, spares: WARM_SPARES, maxPrograms: opts.warmMaxPrograms ?? WARM_MAX_PROGRAMS, maxAgeMs: opts.warmMaxAgeMs ?? 10 * 60_000,
         uids: uids.warm, spawn: (uid, maxPrograms) => this.spawnZygote(uid, maxPrograms),
       });
     }

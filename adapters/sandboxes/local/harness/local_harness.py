@@ -214,15 +214,21 @@ def reap():
             return
 
 
+def has_children():
+    """Whether this process has a child, live or not yet reaped (one waitpid, which may reap one)."""
+    try:
+        os.waitpid(-1, os.WNOHANG)
+    except ChildProcessError:
+        return False
+    return True
+
+
 def end_strays(spare=None):
     """After a case: the caller is a reaper (pid 1 or a subreaper), so every descendant still alive is its child. No
     child at all: nothing to do (one waitpid); otherwise kill everything but the zygote (and `spare`, the program
     host of split assert cases)."""
-    try:
-        os.waitpid(-1, os.WNOHANG)
-    except ChildProcessError:
-        return
-    kill_strays(() if spare is None else (spare,))
+    if has_children():
+        kill_strays(() if spare is None else (spare,))
 
 
 def remove_tree(path):
