@@ -150,6 +150,11 @@ describe("packaging: npm pack of a fresh clone, installed offline into a tempora
       "adapters/sandboxes/local/harness/local_harness.py", "adapters/sandboxes/local/harness/zygote.py", "adapters/sandboxes/harness/e2b_runner.py",
       "recipes/local-demo.yaml", "recipes/data/demo-problems.jsonl", "dist/cdk/lib/index.js", "dist/cdk/lib/index.d.ts",
     ]) assert.ok(shipped.has(path), `${path} is in the tarball`);
+    // Every file of the in-sandbox harness: its Python, and the case loop's C that the server builds at start (without
+    // it an installed server would quietly run every case in Python).
+    for (const file of walk(join(ROOT, "adapters", "sandboxes", "local", "harness")).filter((f) => /\.(py|c)$/.test(f))) {
+      assert.ok(shipped.has(relative(ROOT, file)), `${relative(ROOT, file)} is in the tarball`);
+    }
     // The CDK constructs ("rlpipe/cdk"), but not the repository's own CDK app (it needs cdk-nag, a development tool).
     for (const file of walk(join(ROOT, "cdk", "lib")).filter((f) => f.endsWith(".ts") && !f.endsWith("/app.ts"))) {
       const js = join("dist", relative(ROOT, file)).replace(/\.ts$/, ".js");
