@@ -4,13 +4,14 @@
 // its encoding of output, byte for byte, against the harness's on random bytes.
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync, symlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import type { EvalJob, EvalResult, TestCase } from "../core/grading/types.js";
 import { buildCaseLoop, HARNESS_DIR } from "../adapters/sandboxes/local/bwrap.js";
 import { LocalSandbox } from "../adapters/sandboxes/local/local-sandbox.js";
+import { startServe, waitFor } from "./serve-process.js";
 
 const stdio = (stdin: string, expectedStdout: string): TestCase => ({ kind: "stdio", stdin, expectedStdout });
 const job = (id: string, code: string, tests: TestCase[], extra: Partial<EvalJob> = {}): EvalJob =>
@@ -160,6 +161,34 @@ describe("the interpreter's code as anonymous memory", { timeout: 300_000 }, () 
     assert.deepEqual(await run("r"), ["anonymous", original]);
     const [r] = await sb.evaluate([job("patch then read", PATCH_TEXT, [stdio("w", `anonymous ${original} mprotect 0 ${"cc".repeat(8)}`), stdio("r", `anonymous ${original}`)])]);
     assert.deepEqual(r!.cases.map((c) => c.status), ["passed", "passed"], JSON.stringify(r));
+  });
+});
+
+describe("rlpipe serve without a C compiler", { timeout: 300_000 }, () => {
+  it("says it runs the Python loop and why, and grades as before", async () => {
+    // A PATH whose cc and gcc fail, ahead of the real one.
+    const bin = mkdtempSync(join(tmpdir(), "rlpipe-nocc-"));
+    for (const name of ["cc", "gcc"]) symlinkSync("/bin/false", join(bin, name));
+    const s = await startServe(["--sandbox", "local", "--concurrency", "1", "--quiet"], { ...process.env, PATH: `${bin}:${process.env["PATH"] ?? ""}` });
+    try {
+      assert.match(s.banner, /case loop python;/);
+      await waitFor("the hint on stderr", () => s.log.some((l) => /no C compiler .*apt-get install gcc/.test(l)), 30_000);
+      const res = await fetch(`${s.url}/run_code`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ language: "python", code: "print(6 * 7)" }) });
+      assert.equal((await res.json() as { run_result: { stdout: string } }).run_result.stdout, "42\n");
+    } finally {
+      await s.stop();
+      rmSync(bin, { recursive: true, force: true });
+    }
+  });
+
+  it("with the compiler it runs the C loop and says nothing more", async () => {
+    const s = await startServe(["--sandbox", "local", "--concurrency", "1", "--quiet"]);
+    try {
+      assert.match(s.banner, /case loop c;/);
+      assert.deepEqual(s.log.filter((l) => /C compiler/.test(l)), []);
+    } finally {
+      await s.stop();
+    }
   });
 });
 

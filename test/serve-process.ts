@@ -19,8 +19,9 @@ export interface ServeProcess {
   stop(): Promise<void>;
 }
 
-export async function startServe(args: readonly string[]): Promise<ServeProcess> {
-  const child = spawn(process.execPath, [join(ROOT, "dist", "bin", "rlpipe.js"), "serve", "--host", "127.0.0.1", "--port", "0", ...args], { stdio: ["ignore", "pipe", "pipe"] });
+/** `env`: the server's environment instead of the test's (PATH without a C compiler, say). */
+export async function startServe(args: readonly string[], env?: NodeJS.ProcessEnv): Promise<ServeProcess> {
+  const child = spawn(process.execPath, [join(ROOT, "dist", "bin", "rlpipe.js"), "serve", "--host", "127.0.0.1", "--port", "0", ...args], { stdio: ["ignore", "pipe", "pipe"], ...(env === undefined ? {} : { env }) });
   const log: string[] = [];
   let partial = "";
   child.stderr.on("data", (d: Buffer) => {
