@@ -220,6 +220,8 @@ static void end_strays(void) {
   kill_strays();
 }
 
+/* waitpid with a wall-clock limit: a pidfd polled (no signal handler), or, should the kernel refuse a pidfd, waitpid
+ * polled every millisecond. On timeout the process is killed. Returns whether it timed out. */
 static int wait_child(pid_t pid, double timeout_s, int *status) {
   int timed_out = 0;
   int pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
@@ -230,6 +232,19 @@ static int wait_child(pid_t pid, double timeout_s, int *status) {
     do r = poll(&p, 1, (int)(ms < 1 ? 1 : ms)); while (r < 0 && errno == EINTR);
     timed_out = r == 0;
     close(pidfd);
+  } else {
+    double deadline = monotonic_s() + timeout_s;
+    for (;;) {
+      pid_t r = waitpid(pid, status, WNOHANG);
+      if (r == pid) return 0;
+      if (r < 0 && errno != EINTR) break;
+      if (monotonic_s() > deadline) {
+        timed_out = 1;
+        break;
+      }
+      struct timespec ms = {0, 1000000};
+      nanosleep(&ms, NULL);
+    }
   }
   if (timed_out) kill(pid, SIGKILL);
   while (waitpid(pid, status, 0) < 0 && errno == EINTR) {
