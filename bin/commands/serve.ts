@@ -87,7 +87,7 @@ export async function runServe(argv: readonly string[], io: Io): Promise<number>
   ].filter((x) => x !== undefined).join("; ");
   io.out(`rlpipe serve: ${server.url} (${what}; auth ${token === undefined ? "off (loopback)" : "bearer token"})`);
   if (caps?.caseLoop === "python" && caseLoop === "c") {
-    io.err("rlpipe serve: the sandbox runs cases through its Python loop: there is no C compiler (cc or gcc) here to build the C one; apt-get install gcc and restart for about a third less CPU per test case");
+    io.err("rlpipe serve: the sandbox runs cases through its Python loop: there is no C compiler (cc or gcc) here to build the C one; apt-get install gcc and restart for about 30% less CPU per test case");
   }
   await new Promise<void>((resolve) => {
     const stop = () => resolve();
