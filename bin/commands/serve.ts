@@ -52,13 +52,16 @@ export async function runServe(argv: readonly string[], io: Io): Promise<number>
   if (maxRequests !== undefined && (!Number.isInteger(maxRequests) || maxRequests < 1)) throw usage(`--max-requests must be a positive integer, got ${values["max-requests"]}`);
   const overloadStatus = Number(values["overload-status"]);
   if (overloadStatus !== 429 && overloadStatus !== 503 && overloadStatus !== 504) throw usage(`--overload-status must be 429, 503 or 504, got ${values["overload-status"]}`);
-  const isolation = values.isolation as LocalIsolation;
-  if (!(LOCAL_ISOLATIONS as readonly string[]).includes(isolation)) throw usage(`--isolation must be ${LOCAL_ISOLATIONS.join(" or ")}, got ${values.isolation}`);
-  if (argv.some((a) => a === "--isolation" || a.startsWith("--isolation=")) && values.sandbox !== "local") throw usage("--isolation applies to --sandbox local only");
+  /** A --sandbox local option with a fixed set of values (and a default, so given or not is read from argv). */
+  const localChoice = <T extends string>(name: "isolation" | "case-loop", allowed: readonly T[]): T => {
+    const value = values[name] as T;
+    if (!allowed.includes(value)) throw usage(`--${name} must be ${allowed.join(" or ")}, got ${value}`);
+    if (argv.some((a) => a === `--${name}` || a.startsWith(`--${name}=`)) && values.sandbox !== "local") throw usage(`--${name} applies to --sandbox local only`);
+    return value;
+  };
+  const isolation = localChoice<LocalIsolation>("isolation", LOCAL_ISOLATIONS);
+  const caseLoop = localChoice<LocalCaseLoop>("case-loop", LOCAL_CASE_LOOPS);
   if (values["python-env"] !== undefined && values.sandbox !== "local") throw usage("--python-env applies to --sandbox local only");
-  const caseLoop = values["case-loop"] as LocalCaseLoop;
-  if (!(LOCAL_CASE_LOOPS as readonly string[]).includes(caseLoop)) throw usage(`--case-loop must be ${LOCAL_CASE_LOOPS.join(" or ")}, got ${values["case-loop"]}`);
-  if (argv.some((a) => a === "--case-loop" || a.startsWith("--case-loop=")) && values.sandbox !== "local") throw usage("--case-loop applies to --sandbox local only");
   const scaleboxUrls = values["scalebox-url"] ?? (process.env["SCALEBOX_URL"]?.split(",").filter((u) => u !== "") ?? []);
   const runs = await runsDeps(values["runs-store"], values["runs-secret-env"]);
   const backend = values.sandbox === "none" ? undefined : await createBackend(values.sandbox, {

@@ -158,6 +158,11 @@ export class LocalSandbox implements SandboxBackend {
     }
   }
 
+  /** Where the managers run a program's cases (capabilities, stats): "c" or "python". */
+  private get caseLoopKind(): "c" | "python" {
+    return this.caseLoop.built ? "c" : "python";
+  }
+
   get isolation(): Isolation {
     return this.warm === undefined ? "per-program" : "warm";
   }
@@ -225,7 +230,7 @@ export class LocalSandbox implements SandboxBackend {
   async capabilities(): Promise<Capabilities> {
     return {
       backend: this.name, languages: this.offered, maxConcurrency: this.slots.size, specialJudge: true, isolation: this.isolation,
-      memoryBound: this.memory.kind, caseLoop: this.caseLoop.built ? "c" : "python",
+      memoryBound: this.memory.kind, caseLoop: this.caseLoopKind,
       ...(this.pythonEnv === undefined ? {} : { pythonEnv: { dir: this.pythonEnv.dir, packages: this.pythonEnv.packages.length } }),
     };
   }
@@ -276,7 +281,7 @@ export class LocalSandbox implements SandboxBackend {
       ...this.timings.snapshot(),
       counts: { ...(this.warm === undefined ? {} : this.warm.counts), stalls: sum("stalls"), anomalies: sum("anomalies"), programMemoryKills: sum("programMemoryKills") },
       slots: { size: this.slots.size, busy: this.slots.inUse, waiting: this.slots.waiting },
-      memoryBound: this.memory.kind, caseLoop: this.caseLoop.built ? "c" : "python",
+      memoryBound: this.memory.kind, caseLoop: this.caseLoopKind,
     };
   }
 

@@ -22,6 +22,7 @@
 #include <errno.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -77,7 +78,6 @@ static int put(struct buf *b, const char *s, size_t n) {
   return 0;
 }
 static int putf(struct buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-#include <stdarg.h>
 static int putf(struct buf *b, const char *fmt, ...) {
   char tmp[160];
   va_list ap;

@@ -569,7 +569,8 @@ class Runner:
             for c in self.job["cases"][first:])
 
     def run_in_c(self, first, deadline, stop_requested):
-        """Runs cases first.. through caseloop.c, taking back the ones it hands to Python (Runner.run's unusual paths)."""
+        """Runs cases first.. through caseloop.c, taking back the ones it hands to Python (Runner.run's unusual paths).
+        Returns None when the cases are over, or the index from which the Python loop runs the rest."""
         cases = self.job["cases"]
         n = len(cases)
         data = [(c.get("stdin") or "").encode() for c in cases]
@@ -598,11 +599,8 @@ class Runner:
             elif r == RL_RUN_IN_PYTHON:
                 if not self.run(back.index, cases[back.index], deadline):
                     return
-            else:  # RL_NO_MEMORY (or a code this harness does not know): the rest in Python
-                for k in range(back.index, n):
-                    if (k > back.index and stop_requested()) or not self.run(k, cases[k], deadline):
-                        return
-                return
+            else:  # RL_NO_MEMORY (or a code this harness does not know): this case and the rest in Python
+                return back.index
             i = back.index + 1
             if i < n and stop_requested():
                 return
@@ -979,8 +977,9 @@ def run_program(job, stop_requested, next_line):
         # case process then never walks (and copies) them.
         gc.freeze()
         if runner.loopable(first):
-            runner.run_in_c(first, deadline, stop_requested)
-            return
+            first = runner.run_in_c(first, deadline, stop_requested)
+            if first is None:
+                return
         for i, case in enumerate(job["cases"]):
             if i < first:
                 continue

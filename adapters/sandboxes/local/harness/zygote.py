@@ -112,14 +112,13 @@ def main():
     _signal.signal(h.SIGINT, h.SIG_DFL)
     h.take_streams(int(sys.argv[2]) if len(sys.argv) > 2 else None)
     max_programs = int(sys.argv[1])
-    huge_text = 0
     if max_programs > 1:
         # Worth it for a zygote that serves many programs; a one-program sandbox builds it only when a job needs it.
         h.PRELUDE_INDEX = prelude_index()
         # The interpreter's code as anonymous memory (caseloop.c): every case process inherits it instead of faulting
         # it in (a one-program sandbox forks too few processes to earn back the copy).
         if h.HUGE_TEXT is not None:
-            huge_text = h.HUGE_TEXT()
+            h.HUGE_TEXT()
     # The compiler builds its AST types on first use (~0.5 ms, 50 pages): once here, not in every manager. (A harness
     # loaded from bytecode has not compiled anything yet.)
     compile("pass", "<warm-up>", "exec")
@@ -127,7 +126,7 @@ def main():
     gc.collect()
     gc.freeze()  # what a fork shares stays shared: the collector never touches (copies) the zygote's objects
     baseline = (reset.zygote_state(), reset.zygote_rss_bytes(), reset.writable_state())
-    h.emit({"event": "ready", "hugeText": huge_text})
+    h.emit({"event": "ready"})
     for served in range(max_programs):
         pid = os.fork()
         if pid == 0:
