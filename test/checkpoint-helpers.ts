@@ -68,11 +68,12 @@ function makeThreeShardStep(dir: string): void {
 export /**
  * Start an uploader on makeThreeShardStep's directory while the third shard's parts chosen by `hold` get no answer,
  * wait until the first two shards are complete and a held part is in flight, and SIGKILL it. Returns where in the
- * gateway's log the upload began.
+ * gateway's log the upload began and its mark of connections (for `gw.settled`, when the uploader talks to it directly).
  */
-async function killWhileThirdShardHeld(gw: Gateway, start: () => ChildProcess, hold: { readonly match: (r: IncomingMessage) => boolean; readonly count: number }): Promise<number> {
+async function killWhileThirdShardHeld(gw: Gateway, start: () => ChildProcess, hold: { readonly match: (r: IncomingMessage) => boolean; readonly count: number }): Promise<{ from: number; connectionsFrom: number }> {
   for (let i = 0; i < hold.count; i++) gw.faults.push({ kind: "hold", match: hold.match });
   const from = gw.log.length;
+  const connectionsFrom = gw.connectionsAccepted();
   const completed = (rank: number) => gw.log.slice(from).some((r) => r.method === "POST" && r.path.endsWith(`rank_${rank}.pt`) && /uploadId=/.test(r.query));
   const heldBefore = gw.stats.held;
   const child = start();
@@ -84,7 +85,7 @@ async function killWhileThirdShardHeld(gw: Gateway, start: () => ChildProcess, h
   child.kill("SIGKILL");
   await exited;
   gw.faults.splice(0, gw.faults.length);
-  return from;
+  return { from, connectionsFrom };
 }
 
 /** A part of the third shard (rank 2). */

@@ -120,14 +120,16 @@ describe("rlpipe_sync.py --store: the sidecar managed targets run", () => {
     const args = ["--store", "cos://ckpt-1251234567/runs", "--region", "ap-shanghai", "--run", "job-resume.rl", "--dir", dir, "--once", "--part-size-mb", "8"];
     // The second part of the third shard to arrive (parts go in parallel) never gets an answer: the sidecar is killed while it is in flight.
     let thirdParts = 0;
-    const from = await killWhileThirdShardHeld(gw, () => spawn("python3", [SIDECAR, ...args], { env: jobEnv(), stdio: "ignore" }), { match: (r) => isThirdShardPart(r) && ++thirdParts === 2, count: 1 });
+    const { from, connectionsFrom } = await killWhileThirdShardHeld(gw, () => spawn("python3", [SIDECAR, ...args], { env: jobEnv(), stdio: "ignore" }), { match: (r) => isThirdShardPart(r) && ++thirdParts === 2, count: 1 });
+    // A part whose bytes had all reached the gateway when the sidecar died is still stored after the kill: wait until
+    // the dead sidecar's connections are closed and their requests done (before this test opens any of its own).
+    await gw.settled(connectionsFrom);
     assert.deepEqual(await new CheckpointSync({ run: "job-resume.rl", store }).committedSteps(), [], "nothing committed: the step is invisible");
     // What the server holds of the third shard when the sidecar died (its other parts go in parallel with the held
     // one, so one may or may not have landed): the restart must send exactly the rest.
     const partOfThird = gw.log.slice(from).find((r) => r.method === "PUT" && r.path.endsWith("rank_2.pt") && /uploadId=/.test(r.query))!;
     const thirdKey = partOfThird.path.slice(partOfThird.path.indexOf("/runs/") + "/runs/".length);
     const uploadId = new URLSearchParams(partOfThird.query).get("uploadId")!;
-    await gw.settled();
     const storedOfThird = (await store.listParts(thirdKey, uploadId)).reduce((n, part) => n + part.size, 0);
     assert.ok(storedOfThird < 20 * MiB, "the held part was not stored");
     const restartFrom = gw.log.length;

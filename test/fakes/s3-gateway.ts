@@ -2,8 +2,8 @@
 // (header and presigned), rejects expired presigned URLs (403, as S3 does), checks Content-MD5 (400 BadDigest),
 // and injects faults — connection resets, delays, bytes flipped in transit — before forwarding to moto.
 import { createHash } from "node:crypto";
-import { type IncomingMessage, type Server, createServer, request as httpRequest } from "node:http";
-import type { AddressInfo } from "node:net";
+import { type IncomingMessage, type Server, type ServerResponse, createServer, request as httpRequest } from "node:http";
+import type { AddressInfo, Socket } from "node:net";
 import { verifySigV4 } from "./sigv4.js";
 
 export type GatewayFault =
@@ -29,11 +29,18 @@ export interface Gateway {
   readonly endpoint: string;
   /** Faults consumed in order by matching requests. */
   readonly faults: GatewayFault[];
-  readonly stats: { requests: number; rejectedSignature: number; expired: number; badDigest: number; corrupted: number; resets: number; cuts: number; uploadParts: number; partsWithCrc32Only: number; bytesIn: number; held: number; forwarding: number };
+  readonly stats: { requests: number; rejectedSignature: number; expired: number; badDigest: number; corrupted: number; resets: number; cuts: number; uploadParts: number; partsWithCrc32Only: number; bytesIn: number; held: number; handling: number };
   /** Every request with a valid signature, in arrival order. */
   readonly log: GatewayRequest[];
-  /** Resolves once no request is being forwarded upstream (a client killed mid-request does not stop its forward). */
-  settled(): Promise<void>;
+  /** How many connections the gateway has accepted so far: a mark for `settled`. */
+  connectionsAccepted(): number;
+  /**
+   * Resolves once every connection accepted since `mark` (all, by default none) is closed and no request is being
+   * received or forwarded upstream. A client killed mid-request does not stop a request whose bytes had all reached
+   * the gateway's socket: it is parsed and forwarded after the kill, so waiting for the dead client's connections to
+   * close is what makes the server's state final.
+   */
+  settled(mark?: number): Promise<void>;
   /** Throttle (ms per request) applied to every forwarded request. */
   delayEveryMs: number;
   checkContentMd5: boolean;
@@ -53,11 +60,29 @@ function s3Error(status: number, code: string, message: string): [number, string
 export async function startGateway(upstream: string, secretAccessKey: string, opts: { preserveHost?: boolean } = {}): Promise<Gateway> {
   const up = new URL(upstream);
   const gw: Omit<Gateway, "endpoint" | "close"> = {
-    faults: [], stats: { requests: 0, rejectedSignature: 0, expired: 0, badDigest: 0, corrupted: 0, resets: 0, cuts: 0, uploadParts: 0, partsWithCrc32Only: 0, bytesIn: 0, held: 0, forwarding: 0 }, log: [],
+    faults: [], stats: { requests: 0, rejectedSignature: 0, expired: 0, badDigest: 0, corrupted: 0, resets: 0, cuts: 0, uploadParts: 0, partsWithCrc32Only: 0, bytesIn: 0, held: 0, handling: 0 }, log: [],
     delayEveryMs: 0, checkContentMd5: true,
-    settled: async () => { while (gw.stats.forwarding > 0) await new Promise((r) => setTimeout(r, 10)); },
+    connectionsAccepted: () => accepted,
+    settled: async (mark = Infinity) => {
+      const openSince = () => [...openConnections.values()].some((ordinal) => ordinal >= mark);
+      while (openSince() || gw.stats.handling > 0) await new Promise((r) => setTimeout(r, 10));
+    },
   };
-  const server: Server = createServer(async (req, res) => {
+  let accepted = 0;
+  const openConnections = new Map<Socket, number>();
+  const server: Server = createServer((req, res) => {
+    gw.stats.handling++;
+    let finished = false;
+    const finish = () => { if (!finished) { finished = true; gw.stats.handling--; } };
+    void handle(req, res, finish).finally(() => { if (!forwardsResponse.has(req)) finish(); });
+  });
+  /** Requests whose handler returned while their upstream response is still on its way (finish is called by it). */
+  const forwardsResponse = new WeakSet<IncomingMessage>();
+  server.on("connection", (socket: Socket) => {
+    openConnections.set(socket, accepted++);
+    socket.once("close", () => openConnections.delete(socket));
+  });
+  async function handle(req: IncomingMessage, res: ServerResponse, finish: () => void): Promise<void> {
     gw.stats.requests++;
     if (isUploadPart(req)) {
       gw.stats.uploadParts++;
@@ -105,12 +130,10 @@ export async function startGateway(upstream: string, secretAccessKey: string, op
     }
     const headers = { ...req.headers, host: opts.preserveHost === true ? req.headers.host : up.host, "content-length": String(body.length) };
     delete headers["transfer-encoding"];
-    gw.stats.forwarding++;
-    let forwarded = false;
-    const done = () => { if (!forwarded) { forwarded = true; gw.stats.forwarding--; } };
+    forwardsResponse.add(req);
     const fwd = httpRequest({ host: up.hostname, port: up.port, method: req.method, path: req.url, headers }, (r) => {
-      r.once("end", done);
-      r.once("close", done);
+      r.once("end", finish);
+      r.once("close", finish);
       res.writeHead(r.statusCode ?? 502, r.headers);
       if (fault?.kind !== "cut") { r.pipe(res); return; }
       const half = Math.floor(Number(r.headers["content-length"] ?? 0) / 2);
@@ -126,9 +149,9 @@ export async function startGateway(upstream: string, secretAccessKey: string, op
         res.socket?.destroy();
       });
     });
-    fwd.on("error", () => { done(); if (!res.headersSent) send(s3Error(502, "BadGateway", "upstream")); });
+    fwd.on("error", () => { finish(); if (!res.headersSent) send(s3Error(502, "BadGateway", "upstream")); });
     fwd.end(body);
-  });
+  }
   await new Promise<void>((r) => server.listen(0, "127.0.0.1", () => r()));
   const endpoint = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   return Object.assign(gw, { endpoint, close: () => new Promise<void>((r) => { server.close(() => r()); server.closeAllConnections(); }) }) as Gateway;
