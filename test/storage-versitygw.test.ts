@@ -2,7 +2,7 @@
 // x-amz-checksum-crc32 and requires the CRC32 of every part of an upload created with one, as S3 does: the object
 // store contract, CRC32 parts (no Content-MD5, so neither side MD5-hashes the bytes twice), a part damaged in
 // transit refused by the server itself, resuming an interrupted CRC32 upload, and `rlpipe sync` killed at random
-// points and restarted against it.
+// points (at its k-th request or part, never at a time) and restarted against it.
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { createHash, randomBytes } from "node:crypto";
@@ -167,17 +167,27 @@ describe("storage on versitygw (a server that verifies checksums itself)", () =>
         makeCheckpoints(dir, [1, 2], 2, 25 * MiB);
         const args = [cli, "sync", name, "--watch", dir, "--once"];
         const bytesBefore = gw.stats.bytesIn;
+        // The kill points are requests, not times (a busy machine must not move them): even trials die as their
+        // k-th request of any kind reaches the server, odd trials as their k-th part does (one of the 8 parts the
+        // two steps take), which always leaves a CRC32 upload half done.
+        const killOnPart = trial % 2 === 1;
+        const k = 1 + Math.floor(rnd() * (killOnPart ? 8 : 24));
+        const mark = gw.connectionsAccepted();
         const child = spawn(process.execPath, args, { env, stdio: "ignore" });
         const exited = new Promise((r) => child.once("exit", r));
-        const killAt = 100 + Math.floor(rnd() * 900);
-        await new Promise((r) => setTimeout(r, killAt));
-        child.kill("SIGKILL");
+        let seen = 0;
+        gw.onRequest = (_, req) => { if ((!killOnPart || isUploadPart(req)) && ++seen === k) child.kill("SIGKILL"); };
         await exited;
+        gw.onRequest = undefined;
+        await gw.settled(mark); // what reached the server before the kill is stored before anything is checked
+        const killAt = killOnPart ? `its part ${k}` : `its request ${k}`;
         const visible = await assertCommittedIntact(store, name, dir);
         const left = await store.client.send(new ListMultipartUploadsCommand({ Bucket: "kill", Prefix: `runs/${name}/` }));
-        if ((left.Uploads ?? []).some((u) => u.ChecksumAlgorithm === "CRC32")) resumed++;
+        const halfDone = (left.Uploads ?? []).some((u) => u.ChecksumAlgorithm === "CRC32");
+        if (killOnPart) assert.ok(halfDone, `trial ${trial}: killed at ${killAt}, a CRC32 upload is left half done`);
+        if (halfDone) resumed++;
         const again = await run(process.execPath, args, { env });
-        assert.equal(again.status, 0, `trial ${trial} (killed at ${killAt} ms, ${visible.length} steps visible): ${again.stderr}`);
+        assert.equal(again.status, 0, `trial ${trial} (killed at ${killAt}, ${visible.length} steps visible): ${again.stderr}`);
         assert.deepEqual(await assertCommittedIntact(store, name, dir), [1, 2], `trial ${trial}`);
         // Across the kill every file went up once, plus at most the parts that were in flight (8 × 8 MiB).
         const sent = gw.stats.bytesIn - bytesBefore;
@@ -185,7 +195,7 @@ describe("storage on versitygw (a server that verifies checksums itself)", () =>
         const after = await store.client.send(new ListMultipartUploadsCommand({ Bucket: "kill", Prefix: `runs/${name}/` }));
         assert.equal((after.Uploads ?? []).length, 0, `trial ${trial}: no unfinished upload left`);
       }
-      assert.ok(resumed >= 1, "at least one kill left a CRC32 upload half done, which the restart finished");
+      assert.ok(resumed >= 5, "every kill on a part left a CRC32 upload half done, which the restart finished");
     } finally {
       rmSync(work, { recursive: true, force: true });
       await store.close();

@@ -41,6 +41,8 @@ export interface Gateway {
    * close is what makes the server's state final.
    */
   settled(mark?: number): Promise<void>;
+  /** Called with each request with a valid signature as it is logged, before it is answered or forwarded. */
+  onRequest: ((r: GatewayRequest, req: IncomingMessage) => void) | undefined;
   /** Throttle (ms per request) applied to every forwarded request. */
   delayEveryMs: number;
   checkContentMd5: boolean;
@@ -61,7 +63,7 @@ export async function startGateway(upstream: string, secretAccessKey: string, op
   const up = new URL(upstream);
   const gw: Omit<Gateway, "endpoint" | "close"> = {
     faults: [], stats: { requests: 0, rejectedSignature: 0, expired: 0, badDigest: 0, corrupted: 0, resets: 0, cuts: 0, uploadParts: 0, partsWithCrc32Only: 0, bytesIn: 0, held: 0, handling: 0 }, log: [],
-    delayEveryMs: 0, checkContentMd5: true,
+    delayEveryMs: 0, checkContentMd5: true, onRequest: undefined,
     connectionsAccepted: () => accepted,
     settled: async (mark = Infinity) => {
       const openSince = () => [...openConnections.values()].some((ordinal) => ordinal >= mark);
@@ -109,7 +111,9 @@ export async function startGateway(upstream: string, secretAccessKey: string, op
     }
 
     const [path, query] = (req.url ?? "/").split("?", 2) as [string, string | undefined];
-    gw.log.push({ method: req.method ?? "GET", path: decodeURIComponent(path), query: query ?? "", bytes: body.length });
+    const logged: GatewayRequest = { method: req.method ?? "GET", path: decodeURIComponent(path), query: query ?? "", bytes: body.length };
+    gw.log.push(logged);
+    gw.onRequest?.(logged, req);
     if (req.method === "PUT") gw.stats.bytesIn += body.length;
     const i = gw.faults.findIndex((f) => f.match === undefined || f.match(req));
     const fault = i >= 0 ? gw.faults.splice(i, 1)[0] : undefined;
