@@ -246,6 +246,7 @@ export class CheckpointSync {
           });
           const now = await stat(path);
           if (now.size !== r.size) throw new StorageError("file_changed", `${rel} changed size while it was uploaded`);
+          bytesReused += r.bytesReused; // the parts an interrupted upload had stored
           return { path: rel, size: r.size, sha256: r.sha256 };
         } finally {
           free();

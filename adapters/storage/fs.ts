@@ -59,7 +59,7 @@ export class FsStore implements ObjectStore {
       await unlink(this.path(key)).catch(() => undefined);
       throw new StorageError("checksum_mismatch", `${path} changed while it was copied (sha256 ${sha256}, expected ${opts.sha256})`);
     }
-    return { size, sha256, partsUploaded: 1, partsReused: 0 };
+    return { size, sha256, partsUploaded: 1, partsReused: 0, bytesReused: 0 };
   }
 
   private async putBytesImpl(key: string, data: Uint8Array | string, opts: { sha256?: string; signal?: AbortSignal } = {}): Promise<ObjectInfo> {

@@ -64,8 +64,9 @@ export interface PutFileResult {
   readonly sha256: string;
   readonly etag?: string;
   readonly partsUploaded: number;
-  /** Parts an interrupted earlier attempt had already uploaded (not sent again). */
+  /** Parts an interrupted earlier attempt had already uploaded (not sent again), and their bytes. */
   readonly partsReused: number;
+  readonly bytesReused: number;
 }
 
 export interface ByteRange {

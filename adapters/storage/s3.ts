@@ -371,7 +371,7 @@ export class S3Store implements ObjectStore {
       if (opts.sha256 !== undefined && opts.sha256 !== sha256) throw new StorageError("checksum_mismatch", `${path}: sha256 ${sha256}, expected ${opts.sha256}`);
       const info = await this.putBytes(key, body, { sha256, ...(signal === undefined ? {} : { signal }) });
       opts.onBytes?.(size);
-      return { size, sha256, ...(info.etag === undefined ? {} : { etag: info.etag }), partsUploaded: 1, partsReused: 0 };
+      return { size, sha256, ...(info.etag === undefined ? {} : { etag: info.etag }), partsUploaded: 1, partsReused: 0, bytesReused: 0 };
     }
     const listed = await this.request("LIST-UPLOADS", this.target(key), () => this.client.send(new ListMultipartUploadsCommand({ Bucket: this.opts.bucket, Prefix: this.fullKey(key) }), signal === undefined ? {} : { abortSignal: signal }), signal);
     if (!(listed.Uploads ?? []).some((u) => u.Key === this.fullKey(key))) return this.putFileStreaming(key, path, size, plan, opts);
@@ -381,7 +381,8 @@ export class S3Store implements ObjectStore {
     const session = await this.startMultipart(key, { sha256, size, partSize: plan.partSize, md5s, ...(this.partChecksum === "crc32" ? { crc32s } : {}) }, signal);
     const todo = md5s.map((_, i) => i + 1).filter((n) => !session.done.has(n));
     const partBytes = (n: number) => Math.min(plan.partSize, size - (n - 1) * plan.partSize);
-    opts.onBytes?.([...session.done].reduce((sum, n) => sum + partBytes(n), 0)); // already stored: done
+    const bytesReused = [...session.done].reduce((sum, n) => sum + partBytes(n), 0);
+    opts.onBytes?.(bytesReused); // already stored: done
     const fh = await open(path, "r");
     try {
       const slots = opts.partSlots ?? new Semaphore(opts.concurrency ?? 8);
@@ -397,7 +398,7 @@ export class S3Store implements ObjectStore {
       await fh.close();
     }
     const etag = await this.completeMultipart(key, session.uploadId, md5s, session.crc32 ? crc32s : undefined, signal);
-    return { size, sha256, etag, partsUploaded: todo.length, partsReused: md5s.length - todo.length };
+    return { size, sha256, etag, partsUploaded: todo.length, partsReused: md5s.length - todo.length, bytesReused };
   }
 
   /**
@@ -439,7 +440,7 @@ export class S3Store implements ObjectStore {
     const sha256 = sha.digest("hex");
     if (opts.sha256 !== undefined && opts.sha256 !== sha256) throw new StorageError("checksum_mismatch", `${path}: sha256 ${sha256}, expected ${opts.sha256}`);
     const etag = await this.completeMultipart(key, uploadId, refs.map((r) => r.etag), withCrc32 ? refs.map((r) => r.crc32!) : undefined, signal);
-    return { size, sha256, etag, partsUploaded: plan.count, partsReused: 0 };
+    return { size, sha256, etag, partsUploaded: plan.count, partsReused: 0, bytesReused: 0 };
   }
 
   /**

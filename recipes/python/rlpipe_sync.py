@@ -402,6 +402,9 @@ def upload_file(client, step, rel, path, part_size, stored, parallel=4):
             if plan["mode"] == "single":
                 client.put(plan["url"], read_part(path, 0, size, md5s[0]), plan["headers"], md5s[0])
             else:
+                stored_parts = sum(1 for p in plan["parts"] if p["done"])
+                if stored_parts:
+                    log("%s: resuming an interrupted upload (%d of %d parts stored)" % (remote, stored_parts, len(md5s)))
                 upload_parts(client, path, ps, md5s, [p for p in plan["parts"] if not p["done"]], parallel)
                 client.call("POST", "uploads/complete", {"path": remote, "uploadId": plan["uploadId"], "partMd5s": md5s})
             return entry, False

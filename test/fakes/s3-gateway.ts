@@ -2,6 +2,7 @@
 // (header and presigned), rejects expired presigned URLs (403, as S3 does), checks Content-MD5 (400 BadDigest),
 // and injects faults — connection resets, delays, bytes flipped in transit — before forwarding to moto.
 import { createHash } from "node:crypto";
+import { readFileSync, readdirSync, readlinkSync } from "node:fs";
 import { type IncomingMessage, type Server, type ServerResponse, createServer, request as httpRequest } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
 import { verifySigV4 } from "./sigv4.js";
@@ -35,18 +36,42 @@ export interface Gateway {
   /** How many connections the gateway has accepted so far: a mark for `settled`. */
   connectionsAccepted(): number;
   /**
-   * Resolves once every connection accepted since `mark` (all, by default none) is closed and no request is being
-   * received or forwarded upstream. A client killed mid-request does not stop a request whose bytes had all reached
-   * the gateway's socket: it is parsed and forwarded after the kill, so waiting for the dead client's connections to
-   * close is what makes the server's state final.
+   * Resolves once every connection accepted since `mark` (all, by default none) from another process is closed and
+   * no request is being received or forwarded upstream. A client killed mid-request does not stop a request whose
+   * bytes had all reached the gateway's socket: it is parsed and forwarded after the kill, so waiting for the dead
+   * client's connections to close is what makes the server's state final. Connections this process holds the other
+   * end of (a test's own client, a function running in the test) stay open between requests and are not waited for.
    */
   settled(mark?: number): Promise<void>;
   /** Called with each request with a valid signature as it is logged, before it is answered or forwarded. */
   onRequest: ((r: GatewayRequest, req: IncomingMessage) => void) | undefined;
+  /** Called as the upstream server's answer to a forwarded request arrives, before the client gets it. */
+  onUpstreamAnswer: ((r: GatewayRequest, status: number, req: IncomingMessage) => void) | undefined;
   /** Throttle (ms per request) applied to every forwarded request. */
   delayEveryMs: number;
   checkContentMd5: boolean;
   close(): Promise<void>;
+}
+
+/** The local ports of this process's TCP sockets (Linux: its socket inodes looked up in /proc/self/net/tcp*). */
+function tcpPortsOfThisProcess(): Set<number> {
+  const inodes = new Set<string>();
+  for (const fd of readdirSync("/proc/self/fd")) {
+    try {
+      const target = /^socket:\[(\d+)\]$/.exec(readlinkSync(`/proc/self/fd/${fd}`));
+      if (target !== null) inodes.add(target[1]!);
+    } catch { /* closed meanwhile */ }
+  }
+  const ports = new Set<number>();
+  for (const table of ["/proc/self/net/tcp", "/proc/self/net/tcp6"]) {
+    let text = "";
+    try { text = readFileSync(table, "utf8"); } catch { continue; }
+    for (const line of text.split("\n").slice(1)) {
+      const cols = line.trim().split(/\s+/);
+      if (cols.length > 9 && inodes.has(cols[9]!)) ports.add(parseInt(cols[1]!.split(":")[1]!, 16));
+    }
+  }
+  return ports;
 }
 
 export const isUploadPart = (r: IncomingMessage) => r.method === "PUT" && /[?&]partNumber=/.test(r.url ?? "");
@@ -63,10 +88,15 @@ export async function startGateway(upstream: string, secretAccessKey: string, op
   const up = new URL(upstream);
   const gw: Omit<Gateway, "endpoint" | "close"> = {
     faults: [], stats: { requests: 0, rejectedSignature: 0, expired: 0, badDigest: 0, corrupted: 0, resets: 0, cuts: 0, uploadParts: 0, partsWithCrc32Only: 0, bytesIn: 0, held: 0, handling: 0 }, log: [],
-    delayEveryMs: 0, checkContentMd5: true, onRequest: undefined,
+    delayEveryMs: 0, checkContentMd5: true, onRequest: undefined, onUpstreamAnswer: undefined,
     connectionsAccepted: () => accepted,
     settled: async (mark = Infinity) => {
-      const openSince = () => [...openConnections.values()].some((ordinal) => ordinal >= mark);
+      const openSince = () => {
+        const since = [...openConnections].filter(([, ordinal]) => ordinal >= mark);
+        if (since.length === 0) return false;
+        const ours = tcpPortsOfThisProcess();
+        return since.some(([socket]) => !ours.has(socket.remotePort ?? -1));
+      };
       while (openSince() || gw.stats.handling > 0) await new Promise((r) => setTimeout(r, 10));
     },
   };
@@ -118,7 +148,7 @@ export async function startGateway(upstream: string, secretAccessKey: string, op
     const i = gw.faults.findIndex((f) => f.match === undefined || f.match(req));
     const fault = i >= 0 ? gw.faults.splice(i, 1)[0] : undefined;
     if (fault?.kind === "reset") { gw.stats.resets++; req.socket.destroy(); return; }
-    if (fault?.kind === "hold") { gw.stats.held++; await new Promise((r) => req.socket.once("close", r)); return; }
+    if (fault?.kind === "hold") { gw.stats.held++; if (!req.socket.destroyed) await new Promise((r) => req.socket.once("close", r)); return; }
     if (fault?.kind === "status") return send(s3Error(fault.status, fault.code, "injected"));
     if (fault?.kind === "delay") await new Promise((r) => setTimeout(r, fault.ms));
     if (gw.delayEveryMs > 0) await new Promise((r) => setTimeout(r, gw.delayEveryMs));
@@ -136,8 +166,11 @@ export async function startGateway(upstream: string, secretAccessKey: string, op
     delete headers["transfer-encoding"];
     forwardsResponse.add(req);
     const fwd = httpRequest({ host: up.hostname, port: up.port, method: req.method, path: req.url, headers }, (r) => {
-      r.once("end", finish);
-      r.once("close", finish);
+      finish(); // the upstream has answered: what it stores is stored
+      // A client gone before the answer is through (killed): the answer is drained, not left paused.
+      if (res.destroyed) { r.resume(); return; }
+      res.once("close", () => { if (!r.complete) r.resume(); });
+      gw.onUpstreamAnswer?.(logged, r.statusCode ?? 502, req);
       res.writeHead(r.statusCode ?? 502, r.headers);
       if (fault?.kind !== "cut") { r.pipe(res); return; }
       const half = Math.floor(Number(r.headers["content-length"] ?? 0) / 2);
