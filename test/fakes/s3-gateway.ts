@@ -108,7 +108,7 @@ export async function startGateway(upstream: string, secretAccessKey: string, op
     const finish = () => { if (!finished) { finished = true; gw.stats.handling--; } };
     void handle(req, res, finish).finally(() => { if (!forwardsResponse.has(req)) finish(); });
   });
-  /** Requests whose handler returned while their upstream response is still on its way (finish is called by it). */
+  /** Requests forwarded upstream: their handling ends when the upstream answers (or fails), not when `handle` returns. */
   const forwardsResponse = new WeakSet<IncomingMessage>();
   server.on("connection", (socket: Socket) => {
     openConnections.set(socket, accepted++);
@@ -167,10 +167,10 @@ export async function startGateway(upstream: string, secretAccessKey: string, op
     forwardsResponse.add(req);
     const fwd = httpRequest({ host: up.hostname, port: up.port, method: req.method, path: req.url, headers }, (r) => {
       finish(); // the upstream has answered: what it stores is stored
+      gw.onUpstreamAnswer?.(logged, r.statusCode ?? 502, req);
       // A client gone before the answer is through (killed): the answer is drained, not left paused.
       if (res.destroyed) { r.resume(); return; }
       res.once("close", () => { if (!r.complete) r.resume(); });
-      gw.onUpstreamAnswer?.(logged, r.statusCode ?? 502, req);
       res.writeHead(r.statusCode ?? 502, r.headers);
       if (fault?.kind !== "cut") { r.pipe(res); return; }
       const half = Math.floor(Number(r.headers["content-length"] ?? 0) / 2);
