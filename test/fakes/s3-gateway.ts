@@ -2,9 +2,9 @@
 // (header and presigned), rejects expired presigned URLs (403, as S3 does), checks Content-MD5 (400 BadDigest),
 // and injects faults — connection resets, delays, bytes flipped in transit — before forwarding to moto.
 import { createHash } from "node:crypto";
-import { readFileSync, readdirSync, readlinkSync } from "node:fs";
 import { type IncomingMessage, type Server, type ServerResponse, createServer, request as httpRequest } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
+import { tcpSocketsOf } from "../proc-sockets.js";
 import { verifySigV4 } from "./sigv4.js";
 
 export type GatewayFault =
@@ -53,27 +53,6 @@ export interface Gateway {
   close(): Promise<void>;
 }
 
-/** The local ports of this process's TCP sockets (Linux: its socket inodes looked up in /proc/self/net/tcp*). */
-function tcpPortsOfThisProcess(): Set<number> {
-  const inodes = new Set<string>();
-  for (const fd of readdirSync("/proc/self/fd")) {
-    try {
-      const target = /^socket:\[(\d+)\]$/.exec(readlinkSync(`/proc/self/fd/${fd}`));
-      if (target !== null) inodes.add(target[1]!);
-    } catch { /* closed meanwhile */ }
-  }
-  const ports = new Set<number>();
-  for (const table of ["/proc/self/net/tcp", "/proc/self/net/tcp6"]) {
-    let text = "";
-    try { text = readFileSync(table, "utf8"); } catch { continue; }
-    for (const line of text.split("\n").slice(1)) {
-      const cols = line.trim().split(/\s+/);
-      if (cols.length > 9 && inodes.has(cols[9]!)) ports.add(parseInt(cols[1]!.split(":")[1]!, 16));
-    }
-  }
-  return ports;
-}
-
 export const isUploadPart = (r: IncomingMessage) => r.method === "PUT" && /[?&]partNumber=/.test(r.url ?? "");
 
 function s3Error(status: number, code: string, message: string): [number, string] {
@@ -94,7 +73,7 @@ export async function startGateway(upstream: string, secretAccessKey: string, op
       const openSince = () => {
         const since = [...openConnections].filter(([, ordinal]) => ordinal >= mark);
         if (since.length === 0) return false;
-        const ours = tcpPortsOfThisProcess();
+        const ours = new Set(tcpSocketsOf(["self"]).map((sock) => sock.localPort));
         return since.some(([socket]) => !ours.has(socket.remotePort ?? -1));
       };
       while (openSince() || gw.stats.handling > 0) await new Promise((r) => setTimeout(r, 10));

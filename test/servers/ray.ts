@@ -5,10 +5,11 @@
 // If the test process dies, its end of the pipe closes and the same happens. Never a machine-wide `ray stop`.
 import { type ChildProcess, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { mkdirSync, mkdtempSync, readFileSync, readdirSync, readlinkSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { request } from "undici";
 import { ROOT } from "../helpers.js";
+import { tcpSocketsOf } from "../proc-sockets.js";
 import { freePort } from "./moto.js";
 
 export interface RayCluster {
@@ -76,8 +77,7 @@ function clusterPids(root: number, tempDir: string): number[] {
   return [...out].filter(alive).sort((a, b) => a - b);
 }
 
-function hexAddress(hex: string, port: string): string {
-  const p = parseInt(port, 16);
+function hexAddress(hex: string, p: number): string {
   if (hex.length === 8) return `${[3, 2, 1, 0].map((i) => parseInt(hex.slice(i * 2, i * 2 + 2), 16)).join(".")}:${p}`;
   // IPv6: four little-endian 32-bit words
   const words = [0, 1, 2, 3].map((w) => hex.slice(w * 8, w * 8 + 8).match(/../g)!.reverse().join(""));
@@ -86,29 +86,8 @@ function hexAddress(hex: string, port: string): string {
 }
 
 function listeningOf(pids: readonly number[]): string[] {
-  const inodes = new Set<string>();
-  for (const pid of pids) {
-    let fds: string[] = [];
-    try { fds = readdirSync(`/proc/${pid}/fd`); } catch { continue; }
-    for (const fd of fds) {
-      try {
-        const m = /^socket:\[(\d+)\]$/.exec(readlinkSync(`/proc/${pid}/fd/${fd}`));
-        if (m !== null) inodes.add(m[1]!);
-      } catch { /* closed meanwhile */ }
-    }
-  }
-  const out = new Set<string>();
-  for (const file of ["/proc/net/tcp", "/proc/net/tcp6"]) {
-    let text = "";
-    try { text = readFileSync(file, "utf8"); } catch { continue; }
-    for (const line of text.split("\n").slice(1)) {
-      const f = line.trim().split(/\s+/);
-      if (f.length < 10 || f[3] !== "0A" || !inodes.has(f[9]!)) continue; // 0A: LISTEN
-      const [addr, port] = f[1]!.split(":");
-      out.add(hexAddress(addr!, port!));
-    }
-  }
-  return [...out].sort();
+  const listening = tcpSocketsOf(pids).filter((sock) => sock.state === "0A"); // 0A: LISTEN
+  return [...new Set(listening.map((sock) => hexAddress(sock.localAddressHex, sock.localPort)))].sort();
 }
 
 function memoryOf(pids: readonly number[]): { rssBytes: number; pssBytes: number } {
