@@ -67,10 +67,10 @@ function makeThreeShardStep(dir: string): void {
 
 export /**
  * Start an uploader on makeThreeShardStep's directory while the third shard's parts chosen by `hold` get no answer,
- * wait until the first two shards are complete and a held part is in flight, and SIGKILL it. Returns where in the
- * gateway's log the upload began and its mark of connections (for `gw.settled`, when the uploader talks to it directly).
+ * wait until the first two shards are complete and a held part is in flight, and SIGKILL it. Returns, once what the
+ * uploader had sent before it died is stored (`gw.settled`), where in the gateway's log the upload began.
  */
-async function killWhileThirdShardHeld(gw: Gateway, start: () => ChildProcess, hold: { readonly match: (r: IncomingMessage) => boolean; readonly count: number }): Promise<{ from: number; connectionsFrom: number }> {
+async function killWhileThirdShardHeld(gw: Gateway, start: () => ChildProcess, hold: { readonly match: (r: IncomingMessage) => boolean; readonly count: number }): Promise<number> {
   for (let i = 0; i < hold.count; i++) gw.faults.push({ kind: "hold", match: hold.match });
   const from = gw.log.length;
   const connectionsFrom = gw.connectionsAccepted();
@@ -85,7 +85,8 @@ async function killWhileThirdShardHeld(gw: Gateway, start: () => ChildProcess, h
   child.kill("SIGKILL");
   await exited;
   gw.faults.splice(0, gw.faults.length);
-  return { from, connectionsFrom };
+  await gw.settled(connectionsFrom);
+  return from;
 }
 
 /** A part of the third shard (rank 2). */
