@@ -12,6 +12,7 @@ import type { EvalJob, EvalResult } from "../core/grading/types.js";
 import { retry } from "../core/util/retry.js";
 import type { SandboxBackend } from "../adapters/sandboxes/sandbox.js";
 import { type FnRequest, type FnResponse, json, unprocessable } from "./http-types.js";
+import { stringifyJson } from "../core/grading/exact-json.js";
 
 const Sample = z.object({
   data_source: z.string().nullable().optional(),
@@ -83,7 +84,7 @@ export interface RewardDeps {
 }
 
 export function jobKey(job: Omit<EvalJob, "id">): string {
-  return createHash("sha256").update(JSON.stringify([job.language, job.code, job.tests, job.checker ?? null, job.limits, job.stopOnFirstFailure ?? false])).digest("hex");
+  return createHash("sha256").update(stringifyJson([job.language, job.code, job.tests, job.checker ?? null, job.limits, job.stopOnFirstFailure ?? false])).digest("hex");
 }
 
 export async function handleRewards(req: FnRequest, deps: RewardDeps): Promise<FnResponse> {

@@ -3,6 +3,8 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { TestCaseError, parseCaseList, parseTestCases, programWithTail } from "../core/grading/cases.js";
 import { compareStdout, parsePyFloat, valuesEqual } from "../core/grading/compare.js";
+import { parseJsonExact, stringifyJson } from "../core/grading/exact-json.js";
+import type { TestCase } from "../core/grading/types.js";
 import { canonicalLanguage, detectLanguage, extractCode } from "../core/grading/extract.js";
 import { gradeCase, gradeJudge, scoreOf, summarize } from "../core/grading/grade.js";
 
@@ -73,11 +75,67 @@ describe("stdout comparison (SandboxFusion semantics with the line-count check)"
     assert.ok(!compareStdout("a\n", "a", { kind: "exact" }).ok);
   });
 
-  it("compares function-call values as JSON with the same tolerance", () => {
-    assert.ok(valuesEqual([1, 2.0000001, { a: "x" }], [1, 2, { a: "x" }]));
+  it("compares function-call values as JSON: the tolerance only for expected floats", () => {
+    assert.ok(valuesEqual([1, 2.5000001, { a: "x" }], [1, 2.5, { a: "x" }]));
+    assert.ok(!valuesEqual([1, 2.0000001], [1, 2]), "an expected integer is matched exactly");
+    assert.ok(valuesEqual([3.0], [3]), "a float of exactly the integer's value is equal (3.0 == 3 in Python)");
     assert.ok(!valuesEqual([1, 2], [1, 2, 3]));
     assert.ok(!valuesEqual(true, 1));
     assert.ok(!valuesEqual({ a: 1 }, { b: 1 }));
+  });
+});
+
+describe("exact comparison (issue 32: integers exactly at any size, floats within a tolerance only where expected)", () => {
+  const big = 2n ** 53n + 1n; // 9007199254740993: a double cannot hold it
+  it("fails answers off by one and by seven, in a function's value and in stdout, small and large", () => {
+    for (const want of [1000000n, 12345678901234567890n, -987654321987654321987654321n]) {
+      for (const off of [1n, -1n, 7n, -7n]) {
+        const got = want + off;
+        assert.ok(!valuesEqual(parseJsonExact(String(got)), parseJsonExact(String(want))), `${got} for ${want} (value)`);
+        assert.ok(!compareStdout(String(want), String(got)).ok, `${got} for ${want} (stdout)`);
+        assert.ok(!compareStdout(`1 2\n${want}`, `1 2\n${got}`).ok);
+      }
+      assert.ok(valuesEqual(parseJsonExact(String(want)), parseJsonExact(String(want))));
+      assert.ok(compareStdout(String(want), `  ${want}\n`).ok);
+    }
+    // The tolerance used to take a token within 1e-5 of the expected one: 1000001 for 1000000.
+    assert.ok(!compareStdout("1000000", "1000001").ok);
+    assert.ok(!compareStdout("1000000", "1000000.5").ok);
+  });
+
+  it("keeps integers past 2^53 exact from the request JSON through to the comparison", () => {
+    const parsed = parseTestCases(`{"fn_name": "f", "input": [[${big}]], "output": [[${big}]]}`);
+    const t = parsed.tests[0] as Extract<TestCase, { kind: "call" }>;
+    assert.equal(t.expected, big);
+    assert.deepEqual(t.args, [big]);
+    // The value a harness writes back: one less is a different integer, and so is the nearest double.
+    assert.equal(gradeCase(t, { exitCode: 0, stdout: "", stderr: "", timeMs: 1, valueJson: String(big) }).status, "passed");
+    assert.equal(gradeCase(t, { exitCode: 0, stdout: "", stderr: "", timeMs: 1, valueJson: String(big - 1n) }).status, "wrong_answer");
+    assert.equal(gradeCase(t, { exitCode: 0, stdout: "", stderr: "", timeMs: 1, valueJson: "9007199254740992.0" }).status, "wrong_answer");
+    assert.ok(!compareStdout(String(big), "9007199254740992").ok);
+    assert.ok(!compareStdout(String(big), "9.007199254740992e15").ok);
+    assert.equal(stringifyJson({ args: [big, 1.5, "x"] }), `{"args":[${big},1.5,"x"]}`);
+    assert.deepEqual(parseJsonExact(`[${big}, -${big}, 1.5, 2, "${big}", {"k": [true, null]}]`), [big, -big, 1.5, 2, String(big), { k: [true, null] }]);
+  });
+
+  it("still passes floats within the tolerance where the expected value is a float", () => {
+    assert.ok(valuesEqual(parseJsonExact(String(0.1 + 0.2)), parseJsonExact("0.3")));
+    assert.ok(valuesEqual(parseJsonExact("[0.30000000000000004, 1.0]"), parseJsonExact("[0.3, 1]")));
+    assert.ok(compareStdout("0.3", String(0.1 + 0.2)).ok);
+    assert.ok(compareStdout("3.0", "3").ok, "an expected float is matched within the tolerance, by an integer too");
+    assert.ok(!valuesEqual(0.31, 0.3));
+  });
+
+  it("reads an integer written as a decimal of exactly that value, decided in decimal", () => {
+    assert.ok(compareStdout("3", "3.000").ok);
+    assert.ok(compareStdout("1000", "1e3").ok);
+    assert.ok(compareStdout("-120", "-1.2E+2").ok);
+    assert.ok(compareStdout("0", "-0.0").ok);
+    assert.ok(!compareStdout("3", "3.0000001").ok);
+    assert.ok(!compareStdout("10000000000000000", "10000000000000001.0").ok);
+    assert.ok(!compareStdout("5", "5e999999999").ok, "a huge exponent is refused without building the power");
+    assert.ok(!compareStdout("5", "inf").ok);
+    assert.ok(!compareStdout("5", "five").ok);
   });
 });
 

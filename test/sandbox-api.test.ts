@@ -100,6 +100,30 @@ describe("sandbox function: SandboxFusion / ScaleBox API", () => {
     assert.equal(goSlices.body.accepted, true, JSON.stringify(goSlices.body.tests));
   });
 
+  it("integers are compared exactly end to end: past 2^53 in requests, in returned values and in stdout (Python and C++)", { timeout: 180_000 }, async () => {
+    const big = "9007199254740993"; // 2^53 + 1: JSON.parse reads it as ...992
+    // Raw JSON text, so the request's own integers are not rounded on the way.
+    const body = (language: string, code: string, output: string) => `{"completion": ${JSON.stringify(`\`\`\`${language}\n${code}\n\`\`\``)}, "config": {"language": "${language}", "compile_timeout": 60,
+      "provided_data": {"test_cases": {"type": "function_call", "fn_name": "twice", "input": [[${big}], [7]], "output": [[${2n * BigInt(big)}], [${output}]]}}, "extra": {"run_all_cases": true}}}`;
+    const verdicts = async (language: string, code: string, output = "14") =>
+      (await post(`${server.url}/common_evaluate_batch`, body(language, code, output))).body.tests.map((t: { rlpipe_status: string }) => t.rlpipe_status);
+    assert.deepEqual(await verdicts("python", "def twice(n):\n    return 2 * n"), ["passed", "passed"], "the argument reached the program exactly");
+    assert.deepEqual(await verdicts("python", "def twice(n):\n    return 2 * n + (1 if n > 100 else 0)"), ["wrong_answer", "passed"], "off by one past 2^53");
+    assert.deepEqual(await verdicts("python", "def twice(n):\n    return float(2 * n)"), ["wrong_answer", "passed"], "the nearest double is not the integer");
+    assert.deepEqual(await verdicts("python", "def twice(n):\n    return 2 * n + 7"), ["wrong_answer", "wrong_answer"], "off by seven");
+    assert.deepEqual(await verdicts("python", "def twice(n):\n    return 2 * n", "14.0"), ["passed", "passed"], "14 == 14.0");
+    assert.deepEqual(await verdicts("cpp", "long long twice(long long n) { return 2 * n; }"), ["passed", "passed"]);
+    assert.deepEqual(await verdicts("cpp", "long long twice(long long n) { return 2 * n + (n > 100); }"), ["wrong_answer", "passed"]);
+    // stdout: a token one away from a large expected integer was within the 1e-5 tolerance.
+    const stdio = async (printed: string) => (await post(`${server.url}/common_evaluate_batch`, {
+      completion: `\`\`\`python\nprint(${printed})\n\`\`\``,
+      config: { language: "python", provided_data: { test_cases: { type: "stdin_stdout", input: [""], output: ["1000000\n0.3"] } } },
+    })).body.accepted;
+    assert.equal(await stdio("1000000, 0.1 + 0.2, sep='\\n'"), true);
+    assert.equal(await stdio("1000001, 0.1 + 0.2, sep='\\n'"), false);
+    assert.equal(await stdio("1000007, 0.3, sep='\\n'"), false);
+  });
+
   it("fetch_files returns the files a run wrote (relative to its work dir or under /tmp or /mnt) that exist, base64", async () => {
     const r = await post(`${server.url}/run_code`, {
       language: "python", run_timeout: 5, fetch_files: ["out/a.txt", "/tmp/b.bin", "/mnt/c", "missing.txt"],

@@ -16,6 +16,7 @@ import {
 } from "../../core/grading/types.js";
 import { BoxPool, type Place, type PoolClock, PoolClosed, type PoolStats } from "./e2b-pool.js";
 import { type Capabilities, type EvaluateOptions, type SandboxBackend, SandboxError, SandboxSaturated } from "./sandbox.js";
+import { stringifyJson } from "../../core/grading/exact-json.js";
 
 const loadSdk = () => import("e2b");
 type Sdk = Awaited<ReturnType<typeof loadSdk>>;
@@ -355,7 +356,7 @@ export class E2BSandbox implements SandboxBackend {
     const spec = { nonce, language: job.language, limits: job.limits, stopOnFailure: job.stopOnFailure, cases: job.cases };
     const writes: { path: string; data: string | ArrayBuffer }[] = [
       { path: `${dir}/runner.py`, data: this.runner },
-      { path: `${dir}/job.json`, data: JSON.stringify(spec) },
+      { path: `${dir}/job.json`, data: stringifyJson(spec) },
       { path: `${dir}/src/${SOURCE_FILE[job.language]}`, data: job.code },
       ...job.stdins.map((s, i) => ({ path: `${dir}/in/${i}`, data: s })),
     ];

@@ -11,6 +11,7 @@ import {
 import { backoffMs, sleep } from "../../core/util/retry.js";
 import { Semaphore } from "../../core/util/semaphore.js";
 import { type Capabilities, type EvaluateOptions, type SandboxBackend, SandboxError } from "./sandbox.js";
+import { stringifyJson } from "../../core/grading/exact-json.js";
 
 export interface ScaleBoxOptions {
   /** Base URLs, e.g. http://10.0.0.5:8080 (several are balanced by least in-flight requests). */
@@ -213,7 +214,7 @@ export class ScaleBoxSandbox implements SandboxBackend {
           try {
             const timeout = budgetMs + (this.opts.requestMarginMs ?? 15_000);
             const res = await request(`${ep.url}${path}`, {
-              method: "POST", dispatcher: this.agent, body: JSON.stringify(body),
+              method: "POST", dispatcher: this.agent, body: stringifyJson(body),
               headers: { "content-type": "application/json", ...(this.opts.token === undefined ? {} : { authorization: `Bearer ${this.opts.token}` }) },
               headersTimeout: timeout, bodyTimeout: timeout,
               ...(signal === undefined ? {} : { signal }),
@@ -347,7 +348,7 @@ function wrapForRunCode(language: string, code: string, t: TestCase): { code: st
   }
   const call = [
     "", "import json as __rlpipe_json, sys as __rlpipe_sys",
-    `__rlpipe_args = __rlpipe_json.loads(${JSON.stringify(JSON.stringify(t.args))})`,
+    `__rlpipe_args = __rlpipe_json.loads(${JSON.stringify(stringifyJson(t.args))})`,
     `__rlpipe_fn = globals()[${JSON.stringify(t.fnName)}] if ${JSON.stringify(t.fnName)} in globals() else getattr(Solution(), ${JSON.stringify(t.fnName)})`,
     "__rlpipe_res = __rlpipe_fn(*__rlpipe_args)",
     `__rlpipe_sys.stdout.write(${JSON.stringify(CALL_MARKER)} + __rlpipe_json.dumps(__rlpipe_res, default=repr) + "\\n")`,

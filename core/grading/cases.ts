@@ -3,6 +3,7 @@
 // {type: assert, tests: "<program tail>", stop_tokens}) and verl's built-in sandbox format ({inputs[], outputs[],
 // fn_name}), as a JSON string or an object; and, for /common_evaluate, a list of one-case objects or
 // provided_data.test ([{input: {stdin}, output: {stdout}}]).
+import { parseJsonExact } from "./exact-json.js";
 import type { Checker, TestCase } from "./types.js";
 
 export class TestCaseError extends Error {
@@ -35,7 +36,7 @@ function asObject(groundTruth: unknown): Json {
   let v = groundTruth;
   if (typeof v === "string") {
     try {
-      v = JSON.parse(v);
+      v = parseJsonExact(v);
     } catch {
       throw new TestCaseError("ground_truth is a string but not JSON test cases");
     }
@@ -65,7 +66,7 @@ function callArgs(input: unknown, jsonInput: boolean): unknown[] {
   if (typeof input === "string") {
     const lines = input.split("\n").filter((l) => l.trim() !== "");
     try {
-      return jsonInput || lines.length > 0 ? lines.map((l) => JSON.parse(l)) : [];
+      return jsonInput || lines.length > 0 ? lines.map((l) => parseJsonExact(l)) : [];
     } catch {
       throw new TestCaseError("function_call input must be JSON values, one per line");
     }
@@ -105,7 +106,7 @@ export function parseTestCases(groundTruth: unknown, extra: Json = {}): ParsedCa
         // json_input: a string input is one JSON value per line, and the output is then JSON text too.
         if (jsonInput && typeof input === "string" && typeof out === "string") {
           try {
-            out = [JSON.parse(out)];
+            out = [parseJsonExact(out)];
           } catch {
             throw new TestCaseError(`output[${i}] must be JSON text (json_input is true)`);
           }

@@ -1,6 +1,7 @@
 // Grading in one place: a backend reports what happened to each case (CaseExecution); this decides the
 // case status. Shared by the local, ScaleBox and E2B backends, so all three grade identically.
 import { compareStdout, valuesEqual } from "./compare.js";
+import { parseJsonExact } from "./exact-json.js";
 import type { CaseExecution, CaseResult, CaseStatus, Checker, EvalResult, TestCase } from "./types.js";
 
 export interface Grade {
@@ -35,7 +36,7 @@ export function gradeCase(test: TestCase, exec: CaseExecution, checker: Checker 
       if (exec.valueJson === undefined) return { status: "runtime_error", detail: "the function returned no value" };
       let value: unknown;
       try {
-        value = JSON.parse(exec.valueJson);
+        value = parseJsonExact(exec.valueJson, { allowNonFinite: true });
       } catch {
         return { status: "wrong_answer", detail: "the return value is not JSON-serializable" };
       }

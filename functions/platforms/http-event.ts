@@ -6,6 +6,7 @@
 // (a classified error 502/503 with its code, anything else 500 {detail:"internal error"}).
 import { cancellation, RequestCancelled } from "../admission.js";
 import { RlpipeError } from "../../core/errors.js";
+import { parseJsonExact, stringifyJson } from "../../core/grading/exact-json.js";
 import type { FunctionApp } from "../app.js";
 import { thrownResponse } from "../error-response.js";
 import { type FnRequest, type FnResponse, json } from "../http-types.js";
@@ -103,7 +104,7 @@ export function toFnRequest(ev: HttpEvent, path: string, limits: HttpLimits): Fn
     const type = ev.headers["content-type"] ?? "";
     if (type !== "" && !/json/i.test(type)) return json(415, { detail: "content-type must be application/json" });
     try {
-      body = JSON.parse(raw.toString("utf8"));
+      body = parseJsonExact(raw.toString("utf8"));
     } catch {
       return json(400, { detail: "request body is not valid JSON" });
     }
@@ -120,7 +121,7 @@ export function toHttpResult(r: FnResponse, limits: HttpLimits): HttpResult {
   const result = (res: FnResponse): HttpResult => ({
     statusCode: res.status,
     headers: { "content-type": "application/json", ...res.headers },
-    body: res.text ?? JSON.stringify(res.body ?? null),
+    body: res.text ?? stringifyJson(res.body ?? null),
     isBase64Encoded: false,
   });
   const out = result(r);

@@ -4,6 +4,7 @@
 // with Retry-After at once, and an admitted request's programs are stopped as soon as its client disconnects.
 import { type IncomingMessage, type Server, type ServerResponse, createServer } from "node:http";
 import type { AddressInfo } from "node:net";
+import { parseJsonExact, stringifyJson } from "../../core/grading/exact-json.js";
 import { Redactor } from "../../core/redact.js";
 import { Admission, cancellation, defaultCapacity, isRefusal, refusalResponse, RequestCancelled, type Ticket } from "../admission.js";
 import { thrownResponse } from "../error-response.js";
@@ -51,7 +52,7 @@ function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
 
 function send(res: ServerResponse, r: FnResponse): void {
   if (res.destroyed) return;
-  const body = r.text ?? JSON.stringify(r.body);
+  const body = r.text ?? stringifyJson(r.body);
   res.writeHead(r.status, { "content-type": "application/json", "content-length": Buffer.byteLength(body), ...r.headers });
   res.end(body);
 }
@@ -146,7 +147,7 @@ export async function startHttpServer(deps: FunctionDeps, opts: HttpServerOption
           return;
         }
         try {
-          body = raw.length === 0 ? undefined : JSON.parse(raw.toString("utf8"));
+          body = raw.length === 0 ? undefined : parseJsonExact(raw.toString("utf8"));
         } catch {
           status = 400;
           send(res, { status, body: { detail: "request body is not valid JSON" } });

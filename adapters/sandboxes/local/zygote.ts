@@ -13,6 +13,7 @@ import type { CallDriver, Toolchain } from "../toolchains/toolchains.js";
 import type { ProgramMemory } from "./memory-bounds.js";
 import { PROGRAM_CGROUP_FD } from "./bwrap.js";
 import { SandboxError } from "../sandbox.js";
+import { stringifyJson } from "../../../core/grading/exact-json.js";
 
 export interface ZygoteSpawn {
   readonly bwrap: string;
@@ -289,7 +290,7 @@ export class Zygote {
         return;
       }
       expect(compiled ? job.limits.compileTimeoutMs : runMs, "build");
-      this.proc.stdin!.write(`${JSON.stringify({ ...wire, stopOnFailure: stopOnFailure === true, goAfterBuild: compiled && memory !== undefined })}\n`);
+      this.proc.stdin!.write(`${stringifyJson({ ...wire, stopOnFailure: stopOnFailure === true, goAfterBuild: compiled && memory !== undefined })}\n`);
     });
   }
 }
