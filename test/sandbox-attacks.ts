@@ -329,6 +329,51 @@ export function registerVerdictForgeries(target: () => AttackTarget): void {
     assert.equal(batch.accepted, true, JSON.stringify(batch.tests));
   });
 
+  // Tests that lean on names the verifier resolves: builtins (abs, set), a module the program imported (math), a
+  // module the test imports itself (fractions). A wrong program tries to make each of those lie (issue 32, item 3).
+  const leaning = ["assert abs(add(1, 2) - 3) < 1e-9", "assert set([add(2, 2)]) == {4}", "assert math.isclose(add(5, 1), 6)", "import fractions\nassert fractions.Fraction(add(3, 4)) == 7"];
+  const leaningHumanEval = { type: "assert", test: `def check(candidate):\n${leaning.join("\n").replace(/add\(/g, "candidate(").split("\n").map((l) => `    ${l}`).join("\n")}\n`, entry_point: "add" };
+  const VERIFIER_FORGERIES: Readonly<Record<string, string>> = {
+    "shadows the builtins and the module the test uses":
+      "import math as _m\nabs = lambda x: 0\nset = lambda *a: {4}\nclass _Lie:\n    def isclose(self, *a, **k): return True\nmath = _Lie()\n",
+    "names a module whose import ends the verifier with status 0":
+      "import math, types\n_m = types.ModuleType('unittest.__main__')\n_t = types.ModuleType('this')\n",
+    "plants modules where a test's import could find them":
+      "import math, os\nfor d in ('.', '/tmp', '/work', os.environ.get('HOME', '/tmp')):\n    try:\n        open(os.path.join(d, 'fractions.py'), 'w').write('class Fraction:\\n    def __init__(self, *a): pass\\n    def __eq__(self, o): return True\\n')\n    except OSError:\n        pass\n",
+  };
+  it("assert tests leaning on builtins and modules: a correct solution passes, a plainly wrong one fails", async () => {
+    const t = target();
+    const right = "import math\ndef add(a, b):\n    return a + b";
+    const r = await post(t, "/v1/rewards", {
+      samples: [right, "import math\ndef add(a, b):\n    return a - b"].flatMap((code) => [
+        { data_source: "code", solution_str: python(code), ground_truth: { type: "assert", tests: leaning } },
+        { data_source: "code", solution_str: python(code), ground_truth: leaningHumanEval },
+      ]),
+    });
+    assert.deepEqual(r.results.map((x: { score: number }) => x.score), [1, 1, 0, 0], JSON.stringify(r.results));
+  });
+  for (const [kind, prelude] of Object.entries(VERIFIER_FORGERIES)) {
+    it(`assert tests: a wrong solution that ${kind} is not accepted`, async () => {
+      const t = target();
+      const code = `${prelude}def add(a, b):\n    return a - b\n`;
+      const r = await post(t, "/v1/rewards", {
+        samples: [
+          { data_source: "code", solution_str: python(code), ground_truth: { type: "assert", tests: leaning } },
+          { data_source: "code", solution_str: python(code), ground_truth: leaningHumanEval },
+        ],
+      });
+      assert.deepEqual(r.results.map((x: { status: string; score: number; cases: string[] }) => [x.status, x.score, x.cases.filter((c) => c === "passed").length]), [["ok", 0, 0], ["ok", 0, 0]], `forged: ${JSON.stringify(r.results)}`);
+    });
+  }
+  it("assert tests: a pass is the test returning; a test that exits the verifier (even with status 0) fails", async () => {
+    const t = target();
+    const right = python("def add(a, b):\n    return a + b");
+    const r = await post(t, "/v1/rewards", {
+      samples: ["import sys\nsys.exit(0)", "import os\nos._exit(0)", "raise SystemExit", "assert add(1, 2) == 3"].map((test) => ({ data_source: "code", solution_str: right, ground_truth: { type: "assert", tests: [test] } })),
+    });
+    assert.deepEqual(r.results.map((x: { cases: string[] }) => x.cases), [["runtime_error"], ["runtime_error"], ["runtime_error"], ["passed"]], JSON.stringify(r.results));
+  });
+
   for (const kind of Object.keys(FORGERIES)) {
     it(`assert tests: a wrong solution that ${kind} is not accepted`, async () => {
       const t = target();

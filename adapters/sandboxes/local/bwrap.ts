@@ -117,6 +117,8 @@ export function bwrapArgs(l: SandboxLayout, uid: number, maxPrograms: number, pr
     // The harness comes on descriptors (zygote.ts): bubblewrap may run as a uid that cannot read the checkout.
     ...HARNESS_FILES.flatMap((f, i) => ["--perms", "0444", "--ro-bind-data", String(HARNESS_FD + i), `/opt/rlpipe/${f}c`]),
     "--perms", "0444", "--ro-bind-data", String(CASE_LOOP_FD), "/opt/rlpipe/caseloop.so",
+    // The assert verifier's working directory (asserts.py VERIFIER_DIR): empty, and read-only with the rest of /.
+    "--perms", "0555", "--dir", "/opt/rlpipe/verifier",
     // localhost resolves (a program may serve and call itself on the sandbox's own loopback), and nothing else does.
     "--perms", "0444", "--ro-bind-data", String(CASE_LOOP_FD + 1), "/etc/hosts",
     "--perms", "0444", "--ro-bind-data", String(CASE_LOOP_FD + 2), "/etc/nsswitch.conf",

@@ -17,6 +17,15 @@ reads the expected values from the test code in its memory. Here three processes
 What does not carry over from running in one process: a test cannot pass functions to the program, compare the
 program's own objects except by identity, or see program globals change after the program's top level ran. Lists,
 dicts, sets and bytearrays a test passes are updated in place after the call, as a function mutating them would.
+
+The verifier trusts nothing the program's process says about its names: it imports no module the program names (a
+module the program imported is bound to the verifier's own copy, and only for modules on SAFE_MODULES, imported from
+the verifier's own sys.path), keeps the real builtins whatever the program defines, never takes a name that spells a
+safe module or its usual alias from the program, runs in an empty read-only directory, and passes only when the test
+returned normally: it writes a pass token on a descriptor only it holds, after the test returned, so SystemExit,
+os._exit or a signal in the verifier is a failure whatever the exit status says.
+
+This module imports nothing of the program runner (local_harness.py): the verifier's code is this file alone.
 """
 import _json
 import binascii
@@ -24,8 +33,39 @@ import builtins
 import os
 import sys
 
-# The harness's JSON scanner (json.loads in C): asserts is imported only where local_harness already is.
-from local_harness import _scan
+
+class _JsonContext:
+    """What the C scanner of the json package reads from its decoder (json.loads without importing json)."""
+    strict = True
+    object_hook = None
+    object_pairs_hook = None
+    parse_float = float
+    parse_int = int
+    memo = {}
+
+    @staticmethod
+    def parse_constant(name):
+        return {"NaN": float("nan"), "Infinity": float("inf"), "-Infinity": float("-inf")}[name]
+
+
+_scan = _json.make_scanner(_JsonContext())
+
+# Modules a test may use through a name the program bound (HumanEval programs import math, re, typing…): the verifier
+# binds its own copy, imported from its own sys.path. Importing is running code, so only these, whatever the program
+# names; a name that spells one of them (or a usual alias) is never taken from the program as anything else.
+SAFE_MODULES = frozenset((
+    "array", "bisect", "cmath", "collections", "collections.abc", "copy", "dataclasses", "datetime", "decimal", "enum",
+    "fractions", "functools", "hashlib", "heapq", "itertools", "json", "math", "numpy", "operator", "random", "re",
+    "statistics", "string", "sys", "textwrap", "typing", "unicodedata",
+))
+MODULE_ALIASES = frozenset(("np",))
+# The verifier's import path: the interpreter's and the runtime environment's read-only directories, fixed when the
+# manager imported this module (before any program), never the program's directory or a scratch directory.
+_SCRATCH = ("/work", "/tmp", "/mnt", "/dev/shm", "/proc")
+VERIFIER_PATH = tuple(p for p in sys.path if p not in ("", ".") and not p.startswith(_SCRATCH))
+# An empty directory the sandbox mounts read-only (bwrap.ts): the verifier's working directory.
+VERIFIER_DIR = "/opt/rlpipe/verifier"
+PASS_TOKEN = b"P"
 
 # Ints beyond 64 bits cross as hex: decimal conversion of huge ints is limited (sys.int_max_str_digits), hex is not.
 _BIG = 1 << 64
@@ -300,8 +340,9 @@ class Verifier:
                     _update_in_place(arg, decode(new, self.handle))
         return self.value(reply)
 
-    def names(self):
-        """The program's globals as the test sees them, after its top level ran (or its top level's exception)."""
+    def names(self, entry_point=None):
+        """The program's globals as the test sees them, after its top level ran (or its top level's exception), and the
+        entry point's value (given to check() even when its name shadows a builtin)."""
         msg = recv(self.fd)
         if msg is None:
             raise RuntimeError("the program under test exited before the tests could call it")
@@ -313,15 +354,32 @@ class Verifier:
         if type(table) is not dict:
             raise ProtocolError("malformed first message from the program")
         out = {}
+        entry = None
+        spec = table.get(entry_point) if entry_point else None
+        if type(spec) is dict and "v" in spec:
+            entry = decode(spec["v"], self.handle)
         for name, spec in table.items():
+            if type(name) is not str or not name.isidentifier() or name.startswith("__") or hasattr(builtins, name):
+                continue  # the test's builtins and dunders are the real ones, whatever the program defines
             if type(spec) is dict and type(spec.get("m")) is str:
-                try:
-                    out[name] = __import__(spec["m"], fromlist=["_"])
-                except ImportError:
-                    continue  # a module of the program's own: the test cannot use it
+                module = safe_module(spec["m"])
+                if module is not None:
+                    out[name] = module
+            elif name in SAFE_MODULES or name in MODULE_ALIASES:
+                continue  # not a module: a name a test would use as one (math.isclose, np.allclose) is never the program's
             elif type(spec) is dict and "v" in spec:
                 out[name] = decode(spec["v"], self.handle)
-        return out
+        return out, entry
+
+
+def safe_module(name):
+    """The verifier's own module `name` when it is on SAFE_MODULES (imported from the verifier's path), else None."""
+    if name not in SAFE_MODULES:
+        return None
+    try:
+        return __import__(name, fromlist=["_"])
+    except ImportError:
+        return None  # not installed here (numpy without the runtime environment)
 
 
 def _update_in_place(arg, new):
@@ -391,8 +449,43 @@ class Remote:
 def verify(test_code, entry_point, fd, filename):
     """In the verifier: runs the test against the program's names. Returns normally only when every assert held."""
     v = Verifier(fd)
+    program, entry = v.names(entry_point)
     glb = {"__name__": "__main__", "__builtins__": builtins}
-    glb.update(v.names())
+    glb.update(program)
     exec(compile(test_code, filename, "exec"), glb)
     if entry_point:
-        glb["check"](glb[entry_point])
+        if entry is None:
+            raise NameError("the program defines no %s" % entry_point)
+        glb["check"](entry)
+
+
+def run_verifier(test_code, entry_point, fd, pass_fd):
+    """The verifier process (forked by the manager, which never ran program code): the test against the program, in an
+    empty read-only directory with the verifier's own import path. Writes PASS_TOKEN on pass_fd only when the test
+    returned normally; returns the exit status (0 only then)."""
+    code = 1
+    try:
+        os.chdir(VERIFIER_DIR)
+    except OSError:
+        os.chdir("/")  # read-only too (the sandbox's root)
+    sys.path[:] = VERIFIER_PATH
+    try:
+        verify(test_code, entry_point, fd, "<test>")
+        code = 0
+    except SystemExit as e:
+        # Returning is passing: an exit from inside the test (whoever caused it) is not.
+        sys.stderr.write("rlpipe: the test ended the verifier with SystemExit(%r) instead of returning; the case fails\n" % (e.code,))
+    except BaseException as e:  # noqa: BLE001
+        import traceback
+        tb = e.__traceback__
+        while tb is not None and tb.tb_frame.f_code.co_filename != "<test>":
+            tb = tb.tb_next
+        traceback.print_exception(type(e), e, tb)
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except BaseException:  # noqa: BLE001
+        code = 1
+    if code == 0:
+        os.write(pass_fd, PASS_TOKEN)
+    return code

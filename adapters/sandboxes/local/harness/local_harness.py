@@ -494,13 +494,21 @@ class Runner:
         call = case["kind"] == "call"
         split = case["kind"] == "assert" and case.get("split") and self.host is not None
         t0 = time.monotonic()
+        pass_fd = None
         if split:
-            pid = self.host.start_case(index, cdir, self.tests[index], case.get("entryPoint"), self.child_limits)
+            pid, pass_fd = self.host.start_case(index, cdir, self.tests[index], case.get("entryPoint"), self.child_limits)
         else:
             pid = self.fork_case(case, call)
         t1 = time.monotonic()
         status, timed_out = wait_child(pid, min(timeout_s, left_s))
         t2 = time.monotonic()
+        returned = False
+        if pass_fd is not None:
+            try:
+                returned = os.read(pass_fd, 8) == b"P"
+            except OSError:
+                pass
+            os.close(pass_fd)
         end_strays(self.host.pid if self.host is not None else None)
         stdout, out_over = self.files.read(1, self.cap)
         stderr, err_over = self.files.read(2, self.cap)
@@ -519,6 +527,10 @@ class Runner:
             return False
         exit_code = os.WEXITSTATUS(status) if os.WIFEXITED(status) else None
         sig = os.WTERMSIG(status) if os.WIFSIGNALED(status) else None
+        if pass_fd is not None and exit_code == 0 and not returned:
+            # The verifier exited 0 without the test returning (os._exit from the test): not a pass.
+            exit_code = 1
+            stderr += "\nrlpipe: the verifier exited without the test returning; the case fails\n"
         result = {
             "event": "case", "index": index, "exitCode": exit_code, "signal": sig, "stdout": stdout, "stderr": stderr,
             "timeMs": round((t2 - t1) * 1000.0, 3), "timedOut": timed_out or sig == SIGXCPU,
@@ -631,8 +643,11 @@ class ProgramHost:
         self.control = ours
 
     def start_case(self, index, cdir, test_code, entry_point, limits):
-        """Has the host fork case `index`'s program process and forks the verifier; returns the verifier's pid."""
+        """Has the host fork case `index`'s program process and forks the verifier; returns the verifier's pid and the
+        read end of the pipe on which only the verifier can say that the test returned (asserts.PASS_TOKEN)."""
+        import asserts
         _socket = self._socket
+        pass_read, pass_write = os.pipe2(os.O_CLOEXEC | os.O_NONBLOCK)
         verifier_end, program_end = _socket.socketpair(_socket.AF_UNIX, _socket.SOCK_STREAM)
         msg = dumps({"cdir": cdir, "limits": [[r, list(v)] for r, v in limits]}).encode()
         fds = program_end.fileno().to_bytes(4, sys.byteorder)
@@ -647,15 +662,19 @@ class ProgramHost:
             try:
                 enter_program_cgroup()
                 fd = verifier_end.detach()
-                os.closerange(3, fd)
-                os.closerange(fd + 1, FD_CEILING)
+                os.set_blocking(pass_write, True)
+                low, high = sorted((fd, pass_write))
+                os.closerange(3, low)
+                os.closerange(low + 1, high)
+                os.closerange(high + 1, FD_CEILING)
                 for res, val in limits:
                     resource.setrlimit(res, val)
-                code = run_verifier(test_code, entry_point, fd)
+                code = asserts.run_verifier(test_code, entry_point, fd, pass_write)
             finally:
                 os._exit(code)
         verifier_end.close()
-        return pid
+        os.close(pass_write)
+        return pid, pass_read
 
     def close(self):
         self.control.close()
@@ -718,31 +737,6 @@ def run_program_side(compiled, fd):
     except BaseException:  # noqa: BLE001
         pass
     return 0
-
-
-def run_verifier(test_code, entry_point, fd):
-    """In a split assert case's verifier: the test against the program; 0 only when it held."""
-    import asserts
-    sys.path[:] = [p for p in sys.path if p not in ("", ".")]  # never import a module the program left in its dir
-    code = 0
-    try:
-        asserts.verify(test_code, entry_point, fd, "<test>")
-    except SystemExit as e:
-        # Only the test code itself can raise it here (the program's exceptions arrive by name, never this one).
-        code = 0 if e.code in (None, 0) else 1
-    except BaseException as e:  # noqa: BLE001
-        import traceback
-        tb = e.__traceback__
-        while tb is not None and tb.tb_frame.f_code.co_filename != "<test>":
-            tb = tb.tb_next
-        traceback.print_exception(type(e), e, tb)
-        code = 1
-    try:
-        sys.stdout.flush()
-        sys.stderr.flush()
-    except BaseException:  # noqa: BLE001
-        code = 1
-    return code
 
 
 # What a function-call program may use without importing it, as ScaleBox's harness gives it (star imports of these, in
