@@ -261,6 +261,7 @@ client disconnects or its deadline passes (X-Rlpipe-Deadline-S, else its own lim
       isolation: { type: "string", default: "warm", value: "MODE", description: "--sandbox local: warm (programs fork from long-lived sandboxes, cleaned after each program) or per-program (a fresh bubblewrap per program)" },
       "case-loop": { type: "string", default: "c", value: "LOOP", description: "--sandbox local: where a sandbox runs a program's cases: c (a small C loop built with the host's C compiler: about 30% less CPU per test case; python when there is no compiler) or python" },
       "python-env": { type: "string", value: "DIR", description: "--sandbox local: programs get this runtime environment (numpy, sympy, pandas, …; lodash, jest, tsx; Go's prebuilt library), made by rlpipe sandbox setup --python-env DIR; mounted read-only" },
+      "strict-verdicts": { type: "boolean", default: false, description: "refuse a job with a test case whose verdict would be the exit status of the process running the program's code (an assert tail rlpipe cannot take apart, an assert test on a remote sandbox): /v1/rewards scores it invalid_test_cases, /common_evaluate answers 400; each reply's cases say how their verdicts were reached (docs/VERDICTS.md)" },
       quiet: { type: "boolean", default: false, description: "do not log requests on stderr" },
       help,
     },

@@ -395,7 +395,8 @@ function sandboxLaunch(ctx: RenderContext, sb: SandboxSpec, url: string | undefi
     // kind rlpipe without a server block: rlpipe's own function, bound to loopback inside the job.
     dir = ".";
     const tokenEnv = tokenEnvOf(ctx, sb);
-    command = `rlpipe serve --sandbox local --host 127.0.0.1 --port ${port}${tokenEnv === undefined ? "" : ` --token-env ${tokenEnv}`}`;
+    // Strict: no reward of a shipped run comes from the exit status of a process that ran the policy's code.
+    command = `rlpipe serve --sandbox local --host 127.0.0.1 --port ${port}${tokenEnv === undefined ? "" : ` --token-env ${tokenEnv}`} --strict-verdicts`;
   } else {
     dir = ctx.interp.resolve(server.dir, ["sandbox", "server", "dir"]);
     command = server.start;

@@ -4,7 +4,8 @@
 // infra_error — never as a 0 score.
 import { createHash } from "node:crypto";
 import { z } from "zod";
-import { parseTestCases, programWithTail, TestCaseError } from "../core/grading/cases.js";
+import { parseTestCases, TestCaseError } from "../core/grading/cases.js";
+import { NO_VERDICT_ABILITIES, planProgram, strictRefusal, verdictBy, type VerdictAbilities, type VerdictBy } from "../core/grading/verdicts.js";
 import { detectLanguage, extractCode } from "../core/grading/extract.js";
 import { scoreOf } from "../core/grading/grade.js";
 import { OutputBudget } from "../core/grading/output-budget.js";
@@ -41,6 +42,8 @@ export interface SampleScore {
   readonly language?: string;
   /** Per-case statuses, in test order. */
   readonly cases?: readonly string[];
+  /** How each case's verdict was reached, in test order (core/grading/verdicts.ts). */
+  readonly verdicts?: readonly VerdictBy[];
   readonly error?: string;
   readonly cached: boolean;
 }
@@ -81,6 +84,8 @@ export interface RewardDeps {
   /** Attempts for a job whose sandbox failed (default 3). */
   readonly attempts?: number;
   readonly retryBaseDelayMs?: number;
+  /** rlpipe serve --strict-verdicts: a sample whose verdict would be the program's own exit status is not graded. */
+  readonly strictVerdicts?: boolean;
 }
 
 export function jobKey(job: Omit<EvalJob, "id">): string {
@@ -95,10 +100,11 @@ export async function handleRewards(req: FnRequest, deps: RewardDeps): Promise<F
   const out: (SampleScore | undefined)[] = new Array(samples.length).fill(undefined);
   const pending = new Map<string, { job: EvalJob; indices: number[] }>();
   let cacheHits = 0;
+  const abilities = deps.backend.verdictAbilities?.() ?? NO_VERDICT_ABILITIES;
 
   samples.forEach((s, i) => {
     const extra = s.extra_info ?? {};
-    const language = typeof extra["language"] === "string" ? extra["language"] : config.language ?? detectLanguage(s.solution_str);
+    const language = languageOf(s, config.language);
     const code = extractCode(s.solution_str, language).code;
     if (code.trim() === "") {
       out[i] = { score: 0, status: "no_code", passed: 0, total: 0, language, error: "no fenced code block in the response", cached: false };
@@ -112,8 +118,14 @@ export async function handleRewards(req: FnRequest, deps: RewardDeps): Promise<F
       out[i] = { score: 0, status: "invalid_test_cases", passed: 0, total: 0, language, error: `samples[${i}].ground_truth: ${e.message}`, cached: false };
       return;
     }
+    const program = planProgram(language, code, parsedCases, abilities);
+    const refusal = deps.strictVerdicts === true ? strictRefusal(program, parsedCases.checker, abilities) : undefined;
+    if (refusal !== undefined) {
+      out[i] = { score: 0, status: "invalid_test_cases", passed: 0, total: 0, language, error: `samples[${i}].ground_truth: ${refusal}`, cached: false };
+      return;
+    }
     const job: Omit<EvalJob, "id"> = {
-      language, code: parsedCases.tail === undefined ? code : programWithTail(code, parsedCases.tail), tests: parsedCases.tests,
+      language: program.language, code: program.code, tests: program.tests,
       ...(parsedCases.checker === undefined ? {} : { checker: parsedCases.checker }),
       limits: { runTimeoutMs: (config.run_timeout_s ?? 10) * 1000, totalTimeoutMs: (config.total_timeout_s ?? 300) * 1000, memoryMb: config.memory_mb ?? 1024 },
     };
@@ -121,7 +133,7 @@ export async function handleRewards(req: FnRequest, deps: RewardDeps): Promise<F
     const hit = deps.cache.get(key);
     if (hit !== undefined) {
       cacheHits++;
-      out[i] = toScore(hit, language, true);
+      out[i] = toScore(hit, { ...job, id: "" }, language, true, abilities);
       return;
     }
     const p = pending.get(key);
@@ -134,7 +146,7 @@ export async function handleRewards(req: FnRequest, deps: RewardDeps): Promise<F
   unique.forEach(([key, p], k) => {
     const r = results[k]!;
     deps.cache.set(key, r);
-    p.indices.forEach((i, n) => { out[i] = toScore(r, p.job.language, n > 0); });
+    p.indices.forEach((i, n) => { out[i] = toScore(r, p.job, languageOf(samples[i]!, config.language), n > 0, abilities); });
   });
 
   const dedupedInBatch = samples.length - unique.length - cacheHits - out.filter((o) => o !== undefined && (o.status === "no_code" || o.status === "invalid_test_cases")).length;
@@ -175,9 +187,18 @@ async function evaluateWithRetry(jobs: EvalJob[], deps: RewardDeps, signal?: Abo
   return { results, sandboxSeconds: Math.round(seconds * 1000) / 1000 };
 }
 
-function toScore(r: EvalResult, language: string, cached: boolean): SampleScore {
+function toScore(r: EvalResult, job: EvalJob, language: string, cached: boolean, abilities: VerdictAbilities): SampleScore {
   if (r.status === "infra_error") {
     return { score: 0, status: "infra_error", passed: r.passed, total: r.total, language, error: r.error ?? "sandbox error", cached };
   }
-  return { score: scoreOf(r), status: "ok", passed: r.passed, total: r.total, language, cases: r.cases.map((c) => c.status), cached };
+  return {
+    score: scoreOf(r), status: "ok", passed: r.passed, total: r.total, language, cases: r.cases.map((c) => c.status),
+    verdicts: r.cases.map((c) => verdictBy(job.language, job.tests[c.index]!, job.checker, abilities)), cached,
+  };
+}
+
+/** The sample's language as the request gives it (extra_info.language, config.language, else its first fence). */
+function languageOf(s: z.infer<typeof Sample>, configured: string | undefined): string {
+  const extra = s.extra_info ?? {};
+  return typeof extra["language"] === "string" ? extra["language"] : configured ?? detectLanguage(s.solution_str);
 }

@@ -34,6 +34,8 @@ export interface FunctionDeps {
   readonly metrics?: ServerMetrics;
   /** Echoed by GET /v1/ping as X-Rlpipe-Nonce: launch.sh's health check knows it reached the server it started. */
   readonly pingNonce?: string;
+  /** Refuse jobs with a case whose verdict would be the program's own exit status (rlpipe serve --strict-verdicts). */
+  readonly strictVerdicts?: boolean;
 }
 
 type Route = (req: FnRequest, deps: FunctionDeps & { backend: SandboxBackend }) => Promise<FnResponse>;

@@ -3,7 +3,8 @@
 // own clients use, so they work unchanged. Grading follows SandboxFusion's strict line comparison (ScaleBox
 // dropped the line-count check; rlpipe keeps it). Pure: request in, response out.
 import { z } from "zod";
-import { type ParsedCases, parseCaseList, parseTestCases, programWithTail, TestCaseError } from "../core/grading/cases.js";
+import { type ParsedCases, parseCaseList, parseTestCases, TestCaseError } from "../core/grading/cases.js";
+import { NO_VERDICT_ABILITIES, planProgram, strictRefusal, verdictBy, type VerdictAbilities } from "../core/grading/verdicts.js";
 import { canonicalLanguage, extractCode } from "../core/grading/extract.js";
 import { OUTPUT_OMITTED, OutputBudget } from "../core/grading/output-budget.js";
 import type { CaseResult, EvalJob, EvalResult, RunResult, TestCase } from "../core/grading/types.js";
@@ -66,6 +67,8 @@ export interface SandboxApiDeps {
   readonly backend: SandboxBackend;
   /** Default per-case memory when a request gives none (MB). */
   readonly defaultMemoryMb?: number;
+  /** rlpipe serve --strict-verdicts: refuse a job with a case whose verdict would be the program's own exit status. */
+  readonly strictVerdicts?: boolean;
 }
 
 /**
@@ -196,16 +199,22 @@ async function commonEvaluate(req: FnRequest, deps: SandboxApiDeps, parse: (data
     if (e instanceof TestCaseError) return json(400, { detail: e.message });
     throw e;
   }
-  const language = canonicalLanguage(config.language);
-  const extracted = extractCode(completion, language);
-  const code = cases.tail === undefined ? extracted.code : programWithTail(extracted.code, cases.tail);
+  const requested = canonicalLanguage(config.language);
+  const extracted = extractCode(completion, requested);
+  const abilities = deps.backend.verdictAbilities?.() ?? NO_VERDICT_ABILITIES;
+  const program = planProgram(requested, extracted.code, cases, abilities);
+  if (deps.strictVerdicts === true) {
+    const refusal = strictRefusal(program, cases.checker, abilities);
+    if (refusal !== undefined) return json(400, { detail: refusal, code: "unverifiable_test_cases" });
+  }
+  const { language, code } = program;
   const compiled = language !== "python" && language !== "nodejs";
   const runTimeoutS = config.run_timeout ?? (compiled ? 10 : 20);
   const job: EvalJob = {
     id: String(id),
     language,
     code,
-    tests: cases.tests,
+    tests: program.tests,
     ...(cases.checker === undefined ? {} : { checker: cases.checker }),
     limits: {
       runTimeoutMs: runTimeoutS * 1000,
@@ -220,7 +229,7 @@ async function commonEvaluate(req: FnRequest, deps: SandboxApiDeps, parse: (data
     // Never report success for a sandbox failure; clients (scalebox.py, ScaleBox's own) retry on 5xx.
     return json(503, { detail: `sandbox error: ${result!.error ?? "unknown"}` });
   }
-  return json(200, evalResponse(job, result!, code, extra["return_full_case"] === true));
+  return json(200, evalResponse(job, result!, code, extra["return_full_case"] === true, abilities));
 }
 
 function truncate(s: string, full: boolean): string {
@@ -250,12 +259,14 @@ function caseExecInfo(c: CaseResult, language: string): RunCodeResponseSF {
 function testInfo(t: TestCase, full: boolean): unknown {
   switch (t.kind) {
     case "stdio": return { input: { stdin: truncate(t.stdin, full) }, output: { stdout: truncate(t.expectedStdout, full) } };
-    case "call": return { type: "function_call", fn_name: t.fnName, input: t.args, output: [t.expected] };
+    case "call": return t.source !== undefined
+      ? { type: "assert", test: truncate(t.source, full) }
+      : { type: "function_call", fn_name: t.fnName, input: t.args, output: [t.expected] };
     case "assert": return { type: "assert", test: truncate(t.testCode, full) };
   }
 }
 
-function evalResponse(job: EvalJob, r: EvalResult, extractedCode: string, full: boolean): unknown {
+function evalResponse(job: EvalJob, r: EvalResult, extractedCode: string, full: boolean, abilities: VerdictAbilities): unknown {
   // With run_all_cases false, ScaleBox stops at the first failure and returns the cases it ran.
   const shown = job.stopOnFirstFailure === true ? r.cases.filter((c) => c.status !== "skipped" || c.detail === "Total Timeout") : r.cases;
   return {
@@ -264,7 +275,10 @@ function evalResponse(job: EvalJob, r: EvalResult, extractedCode: string, full: 
     extracted_code: extractedCode,
     full_code: null,
     test_code: null,
-    tests: shown.map((c) => ({ passed: c.status === "passed", exec_info: caseExecInfo(c, job.language), test_info: testInfo(job.tests[c.index]!, full), rlpipe_status: c.status })),
+    tests: shown.map((c) => ({
+      passed: c.status === "passed", exec_info: caseExecInfo(c, job.language), test_info: testInfo(job.tests[c.index]!, full), rlpipe_status: c.status,
+      rlpipe_verdict_by: verdictBy(job.language, job.tests[c.index]!, job.checker, abilities),
+    })),
     extracted_type: null,
     extra: null,
   };

@@ -3,6 +3,7 @@
 import { type ExitCode, RlpipeError } from "../../core/errors.js";
 import type { OutputBudget } from "../../core/grading/output-budget.js";
 import type { EvalJob, EvalResult, Language, RunRequest, RunResult } from "../../core/grading/types.js";
+import type { VerdictAbilities } from "../../core/grading/verdicts.js";
 
 export type { CaseResult, CaseStatus, Checker, EvalJob, EvalResult, Language, Limits, RunRequest, RunResult, TestCase } from "../../core/grading/types.js";
 
@@ -52,6 +53,11 @@ export interface SandboxBackend {
   close(): Promise<void>;
   /** Timing counters, for backends that keep them (the local sandbox). */
   stats?(): SandboxStats;
+  /**
+   * What this backend keeps apart from the program's process (core/grading/verdicts.ts); absent: nothing (an assert
+   * test's verdict is then the exit status of the process that ran the program).
+   */
+  verdictAbilities?(): VerdictAbilities;
 }
 
 /** Sandbox adapter failures (setup, configuration). Program failures are never errors. */

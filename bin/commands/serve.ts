@@ -73,7 +73,7 @@ export async function runServe(argv: readonly string[], io: Io): Promise<number>
   const meter = new UsageMeter({ platform: "local", sandbox: values.sandbox, ...(usageStore === undefined ? {} : { sink: usageStore }), log: (l) => io.err(l) });
   let server: Awaited<ReturnType<typeof startHttpServer>>;
   try {
-    server = await startHttpServer({ ...(backend === undefined ? {} : { backend }), ...(runs === undefined ? {} : { runs }), cache: new ResultCache(), usage: meter, ...(token === undefined ? {} : { token }), ...(pingNonce === undefined ? {} : { pingNonce }) }, {
+    server = await startHttpServer({ ...(backend === undefined ? {} : { backend }), ...(runs === undefined ? {} : { runs }), cache: new ResultCache(), usage: meter, strictVerdicts: values["strict-verdicts"], ...(token === undefined ? {} : { token }), ...(pingNonce === undefined ? {} : { pingNonce }) }, {
       host: values.host, port, overloadStatus, ...(maxRequests === undefined ? {} : { maxRequests }), ...(values.quiet ? {} : { log: (l: string) => io.err(l) }),
     });
   } catch (e) {
@@ -84,7 +84,7 @@ export async function runServe(argv: readonly string[], io: Io): Promise<number>
   }
   const caps = await backend?.capabilities();
   const what = [
-    caps === undefined ? undefined : `sandbox ${caps.backend}: ${caps.languages.join(", ")}; ${caps.isolation === undefined ? "" : `isolation ${caps.isolation}; `}${caps.memoryBound === undefined ? "" : `memory bound ${caps.memoryBound}; `}${caps.caseLoop === undefined ? "" : `case loop ${caps.caseLoop}; `}${caps.pythonEnv === undefined ? "" : `python env ${caps.pythonEnv.dir} (${caps.pythonEnv.packages} packages); `}concurrency ${caps.maxConcurrency}; admits ${server.capacity} requests`,
+    caps === undefined ? undefined : `sandbox ${caps.backend}: ${caps.languages.join(", ")}; ${caps.isolation === undefined ? "" : `isolation ${caps.isolation}; `}${caps.memoryBound === undefined ? "" : `memory bound ${caps.memoryBound}; `}${caps.caseLoop === undefined ? "" : `case loop ${caps.caseLoop}; `}${caps.pythonEnv === undefined ? "" : `python env ${caps.pythonEnv.dir} (${caps.pythonEnv.packages} packages); `}concurrency ${caps.maxConcurrency}; admits ${server.capacity} requests${values["strict-verdicts"] ? "; strict verdicts" : ""}`,
     runs === undefined ? undefined : `runs → ${runs.store.url}`,
     usageStore === undefined ? undefined : `usage → ${values["usage-store"]}`,
   ].filter((x) => x !== undefined).join("; ");

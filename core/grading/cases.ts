@@ -20,14 +20,30 @@ export interface ParsedCases {
   readonly tail?: { readonly text: string; readonly stopTokens: readonly string[] };
 }
 
-/** A MultiPL-E program: the code up to its first stop token, then the tests' tail. */
-export function programWithTail(code: string, tail: NonNullable<ParsedCases["tail"]>): string {
+/** The code up to its first stop token (MultiPL-E's completion cut). */
+export function cutAtStopTokens(code: string, stopTokens: readonly string[]): string {
   let end = code.length;
-  for (const t of tail.stopTokens) {
+  for (const t of stopTokens) {
     const at = t === "" ? -1 : code.indexOf(t);
     if (at >= 0 && at < end) end = at;
   }
-  return code.slice(0, end) + tail.text;
+  return code.slice(0, end);
+}
+
+/**
+ * Languages whose MultiPL-E completions ScaleBox does not cut at the stop tokens (multiple.py's _gen_sft_func_code:
+ * the extracted code is taken whole, then the tests appended).
+ */
+const UNCUT_LANGUAGES = new Set(["typescript", "go", "go_test", "perl", "racket", "lua", "julia", "D_ut", "nodejs", "javascript", "php", "R", "ruby"]);
+
+/** The completion as ScaleBox puts it before the tail: cut at the first stop token, except where it is not. */
+export function programBeforeTail(language: string, code: string, stopTokens: readonly string[]): string {
+  return UNCUT_LANGUAGES.has(language) ? code : cutAtStopTokens(code, stopTokens);
+}
+
+/** A MultiPL-E program: the code up to its first stop token, then the tests' tail. */
+export function programWithTail(code: string, tail: NonNullable<ParsedCases["tail"]>): string {
+  return cutAtStopTokens(code, tail.stopTokens) + tail.text;
 }
 
 type Json = Record<string, unknown>;

@@ -30,7 +30,13 @@ export function withDefaults(l: Limits): Required<Limits> {
 
 export type TestCase =
   | { readonly kind: "stdio"; readonly stdin: string; readonly expectedStdout: string }
-  | { readonly kind: "call"; readonly fnName: string; readonly args: readonly unknown[]; readonly expected: unknown }
+  | {
+    readonly kind: "call"; readonly fnName: string; readonly args: readonly unknown[]; readonly expected: unknown;
+    /** The arguments as source text of the program's language (an assert taken apart, tail-asserts.ts); args is then empty. */
+    readonly argsSource?: string;
+    /** The assert this call was taken from, as the test wrote it. */
+    readonly source?: string;
+  }
   | { readonly kind: "assert"; readonly testCode: string; readonly entryPoint?: string };
 
 export type Checker =

@@ -4,6 +4,10 @@ export interface HarnessCase {
   files?: Record<string, string>; fetch?: string[];
   /** A Python assert case whose test runs apart from the program (asserts.py); its testCode is sent separately. */
   split?: boolean;
+  /** A call whose arguments are source text (an assert taken apart): its index among the job's source calls. */
+  source?: number;
+  /** Its callee and arguments, for the source-call driver (not sent to the harness). */
+  sourceCall?: { readonly callee: string; readonly argsSource: string };
 }
 
 export interface HarnessEvent {

@@ -25,6 +25,7 @@ import { detectRoots } from "../toolchains/debian-root.js";
 import { checkPythonEnv, type PythonEnv } from "../toolchains/python-env.js";
 import { withEnvironment } from "../toolchains/runtime-environment.js";
 import { detectToolchains, type Toolchain } from "../toolchains/toolchains.js";
+import type { VerdictAbilities } from "../../../core/grading/verdicts.js";
 import { buildCaseLoop, bwrapArgs, compileHarness, HARNESS_DIR, HARNESS_FILES, SANDBOX_HOSTS, SANDBOX_NSSWITCH, type SandboxLayout } from "./bwrap.js";
 import type { HarnessCase, HarnessEvent, HarnessOutcome } from "./harness-events.js";
 import { MemoryBounds } from "./memory-bounds.js";
@@ -235,6 +236,15 @@ export class LocalSandbox implements SandboxBackend {
     };
   }
 
+  /** Python asserts run in the verifier; asserts taken apart run where a language's toolchain has a source-call driver. */
+  verdictAbilities(): VerdictAbilities {
+    return {
+      pythonVerifier: true,
+      sourceCalls: (language) => this.toolchains.some((t) => t.language === language && t.sourceCallDriver !== undefined)
+        || this.rooted.some((r) => r.verdictAbilities().sourceCalls(language)),
+    };
+  }
+
   async run(req: RunRequest, signal?: AbortSignal): Promise<RunResult> {
     const root = this.rootFor(req.language);
     if (root !== undefined) return root.run(req, signal);
@@ -326,7 +336,7 @@ export class LocalSandbox implements SandboxBackend {
       const msg = `language ${job.language} is not available in the local sandbox (available: ${this.offered.join(", ")})`;
       return summarize(job.id, this.name, job.tests.map((_, index) => ({ index, status: "compile_error" as const, detail: msg })), performance.now() - started);
     }
-    const cases = job.tests.map(toHarnessCase);
+    const cases = toHarnessCases(job.tests);
     const results: (CaseResult | undefined)[] = new Array(n).fill(undefined);
     /** A special judge reads the output of the cases it judges: kept apart from the reply's budget, within a bound. */
     const judgeInputs = new Map<number, string>();
@@ -421,15 +431,18 @@ export class LocalSandbox implements SandboxBackend {
     const toolchain = this.toolchains.find((t) => t.language === language);
     const adapted = toolchain?.forProgram?.(code) ?? {};
     const program = adapted.code ?? code;
-    const fnNames = [...new Set(cases.filter((c) => c.kind === "call").map((c) => c.fnName!))].sort();
-    const callDriver = fnNames.length === 0 ? undefined : toolchain?.callDriver?.(fnNames, program);
+    const fnNames = [...new Set(cases.filter((c) => c.kind === "call" && c.sourceCall === undefined).map((c) => c.fnName!))].sort();
+    const sourceCalls = cases.flatMap((c) => (c.sourceCall === undefined ? [] : [c.sourceCall]));
+    const callDriver = sourceCalls.length > 0 ? toolchain?.sourceCallDriver?.(sourceCalls, program) : fnNames.length === 0 ? undefined : toolchain?.callDriver?.(fnNames, program);
     const run = callDriver?.run ?? adapted.run;
     const compile = callDriver?.compile;
     // Python assert tests run apart from the program (harness/asserts.py): their code is sent only when asked for.
     const split = language === "python" && cases.some((c) => c.kind === "assert" && (c.testCode ?? "") !== "");
     const job = {
       language, code: callDriver?.program ?? program, limits, startIndex: from,
-      cases: split ? cases.map((c) => (c.kind === "assert" && (c.testCode ?? "") !== "" ? { kind: c.kind, split: true, ...(c.entryPoint === undefined ? {} : { entryPoint: c.entryPoint }) } : c)) : cases,
+      cases: split
+        ? cases.map((c) => (c.kind === "assert" && (c.testCode ?? "") !== "" ? { kind: c.kind, split: true, ...(c.entryPoint === undefined ? {} : { entryPoint: c.entryPoint }) } : c))
+        : cases.map(({ sourceCall: _, ...c }) => c),
       ...(split ? { splitTests: cases.map((c) => (c.kind === "assert" && (c.testCode ?? "") !== "" ? c.testCode! : null)) } : {}),
       ...(toolchain === undefined ? {} : { toolchain: { ...toolchain, ...(run === undefined ? {} : { run }), ...(compile === undefined ? {} : { compile }) } }),
       ...(callDriver === undefined ? {} : { callDriver: { text: callDriver.text, ...(callDriver.file === undefined ? {} : { file: callDriver.file }), ...(callDriver.prefix === undefined ? {} : { prefix: callDriver.prefix }) } }),
@@ -487,6 +500,14 @@ function programMemoryDetail(memoryMb: number): string {
 /** Which memory limit a case hit: the program's (all its processes, a cgroup) or one process's (its address space). */
 function memoryDetail(ev: HarnessEvent, memoryMb: number): string {
   return ev.programMemoryExceeded === true ? programMemoryDetail(memoryMb) : `memory limit exceeded: a process of the program passed ${memoryMb} MB`;
+}
+
+/** The harness's cases; calls with source arguments are numbered in test order (the source-call driver's table). */
+function toHarnessCases(tests: readonly TestCase[]): HarnessCase[] {
+  let source = 0;
+  return tests.map((t) => (t.kind === "call" && t.argsSource !== undefined
+    ? { kind: "call", fnName: t.fnName, args: [], source: source++, sourceCall: { callee: t.fnName, argsSource: t.argsSource } }
+    : toHarnessCase(t)));
 }
 
 function toHarnessCase(t: TestCase): HarnessCase {

@@ -488,7 +488,8 @@ class Runner:
             write_files(cdir, case["files"])
         if case["kind"] == "call" and self.lang != "python":
             with open(os.path.join(cdir, ".rlpipe-call.json"), "w") as f:
-                f.write(dumps({"fn": case["fnName"], "args": case["args"]}))
+                # "source": which of the program's own calls to make (an assert taken apart: its arguments are source text).
+                f.write(dumps({"fn": case["fnName"], "args": case["args"], "source": case.get("source", -1)}))
         os.chdir(cdir)
         self.files.reset(case.get("stdin"))
         call = case["kind"] == "call"
