@@ -3,6 +3,10 @@
 // sleeping programs on 2 slots left an 80-minute backlog that no client waited for). So:
 //   * a bounded number of requests is admitted at once (a default derived from the sandbox's slots); the rest are
 //     answered at once with 429 and Retry-After, in a body SandboxFusion's and FastAPI's clients both read;
+//   * the places are shared between clients (ClientKey: the credential presented, the peer's address and the route's
+//     family, so that a job's tool calls and its rewards are two clients even on one loopback): a client may take more
+//     than its share only while places stay free for others, and never the last `reserve` of them, so a second client
+//     is admitted at once however many requests the first sends, and refusals go to the client over its share;
 //   * every admitted request carries a signal that aborts when its client disconnects or its deadline passes, and the
 //     sandbox then kills its programs and frees their slots at once (local-sandbox.ts, zygote.ts).
 // Pure: the HTTP server and the cloud function handlers own the sockets and timers.
@@ -43,11 +47,21 @@ export interface Refusal {
   readonly detail: string;
 }
 
+/** How long a client that has nothing in progress still counts as sharing the server. */
+export const CLIENT_ACTIVE_MS = 10_000;
+
+/** Places no single client takes: a newcomer is admitted at once (an eighth of the capacity, none below 4). */
+export function reservedPlaces(capacity: number): number {
+  return capacity < 4 ? 0 : Math.max(1, Math.floor(capacity / 8));
+}
+
 export class Admission {
   private inFlight = 0;
   /** Milliseconds a request held its place, smoothed: the basis of Retry-After. */
   private holdMs = 1000;
+  private readonly clients = new Map<string, { inFlight: number; lastSeen: number }>();
   readonly counts = { admitted: 0, rejected: 0 };
+  readonly reserve: number;
 
   /**
    * `capacity`: requests admitted at once (running or waiting for a slot); `parallelism`: how many of them the
@@ -55,6 +69,27 @@ export class Admission {
    */
   constructor(readonly capacity: number, private readonly parallelism: number, private readonly now: () => number = () => performance.now()) {
     if (!Number.isInteger(capacity) || capacity < 1) throw new RangeError(`admission capacity must be a positive integer, got ${capacity}`);
+    this.reserve = reservedPlaces(capacity);
+  }
+
+  /** Clients with a request in progress or one in the last CLIENT_ACTIVE_MS (forgetting the others). */
+  private activeClients(at: number): number {
+    let n = 0;
+    for (const [key, c] of this.clients) {
+      if (c.inFlight > 0 || at - c.lastSeen < CLIENT_ACTIVE_MS) n++;
+      else this.clients.delete(key);
+    }
+    return n;
+  }
+
+  /** Each active client's share of the places. */
+  shareOf(clients: number): number {
+    return Math.max(1, Math.floor(this.capacity / Math.max(1, clients)));
+  }
+
+  /** Requests in progress per client (for /v1/stats). */
+  byClient(): Record<string, number> {
+    return Object.fromEntries([...this.clients].filter(([, c]) => c.inFlight > 0).map(([k, c]) => [k, c.inFlight]).sort(([a], [b]) => String(a).localeCompare(String(b))));
   }
 
   get active(): number {
@@ -66,21 +101,37 @@ export class Admission {
     return Math.max(0, this.inFlight - this.parallelism);
   }
 
-  /** A place, or why there is none. */
-  enter(): Ticket | Refusal {
-    if (this.inFlight >= this.capacity) {
+  /**
+   * A place for a request of `client`, or why there is none: the server is full; or the client holds its share and
+   * only the places kept free for others are left; or it would take one of the reserved places.
+   */
+  enter(client = "anonymous"): Ticket | Refusal {
+    const since = this.now();
+    const c = this.clients.get(client) ?? { inFlight: 0, lastSeen: since };
+    c.lastSeen = since;
+    this.clients.set(client, c);
+    const share = this.shareOf(this.activeClients(since));
+    const free = this.capacity - this.inFlight;
+    const overShare = c.inFlight >= share;
+    const refusal = free <= 0 ? `server busy: ${this.inFlight} requests in progress (at most ${this.capacity})`
+      : c.inFlight >= this.capacity - this.reserve ? `server busy for this client: it has ${c.inFlight} requests in progress, and the last ${this.reserve} of ${this.capacity} places are kept for other clients`
+      : overShare && free <= this.reserve ? `server busy for this client: it has ${c.inFlight} requests in progress, its share (${share} of ${this.capacity}) while other clients use the server`
+      : undefined;
+    if (refusal !== undefined) {
       this.counts.rejected++;
-      return { retryAfterS: this.retryAfterS(), detail: `server busy: ${this.inFlight} requests in progress (at most ${this.capacity}); retry after the time in Retry-After` };
+      return { retryAfterS: this.retryAfterS(), detail: `${refusal}; retry after the time in Retry-After` };
     }
     this.inFlight++;
+    c.inFlight++;
     this.counts.admitted++;
-    const since = this.now();
     let released = false;
     return {
       release: () => {
         if (released) return;
         released = true;
         this.inFlight--;
+        c.inFlight--;
+        c.lastSeen = this.now();
         this.holdMs = 0.8 * this.holdMs + 0.2 * Math.max(0, this.now() - since);
       },
     };

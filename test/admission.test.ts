@@ -3,7 +3,7 @@
 // client's header within a ceiling, and the budget counts what JSON makes of a string.
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { Admission, deadlineMs, defaultCapacity, isRefusal, MIN_CAPACITY, type Ticket } from "../functions/admission.js";
+import { Admission, CLIENT_ACTIVE_MS, deadlineMs, defaultCapacity, isRefusal, MIN_CAPACITY, type Ticket } from "../functions/admission.js";
 import { jsonStringBytes, OutputBudget } from "../core/grading/output-budget.js";
 
 describe("admission", () => {
@@ -47,6 +47,55 @@ describe("admission", () => {
     slow.enter();
     const capped = slow.enter();
     assert.ok(isRefusal(capped) && capped.retryAfterS === 60);
+  });
+
+  it("shares the places between clients: a greedy one gets its share, a second one is admitted at once (issue 32, item 6)", () => {
+    let now = 0;
+    const a = new Admission(64, 2, () => now);
+    assert.equal(a.reserve, 8);
+    const greedy: Ticket[] = [];
+    let refusedGreedy = 0;
+    for (let i = 0; i < 200; i++) { const t = a.enter("greedy"); if (isRefusal(t)) refusedGreedy++; else greedy.push(t); }
+    assert.equal(greedy.length, 56, "alone, it takes all but the reserved places");
+    assert.equal(refusedGreedy, 144);
+    const last = a.enter("greedy");
+    assert.ok(isRefusal(last) && /the last 8 of 64 places are kept for other clients/.test(last.detail), isRefusal(last) ? last.detail : "");
+    // A second client (the tool calls next to the rewards): its requests are admitted, the greedy one's refused.
+    const second: Ticket[] = [];
+    for (let i = 0; i < 8; i++) { const t = a.enter("second"); assert.ok(!isRefusal(t), `second client's request ${i}`); second.push(t); }
+    assert.equal(a.active, 64);
+    // As the greedy client's requests end, the places go to the second client (under its share), not back to it.
+    for (let k = 0; k < 24; k++) {
+      greedy.pop()!.release();
+      const g = a.enter("greedy");
+      assert.ok(isRefusal(g) && /its share \(32 of 64\)/.test(g.detail), `greedy over its share is refused (${k})`);
+      const t = a.enter("second");
+      assert.ok(!isRefusal(t), `second client under its share is admitted (${k})`);
+      second.push(t);
+    }
+    assert.deepEqual(a.byClient(), { greedy: 32, second: 32 });
+    // Under its share again, the greedy client is admitted.
+    second.pop()!.release();
+    second.pop()!.release();
+    greedy.pop()!.release();
+    assert.ok(!isRefusal(a.enter("greedy")));
+    // A client idle for CLIENT_ACTIVE_MS no longer counts: the one left may borrow all but the reserve again.
+    for (const t of second) t.release();
+    now += CLIENT_ACTIVE_MS + 1;
+    let more = 0;
+    while (!isRefusal(a.enter("greedy"))) more++;
+    assert.equal(a.byClient()["greedy"], 56);
+    assert.equal(more, 56 - 32);
+  });
+
+  it("a client over its share may still borrow places while more than the reserve are free (nothing idles)", () => {
+    const a = new Admission(16, 2);
+    assert.equal(a.reserve, 2);
+    for (let i = 0; i < 3; i++) assert.ok(!isRefusal(a.enter("quiet")));
+    let busy = 0;
+    while (!isRefusal(a.enter("busy"))) busy++;
+    assert.equal(busy, 16 - 3 - 2, "the busy client borrows beyond its share of 8 until only the reserve is free");
+    assert.ok(!isRefusal(a.enter("quiet")), "and the quiet one still gets in");
   });
 
   it("derives its default capacity from the slots, with a floor for small servers", () => {

@@ -2,6 +2,7 @@
 // every response is JSON (Prometheus text at /metrics); the request log never contains a token. Requests that run
 // programs are admitted up to a bound before their body is read (functions/admission.ts): the rest are answered 429
 // with Retry-After at once, and an admitted request's programs are stopped as soon as its client disconnects.
+import { createHash } from "node:crypto";
 import { type IncomingMessage, type Server, type ServerResponse, createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { parseJsonExact, stringifyJson } from "../../core/grading/exact-json.js";
@@ -83,6 +84,21 @@ class OverloadLog {
   }
 }
 
+/** Routes whose requests are tool calls (the rest that run programs grade them). */
+const TOOL_ROUTES = new Set(["/run_code", "/run_jupyter"]);
+
+/**
+ * Who a request comes from, for the share of places it may take (admission.ts): the route's family (a job's tool calls
+ * and its rewards come from different workers, often over one loopback), the peer's address, and a fingerprint of the
+ * credential it presented (clients with tokens of their own are told apart on one address).
+ */
+export function clientKey(req: IncomingMessage, path: string): string {
+  const family = TOOL_ROUTES.has(routeOf(path)) ? "tools" : "grading";
+  const bearer = /^Bearer\s+(\S+)$/i.exec(req.headers["authorization"] ?? "")?.[1] ?? /^\/t\/([^/]+)\//.exec(path)?.[1];
+  const credential = bearer === undefined ? "" : ` key ${createHash("sha256").update(bearer).digest("hex").slice(0, 8)}`;
+  return `${family} from ${req.socket.remoteAddress ?? "?"}${credential}`;
+}
+
 export async function startHttpServer(deps: FunctionDeps, opts: HttpServerOptions): Promise<RunningServer> {
   const limit = opts.maxBodyBytes ?? 32 << 20;
   // An error's text in an answer is scrubbed of this process's secrets (the token, store keys) like the log.
@@ -110,7 +126,7 @@ export async function startHttpServer(deps: FunctionDeps, opts: HttpServerOption
     metrics.counterFrom("sandbox_anomalies", "Programs after which the clean-up found something left or changed", () => stats().counts?.["anomalies"] ?? 0);
     metrics.counterFrom("sandbox_program_memory_kills", "Programs whose processes together passed their memory limit", () => stats().counts?.["programMemoryKills"] ?? 0);
   }
-  deps = { ...deps, serverStats: () => ({ ...timings.snapshot(), admission: { capacity: admission.capacity, inProgress: admission.active, queued: admission.queued, ...admission.counts } }), metrics };
+  deps = { ...deps, serverStats: () => ({ ...timings.snapshot(), admission: { capacity: admission.capacity, reserved: admission.reserve, inProgress: admission.active, queued: admission.queued, byClient: admission.byClient(), ...admission.counts } }), metrics };
   const server: Server = createServer(async (req, res) => {
     const started = performance.now();
     const path = (req.url ?? "/").split("?")[0]!;
@@ -120,7 +136,7 @@ export async function startHttpServer(deps: FunctionDeps, opts: HttpServerOption
     let cancelled: RequestCancelled | undefined;
     try {
       if (runsPrograms(req.method ?? "GET", path)) {
-        const place = admission.enter();
+        const place = admission.enter(clientKey(req, path));
         if (isRefusal(place)) {
           status = overloadStatus;
           metrics.rejected(label);
