@@ -168,7 +168,7 @@ describe("test-case formats", () => {
     const p = parseTestCases({ type: "assert", tests: "}\nint main() {\n    assert(f(2));\n}\n", stop_tokens: ["\n}", "\nint main"] });
     assert.deepEqual(p.tests, [{ kind: "assert", testCode: "" }]);
     assert.equal(programWithTail("bool f(long n) {\n    if (n) { return true; }\n    return false;\n}\nint main() {}", p.tail!),
-      "bool f(long n) {\n    if (n) { return true; }\n    return false;}\nint main() {\n    assert(f(2));\n}\n");
+      "bool f(long n) {\n    if (n) { return true; }\n    return false;\n}\nint main() {\n    assert(f(2));\n}\n", "joined with a line break, as ScaleBox joins them");
     assert.throws(() => parseTestCases({ type: "assert", tests: "x", stop_tokens: "\n}" }), /stop_tokens must be a list of strings/);
   });
 

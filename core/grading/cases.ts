@@ -43,7 +43,7 @@ export function programBeforeTail(language: string, code: string, stopTokens: re
 
 /** A MultiPL-E program: the code up to its first stop token, then the tests' tail. */
 export function programWithTail(code: string, tail: NonNullable<ParsedCases["tail"]>): string {
-  return cutAtStopTokens(code, tail.stopTokens) + tail.text;
+  return `${cutAtStopTokens(code, tail.stopTokens)}\n${tail.text}`;
 }
 
 type Json = Record<string, unknown>;

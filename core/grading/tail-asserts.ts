@@ -47,7 +47,9 @@ class NotDecomposable extends Error {}
  * (`decompose: false` for backends without one): then, and when a tail has a statement of another shape, the tail is
  * appended to the program and run whole.
  */
-export function planTail(language: string, cut: string, tail: string, options: { readonly decompose?: boolean } = {}): TailPlan {
+export function planTail(language: string, completion: string, tail: string, options: { readonly decompose?: boolean } = {}): TailPlan {
+  // As ScaleBox joins them (multiple.py: f"{completion}\n{tests}"): a completion ending in a line comment keeps its tail.
+  const cut = `${completion}\n`;
   const lang = tailLanguage(language);
   const fix = (code: string) => (lang === "java" ? javaMainClass(code) : code);
   const whole = (reason: string): TailPlan => ({ kind: "whole", language, code: fix(cut + tail), tests: [{ kind: "assert", testCode: "" }], reason });
