@@ -1,11 +1,18 @@
 // MultiPL-E tail tests taken apart (core/grading/tail-asserts.ts): literals of five languages read as exact JSON,
 // tails of each language's shape decomposed into calls, and tails of any other shape kept whole with the reason.
 import assert from "node:assert/strict";
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
 import { describe, it } from "node:test";
+import { detectRoots } from "../adapters/sandboxes/toolchains/debian-root.js";
+import { checkPythonEnv } from "../adapters/sandboxes/toolchains/python-env.js";
+import { withEnvironment } from "../adapters/sandboxes/toolchains/runtime-environment.js";
+import { CALL_DRIVER_LANGUAGES, detectToolchains, SOURCE_CALL_LANGUAGES } from "../adapters/sandboxes/toolchains/toolchains.js";
+import { ROOT } from "./helpers.js";
 import { literalValue, NotALiteral, type SourceLanguage } from "../core/grading/source-literals.js";
 import { cppSerializable, javaSerializable, planTail, rustSerializable, TAIL_SHAPES } from "../core/grading/tail-asserts.js";
 import type { TestCase } from "../core/grading/types.js";
-import { planProgram, strictRefusal, verdictBy, verdictTable } from "../core/grading/verdicts.js";
+import { planProgram, strictRefusal, verdictBy, verdictTable, verdictTableMarkdown } from "../core/grading/verdicts.js";
 import { parseTestCases } from "../core/grading/cases.js";
 
 const big = 2n ** 53n + 1n;
@@ -153,5 +160,21 @@ describe("verdict provenance (verdicts.ts)", () => {
     assert.deepEqual(tails.map((r) => r.language).sort(), Object.keys(TAIL_SHAPES).sort());
     assert.equal(tails.find((r) => r.language === "rust")!.verdictBy, "program_exit_status");
     assert.equal(tails.find((r) => r.language === "cpp")!.verdictBy, "compared_outside");
+  });
+});
+
+describe("the verdict table in the docs (docs/VERDICTS.md)", () => {
+  it("is what the code generates (npm run verdicts)", () => {
+    const want = verdictTableMarkdown(verdictTable(SOURCE_CALL_LANGUAGES, CALL_DRIVER_LANGUAGES));
+    assert.equal(readFileSync(join(ROOT, "docs", "VERDICTS.md"), "utf8"), want, "docs/VERDICTS.md is stale: run npm run build && npm run verdicts");
+  });
+
+  it("lists exactly the installed toolchains' drivers", () => {
+    const env = process.env["RLPIPE_TEST_PYTHON_ENV"] ?? "/var/tmp/rlpipe-test-python-env";
+    const toolchains = [...(existsSync(join(env, "pyvenv.cfg")) ? withEnvironment(detectToolchains(), checkPythonEnv(env)) : detectToolchains()), ...detectRoots().flatMap((r) => r.spec.toolchains)];
+    for (const t of toolchains) {
+      assert.equal(t.callDriver !== undefined, (CALL_DRIVER_LANGUAGES as readonly string[]).includes(t.language), `${t.language}: callDriver vs CALL_DRIVER_LANGUAGES`);
+      assert.equal(t.sourceCallDriver !== undefined, (SOURCE_CALL_LANGUAGES as readonly string[]).includes(t.language), `${t.language}: sourceCallDriver vs SOURCE_CALL_LANGUAGES`);
+    }
   });
 });

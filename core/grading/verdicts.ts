@@ -79,7 +79,7 @@ export function verdictTable(sourceCallLanguages: readonly string[], callLanguag
     { shape: "stdin_stdout", language: "every language", verdictBy: "compared_outside", note: "stdout compared by the server (integers exactly, floats within 1e-5 where the expected token is a float)" },
     { shape: "stdin_stdout + special judge", language: "every language", verdictBy: "verifier_process", note: "the judge is a program of its own that never ran the answer's code" },
   ];
-  for (const l of [...callLanguages].sort()) rows.push({ shape: "function_call", language: l, verdictBy: "compared_outside", note: "the value comes back as JSON on descriptor 3 and is compared by the server" });
+  rows.push({ shape: "function_call", language: [...callLanguages].sort().join(", "), verdictBy: "compared_outside", note: "the value comes back as JSON on descriptor 3 and is compared by the server (integers exactly, at any size)" });
   rows.push({ shape: "assert: test + entry_point (HumanEval), tests list (MBPP)", language: "python", verdictBy: "verifier_process", note: "asserts.py: the test runs apart from the program, which it calls over a socket" });
   for (const [lang, s] of Object.entries(TAIL_SHAPES).sort(([a], [b]) => a.localeCompare(b))) {
     const ok = lang === "python" || sourceCallLanguages.includes(decomposedLanguage(lang));
@@ -90,4 +90,34 @@ export function verdictTable(sourceCallLanguages: readonly string[], callLanguag
   }
   rows.push({ shape: "assert tail of any other shape or language", language: "any", verdictBy: "program_exit_status", note: "runs whole; --strict-verdicts refuses it" });
   return rows;
+}
+
+/** The verdict table as the Markdown of docs/VERDICTS.md (scripts/generate-verdicts.mjs writes it; a test compares). */
+export function verdictTableMarkdown(rows: readonly VerdictRow[]): string {
+  const cell = (s: string) => s.replace(/\|/g, "\\|");
+  return [
+    "# How each verdict is reached",
+    "",
+    "Generated from the code (`core/grading/verdicts.ts` `verdictTable`, the tail shapes in `core/grading/tail-asserts.ts`,",
+    "the drivers in `adapters/sandboxes/toolchains/toolchains.ts`) by `npm run verdicts`; a test fails when it is stale.",
+    "",
+    "Every case in every reply says how its verdict was reached: `rlpipe_verdict_by` in `/common_evaluate` and",
+    "`/common_evaluate_batch`, `verdicts` in `/v1/rewards`.",
+    "",
+    "- `compared_outside`: the program hands over data (its stdout, or a returned value as JSON on descriptor 3) and the",
+    "  server compares it with the expected value, which never enters the sandbox.",
+    "- `verifier_process`: a process that never ran the program's code and never loaded anything the program named",
+    "  decides (the Python assert verifier, a special judge).",
+    "- `program_exit_status`: the exit status of the process that ran the program's code and its tests. A program can",
+    "  forge it; `rlpipe serve --strict-verdicts` (how the shipped recipes serve) refuses such a test case, with the reason.",
+    "",
+    "The local sandbox (`rlpipe serve --sandbox local`), with the language's toolchain installed. ScaleBox and E2B",
+    "backends run assert tests in the program's own process (`program_exit_status`); their stdio and function-call cases",
+    "are compared outside.",
+    "",
+    "| test shape | language | verdict | how |",
+    "|---|---|---|---|",
+    ...rows.map((r) => `| ${cell(r.shape)} | ${cell(r.language)} | \`${r.verdictBy}\` | ${cell(r.note)} |`),
+    "",
+  ].join("\n");
 }

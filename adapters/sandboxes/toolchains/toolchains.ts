@@ -710,6 +710,17 @@ fun main(args: Array<String>) {
 }
 `;
 
+/**
+ * Languages whose toolchains have a function-call driver, and those with a source-call driver (asserts taken apart),
+ * when installed: the verdict table (docs/VERDICTS.md) is generated from these, and a test checks them against the
+ * toolchains themselves. Python's are the harness's own.
+ */
+export const CALL_DRIVER_LANGUAGES = [
+  "D_ut", "R", "bash", "cpp", "csharp", "go", "java", "julia", "kotlin_script", "lua", "nodejs", "perl", "php", "python", "racket", "ruby",
+  "rust", "scala", "swift", "typescript", "verilog",
+] as const;
+export const SOURCE_CALL_LANGUAGES = ["cpp", "go_test", "java", "nodejs", "rust"] as const;
+
 /** Every language whose toolchain is installed here, in a stable order. */
 export function detectToolchains(): Toolchain[] {
   const out: Toolchain[] = [];
