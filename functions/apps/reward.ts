@@ -35,6 +35,8 @@ export const REWARD_ENV = {
   instances: "RLPIPE_FUNCTION_INSTANCES",
   queue: "RLPIPE_SANDBOX_QUEUE",
   createRetryS: "RLPIPE_E2B_CREATE_RETRY_S",
+  /** "1": refuse test cases whose verdict would be the program's own exit status (rlpipe serve --strict-verdicts). */
+  strictVerdicts: "RLPIPE_STRICT_VERDICTS",
 } as const;
 
 /** Splits RLPIPE_SCALEBOX_URL (or SCALEBOX_URL, the name `rlpipe serve` reads) and checks each entry is an http(s) URL. */
@@ -210,7 +212,8 @@ export function makeRewardApp(opts: RewardAppOptions = {}): FunctionAppFactory {
     }, { log: cold.log, redact: (t) => redactor.redact(t), ...(opts.retryHoldMs === undefined ? {} : { retryHoldMs: opts.retryHoldMs }), ...(opts.now === undefined ? {} : { now: opts.now }) });
     warmup.start();
     cold.log(`reward function: sandbox ${config.kind}${describeShare(config)}, warming up in the background; auth bearer token; usage ${usage.sinkUrl === undefined ? "counted, not written" : `→ ${usage.sinkUrl}/<run>/usage/${usage.instance}.json`}`);
-    const deps = { backend: () => warmup.get(), cache: new ResultCache(), token, usage };
+    const strictVerdicts = optionalChoice(cold, REWARD_ENV.strictVerdicts, ["0", "1"]) === "1";
+    const deps = { backend: () => warmup.get(), cache: new ResultCache(), token, usage, strictVerdicts };
     return { http: (req) => route(req, deps) };
   };
 }
