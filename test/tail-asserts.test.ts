@@ -54,6 +54,9 @@ describe("literals as exact JSON (source-literals.ts)", () => {
     ["nodejs", "[1, 'x', undefined]", [1, "x", null]],
     ["nodejs", "{\"a\": 2, b: [true]}", { a: 2, b: [true] }],
     ["nodejs", "-0.25", -0.25],
+    ["nodejs", "-9999999999999999", -10000000000000000], // a double, as JavaScript reads it
+    ["nodejs", "9999999999999999n", 9999999999999999n],
+    ["java", "9999999999999999l", 9999999999999999n], // a long: exact
   ];
   for (const [lang, text, want] of cases) {
     it(`${lang}: ${text}`, () => assert.deepEqual(literalValue(text, lang), want));

@@ -115,6 +115,8 @@ export function numberValue(text: string, language: SourceLanguage): number | bi
   }
   if (!float) {
     if (!/^(?:0[xX][0-9a-fA-F]+|0[bB][01]+|0[oO][0-7]+|\d+)$/.test(t)) throw new NotALiteral(`number ${text}`);
+    // A JavaScript number literal is a double (9999999999999999 is 1e16 there), unless it is a BigInt (n).
+    if (language === "nodejs" && !/n$/.test(text)) return Number(t);
     const big = BigInt(t);
     return big >= BigInt(Number.MIN_SAFE_INTEGER) && big <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(big) : big;
   }
