@@ -216,7 +216,7 @@ for p in ("/sys/fs/cgroup/memory/cgroup.procs", "/sys/fs/cgroup/cgroup.procs", "
     assert.match(near.stdout, /^held [01]\n/, `2 children held 270 MiB each at once under a 512 MB limit: ${JSON.stringify(near)}`);
   });
 
-  it("a program that stops its harness (SIGSTOP to its manager) is ended at its run timeout, not its total budget, and the next one runs", async () => {
+  it("a program that tries to stop its harness (SIGSTOP to its manager) cannot; had it, it would end at its run timeout, and the next one runs", async () => {
     const t = target();
     const control = await post(t, "/v1/rewards", {
       config: { run_timeout_s: 2, total_timeout_s: 600 },
@@ -229,7 +229,9 @@ for p in ("/sys/fs/cgroup/memory/cgroup.procs", "/sys/fs/cgroup/cgroup.procs", "
       samples: [{ data_source: "code", solution_str: python("import os, signal\nos.kill(os.getppid(), signal.SIGSTOP)\nprint(1)"), ground_truth: { type: "stdin_stdout", input: ["", ""], output: ["1", "1"] } }],
     });
     assert.equal(stopped.results[0].status, "ok", JSON.stringify(stopped.results[0]));
-    assert.equal(stopped.results[0].cases[0], "timeout", JSON.stringify(stopped.results[0]));
+    // Its manager is pid 1 of the program's PID namespace, which drops the signal (where programs share the sandbox's
+    // namespaces, the watchdog ends the stopped harness at the run timeout instead: sandbox-warm-pool.test.ts).
+    assert.deepEqual(stopped.results[0].cases, ["passed", "passed"], JSON.stringify(stopped.results[0]));
     const next = await runPython(t, "print('next')");
     assert.equal(next.stdout, "next\n");
   });

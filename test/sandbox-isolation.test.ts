@@ -12,14 +12,14 @@ import { type AddressInfo, connect, createServer, type Socket } from "node:net";
 import { after, before, describe, it } from "node:test";
 import { ISOLATIONS, LocalSandbox } from "../adapters/sandboxes/local/local-sandbox.js";
 import type { RunResult } from "../core/grading/types.js";
+import { SANDBOX_IDENTITY, SANDBOX_IDENTITY_PY } from "./sandbox-identity.js";
 import { pythonScanner } from "./sandbox-security.js";
 
-// A sandbox: its PID namespace and when its pid 1 started (a namespace's inode number is reused once it is gone).
-const SANDBOX_ID = "import os as _os\nprint('sandbox', _os.readlink('/proc/self/ns/pid') + '@' + open('/proc/1/stat').read().rsplit(')', 1)[1].split()[19])";
+const SANDBOX_ID = SANDBOX_IDENTITY_PY;
 /** The sandbox a run's program ran in (first line of its stdout) and the rest of its output. */
 function split(r: RunResult): { sandbox: string; rest: string } {
   const [first, ...rest] = r.stdout.split("\n");
-  assert.match(first!, /^sandbox pid:\[\d+\]@\d+$/, `${r.status}: ${r.stdout} ${r.stderr}`);
+  assert.match(first!, SANDBOX_IDENTITY, `${r.status}: ${r.stdout} ${r.stderr}`);
   return { sandbox: first!, rest: rest.join("\n") };
 }
 

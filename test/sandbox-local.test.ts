@@ -443,14 +443,13 @@ describe("local sandbox: security checklist", () => {
     assert.equal(left.stdout.trim(), "", "no process of the program survives");
   });
 
-  it("a program that kills its harness loses only its own case", async () => {
-    // The zygote is the sandbox's pid 1 with no signal handler, so nothing from inside reaches it; the program's
-    // parent (the manager running its cases) can be killed, which ends the case it was running.
-    const code = "import os, signal, time\nn = int(input())\nif n == 2:\n    os.kill(1, signal.SIGKILL)\n    os.kill(1, signal.SIGINT)\n    os.kill(1, signal.SIGTERM)\n    os.kill(os.getppid(), signal.SIGKILL)\n    time.sleep(5)\nprint(n * 10)";
+  it("a program cannot kill its harness: pid 1 of its namespaces is its manager, which no signal from inside reaches", async () => {
+    // Each program's manager is pid 1 of the program's own PID namespace (harness/reset.py) and installs no handler
+    // for these, so the kernel drops them; the zygote is in another namespace, out of sight.
+    const code = "import os, signal, time\nn = int(input())\nif n == 2:\n    assert os.getppid() == 1\n    for s in (signal.SIGKILL, signal.SIGINT, signal.SIGTERM, signal.SIGSTOP):\n        os.kill(1, s)\n    time.sleep(0.2)\nprint(n * 10)";
     const [r] = await sb.evaluate([job("killer", code, [stdio("1", "10"), stdio("2", "20"), stdio("3", "30"), stdio("4", "40")])]);
     assert.equal(r!.status, "ok");
-    assert.deepEqual(r!.cases.map((c) => c.status), ["passed", "runtime_error", "passed", "passed"]);
-    assert.equal(r!.cases[1]!.detail, "the program terminated the sandbox harness");
+    assert.deepEqual(r!.cases.map((c) => c.status), ["passed", "passed", "passed", "passed"], JSON.stringify(r!.cases));
   });
 
   it("cannot plant results for the next case", async () => {

@@ -9,8 +9,9 @@ import { LocalSandbox } from "../adapters/sandboxes/local/local-sandbox.js";
 import { WarmPool } from "../adapters/sandboxes/local/warm-pool.js";
 import { Zygote } from "../adapters/sandboxes/local/zygote.js";
 import { DEFAULT_LIMITS } from "../core/grading/types.js";
+import { SANDBOX_IDENTITY_PY } from "./sandbox-identity.js";
 
-const WHERE = "import os\nprint(os.readlink('/proc/self/ns/pid'))";
+const WHERE = SANDBOX_IDENTITY_PY;
 
 async function sandboxOf(sb: LocalSandbox): Promise<string> {
   const r = await sb.run({ language: "python", code: WHERE, limits: { runTimeoutMs: 10_000 } });
@@ -54,8 +55,19 @@ describe("warm pool: replacing zygotes", { timeout: 120_000 }, () => {
     assert.notEqual(await sandboxOf(sb), first);
   });
 
-  it("ends a zygote whose manager a program stopped, at the job's budget, and the next program runs in a fresh one", async () => {
+  it("a program cannot stop its manager (pid 1 of its namespaces drops the signal): the next program runs in the same zygote", async () => {
     const sb = await create({});
+    const before = await sandboxOf(sb);
+    const [r] = await sb.evaluate([{
+      id: "stop", language: "python", code: "import os, signal\nos.kill(os.getppid(), signal.SIGSTOP)\nprint(1)",
+      tests: [{ kind: "stdio", stdin: "", expectedStdout: "1" }], limits: { runTimeoutMs: 1000, totalTimeoutMs: 1500 },
+    }]);
+    assert.deepEqual(r!.cases.map((c) => c.status), ["passed"], JSON.stringify(r));
+    assert.equal(await sandboxOf(sb), before);
+  });
+
+  it("where programs share the sandbox's namespaces, ends a zygote whose manager a program stopped, at the job's budget, and the next program runs in a fresh one", async () => {
+    const sb = await create({ programNamespaces: false });
     const before = await sandboxOf(sb);
     const [r] = await sb.evaluate([{
       id: "stop", language: "python", code: "import os, signal\nos.kill(os.getppid(), signal.SIGSTOP)\nprint(1)",

@@ -41,6 +41,8 @@ export interface SandboxStats {
   readonly memoryBound?: string;
   /** Where the local sandbox's managers run a program's cases: "c" or "python". */
   readonly caseLoop?: string;
+  /** Whether the local sandbox's programs get namespaces of their own ("own"), or share the sandbox's and why. */
+  readonly programNamespaces?: string;
 }
 
 export interface SandboxBackend {

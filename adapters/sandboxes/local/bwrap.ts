@@ -18,8 +18,9 @@ export const CASE_LOOP_SOURCE = "caseloop.c";
 const HARNESS_FD = 4;
 const CASE_LOOP_FD = HARNESS_FD + HARNESS_FILES.length;
 /** The sandbox's zygote finds the program memory cgroup's cgroup.procs, open for writing, on this descriptor (after
- * the harness files, the case loop, /etc/hosts and /etc/nsswitch.conf); bubblewrap passes it through. */
-export const PROGRAM_CGROUP_FD = CASE_LOOP_FD + 3;
+ * the harness files, the case loop, /etc/hosts, /etc/nsswitch.conf and the program's seccomp filter); bubblewrap
+ * passes it through. */
+export const PROGRAM_CGROUP_FD = CASE_LOOP_FD + 4;
 /** The sandbox's /etc/hosts: its loopback only (the host's names are not its business). */
 export const SANDBOX_HOSTS = "127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n";
 export const SANDBOX_NSSWITCH = "hosts: files\n";
@@ -84,6 +85,8 @@ export interface SandboxLayout {
   readonly pythonEnvDir?: string;
   /** bubblewrap installs the seccomp filter it reads from fd 3. */
   readonly seccomp: boolean;
+  /** Programs get namespaces of their own where the kernel allows (harness/reset.py); false: always shared. */
+  readonly programNamespaces?: boolean;
 }
 
 /** bubblewrap's arguments for a sandbox running as `uid` whose zygote serves up to `maxPrograms` programs;
@@ -122,6 +125,8 @@ export function bwrapArgs(l: SandboxLayout, uid: number, maxPrograms: number, pr
     // localhost resolves (a program may serve and call itself on the sandbox's own loopback), and nothing else does.
     "--perms", "0444", "--ro-bind-data", String(CASE_LOOP_FD + 1), "/etc/hosts",
     "--perms", "0444", "--ro-bind-data", String(CASE_LOOP_FD + 2), "/etc/nsswitch.conf",
+    // The program's seccomp filter (seccomp.ts; empty where there is none), which each manager installs (reset.py).
+    "--perms", "0444", "--ro-bind-data", String(CASE_LOOP_FD + 3), "/opt/rlpipe/program.bpf",
     // bubblewrap's own / and /dev belong to the sandbox uid: read-only, so that the only writable places are
     // /work, /tmp, /mnt, /dev/shm and /dev/mqueue, the ones a warm zygote empties after every program.
     "--remount-ro", "/dev", "--remount-ro", "/",
@@ -131,7 +136,7 @@ export function bwrapArgs(l: SandboxLayout, uid: number, maxPrograms: number, pr
     "--setenv", "LANG", "C.UTF-8", "--setenv", "PYTHONDONTWRITEBYTECODE", "1", "--setenv", "PYTHONHASHSEED", "0",
     // Symbols bound once in the zygote rather than on first use in every case process (the harness unsets it).
     "--setenv", "LD_BIND_NOW", "1",
-    l.pythonEnvDir === undefined ? l.python : `${SANDBOX_PYTHON_ENV}/bin/python3`, "-I", "/opt/rlpipe/zygote.pyc", String(maxPrograms),
+    l.pythonEnvDir === undefined ? l.python : `${SANDBOX_PYTHON_ENV}/bin/python3`, "-I", "/opt/rlpipe/zygote.pyc", String(maxPrograms), tmpfsBytes, l.programNamespaces === false ? "shared" : "own",
     ...(programCgroup ? [String(PROGRAM_CGROUP_FD)] : []),
   ];
 }

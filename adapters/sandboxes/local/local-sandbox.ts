@@ -55,6 +55,11 @@ export interface LocalSandboxOptions {
   /** The manager's per-case work in C (caseloop.c, built with the host's C compiler when there is one; default true);
    * false: in Python. The same events either way. */
   readonly caseLoop?: boolean;
+  /**
+   * Each program in namespaces and scratch file systems of its own (default true, where the kernel allows:
+   * harness/reset.py); false: programs share the sandbox's, cleaned up after (the fallback, and its tests).
+   */
+  readonly programNamespaces?: boolean;
   /** warm: programs a sandbox serves before it is replaced (default WARM_MAX_PROGRAMS). */
   readonly warmMaxPrograms?: number;
   /** warm: age after which an idle sandbox is replaced (default 10 minutes). */
@@ -134,9 +139,11 @@ export class LocalSandbox implements SandboxBackend {
     this.slots = parent?.slots ?? new Semaphore(uids.slots.length);
     this.freeUids = [...uids.slots];
     this.workRoot = mkdtempSync(join(opts.workRoot ?? tmpdir(), "rlpipe-sandbox-"));
-    const filter = sandboxFilter();
+    // bubblewrap's filter leaves namespaces to the managers; each installs the program's before any program code.
+    const filter = sandboxFilter(process.arch, { namespaces: false });
     this.seccompFile = filter === undefined ? undefined : join(this.workRoot, "seccomp.bpf");
     if (filter !== undefined) writeFileSync(this.seccompFile!, filter);
+    writeFileSync(join(this.workRoot, "program.bpf"), sandboxFilter(process.arch) ?? Buffer.alloc(0));
     try {
       this.harnessFiles = compileHarness(python, this.workRoot, opts.root === undefined ? undefined : { bwrap, root: opts.root });
       // Built for the host's C library only: a root's interpreter runs on the root's.
@@ -148,7 +155,7 @@ export class LocalSandbox implements SandboxBackend {
       throw e;
     }
     this.layout = {
-      python, tmpfsBytes: opts.tmpfsBytes ?? 256 << 20, toolchains, seccomp: filter !== undefined,
+      python, tmpfsBytes: opts.tmpfsBytes ?? 256 << 20, toolchains, seccomp: filter !== undefined, programNamespaces: opts.programNamespaces !== false,
       ...(opts.root === undefined ? {} : { root: opts.root }), ...(pythonEnv === undefined ? {} : { pythonEnvDir: pythonEnv.dir }),
     };
     if ((opts.isolation ?? DEFAULT_ISOLATION) === "warm") {
@@ -292,6 +299,7 @@ export class LocalSandbox implements SandboxBackend {
       counts: { ...(this.warm === undefined ? {} : this.warm.counts), stalls: sum("stalls"), anomalies: sum("anomalies"), programMemoryKills: sum("programMemoryKills") },
       slots: { size: this.slots.size, busy: this.slots.inUse, waiting: this.slots.waiting },
       memoryBound: this.memory.kind, caseLoop: this.caseLoopKind,
+      ...(this.programNamespaces === undefined ? {} : { programNamespaces: this.programNamespaces }),
     };
   }
 
@@ -481,12 +489,22 @@ export class LocalSandbox implements SandboxBackend {
   /** A sandbox running the zygote for up to `maxPrograms` programs. */
   private spawnZygote(uid: number, maxPrograms: number): Zygote {
     const memory = this.memory.forSandbox(uid);
-    return Zygote.spawn({
+    const z = Zygote.spawn({
       bwrap: this.bwrap, seccompFile: this.seccompFile, uid, args: bwrapArgs(this.layout, uid, maxPrograms, memory !== undefined),
-      dataFiles: [...this.harnessFiles, this.caseLoop.file, join(this.workRoot, "hosts"), join(this.workRoot, "nsswitch.conf")],
+      dataFiles: [...this.harnessFiles, this.caseLoop.file, join(this.workRoot, "hosts"), join(this.workRoot, "nsswitch.conf"), join(this.workRoot, "program.bpf")],
       ...(memory === undefined ? {} : { memory }),
     });
+    void z.ready.then((ok) => {
+      if (!ok) return;
+      const seen = z.namespaces ? "own" : `shared (${z.namespacesRefused ?? "refused"})`;
+      if (seen !== this.programNamespaces && !z.namespaces) this.log?.(`sandbox: programs share the sandbox's namespaces and are cleaned up after: ${z.namespacesRefused ?? "refused"}`);
+      this.programNamespaces = seen;
+    });
+    return z;
   }
+
+  /** Whether programs get namespaces of their own, as the last sandbox started found (undefined before one is ready). */
+  private programNamespaces: string | undefined;
 }
 
 /** The most output of wrong cases a special judge is given per job (it reads each case's answer as a file). */

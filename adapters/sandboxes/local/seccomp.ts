@@ -1,4 +1,6 @@
-// The seccomp filter bubblewrap installs in every sandbox (--seccomp FD: raw struct sock_filter[]). It refuses:
+// The seccomp filters of every sandbox (raw struct sock_filter[]). bubblewrap installs the sandbox's (--seccomp FD):
+// the kernel keyring refused. Each manager, having given its program namespaces of its own (harness/reset.py), installs
+// the program's before any program code runs (/opt/rlpipe/program.bpf), which refuses:
 //   * the kernel keyring calls (add_key, request_key, keyctl) with EPERM: a sandboxed program inherits the server's
 //     session keyring and, through the user namespace, runs as the server's kernel uid, so without this it reads
 //     every key the server's session holds (an SSH login's keyring, cached credentials). Docker refuses the same.
@@ -60,8 +62,13 @@ const ALLOW = "allow";
 const DENY_EPERM = "eperm";
 const DENY_ENOSYS = "enosys";
 
-/** The sandbox's filter for `arch` (Node's process.arch), or undefined where rlpipe has no syscall table for it. */
-export function sandboxFilter(arch: string = process.arch): Buffer | undefined {
+/**
+ * The filter for `arch` (Node's process.arch), or undefined where rlpipe has no syscall table for it. `namespaces`:
+ * refuse new namespaces too (the program's filter); without it, only the keyring (the sandbox's, so that a manager can
+ * give its program namespaces of its own).
+ */
+export function sandboxFilter(arch: string = process.arch, opts: { readonly namespaces?: boolean } = { namespaces: true }): Buffer | undefined {
+  const namespaces = opts.namespaces !== false;
   const abis = ABIS[arch];
   if (abis === undefined) return undefined;
   // One block per audit arch: load nr once, then test every number of each ABI sharing that arch.
@@ -74,6 +81,7 @@ export function sandboxFilter(arch: string = process.arch): Buffer | undefined {
     for (const abi of abis.filter((a) => a.arch === auditArch)) {
       const nr = (n: number) => (n | (abi.bit ?? 0)) >>> 0;
       for (const n of abi.keyring) prog.push({ code: BPF_JEQ_K, k: nr(n), jt: DENY_EPERM });
+      if (!namespaces) continue;
       prog.push({ code: BPF_JEQ_K, k: nr(abi.setns), jt: DENY_EPERM });
       prog.push({ code: BPF_JEQ_K, k: nr(abi.clone3), jt: DENY_ENOSYS });
       prog.push({ code: BPF_JEQ_K, k: nr(abi.unshare), jt: "unshare" });
@@ -82,14 +90,16 @@ export function sandboxFilter(arch: string = process.arch): Buffer | undefined {
     prog.push({ code: BPF_RET_K, k: SECCOMP_RET_ALLOW });
     if (b + 1 < archs.length) prog.push({ code: BPF_LD_W_ABS, k: ARCH_OFFSET, label: `arch${b + 1}` });
   });
-  prog.push({ code: BPF_LD_W_ABS, k: ARG0_LOW_OFFSET, label: "unshare" });
-  prog.push({ code: BPF_JSET_K, k: UNSHARE_NEW_FLAGS, jt: DENY_EPERM });
-  prog.push({ code: BPF_RET_K, k: SECCOMP_RET_ALLOW });
-  prog.push({ code: BPF_LD_W_ABS, k: ARG0_LOW_OFFSET, label: "clone" });
-  prog.push({ code: BPF_JSET_K, k: CLONE_NEW_FLAGS, jt: DENY_EPERM });
+  if (namespaces) {
+    prog.push({ code: BPF_LD_W_ABS, k: ARG0_LOW_OFFSET, label: "unshare" });
+    prog.push({ code: BPF_JSET_K, k: UNSHARE_NEW_FLAGS, jt: DENY_EPERM });
+    prog.push({ code: BPF_RET_K, k: SECCOMP_RET_ALLOW });
+    prog.push({ code: BPF_LD_W_ABS, k: ARG0_LOW_OFFSET, label: "clone" });
+    prog.push({ code: BPF_JSET_K, k: CLONE_NEW_FLAGS, jt: DENY_EPERM });
+  }
   prog.push({ code: BPF_RET_K, k: SECCOMP_RET_ALLOW, label: ALLOW });
   prog.push({ code: BPF_RET_K, k: SECCOMP_RET_ERRNO | EPERM, label: DENY_EPERM });
-  prog.push({ code: BPF_RET_K, k: SECCOMP_RET_ERRNO | ENOSYS, label: DENY_ENOSYS });
+  if (namespaces) prog.push({ code: BPF_RET_K, k: SECCOMP_RET_ERRNO | ENOSYS, label: DENY_ENOSYS });
   return assemble(prog);
 }
 

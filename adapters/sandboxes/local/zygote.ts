@@ -78,6 +78,9 @@ export class Zygote {
   private onOverflow: (() => void) | undefined;
   private stderr = "";
   private retired = false;
+  /** Whether its programs get namespaces of their own (harness/reset.py), once ready; else why the kernel refused. */
+  namespaces = false;
+  namespacesRefused: string | undefined;
   /** The event stream's partial line, and the bound on a line. */
   private pending: Buffer[] = [];
   private pendingBytes = 0;
@@ -90,7 +93,11 @@ export class Zygote {
     proc.stdout!.on("data", (chunk: Buffer) => this.take(chunk, (line) => {
       let ev: HarnessEvent;
       try { ev = JSON.parse(line) as HarnessEvent; } catch { return; }
-      if (ev.event === "ready") markReady(true);
+      if (ev.event === "ready") {
+        this.namespaces = (ev as { namespaces?: boolean }).namespaces === true;
+        this.namespacesRefused = (ev as { namespacesRefused?: string }).namespacesRefused;
+        markReady(true);
+      }
       else this.listener?.(ev);
     }));
     proc.stdin!.on("error", () => { /* the zygote is gone; its close handler reports it */ });

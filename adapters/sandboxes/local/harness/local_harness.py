@@ -361,7 +361,9 @@ def enter_program(job):
     for res, val in ((resource.RLIMIT_NPROC, nproc), (resource.RLIMIT_NOFILE, 256), (resource.RLIMIT_CORE, 0)):
         resource.setrlimit(res, (val, val))
     # Signal dispositions as in a fresh interpreter, but SIGXFSZ kills (the output cap); exec'd programs reset SIGPIPE.
-    _signal.signal(SIGINT, _signal.default_int_handler)
+    # SIGINT stays the default in the manager, pid 1 of the program's namespaces, so that the program's signals to it
+    # are dropped; a Python case process sets the interpreter's handler itself (python_signals).
+    _signal.signal(SIGINT, SIG_DFL)
     _signal.signal(SIGXFSZ, SIG_DFL)
     sys.stdin, sys.stdout, sys.stderr = STD
     sys.__stdin__, sys.__stdout__, sys.__stderr__ = STD
@@ -423,6 +425,11 @@ def enter_program_cgroup():
         except OSError:
             pass
         os.close(PROGRAM_CGROUP)
+
+
+def python_signals():
+    """In a Python case process: SIGINT raises KeyboardInterrupt, as in `python main.py`."""
+    _signal.signal(SIGINT, _signal.default_int_handler)
 
 
 def exec_in_child(limits, argv, env, keep_value_fd=False):
@@ -570,6 +577,7 @@ class Runner:
             os.closerange(4 if call else 3, FD_CEILING)
             for res, val in self.child_limits:
                 resource.setrlimit(res, val)
+            python_signals()
             code = run_python(self.artifact, case, self.prelude)
         finally:
             os._exit(code)
@@ -720,6 +728,7 @@ def _host_loop(control, compiled):
 def run_program_side(compiled, fd):
     """In a split assert case's program process: the program's top level, then calls from the verifier."""
     import asserts
+    python_signals()
     glb = {"__name__": "__main__", "__builtins__": __builtins__}
     failure = None
     try:

@@ -1,11 +1,14 @@
 """rlpipe's sandbox zygote: pid 1 of one bubblewrap sandbox, serving programs one at a time.
 
-    python3 -I zygote.py MAX_PROGRAMS [PROGRAM_CGROUP_FD]
+    python3 -I zygote.py MAX_PROGRAMS TMPFS_BYTES own|shared [PROGRAM_CGROUP_FD]
 
-Per program it forks a manager ahead of need; the manager reads the next job (one JSON line) from the job stream,
-runs local_harness over /work (build once, fork per case), and then restores a clean state (reset.py: programs
-share the sandbox's namespaces and uid, so whatever one leaves or changes is undone or found). Each manager runs in a
-session of its own, so a program's autogroup is its own too.
+Per program it forks a manager ahead of need; the manager gives the program namespaces and scratch file systems of
+its own (reset.enter_fresh_namespaces: user, mount, PID, IPC, network, UTS; fresh tmpfs and /proc) and forks the
+program's init, which reads the next job (one JSON line) from the job stream and runs local_harness over /work (build
+once, fork per case); when it exits, everything the program made goes with its namespaces. Where the kernel refuses
+those namespaces the manager runs the program in the sandbox's own and then restores a clean state (reset.clean_up:
+whatever one leaves or changes is undone or found). Each manager runs in a session of its own, so a program's
+autogroup is its own too.
 Anything left over or changed is an anomaly: the manager reports it and the zygote exits, so the server starts a
 fresh sandbox; so does a manager that did not finish (the program killed it). Per-program isolation runs one
 zygote per program (MAX_PROGRAMS 1), and the sandbox itself is discarded after it.
@@ -54,11 +57,21 @@ class Lines:
             self.parts.append(chunk)
 
 
-def manager(baseline, clean):
-    """In a fresh fork per program: reads the job, runs it, and (when another program may follow) cleans up."""
+def manager(baseline, clean, tmpfs_bytes, isolated):
+    """In a fresh fork per program: namespaces of the program's own (its init reads the job and runs it), or, where
+    the kernel refuses them, the job run here and cleaned up after (when another program may follow)."""
     # A session of its own, and with it an autogroup of its own: a program writing /proc/self/autogroup changes only
     # its own share of the CPU, not that of every later program of this zygote (they would share the zygote's).
     os.setsid()
+    if isolated:
+        reset.enter_fresh_namespaces(tmpfs_bytes)
+        pid = os.fork()
+        if pid != 0:
+            # The program's init exits with the manager's code; when it is gone, so is everything of the program.
+            _, status = os.waitpid(pid, 0)
+            return os.WEXITSTATUS(status) if os.WIFEXITED(status) else 1
+        reset.become_program_init()
+    reset.confine()
     lines = Lines(h.JOBS)
     while True:
         line = lines.next()
@@ -74,7 +87,7 @@ def manager(baseline, clean):
 
     h.run_program(job, stop_requested, lines.next)
     started = time.monotonic()
-    anomaly = reset.clean_up(baseline) if clean else []
+    anomaly = reset.clean_up(baseline) if clean and not isolated else []
     h.emit({"event": "done", "anomaly": anomaly, "cleanupMs": round((time.monotonic() - started) * 1000.0, 3)})
     return DIRTY if anomaly else CLEAN
 
@@ -106,12 +119,57 @@ def prelude_index():
     return h.loads(b"".join(chunks).decode()) if chunks else {}
 
 
+def isolation_works(tmpfs_bytes):
+    """Whether the kernel gives a manager namespaces of the program's own here, tried once in a child thrown away:
+    None, or why not."""
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(r)
+        why = "the probe ended early"
+        try:
+            reset.enter_fresh_namespaces(tmpfs_bytes)
+            inner = os.fork()
+            if inner == 0:
+                ok = 1
+                try:
+                    reset.become_program_init()
+                    reset.confine()
+                    ok = 0
+                except BaseException as e:  # noqa: BLE001 - told to the server in the ready event
+                    os.write(w, str(e).encode()[:500])
+                finally:
+                    os._exit(ok)
+            _, status = os.waitpid(inner, 0)
+            why = "" if os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0 else None
+        except BaseException as e:  # noqa: BLE001 - told to the server in the ready event
+            why = str(e)
+        finally:
+            if why:
+                os.write(w, why.encode()[:500])
+            os._exit(0)
+    os.close(w)
+    chunks = []
+    while True:
+        chunk = os.read(r, 4096)
+        if not chunk:
+            break
+        chunks.append(chunk)
+    os.close(r)
+    os.waitpid(pid, 0)
+    why = b"".join(chunks).decode("utf-8", "replace")
+    return why or None
+
+
 def main():
     h.libc.prctl(h.PR_SET_DUMPABLE, 0, 0, 0, 0)
     # No handler at all (Python installs one for SIGINT): pid 1 of a namespace then gets no signal from inside it.
     _signal.signal(h.SIGINT, h.SIG_DFL)
-    h.take_streams(int(sys.argv[2]) if len(sys.argv) > 2 else None)
+    h.take_streams(int(sys.argv[4]) if len(sys.argv) > 4 else None)
     max_programs = int(sys.argv[1])
+    tmpfs_bytes = int(sys.argv[2])
+    refused = isolation_works(tmpfs_bytes) if sys.argv[3] == "own" else "the server asked for shared namespaces"
+    isolated = refused is None
     if max_programs > 1:
         # Worth it for a zygote that serves many programs; a one-program sandbox builds it only when a job needs it.
         h.PRELUDE_INDEX = prelude_index()
@@ -125,14 +183,14 @@ def main():
     h.warm_up()
     gc.collect()
     gc.freeze()  # what a fork shares stays shared: the collector never touches (copies) the zygote's objects
-    baseline = (reset.zygote_state(), reset.zygote_rss_bytes(), reset.writable_state())
-    h.emit({"event": "ready"})
+    baseline = (reset.zygote_state(), reset.zygote_rss_bytes(), reset.writable_state(), {d: reset.inode_flags(d) for d in reset.WRITABLE})
+    h.emit({"event": "ready", "namespaces": isolated, **({} if isolated else {"namespacesRefused": refused})})
     for served in range(max_programs):
         pid = os.fork()
         if pid == 0:
             code = 1
             try:
-                code = manager(baseline, clean=served + 1 < max_programs)
+                code = manager(baseline, clean=served + 1 < max_programs, tmpfs_bytes=tmpfs_bytes, isolated=isolated)
             except BaseException:  # noqa: BLE001 - a harness bug: say what it was where the server reads diagnostics
                 import traceback
                 os.write(h.DIAG, traceback.format_exc().encode())
@@ -149,6 +207,8 @@ def main():
             # The program killed its manager (or the harness failed): a fresh sandbox for the next program.
             h.emit({"event": "done", "anomaly": ["manager ended with status %d" % status], "cleanupMs": 0})
             return
+        if isolated and reset.zygote_state() != baseline[0]:
+            return  # out of a program's reach (another PID namespace); should it ever change, a fresh sandbox
 
 
 if __name__ == "__main__":
