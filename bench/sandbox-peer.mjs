@@ -1,12 +1,13 @@
 #!/usr/bin/env node
 // Benchmark (issue 12, item 4): `rlpipe serve --sandbox local` side by side with a ScaleBox/SandboxFusion server, in one run.
 //
-//   node bench/sandbox-peer.mjs [--isolation warm[,per-program]] [--case-loop c[,python]] [--peer URL [--peer-pid PID]] [--rounds 3]
+//   node bench/sandbox-peer.mjs [--isolation warm[,per-program]] [--case-loop c[,python]] [--program-namespaces own[,shared]] [--peer URL [--peer-pid PID]] [--rounds 3]
 //                               [--programs 200] [--seq 60] [--conc-requests 200] [--in-flight 8] [--concurrency N] [--keep-alive]
 //
 // Workloads (the same client and request bodies for every server; the bodies are the SandboxFusion API ScaleBox accepts):
 //   (a) /common_evaluate_batch, a 10-case Python stdin/stdout a+b program, --in-flight requests at once → test cases/s;
-//   (b) /run_code print(1) sequentially → p50/p90 ms;  (c) /run_code print(1), --in-flight at once → req/s.
+//   (b) /run_code print(1) sequentially → p50/p90 ms;  (c) /run_code print(1), --in-flight at once → req/s;
+//   (d) /common_evaluate_batch, a HumanEval-style assert test (test + entry_point, 10 asserts) → programs/s.
 // Servers are measured in rounds, alternating (the order rotates each round). Every answer is checked: a wrong answer
 // is an error that stops the bench, never a fast result; a negative control (an a−b program) must be rejected.
 // Each rlpipe path is a child `node dist/bin/rlpipe.js serve` on 127.0.0.1 (kernel-chosen free port), stopped by its pid.
@@ -31,7 +32,7 @@ const cli = join(root, "dist", "bin", "rlpipe.js");
 
 const { values: opt } = parseArgs({
   options: {
-    isolation: { type: "string" }, "case-loop": { type: "string" }, peer: { type: "string" }, "peer-pid": { type: "string" },
+    isolation: { type: "string" }, "case-loop": { type: "string" }, "program-namespaces": { type: "string" }, peer: { type: "string" }, "peer-pid": { type: "string" },
     rounds: { type: "string", default: "3" }, programs: { type: "string", default: "200" }, seq: { type: "string", default: "60" },
     "conc-requests": { type: "string", default: "200" }, "in-flight": { type: "string", default: "8" }, concurrency: { type: "string" },
     "keep-alive": { type: "boolean", default: false }, help: { type: "boolean", default: false },
@@ -52,6 +53,8 @@ const isolations = opt.isolation === undefined ? [undefined] : opt.isolation.spl
 for (const i of isolations) if (i !== undefined && !["warm", "per-program"].includes(i)) fail(2, `--isolation: unknown path "${i}" (warm, per-program)`);
 const caseLoops = opt["case-loop"] === undefined ? [undefined] : opt["case-loop"].split(",").map((s) => s.trim()).filter((s) => s !== "");
 for (const l of caseLoops) if (l !== undefined && !["c", "python"].includes(l)) fail(2, `--case-loop: unknown loop "${l}" (c, python)`);
+const namespacesList = opt["program-namespaces"] === undefined ? [undefined] : opt["program-namespaces"].split(",").map((s) => s.trim()).filter((s) => s !== "");
+for (const n of namespacesList) if (n !== undefined && !["own", "shared"].includes(n)) fail(2, `--program-namespaces: unknown mode "${n}" (own, shared)`);
 if (opt.peer !== undefined && !/^http:\/\/(127\.0\.0\.1|localhost|\[::1\])(:\d+)?\/?$/.test(opt.peer)) fail(2, `--peer must be a loopback http URL (nothing leaves this machine), got ${opt.peer}`);
 const peerPid = opt["peer-pid"] === undefined ? undefined : Number(opt["peer-pid"]);
 if (peerPid !== undefined && !(Number.isInteger(peerPid) && peerPid > 0)) fail(2, `--peer-pid must be a pid, got ${opt["peer-pid"]}`);
@@ -109,6 +112,18 @@ const batchBody = (op = "+") => ({
     extra: { run_all_cases: true, total_timeout: 30 } },
 });
 const runCodeBody = () => ({ code: `print(1) # ${uniq++} ${Date.now()}`, language: "python" });
+// HumanEval's shape: the program defines add, the test's check(candidate) asserts 10 calls (ScaleBox runs them in the
+// program's process; rlpipe in its assert verifier, apart from the program).
+const ASSERT_TEST = `def check(candidate):\n${inputs.map((_, i) => `    assert candidate(${i}, ${i + 1}) == ${2 * i + 1}`).join("\n")}\n`;
+const assertBody = (op = "+") => ({
+  completion: "```python\ndef add(a, b):\n    return a " + op + " b\n# " + `${uniq++} ${Date.now()}` + "\n```",
+  config: { language: "python", run_timeout: 5,
+    provided_data: { test_cases: { type: "assert", test: ASSERT_TEST, entry_point: "add" } },
+    extra: { run_all_cases: true, total_timeout: 30 } },
+});
+function checkAssert(server, r, expectAccepted) {
+  if (r.accepted !== expectAccepted) throw new Error(`${server.name} /common_evaluate_batch (assert): accepted=${r.accepted}, expected ${expectAccepted}: ${JSON.stringify(r).slice(0, 400)}`);
+}
 
 function checkBatch(server, r, expectAccepted) {
   if (r.accepted !== expectAccepted) throw new Error(`${server.name} /common_evaluate_batch: accepted=${r.accepted}, expected ${expectAccepted}: ${JSON.stringify(r).slice(0, 400)}`);
@@ -178,6 +193,10 @@ async function batchPhase(s) {
     machineBusy: m.machineBusy,
   };
 }
+async function assertPhase(s) {
+  const m = await withBreakdown(s, "assert", () => measured(s, () => pool(programs, inFlight, async () => checkAssert(s, await post(s, "/common_evaluate_batch", assertBody()), true))));
+  return { assertProgramsPerS: programs / m.wallS, cpuMsPerAssertProgram: m.cpuS === undefined ? undefined : (m.cpuS * 1000) / programs };
+}
 async function seqPhase(s) {
   const ms = [];
   for (let i = 0; i < seqN; i++) {
@@ -194,9 +213,10 @@ async function concPhase(s) {
 }
 
 // ---------- rlpipe servers: children on 127.0.0.1, stopped by pid ----------
-async function startRlpipe(isolation, caseLoop) {
+async function startRlpipe(isolation, caseLoop, namespaces) {
   const args = [cli, "serve", "--sandbox", "local", "--host", "127.0.0.1", "--port", "0", "--quiet",
-    ...(isolation === undefined ? [] : ["--isolation", isolation]), ...(caseLoop === undefined ? [] : ["--case-loop", caseLoop]), ...(opt.concurrency === undefined ? [] : ["--concurrency", opt.concurrency])];
+    ...(isolation === undefined ? [] : ["--isolation", isolation]), ...(caseLoop === undefined ? [] : ["--case-loop", caseLoop]),
+    ...(namespaces === undefined ? [] : ["--program-namespaces", namespaces]), ...(opt.concurrency === undefined ? [] : ["--concurrency", opt.concurrency])];
   const child = spawn(process.execPath, args, { stdio: ["ignore", "pipe", "pipe"] });
   let stderr = "";
   child.stderr.on("data", (c) => { stderr = (stderr + c).slice(-4000); });
@@ -210,7 +230,7 @@ async function startRlpipe(isolation, caseLoop) {
     });
     child.once("exit", (code) => { clearTimeout(timer); reject(new Error(`rlpipe serve exited ${code} before listening: ${stderr.trim()}`)); });
   });
-  const name = `rlpipe-${isolation ?? "warm"}${caseLoop === undefined ? "" : `-${caseLoop}`}`;
+  const name = `rlpipe-${isolation ?? "warm"}${caseLoop === undefined ? "" : `-${caseLoop}`}${namespaces === undefined ? "" : `-ns-${namespaces}`}`;
   console.log(`${name}: ${url} (pid ${child.pid}; node ${args.slice(1).join(" ").replace(root + "/", "")})`);
   return { name, kind: "rlpipe", url, pid: child.pid, child, agent: newAgent(), stderr: () => stderr, breakdown: {} };
 }
@@ -233,7 +253,7 @@ process.once("SIGINT", () => { void stopAll().then(() => process.exit(130)); });
 let exitCode = 0;
 const results = {};
 try {
-  for (const iso of isolations) for (const loop of caseLoops) servers.push(await startRlpipe(iso, loop));
+  for (const iso of isolations) for (const loop of caseLoops) for (const ns of namespacesList) servers.push(await startRlpipe(iso, loop, ns));
   if (opt.peer !== undefined) {
     const url = opt.peer.replace(/\/$/, "");
     servers.push({ name: "peer", kind: "peer", url, pid: peerPid, agent: newAgent() });
@@ -242,6 +262,8 @@ try {
   // Warm-up and controls: a correct program is accepted, an a−b program rejected, print(1) prints 1.
   for (const s of servers) {
     checkBatch(s, await post(s, "/common_evaluate_batch", batchBody("-")), false);
+    checkAssert(s, await post(s, "/common_evaluate_batch", assertBody("-")), false);
+    checkAssert(s, await post(s, "/common_evaluate_batch", assertBody()), true);
     await pool(2 * inFlight, inFlight, async () => checkBatch(s, await post(s, "/common_evaluate_batch", batchBody()), true));
     checkRunCode(s, await post(s, "/run_code", runCodeBody()));
     results[s.name] = { url: s.url, rounds: [] };
@@ -250,23 +272,24 @@ try {
     const order = servers.map((_, i) => servers[(i + r) % servers.length]);
     for (const s of order) {
       const load1 = loadNow();
-      const row = { ...(await batchPhase(s)), ...(await seqPhase(s)), ...(await concPhase(s)), load1 };
+      const row = { ...(await batchPhase(s)), ...(await seqPhase(s)), ...(await concPhase(s)), ...(await assertPhase(s)), load1 };
       results[s.name].rounds.push(row);
       console.log(`round ${r + 1} ${s.name.padEnd(20)} ${row.casesPerS.toFixed(0).padStart(5)} cases/s` +
         `${row.cpuMsPerCase === undefined ? "" : ` (server CPU ${row.cpuMsPerCase.toFixed(2)} ms/case, its main process ${row.ownCpuMsPerCase.toFixed(2)})`}` +
         `  run_code p50 ${row.p50Ms.toFixed(1)} ms p90 ${row.p90Ms.toFixed(1)} ms  ${row.reqPerS.toFixed(1)} req/s at ${inFlight} in flight` +
-        `${row.cpuMsPerReq === undefined ? "" : ` (server CPU ${row.cpuMsPerReq.toFixed(2)} ms/req)`}  machine busy ${(100 * row.machineBusy).toFixed(0)}%  load ${load1.toFixed(2)}`);
+        `${row.cpuMsPerReq === undefined ? "" : ` (server CPU ${row.cpuMsPerReq.toFixed(2)} ms/req)`}  assert ${row.assertProgramsPerS.toFixed(1)} programs/s` +
+        `${row.cpuMsPerAssertProgram === undefined ? "" : ` (server CPU ${row.cpuMsPerAssertProgram.toFixed(2)} ms/program)`}  machine busy ${(100 * row.machineBusy).toFixed(0)}%  load ${load1.toFixed(2)}`);
     }
   }
   // Summary: the median over rounds of each figure.
-  const keys = ["casesPerS", "machineBusy", "cpuMsPerCase", "ownCpuMsPerCase", "p50Ms", "p90Ms", "reqPerS", "cpuMsPerReq"];
+  const keys = ["casesPerS", "machineBusy", "cpuMsPerCase", "ownCpuMsPerCase", "p50Ms", "p90Ms", "reqPerS", "cpuMsPerReq", "assertProgramsPerS", "cpuMsPerAssertProgram"];
   console.log(`\nmedian of ${rounds} rounds (${programs} programs × ${CASES} cases at ${inFlight} in flight; ${seqN} sequential and ${concN} at ${inFlight} in flight /run_code print(1)):`);
   for (const s of servers) {
     const rows = results[s.name].rounds;
     const med = Object.fromEntries(keys.map((k) => [k, rows.every((x) => x[k] !== undefined) ? median(rows.map((x) => x[k])) : undefined]));
     results[s.name].median = med;
     const f = (v, d, u) => (v === undefined ? "n/a" : `${v.toFixed(d)}${u}`);
-    console.log(`${s.name.padEnd(20)} ${f(med.casesPerS, 0, " cases/s")}, server CPU ${f(med.cpuMsPerCase, 2, " ms/case")} (main process ${f(med.ownCpuMsPerCase, 2, "")}); run_code p50 ${f(med.p50Ms, 1, " ms")}, p90 ${f(med.p90Ms, 1, " ms")}, ${f(med.reqPerS, 1, " req/s")}, server CPU ${f(med.cpuMsPerReq, 2, " ms/req")}`);
+    console.log(`${s.name.padEnd(20)} ${f(med.casesPerS, 0, " cases/s")}, server CPU ${f(med.cpuMsPerCase, 2, " ms/case")} (main process ${f(med.ownCpuMsPerCase, 2, "")}); run_code p50 ${f(med.p50Ms, 1, " ms")}, p90 ${f(med.p90Ms, 1, " ms")}, ${f(med.reqPerS, 1, " req/s")}, server CPU ${f(med.cpuMsPerReq, 2, " ms/req")}; assert ${f(med.assertProgramsPerS, 1, " programs/s")}, server CPU ${f(med.cpuMsPerAssertProgram, 2, " ms/program")}`);
   }
   // Where a test case's time went on each rlpipe path, summed over all rounds: wall milliseconds per case (phases
   // overlap across the programs in flight, so they add up to more than the wall time per case at the measured rate).
@@ -282,16 +305,16 @@ try {
     const p = results.peer.median;
     for (const s of servers.filter((x) => x.kind === "rlpipe")) {
       const m = results[s.name].median;
-      const ratio = { casesPerS: m.casesPerS / p.casesPerS, p50Ms: m.p50Ms / p.p50Ms, reqPerS: m.reqPerS / p.reqPerS,
+      const ratio = { casesPerS: m.casesPerS / p.casesPerS, p50Ms: m.p50Ms / p.p50Ms, reqPerS: m.reqPerS / p.reqPerS, assertProgramsPerS: m.assertProgramsPerS / p.assertProgramsPerS,
         ...(m.cpuMsPerCase !== undefined && p.cpuMsPerCase !== undefined ? { cpuMsPerCase: m.cpuMsPerCase / p.cpuMsPerCase } : {}) };
       results[s.name].ratioToPeer = ratio;
       console.log(`ratio ${s.name}/peer: cases/s ${ratio.casesPerS.toFixed(2)}× (goal ≥ 2.5×); run_code p50 ${ratio.p50Ms.toFixed(2)}× (goal ≤ 0.5×); ` +
-        `run_code req/s ${ratio.reqPerS.toFixed(2)}× (goal ≥ 3×)${ratio.cpuMsPerCase === undefined ? "" : `; server CPU per case ${ratio.cpuMsPerCase.toFixed(2)}×`}`);
+        `run_code req/s ${ratio.reqPerS.toFixed(2)}× (goal ≥ 3×); assert programs/s ${ratio.assertProgramsPerS.toFixed(2)}×${ratio.cpuMsPerCase === undefined ? "" : `; server CPU per case ${ratio.cpuMsPerCase.toFixed(2)}×`}`);
       // Paired: each round's ratio (the two servers measured back to back), so load that drifts between rounds cancels out.
       const rs = results[s.name].rounds, ps = results.peer.rounds;
-      const paired = Object.fromEntries(["casesPerS", "p50Ms", "reqPerS"].map((k) => [k, rs.map((x, i) => x[k] / ps[i][k])]));
+      const paired = Object.fromEntries(["casesPerS", "p50Ms", "reqPerS", "assertProgramsPerS"].map((k) => [k, rs.map((x, i) => x[k] / ps[i][k])]));
       results[s.name].pairedRatiosToPeer = paired;
-      console.log(`  per round: cases/s ${paired.casesPerS.map((x) => x.toFixed(2)).join(" ")}; p50 ${paired.p50Ms.map((x) => x.toFixed(2)).join(" ")}; req/s ${paired.reqPerS.map((x) => x.toFixed(2)).join(" ")}`);
+      console.log(`  per round: cases/s ${paired.casesPerS.map((x) => x.toFixed(2)).join(" ")}; p50 ${paired.p50Ms.map((x) => x.toFixed(2)).join(" ")}; req/s ${paired.reqPerS.map((x) => x.toFixed(2)).join(" ")}; assert programs/s ${paired.assertProgramsPerS.map((x) => x.toFixed(2)).join(" ")}`);
     }
   }
 } catch (e) {
@@ -305,7 +328,7 @@ machine.load1AtEnd = loadNow();
 mkdirSync(join(root, "bench", "results"), { recursive: true });
 writeFileSync(join(root, "bench", "results", "sandbox-peer.json"), `${JSON.stringify({
   machine, when: new Date().toISOString(), ok: exitCode === 0,
-  workload: { programs, casesPerProgram: CASES, inFlight, runCodeSequential: seqN, runCodeConcurrent: concN, rounds, isolations: isolations.map((i) => i ?? "warm (default)"), caseLoops: caseLoops.map((l) => l ?? "c (default)"), peer: opt.peer ?? null },
+  workload: { programs, casesPerProgram: CASES, inFlight, runCodeSequential: seqN, runCodeConcurrent: concN, rounds, isolations: isolations.map((i) => i ?? "warm (default)"), caseLoops: caseLoops.map((l) => l ?? "c (default)"), programNamespaces: namespacesList.map((n) => n ?? "own (default)"), assertPrograms: programs, peer: opt.peer ?? null },
   results,
 }, null, 2)}\n`);
 process.exit(exitCode);

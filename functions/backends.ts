@@ -13,6 +13,8 @@ export type LocalIsolation = (typeof LOCAL_ISOLATIONS)[number];
 /** Where the local sandbox's managers run a program's cases (rlpipe serve --case-loop). */
 export const LOCAL_CASE_LOOPS = ["c", "python"] as const;
 export type LocalCaseLoop = (typeof LOCAL_CASE_LOOPS)[number];
+export const LOCAL_PROGRAM_NAMESPACES = ["own", "shared"] as const;
+export type LocalProgramNamespaces = (typeof LOCAL_PROGRAM_NAMESPACES)[number];
 
 /** The local sandbox's own options (rlpipe serve --sandbox local). */
 export interface LocalBackendOptions {
@@ -21,6 +23,8 @@ export interface LocalBackendOptions {
   readonly pythonEnv?: string;
   /** Where the managers run a program's cases: c (default, when a C compiler is here) or python. */
   readonly caseLoop?: LocalCaseLoop;
+  /** own (default, where the kernel allows): each program in namespaces of its own; shared: the sandbox's, cleaned up after. */
+  readonly programNamespaces?: LocalProgramNamespaces;
   /** Where the sandbox says what it found (a sandbox retired after a program, a harness that stopped answering). */
   readonly log?: (line: string) => void;
 }
@@ -30,7 +34,8 @@ export async function createBackend(kind: string, opts: BackendOptions = {}, loc
     case "local": {
       const { LocalSandbox } = await import("../adapters/sandboxes/local/local-sandbox.js");
       return LocalSandbox.create({
-        isolation: local.isolation ?? "warm", caseLoop: (local.caseLoop ?? "c") === "c", ...(local.pythonEnv === undefined ? {} : { pythonEnv: local.pythonEnv }),
+        isolation: local.isolation ?? "warm", caseLoop: (local.caseLoop ?? "c") === "c", programNamespaces: (local.programNamespaces ?? "own") === "own",
+        ...(local.pythonEnv === undefined ? {} : { pythonEnv: local.pythonEnv }),
         ...(opts.concurrency === undefined ? {} : { concurrency: opts.concurrency }), ...(local.log === undefined ? {} : { log: local.log }),
       });
     }

@@ -68,7 +68,9 @@ obs["hostname"] = socket.gethostname()
 print(json.dumps(obs, sort_keys=True))
 `;
 
-/** Every mark a program can leave, as far as it is allowed to. */
+/** Every mark a program can leave, as far as it is allowed to (`network`: TCP connections too). */
+const planter = (network: boolean) => `NETWORK = ${network ? "True" : "False"}
+${PLANTER}`;
 const PLANTER = String.raw`
 import ctypes, fcntl, os, socket, struct, time
 libc = ctypes.CDLL(None, use_errno=True)
@@ -97,9 +99,10 @@ for i in range(50):  # System V ids (some left, some removed)
     shm = libc.shmget(IPC_PRIVATE, 4096, IPC_CREAT | 0o600)
     msg = libc.msgget(IPC_PRIVATE, IPC_CREAT | 0o600)
     if i % 2: libc.shmctl(shm, 0, None); libc.msgctl(msg, 0, None)
-srv = socket.socket(); srv.bind(("127.0.0.1", 0)); srv.listen()
-for i in range(20):  # connections left in TIME_WAIT
-    c = socket.create_connection(srv.getsockname()); a, _ = srv.accept(); c.close(); a.close()
+if NETWORK:
+    srv = socket.socket(); srv.bind(("127.0.0.1", 0)); srv.listen()
+    for i in range(20):  # connections left in TIME_WAIT
+        c = socket.create_connection(srv.getsockname()); a, _ = srv.accept(); c.close(); a.close()
 keep = socket.socket(socket.AF_UNIX); keep.bind("\0rlpipe-planted"); keep.listen()
 daemon = os.fork()
 if daemon == 0:  # a process left behind, holding the abstract name
@@ -129,11 +132,22 @@ describe("warm sandboxes carry nothing from one program to the next (issue 32, i
     assert.equal(await run("print(1)"), "1");
     const afterQuiet = JSON.parse(await run(READER)) as Record<string, unknown>;
     assert.deepEqual(afterQuiet, quiet, "the reader sees the same after a quiet program, twice");
-    assert.equal(await run(PLANTER), "planted");
+    assert.equal(await run(planter(false)), "planted");
     const afterPlanter = JSON.parse(await run(READER)) as Record<string, unknown>;
     assert.deepEqual(afterPlanter, quiet, "a planted mark reached the next program");
     const stats = sb.stats();
     assert.equal(stats.counts?.["zygotesRetired"] ?? 0, 0, `the sandbox was not replaced to get there: ${JSON.stringify(stats.counts)}`);
+  });
+
+  it("a program that used the network (counters of the namespace the sandbox's programs share) has its sandbox replaced", async () => {
+    const quiet = JSON.parse(await run(READER)) as Record<string, unknown>;
+    const anomalies = sb.stats().counts?.["anomalies"] ?? 0;
+    assert.equal(await run(planter(true)), "planted");
+    const after = JSON.parse(await run(READER)) as Record<string, unknown>;
+    assert.equal(sb.stats().counts?.["anomalies"], anomalies + 1, "the manager found the network used");
+    // A fresh sandbox: the same as after a quiet program but for the sandbox's own uid (each has its own).
+    const withoutUid = (o: Record<string, unknown>) => JSON.parse(JSON.stringify(o, (k, v) => (k === "uid" ? undefined : v)));
+    assert.deepEqual(withoutUid(after), withoutUid(quiet));
   });
 
   it("each program starts in namespaces of its own: its init is the harness, PIDs from 1, the sandbox's processes out of sight", async () => {

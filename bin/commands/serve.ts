@@ -3,7 +3,7 @@
 // /v1/rewards, /v1/ping). Binding beyond loopback requires a token.
 import { parseArgs } from "node:util";
 import { RlpipeError } from "../../core/errors.js";
-import { createBackend, LOCAL_CASE_LOOPS, LOCAL_ISOLATIONS, type LocalCaseLoop, type LocalIsolation } from "../../functions/backends.js";
+import { createBackend, LOCAL_CASE_LOOPS, LOCAL_ISOLATIONS, LOCAL_PROGRAM_NAMESPACES, type LocalCaseLoop, type LocalIsolation, type LocalProgramNamespaces } from "../../functions/backends.js";
 import { isLoopback, startHttpServer } from "../../functions/platforms/http.js";
 import { ResultCache } from "../../functions/reward.js";
 import { UsageMeter } from "../../functions/usage-meter.js";
@@ -53,7 +53,7 @@ export async function runServe(argv: readonly string[], io: Io): Promise<number>
   const overloadStatus = Number(values["overload-status"]);
   if (overloadStatus !== 429 && overloadStatus !== 503 && overloadStatus !== 504) throw usage(`--overload-status must be 429, 503 or 504, got ${values["overload-status"]}`);
   /** A --sandbox local option with a fixed set of values (and a default, so given or not is read from argv). */
-  const localChoice = <T extends string>(name: "isolation" | "case-loop", allowed: readonly T[]): T => {
+  const localChoice = <T extends string>(name: "isolation" | "case-loop" | "program-namespaces", allowed: readonly T[]): T => {
     const value = values[name] as T;
     if (!allowed.includes(value)) throw usage(`--${name} must be ${allowed.join(" or ")}, got ${value}`);
     if (argv.some((a) => a === `--${name}` || a.startsWith(`--${name}=`)) && values.sandbox !== "local") throw usage(`--${name} applies to --sandbox local only`);
@@ -61,12 +61,13 @@ export async function runServe(argv: readonly string[], io: Io): Promise<number>
   };
   const isolation = localChoice<LocalIsolation>("isolation", LOCAL_ISOLATIONS);
   const caseLoop = localChoice<LocalCaseLoop>("case-loop", LOCAL_CASE_LOOPS);
+  const programNamespaces = localChoice<LocalProgramNamespaces>("program-namespaces", LOCAL_PROGRAM_NAMESPACES);
   if (values["python-env"] !== undefined && values.sandbox !== "local") throw usage("--python-env applies to --sandbox local only");
   const scaleboxUrls = values["scalebox-url"] ?? (process.env["SCALEBOX_URL"]?.split(",").filter((u) => u !== "") ?? []);
   const runs = await runsDeps(values["runs-store"], values["runs-secret-env"]);
   const backend = values.sandbox === "none" ? undefined : await createBackend(values.sandbox, {
     scaleboxUrls, ...(concurrency === undefined ? {} : { concurrency }), ...(values["e2b-template"] === undefined ? {} : { template: values["e2b-template"] }),
-  }, { isolation, caseLoop, ...(values["python-env"] === undefined ? {} : { pythonEnv: values["python-env"] }), ...(values.quiet ? {} : { log: (l: string) => io.err(l) }) });
+  }, { isolation, caseLoop, programNamespaces, ...(values["python-env"] === undefined ? {} : { pythonEnv: values["python-env"] }), ...(values.quiet ? {} : { log: (l: string) => io.err(l) }) });
   if (backend === undefined && runs === undefined) throw usage("--sandbox none serves nothing without --runs-store");
   // Per-run usage (what `rlpipe cost --run` reads): counted always, written to --usage-store when given.
   const usageStore = values["usage-store"] === undefined ? undefined : await (await import("../../adapters/storage/store.js")).openStore(values["usage-store"]);

@@ -52,7 +52,8 @@ export function planTail(language: string, completion: string, tail: string, opt
   const cut = `${completion}\n`;
   const lang = tailLanguage(language);
   const fix = (code: string) => (lang === "java" ? javaMainClass(code) : code);
-  const whole = (reason: string): TailPlan => ({ kind: "whole", language, code: fix(cut + tail), tests: [{ kind: "assert", testCode: "" }], reason });
+  // Whole, Go's test file runs as ScaleBox runs it: go_test.
+  const whole = (reason: string): TailPlan => ({ kind: "whole", language: lang === "go" ? "go_test" : language, code: fix(cut + tail), tests: [{ kind: "assert", testCode: "" }], reason });
   if (options.decompose === false) return whole(`this sandbox backend runs ${language} tail tests whole`);
   if (lang === "python") return { kind: "decomposed", language, code: cut, tests: [{ kind: "assert", testCode: tail }] };
   const decomposer = DECOMPOSERS[lang];

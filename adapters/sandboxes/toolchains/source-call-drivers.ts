@@ -95,7 +95,9 @@ export function goTestSourceDriver(testBinary: string): (calls: readonly SourceC
 
 import (
 \trlpipeJSON "encoding/json"
+\trlpipeFmt "fmt"
 \trlpipeOS "os"
+\trlpipeReflect "reflect"
 \trlpipeTesting "testing"
 )
 
@@ -116,11 +118,41 @@ ${cases}
 \tdefault:
 \t\trlpipeT.Fatalf("rlpipe: no call %d", call.Source)
 \t}
-\ttext, err := rlpipeJSON.Marshal(value)
+\ttext, err := rlpipeJSON.Marshal(rlpipeNormal(rlpipeReflect.ValueOf(value)))
 \tif err != nil {
 \t\trlpipeT.Fatal(err)
 \t}
 \trlpipeOS.NewFile(3, "value").Write(text)
+}
+
+// rlpipeNormal: nil slices and maps as empty ones, as the test's %v prints them ([] and map[]), not JSON's null.
+func rlpipeNormal(v rlpipeReflect.Value) interface{} {
+\tif !v.IsValid() {
+\t\treturn nil
+\t}
+\tswitch v.Kind() {
+\tcase rlpipeReflect.Interface, rlpipeReflect.Ptr:
+\t\tif v.IsNil() {
+\t\t\treturn nil
+\t\t}
+\t\treturn rlpipeNormal(v.Elem())
+\tcase rlpipeReflect.Slice, rlpipeReflect.Array:
+\t\tif v.Kind() == rlpipeReflect.Slice && v.Type().Elem().Kind() == rlpipeReflect.Uint8 && !v.IsNil() {
+\t\t\treturn v.Interface()
+\t\t}
+\t\tout := make([]interface{}, v.Len())
+\t\tfor i := range out {
+\t\t\tout[i] = rlpipeNormal(v.Index(i))
+\t\t}
+\t\treturn out
+\tcase rlpipeReflect.Map:
+\t\tout := make(map[string]interface{}, v.Len())
+\t\tfor _, k := range v.MapKeys() {
+\t\t\tout[rlpipeFmt.Sprint(k.Interface())] = rlpipeNormal(v.MapIndex(k))
+\t\t}
+\t\treturn out
+\t}
+\treturn v.Interface()
 }
 `,
     };

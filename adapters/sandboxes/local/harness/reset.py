@@ -221,21 +221,26 @@ def clean_up(baseline):
 
 # ---- namespaces and scratch file systems of each program's own (issue 32) ----
 #
-# Some state a warm sandbox's programs shared could not be undone, only guessed at: the next PID, System V IPC ids,
-# socket counts and tmpfs inode numbers all move with what a program did, and the next program reads them (32 bits or
-# more per pair, unnoticed). So each manager gives its program namespaces and file systems no earlier program
-# touched: a user namespace of its own (the sandbox's uid mapped to itself, capabilities only over the new namespaces),
-# new mount, PID, IPC, network and UTS namespaces, fresh tmpfs on every writable place, a fresh mqueue, /proc of the new
-# PID namespace, the loopback up. The manager's child is pid 1 there and runs the program; when it exits the kernel ends
-# every process left and the namespaces and file systems go with them. Before any program code runs (its build
-# included) it drops every capability and installs the program's seccomp filter (seccomp.ts: no further namespaces).
+# Some state a warm sandbox's programs shared could not be undone, only guessed at: the next PID, System V IPC ids and
+# tmpfs inode numbers all move with what a program did, and the next program reads them (32 bits or more per pair,
+# unnoticed). So the zygote takes a user namespace of its own once (the sandbox's uid mapped to itself: capabilities
+# over namespaces it makes, nothing more), and each manager gives its program new mount, PID and IPC namespaces, fresh
+# tmpfs on every writable place, a fresh mqueue and the new PID namespace's /proc. The manager's child is pid 1 there
+# and runs the program; when it exits the kernel ends every process left, and the namespaces and file systems go with
+# them. Before any program code runs (its build included) it drops every capability and installs the program's seccomp
+# filter (seccomp.ts: no further namespaces).
+#
+# The network namespace stays the sandbox's (a new one per program costs more than a program's cases: ~1 ms of CPU
+# and the loopback's set-up). Instead the manager reads the namespace's network counters before and after the program
+# (net_counters: SNMP and netstat counters, socket counts): a program that used the network at all moved them, and its
+# zygote is retired, so the next program never shares a network namespace with one that used it.
 
-CLONE_NEWNS, CLONE_NEWUTS, CLONE_NEWIPC, CLONE_NEWUSER, CLONE_NEWPID, CLONE_NEWNET = 0x20000, 0x4000000, 0x8000000, 0x10000000, 0x20000000, 0x40000000
+CLONE_NEWNS, CLONE_NEWIPC, CLONE_NEWUSER, CLONE_NEWPID = 0x20000, 0x8000000, 0x10000000, 0x20000000
 MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REC, MS_PRIVATE = 2, 4, 8, 16384, 1 << 18
 TMPFS_PLACES = ("/work", "/tmp", "/mnt", "/dev/shm")
 PR_SET_SECCOMP, SECCOMP_MODE_FILTER, PR_CAPBSET_DROP = 22, 2, 24
 PROGRAM_FILTER = "/opt/rlpipe/program.bpf"
-SIOCGIFFLAGS, SIOCSIFFLAGS, IFF_UP = 0x8913, 0x8914, 0x1
+NET_COUNTERS = ("/proc/net/snmp", "/proc/net/netstat", "/proc/net/snmp6", "/proc/net/sockstat", "/proc/net/sockstat6", "/proc/net/unix")
 
 
 class IsolationUnavailable(Exception):
@@ -256,14 +261,13 @@ def _write(path, data):
         os.close(fd)
 
 
-def enter_fresh_namespaces(tmpfs_bytes):
-    """In the manager: new user, mount, PID, IPC, network and UTS namespaces, fresh scratch file systems and the
-    loopback up. Raises IsolationUnavailable when the kernel refuses the namespaces (nothing changed then)."""
+def enter_own_user_namespace():
+    """In the zygote, once: a user namespace of its own, the sandbox's uid and gid mapped to themselves, in which it
+    may make the namespaces of its programs. Raises IsolationUnavailable when the kernel refuses."""
     uid, gid = os.getuid(), os.getgid()
-    if h.libc.unshare(CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWNET | CLONE_NEWUTS) != 0:
+    if h.libc.unshare(CLONE_NEWUSER) != 0:
         raise IsolationUnavailable(os.strerror(h.ctypes.get_errno()))
-    # A process that is not dumpable (the zygote's children) cannot write its own maps: /proc/self is root's then. No
-    # program exists yet to take advantage of the moment.
+    # A process that is not dumpable (the zygote) cannot write its own maps: /proc/self is root's then.
     h.libc.prctl(h.PR_SET_DUMPABLE, 1, 0, 0, 0)
     try:
         _write("/proc/self/setgroups", b"deny")
@@ -271,24 +275,46 @@ def enter_fresh_namespaces(tmpfs_bytes):
         _write("/proc/self/gid_map", b"%d %d 1" % (gid, gid))
     finally:
         h.libc.prctl(h.PR_SET_DUMPABLE, 0, 0, 0, 0)
+
+
+def enter_fresh_namespaces(tmpfs_bytes):
+    """In the manager (the zygote's user namespace): new mount, PID and IPC namespaces and fresh scratch file systems."""
+    _check(h.libc.unshare(CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC), "unshare")
     _check(h.libc.mount(None, b"/", None, MS_REC | MS_PRIVATE, None), "make / private")
     options = b"size=%d,mode=0755" % tmpfs_bytes
     for place in TMPFS_PLACES:
         _check(h.libc.mount(b"tmpfs", place.encode(), b"tmpfs", MS_NOSUID | MS_NODEV, options), "tmpfs on " + place)
     _check(h.libc.mount(b"mqueue", b"/dev/mqueue", b"mqueue", MS_NOSUID | MS_NODEV | MS_NOEXEC, None), "mqueue")
     os.chdir(h.WORK)  # the fresh /work (the old one is underneath)
-    import _socket
-    s = _socket.socket(_socket.AF_INET, _socket.SOCK_DGRAM)
-    try:
-        ifr = struct.pack("16sH14x", b"lo", IFF_UP)
-        h.libc.ioctl(s.fileno(), SIOCSIFFLAGS, ifr)
-    finally:
-        s.close()
 
 
 def become_program_init():
     """In the manager's child, pid 1 of the new PID namespace: /proc of that namespace."""
     _check(h.libc.mount(b"proc", b"/proc", b"proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, None), "proc")
+
+
+def net_counters():
+    """The network namespace's counters and socket counts: equal before and after a program that did not use it."""
+    out = []
+    for path in NET_COUNTERS:
+        try:
+            text = read_small(path)
+        except OSError:
+            continue
+        if path.endswith("sockstat") or path.endswith("sockstat6"):
+            # Only this namespace's counts: "orphan", "alloc" and "mem" are the host's (see sockets_left).
+            rows = []
+            for line in text.decode().splitlines():
+                proto, _, fields = line.partition(":")
+                words = fields.split()
+                counts = dict(zip(words[::2], words[1::2]))
+                rows.append((proto, counts.get("inuse"), counts.get("tw")))
+            out.append(tuple(rows))
+        elif path.endswith("unix"):
+            out.append(text.count(b"\n"))
+        else:
+            out.append(text)
+    return out
 
 
 class _SockFprog(h.ctypes.Structure):
@@ -299,7 +325,7 @@ def confine():
     """Before any program code: no capability left, and the program's seccomp filter (when the server has one)."""
     for cap in range(64):
         if h.libc.prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) != 0:
-            break  # past the last capability this kernel knows
+            break  # past the last capability this kernel knows (or none to drop: no namespaces of its own)
     header = struct.pack("Ii", 0x20080522, 0)  # _LINUX_CAPABILITY_VERSION_3, this process
     data = h.ctypes.create_string_buffer(24)  # two all-zero cap_user_data_t: effective, permitted, inheritable
     _check(h.libc.capset(header, data), "drop capabilities")

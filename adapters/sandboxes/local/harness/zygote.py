@@ -35,6 +35,9 @@ import reset  # noqa: E402
 # How a manager ends: the program ran and all is clean; the program ran and something is left (reported in its
 # "done"); the job stream ended (the server retired the zygote).
 CLEAN, DIRTY, NO_JOB = 0, 2, 3
+# Where the process that ran a program tells the zygote how it ended (after the job, event and diagnostics streams
+# and the program cgroup's descriptor: local_harness.JOBS…PROGRAM_CGROUP).
+OUTCOME_FD = 104
 
 
 class Lines:
@@ -57,9 +60,10 @@ class Lines:
             self.parts.append(chunk)
 
 
-def manager(baseline, clean, tmpfs_bytes, isolated):
+def manager(baseline, clean, tmpfs_bytes, isolated, outcome_fd):
     """In a fresh fork per program: namespaces of the program's own (its init reads the job and runs it), or, where
-    the kernel refuses them, the job run here and cleaned up after (when another program may follow)."""
+    the kernel refuses them, the job run here and cleaned up after (when another program may follow). The process that
+    ran the job writes its code on `outcome_fd` before it exits (see main)."""
     # A session of its own, and with it an autogroup of its own: a program writing /proc/self/autogroup changes only
     # its own share of the CPU, not that of every later program of this zygote (they would share the zygote's).
     os.setsid()
@@ -67,15 +71,19 @@ def manager(baseline, clean, tmpfs_bytes, isolated):
         reset.enter_fresh_namespaces(tmpfs_bytes)
         pid = os.fork()
         if pid != 0:
-            # The program's init exits with the manager's code; when it is gone, so is everything of the program.
+            # The program's init tells the zygote its code itself; this process only keeps the namespaces company until
+            # it exits (the kernel takes them down with the last of the two, which the zygote does not wait for).
+            os.close(outcome_fd)
             _, status = os.waitpid(pid, 0)
             return os.WEXITSTATUS(status) if os.WIFEXITED(status) else 1
         reset.become_program_init()
+        network = reset.net_counters()
     reset.confine()
     lines = Lines(h.JOBS)
     while True:
         line = lines.next()
         if line is None:
+            os.write(outcome_fd, bytes([NO_JOB]))
             return NO_JOB
         if line.strip() not in (b"", b"stop"):  # a stop that arrived after its program ended
             break
@@ -87,9 +95,19 @@ def manager(baseline, clean, tmpfs_bytes, isolated):
 
     h.run_program(job, stop_requested, lines.next)
     started = time.monotonic()
-    anomaly = reset.clean_up(baseline) if clean and not isolated else []
+    if isolated:
+        # Nothing of the program outlives its init but what it did to the sandbox's network namespace.
+        anomaly = []
+        if clean:
+            h.end_strays()
+            if reset.net_counters() != network:
+                anomaly.append("the program used the network (the next program gets a fresh sandbox)")
+    else:
+        anomaly = reset.clean_up(baseline) if clean else []
     h.emit({"event": "done", "anomaly": anomaly, "cleanupMs": round((time.monotonic() - started) * 1000.0, 3)})
-    return DIRTY if anomaly else CLEAN
+    code = DIRTY if anomaly else CLEAN
+    os.write(outcome_fd, bytes([code]))
+    return code
 
 
 def prelude_index():
@@ -128,7 +146,7 @@ def isolation_works(tmpfs_bytes):
         os.close(r)
         why = "the probe ended early"
         try:
-            reset.enter_fresh_namespaces(tmpfs_bytes)
+            reset.enter_fresh_namespaces(tmpfs_bytes)  # in the zygote's user namespace, as a manager
             inner = os.fork()
             if inner == 0:
                 ok = 1
@@ -141,7 +159,7 @@ def isolation_works(tmpfs_bytes):
                 finally:
                     os._exit(ok)
             _, status = os.waitpid(inner, 0)
-            why = "" if os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0 else None
+            why = "" if os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0 else "the probe's program init failed (status %d)" % status
         except BaseException as e:  # noqa: BLE001 - told to the server in the ready event
             why = str(e)
         finally:
@@ -168,7 +186,13 @@ def main():
     h.take_streams(int(sys.argv[4]) if len(sys.argv) > 4 else None)
     max_programs = int(sys.argv[1])
     tmpfs_bytes = int(sys.argv[2])
-    refused = isolation_works(tmpfs_bytes) if sys.argv[3] == "own" else "the server asked for shared namespaces"
+    refused = "the server asked for shared namespaces"
+    if sys.argv[3] == "own":
+        try:
+            reset.enter_own_user_namespace()
+            refused = isolation_works(tmpfs_bytes)
+        except reset.IsolationUnavailable as e:
+            refused = "no user namespace: %s" % e
     isolated = refused is None
     if max_programs > 1:
         # Worth it for a zygote that serves many programs; a one-program sandbox builds it only when a job needs it.
@@ -185,19 +209,44 @@ def main():
     gc.freeze()  # what a fork shares stays shared: the collector never touches (copies) the zygote's objects
     baseline = (reset.zygote_state(), reset.zygote_rss_bytes(), reset.writable_state(), {d: reset.inode_flags(d) for d in reset.WRITABLE})
     h.emit({"event": "ready", "namespaces": isolated, **({} if isolated else {"namespacesRefused": refused})})
+    exiting = []  # managers whose program is over, still exiting (their namespaces' teardown takes a while)
     for served in range(max_programs):
+        outcome_r, w = os.pipe()
+        # On a descriptor of its own, like the job and event streams: every process of a program closes those (nor can
+        # a pipe end land on 0-3, which the manager's case streams take).
+        outcome_w = os.dup2(w, OUTCOME_FD)
+        os.close(w)
         pid = os.fork()
         if pid == 0:
             code = 1
             try:
-                code = manager(baseline, clean=served + 1 < max_programs, tmpfs_bytes=tmpfs_bytes, isolated=isolated)
+                os.close(outcome_r)
+                code = manager(baseline, clean=served + 1 < max_programs, tmpfs_bytes=tmpfs_bytes, isolated=isolated, outcome_fd=outcome_w)
             except BaseException:  # noqa: BLE001 - a harness bug: say what it was where the server reads diagnostics
                 import traceback
                 os.write(h.DIAG, traceback.format_exc().encode())
             finally:
                 os._exit(code)
-        _, status = os.waitpid(pid, 0)
-        code = os.WEXITSTATUS(status) if os.WIFEXITED(status) else None
+        os.close(outcome_w)
+        # The program's code, as soon as it is known: the next manager is forked without waiting for this one to exit.
+        told = os.read(outcome_r, 1)
+        os.close(outcome_r)
+        while exiting and os.waitpid(exiting[0], os.WNOHANG)[0] != 0:
+            exiting.pop(0)
+        if told and told[0] == CLEAN:
+            if isolated:
+                exiting.append(pid)
+                if reset.zygote_state() != baseline[0]:
+                    return  # out of a program's reach (another PID namespace); should it ever change, a fresh sandbox
+                continue
+            _, status = os.waitpid(pid, 0)
+            code = os.WEXITSTATUS(status) if os.WIFEXITED(status) else None
+        elif told:
+            code = told[0]
+            os.waitpid(pid, 0)
+        else:
+            _, status = os.waitpid(pid, 0)
+            code = os.WEXITSTATUS(status) if os.WIFEXITED(status) else None
         if code == NO_JOB:
             return  # the server closed the job stream: retired
         h.end_strays()  # normally nothing: the manager killed its program's processes
@@ -205,10 +254,8 @@ def main():
             return  # the manager reported what it found
         if code != CLEAN:
             # The program killed its manager (or the harness failed): a fresh sandbox for the next program.
-            h.emit({"event": "done", "anomaly": ["manager ended with status %d" % status], "cleanupMs": 0})
+            h.emit({"event": "done", "anomaly": ["manager ended with status %s" % (status if not told else code)], "cleanupMs": 0})
             return
-        if isolated and reset.zygote_state() != baseline[0]:
-            return  # out of a program's reach (another PID namespace); should it ever change, a fresh sandbox
 
 
 if __name__ == "__main__":
