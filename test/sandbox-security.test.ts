@@ -173,7 +173,7 @@ function runFilter(prog: Buffer, arch: number, nr: number, arg0 = 0): number {
   throw new Error("the filter ran off its end");
 }
 
-describe("sandbox security: the seccomp filter bubblewrap installs", () => {
+describe("sandbox security: the seccomp filters (the program's, which each manager installs; bubblewrap's)", () => {
   const ALLOW = 0x7fff0000;
   const EPERM = 0x00050001;
   const ENOSYS = 0x00050026;
@@ -217,6 +217,16 @@ describe("sandbox security: the seccomp filter bubblewrap installs", () => {
       assert.equal(runFilter(prog, 0xdeadbeef, 250), ALLOW, "an ABI without syscall numbers here is left alone");
     });
   }
+  it("bubblewrap's own filter refuses only the keyring (the zygote and managers make the programs' namespaces)", () => {
+    for (const [nodeArch, abis] of Object.entries(cases)) {
+      const prog = sandboxFilter(nodeArch, { namespaces: false })!;
+      for (const { arch, keyring, clone, unshare, base = 0 } of abis) {
+        for (let nr = 0; nr < 512; nr++) assert.equal(runFilter(prog, arch, base + nr, nr === clone ? FORK_FLAGS | CLONE_NEWPID : CLONE_NEWUSER), keyring.includes(nr) ? EPERM : ALLOW, `${nodeArch} syscall ${nr}`);
+        assert.equal(runFilter(prog, arch, base + unshare, CLONE_NEWUSER), ALLOW);
+      }
+    }
+  });
+
   it("has no filter for an architecture without a syscall table", () => {
     assert.equal(sandboxFilter("riscv64"), undefined);
   });
