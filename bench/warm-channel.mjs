@@ -39,13 +39,10 @@ try {
     // The offsets' spread on the circle of M values: the shortest arc holding all of them, and 90% of them.
     const arc = (share) => {
       const sorted = [...offsets].sort((a, b) => a - b);
+      const ext = [...sorted, ...sorted.map((x) => x + M)]; // the circle unrolled once
       const keep = Math.max(1, Math.ceil(sorted.length * share));
       let best = M;
-      for (let i = 0; i < sorted.length; i++) {
-        const j = (i + keep - 1) % sorted.length;
-        const width = ((sorted[j] - sorted[i] + M) % M) + 1;
-        best = Math.min(best, width);
-      }
+      for (let i = 0; i < sorted.length; i++) best = Math.min(best, ext[i + keep - 1] - ext[i] + 1);
       return best;
     };
     const spread = arc(1);
