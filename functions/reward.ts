@@ -3,6 +3,7 @@
 // short-lived cache; sandbox failures are retried with backoff and, if they persist, reported per sample as
 // infra_error — never as a 0 score.
 import { createHash } from "node:crypto";
+import { setMaxListeners } from "node:events";
 import { z } from "zod";
 import { parseTestCases, TestCaseError } from "../core/grading/cases.js";
 import { NO_VERDICT_ABILITIES, planProgram, strictRefusal, verdictBy, type VerdictAbilities, type VerdictBy } from "../core/grading/verdicts.js";
@@ -174,6 +175,8 @@ export function sandboxSecondsOf(r: EvalResult): number {
 
 /** Evaluate; jobs whose sandbox failed are retried (only those), with jittered backoff. */
 async function evaluateWithRetry(jobs: EvalJob[], deps: RewardDeps, signal?: AbortSignal): Promise<{ results: EvalResult[]; sandboxSeconds: number }> {
+  // Every job of the batch waits on the request's signal (for a slot, then in its sandbox): not a leak, a big batch.
+  if (signal !== undefined) setMaxListeners(jobs.length + 10, signal);
   const results: EvalResult[] = new Array(jobs.length);
   let todo = jobs.map((_, i) => i);
   let seconds = 0;
