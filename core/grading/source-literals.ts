@@ -236,14 +236,13 @@ class LiteralParser {
   braced(): ExactJson {
     const save = this.i;
     if (this.language === "go" && !this.is("}")) {
-      // key: value pairs?
+      // A map's body when its first value is followed by a colon.
       try {
-        const key = this.value();
+        this.value();
         if (this.is(":")) {
           this.i = save;
           return this.goMapBody();
         }
-        void key;
       } catch (e) {
         if (!(e instanceof NotALiteral)) throw e;
       }
@@ -252,11 +251,12 @@ class LiteralParser {
     return this.list("}");
   }
 
-  goMapBody(): ExactJson {
+  /** `key: value, …}` (the opening brace read), each key read by `key`, into an object. */
+  keyValues(key: () => ExactJson): ExactJson {
     const out: Record<string, ExactJson> = {};
     if (this.is("}")) { this.i++; return out; }
     for (;;) {
-      const k = this.value();
+      const k = key();
       this.take(":");
       setKey(out, k, this.value());
       if (this.is(",")) { this.i++; if (this.is("}")) { this.i++; return out; } continue; }
@@ -265,23 +265,23 @@ class LiteralParser {
     }
   }
 
+  /** A Go map literal's body: its keys are values. */
+  goMapBody(): ExactJson {
+    return this.keyValues(() => this.value());
+  }
+
+  /** A JavaScript object: its keys are strings, names or numbers. */
   jsObject(): ExactJson {
-    const out: Record<string, ExactJson> = {};
-    if (this.is("}")) { this.i++; return out; }
-    for (;;) {
+    return this.keyValues(() => {
       const k = this.peek();
       if (k === undefined) this.fail("unterminated object");
-      let key: ExactJson;
-      if (k.kind === "str") key = k.value!;
-      else if (k.kind === "id" || k.kind === "num") key = k.kind === "num" ? numberValue(k.text, "nodejs") : k.text;
-      else this.fail("expected a key");
       this.i++;
-      this.take(":");
-      setKey(out, key, this.value());
-      if (this.is(",")) { this.i++; if (this.is("}")) { this.i++; return out; } continue; }
-      this.take("}");
-      return out;
-    }
+      if (k.kind === "str") return k.value!;
+      if (k.kind === "num") return numberValue(k.text, "nodejs");
+      if (k.kind === "id") return k.text;
+      this.i--;
+      this.fail("expected a key");
+    });
   }
 
   /** A qualified name and what follows it: a keyword value, a constructor, a factory call, a macro. */
@@ -417,8 +417,6 @@ export function literalValue(text: string, language: SourceLanguage): ExactJson 
 
 function goLiteral(tokens: readonly Token[]): ExactJson {
   const out: Token[] = [];
-  let mapDepth = 0;
-  void mapDepth;
   // Drop type prefixes before each `{`: `[]int`, `[][]string`, `map[string]int`, `[]interface{}` (its `{}` too).
   for (let i = 0; i < tokens.length; i++) {
     const t = tokens[i]!;

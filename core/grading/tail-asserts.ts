@@ -137,27 +137,50 @@ function equality(expr: string, language: SourceLanguage): [string, string] | un
   return parts !== undefined && parts.length === 2 ? [parts[0]!, parts[1]!] : undefined;
 }
 
+/**
+ * The calls a test body's statements make: aliases (`auto candidate = f`) are noted, every other statement is an
+ * assert that `sides` reads as [call, expected] (undefined: not an assert of this language's shapes).
+ */
+function assertCalls(body: string, language: SourceLanguage, sides: (stmt: string) => [string, string] | undefined): SourceCall[] {
+  const aliases = new Map<string, string>();
+  const calls: SourceCall[] = [];
+  for (const s of statements(body, language)) {
+    const alias = aliasOf(s);
+    if (alias !== undefined) { aliases.set(alias[0], alias[1]); continue; }
+    const two = sides(s);
+    if (two === undefined) throw new NotDecomposable(`a statement of another shape: ${s.slice(0, 80)}`);
+    calls.push(comparison(two[0], two[1], aliases, language, s));
+  }
+  return calls;
+}
+
+/** Every callee returns a type its language's driver writes as JSON (`returnType`: the declared type, if found). */
+function checkReturnTypes(calls: readonly SourceCall[], driver: string, returnType: (callee: string) => string | undefined, serializable: (type: string) => boolean): void {
+  for (const callee of new Set(calls.map((c) => c.callee))) {
+    const type = returnType(callee);
+    if (type === undefined) throw new NotDecomposable(`no declaration of ${callee} with its return type`);
+    if (!serializable(type)) throw new NotDecomposable(`${callee} returns ${type}, which the ${driver} driver cannot write as JSON`);
+  }
+}
+
+/** The arguments of a call-like assert (`assert_eq!(a, b)`, `assert.deepEqual(a, b[, message])`) as [a, b]. */
+function twoArguments(text: string, language: SourceLanguage, what: string, allowMessage: boolean): [string, string] {
+  const args = splitTopLevel(text, ",", language)?.filter((x, i, all) => !(i === all.length - 1 && x.trim() === ""));
+  if (args === undefined || args.length < 2 || args.length > (allowMessage ? 3 : 2)) throw new NotDecomposable(`${what} with ${args?.length ?? "unbalanced"} arguments${allowMessage ? "" : " (a message?)"}`);
+  return [args[0]!, args[1]!];
+}
+
 // ---- C++: `}\nint main() {\n    auto candidate = f;\n    assert(candidate(…) == (…));\n}` ----
 
 function decomposeCpp(cut: string, tail: string): Decomposed {
   const { before, body, after } = block(tail, /\bint\s+main\s*\(\s*(?:void)?\s*\)\s*\{/, "cpp", "int main()");
   if (after.trim() !== "") throw new NotDecomposable("text after main() in the tail");
-  const aliases = new Map<string, string>();
-  const calls: SourceCall[] = [];
-  for (const s of statements(body, "cpp")) {
-    const alias = aliasOf(s);
-    if (alias !== undefined) { aliases.set(alias[0], alias[1]); continue; }
+  const calls = assertCalls(body, "cpp", (s) => {
     const a = /^assert\s*\(([\s\S]*)\)$/.exec(s);
-    const eq = a === null ? undefined : equality(a[1]!, "cpp");
-    if (eq === undefined) throw new NotDecomposable(`a statement of another shape: ${s.slice(0, 80)}`);
-    calls.push(comparison(eq[0], eq[1], aliases, "cpp", s));
-  }
+    return a === null ? undefined : equality(a[1]!, "cpp");
+  });
   const code = cut + before;
-  for (const callee of new Set(calls.map((c) => c.callee))) {
-    const type = declaredReturnType(code, callee, /([A-Za-z_][\w:<>,\s*&]*?)\s+\b/.source);
-    if (type === undefined) throw new NotDecomposable(`no declaration of ${callee} with its return type`);
-    if (!cppSerializable(type)) throw new NotDecomposable(`${callee} returns ${type}, which the C++ driver cannot write as JSON`);
-  }
+  checkReturnTypes(calls, "C++", (callee) => declaredReturnType(code, callee, /([A-Za-z_][\w:<>,\s*&]*?)\s+\b/.source), cppSerializable);
   return { code, calls };
 }
 
@@ -210,23 +233,12 @@ function decomposeJs(cut: string, tail: string): Decomposed {
   const { before, body, after } = block(tail, /\bfunction\s+test\s*\(\s*\)\s*\{/, "nodejs", "function test()");
   if (!/^\s*test\s*\(\s*\)\s*;?\s*$/.test(after)) throw new NotDecomposable("the tail does more than call test()");
   const prelude = before.replace(/^\s*(?:const|let|var)\s+assert\s*=\s*require\(\s*['"](?:node:)?assert(?:\/strict)?['"]\s*\)\s*;?\s*$/m, "");
-  const aliases = new Map<string, string>();
-  const calls: SourceCall[] = [];
-  for (const s of statements(body, "nodejs")) {
-    const alias = aliasOf(s);
-    if (alias !== undefined) { aliases.set(alias[0], alias[1]); continue; }
+  const calls = assertCalls(body, "nodejs", (s) => {
     const m = /^assert\.([A-Za-z]+)\s*\(([\s\S]*)\)$/.exec(s);
-    if (m !== null && JS_EQUALS.has(m[1]!)) {
-      const args = splitTopLevel(m[2]!, ",", "nodejs");
-      if (args === undefined || args.length < 2 || args.length > 3) throw new NotDecomposable(`assert.${m[1]} with ${args?.length ?? "unbalanced"} arguments`);
-      calls.push(comparison(args[0]!, args[1]!, aliases, "nodejs", s));
-      continue;
-    }
+    if (m !== null && JS_EQUALS.has(m[1]!)) return twoArguments(m[2]!, "nodejs", `assert.${m[1]}`, true);
     const a = /^assert\s*\(([\s\S]*)\)$/.exec(s);
-    const eq = a === null ? undefined : equality(a[1]!.replace(/===/g, "=="), "nodejs");
-    if (eq === undefined) throw new NotDecomposable(`a statement of another shape: ${s.slice(0, 80)}`);
-    calls.push(comparison(eq[0], eq[1], aliases, "nodejs", s));
-  }
+    return a === null ? undefined : equality(a[1]!.replace(/===/g, "=="), "nodejs");
+  });
   return { code: cut + prelude, calls };
 }
 
@@ -235,32 +247,20 @@ function decomposeJs(cut: string, tail: string): Decomposed {
 function decomposeRust(cut: string, tail: string): Decomposed {
   const { before, body, after } = block(tail, /\bfn\s+main\s*\(\s*\)\s*\{/, "rust", "fn main()");
   if (after.trim() !== "") throw new NotDecomposable("text after main() in the tail");
-  const aliases = new Map<string, string>();
-  const calls: SourceCall[] = [];
-  for (const s of statements(body, "rust")) {
-    const alias = aliasOf(s);
-    if (alias !== undefined) { aliases.set(alias[0], alias[1]); continue; }
+  const calls = assertCalls(body, "rust", (s) => {
     const eqMacro = /^assert_eq!\s*\(([\s\S]*)\)$/.exec(s);
-    if (eqMacro !== null) {
-      const args = splitTopLevel(eqMacro[1]!, ",", "rust")?.filter((x, i, all) => !(i === all.length - 1 && x.trim() === ""));
-      if (args === undefined || args.length !== 2) throw new NotDecomposable(`assert_eq! with ${args?.length ?? "unbalanced"} arguments (a message?)`);
-      calls.push(comparison(args[0]!, args[1]!, aliases, "rust", s));
-      continue;
-    }
+    if (eqMacro !== null) return twoArguments(eqMacro[1]!, "rust", "assert_eq!", false);
     const a = /^assert!\s*\(([\s\S]*)\)$/.exec(s);
-    const eq = a === null ? undefined : equality(a[1]!, "rust");
-    if (eq === undefined) throw new NotDecomposable(`a statement of another shape: ${s.slice(0, 80)}`);
-    calls.push(comparison(eq[0], eq[1], aliases, "rust", s));
-  }
+    return a === null ? undefined : equality(a[1]!, "rust");
+  });
   const code = cut + before;
-  for (const callee of new Set(calls.map((c) => c.callee))) {
+  checkReturnTypes(calls, "Rust", (callee) => {
     const m = new RegExp(`\\bfn\\s+${callee}\\s*(?:<[^>]*>)?\\s*\\(`).exec(code);
-    if (m === null) throw new NotDecomposable(`no fn ${callee} in the program`);
+    if (m === null) return undefined;
     const close = matchingBracket(code, m.index + m[0].length - 1, "rust");
     const ret = /^\s*->\s*([^{]+?)\s*(?:where\b[^{]*)?\{/.exec(code.slice(close + 1));
-    const type = ret === null ? "()" : ret[1]!;
-    if (!rustSerializable(type)) throw new NotDecomposable(`${callee} returns ${type}, which the Rust driver cannot write as JSON`);
-  }
+    return ret === null ? "()" : ret[1]!;
+  }, rustSerializable);
   return { code, calls };
 }
 
@@ -287,29 +287,22 @@ export function rustSerializable(type: string): boolean {
 function decomposeJava(cut: string, tail: string): Decomposed {
   const { before, body, after } = block(tail, /\bpublic\s+static\s+void\s+main\s*\(\s*String\s*(?:\[\s*\]\s*[A-Za-z_]\w*|[A-Za-z_]\w*\s*\[\s*\]|\.\.\.\s*[A-Za-z_]\w*)\s*\)\s*(?:throws\s+[\w.,\s]+)?\{/, "java", "main(String[])");
   if (!/^\s*(?:\}\s*)*$/.test(after)) throw new NotDecomposable("text after main() in the tail other than closing braces");
-  const calls: SourceCall[] = [];
-  for (const s of statements(body, "java")) {
+  const calls = assertCalls(body, "java", (s) => {
     const a = /^assert\s*\(([\s\S]*)\)$/.exec(s) ?? /^assert\s+([\s\S]*)$/.exec(s);
-    if (a === null) throw new NotDecomposable(`a statement of another shape: ${s.slice(0, 80)}`);
+    if (a === null) return undefined;
     const expr = unparen(a[1]!, "java");
     const eq = equality(expr, "java");
-    if (eq !== undefined) { calls.push(comparison(eq[0], eq[1], new Map(), "java", s)); continue; }
+    if (eq !== undefined) return eq;
     // f(…).equals(…)
     const m = /^([A-Za-z_]\w*)\s*\(/.exec(expr);
     const close = m === null ? -1 : matchingBracket(expr, m[0].length - 1, "java");
     const rest = close < 0 ? "" : expr.slice(close + 1);
     const eqs = /^\s*\.\s*equals\s*\(/.exec(rest);
-    if (m === null || eqs === null || matchingBracket(rest, eqs[0].length - 1, "java") !== rest.trimEnd().length - 1) {
-      throw new NotDecomposable(`an assert of another shape: ${s.slice(0, 80)}`);
-    }
-    calls.push(comparison(expr.slice(0, close + 1), rest.trimEnd().slice(eqs[0].length, -1), new Map(), "java", s));
-  }
+    if (m === null || eqs === null || matchingBracket(rest, eqs[0].length - 1, "java") !== rest.trimEnd().length - 1) return undefined;
+    return [expr.slice(0, close + 1), rest.trimEnd().slice(eqs[0].length, -1)];
+  });
   const code = cut + before;
-  for (const callee of new Set(calls.map((c) => c.callee))) {
-    const type = declaredReturnType(code, callee, /([A-Za-z_][\w.<>,\s[\]?]*?)\s+/.source);
-    if (type === undefined) throw new NotDecomposable(`no declaration of ${callee} with its return type`);
-    if (!javaSerializable(type)) throw new NotDecomposable(`${callee} returns ${type}, which the Java driver cannot write as JSON`);
-  }
+  checkReturnTypes(calls, "Java", (callee) => declaredReturnType(code, callee, /([A-Za-z_][\w.<>,\s[\]?]*?)\s+/.source), javaSerializable);
   // The driver's main goes where the tail's was, inside the class (the tail's closing braces come after it).
   return { code: `${code}\n${JAVA_DRIVER_SLOT}\n${after}`, calls };
 }

@@ -35,7 +35,8 @@ import sys
 
 
 class _JsonContext:
-    """What the C scanner of the json package reads from its decoder (json.loads without importing json)."""
+    """What the C scanner of the json package reads from its decoder (json.loads without importing json). The harness
+    (local_harness.py) uses the same scanner."""
     strict = True
     object_hook = None
     object_pairs_hook = None
@@ -48,7 +49,7 @@ class _JsonContext:
         return {"NaN": float("nan"), "Infinity": float("inf"), "-Infinity": float("-inf")}[name]
 
 
-_scan = _json.make_scanner(_JsonContext())
+JSON_SCANNER = _json.make_scanner(_JsonContext())
 
 # Modules a test may use through a name the program bound (HumanEval programs import math, re, typing…): the verifier
 # binds its own copy, imported from its own sys.path. Importing is running code, so only these, whatever the program
@@ -109,7 +110,7 @@ def recv(fd):
     if body is None:
         return None
     text = body.decode("utf-8", "surrogatepass")
-    obj, end = _scan(text, 0)
+    obj, end = JSON_SCANNER(text, 0)
     if end != len(text):
         raise ProtocolError("trailing data in a message")
     return obj

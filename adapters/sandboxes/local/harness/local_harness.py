@@ -19,8 +19,9 @@ Hardening against the program (same uid): the harness is not dumpable (no ptrace
 fd or pidfd_getfd of its streams); descriptors inherited from whoever started the server are closed first; every
 other process is killed after each case (daemons escape process groups).
 """
-# Only C modules besides os and ctypes: every module the zygote holds makes each fork dearer (the json package
-# brings re, signal brings enum; signal.signal's enum conversions alone cost a forked child ~0.3 ms).
+# Only C modules besides os, ctypes and asserts.py (which imports only C modules): every module the zygote holds makes
+# each fork dearer (the json package brings re, signal brings enum; signal.signal's enum conversions alone cost a forked
+# child ~0.3 ms).
 import _json
 import _signal
 import ctypes
@@ -30,6 +31,8 @@ import resource
 import select
 import sys
 import time
+
+import asserts
 
 WORK = "/work"
 PR_SET_DUMPABLE = 4
@@ -86,21 +89,8 @@ PROBLEMS = []
 STD = None  # (stdin, stdout, stderr) text streams on fds 0/1/2 for Python programs, built once, never used before a fork
 
 
-class _JsonContext:
-    """What the C scanner of the json package reads from its decoder."""
-    strict = True
-    object_hook = None
-    object_pairs_hook = None
-    parse_float = float
-    parse_int = int
-    memo = {}
-
-    @staticmethod
-    def parse_constant(name):
-        return {"NaN": float("nan"), "Infinity": float("inf"), "-Infinity": float("-inf")}[name]
-
-
-_scan = _json.make_scanner(_JsonContext())
+# The json package's C scanner, as asserts.py builds it (that module imports nothing of this one).
+_scan = asserts.JSON_SCANNER
 
 
 def loads(text):
@@ -654,7 +644,6 @@ class ProgramHost:
     def start_case(self, index, cdir, test_code, entry_point, limits):
         """Has the host fork case `index`'s program process and forks the verifier; returns the verifier's pid and the
         read end of the pipe on which only the verifier can say that the test returned (asserts.PASS_TOKEN)."""
-        import asserts
         _socket = self._socket
         pass_read, pass_write = os.pipe2(os.O_CLOEXEC | os.O_NONBLOCK)
         verifier_end, program_end = _socket.socketpair(_socket.AF_UNIX, _socket.SOCK_STREAM)
@@ -727,7 +716,6 @@ def _host_loop(control, compiled):
 
 def run_program_side(compiled, fd):
     """In a split assert case's program process: the program's top level, then calls from the verifier."""
-    import asserts
     python_signals()
     glb = {"__name__": "__main__", "__builtins__": __builtins__}
     failure = None
@@ -956,8 +944,6 @@ def run_program(job, stop_requested, next_line):
     "go" after a build (once it has set the cases' memory limit) and the test codes of split assert cases."""
     first = job.get("startIndex", 0)
     split = job["language"] == "python" and any(c["kind"] == "assert" and c.get("split") for c in job["cases"][first:])
-    if split:
-        import asserts  # noqa: F401 - while /opt/rlpipe is still on sys.path (a program's is its own directory)
     files = enter_program(job)
     artifact, event = build(job, files)
     emit(event)
