@@ -8,6 +8,11 @@
 // (cloud.tencent.com/document/product/583/100227); Type "cos" is named by the bucket's XML-API domain
 // (<bucket-appid>.cos.<region>.myqcloud.com) with TriggerDesc {event, filter: {Prefix, Suffix}} (583/39901, 583/34880).
 // A name already bound is ResourceInUse.Trigger ("This TriggerName already exists", the SDKs' SCF error list).
+// A version or alias has one function URL, whatever it is named (one made in the console included), so rlpipe's is
+// "the function's http trigger": found by its type, updated in place under the name it has, never deleted (a URL
+// bound to a custom domain cannot be: FailedOperation.DeleteTrigger.UrlUsed). ListTriggers gives a URL's
+// TriggerDesc back with NetConfig.IntranetUrl/ExtranetUrl and a cos trigger's with bucketUrl added
+// (core/packaging/triggers.ts compares only what rlpipe set).
 // The role: CAM GetRole {RoleName} → RoleInfo.PolicyDocument (cloud.tencent.com/document/product/598/36221); SCF can
 // take a role whose policy trusts the service scf.qcloud.com.
 import type { DeployedTrigger, TriggerSpec, WantedTrigger } from "../../core/packaging/triggers.js";
@@ -21,6 +26,10 @@ export interface ScfCaller {
 
 export const SCF_ROLE_SERVICE = "scf.qcloud.com";
 const PAGE = 100;
+/** The key of a function's URL (one per version), whatever the trigger is named. */
+const FUNCTION_URL = "function URL";
+/** The name rlpipe gives a function URL it creates. */
+const FUNCTION_URL_NAME = "rlpipe-url";
 
 interface TriggerItem { TriggerName?: string; Type?: string; TriggerDesc?: string; Enable?: number }
 
@@ -37,7 +46,7 @@ export class ScfTriggers implements TriggersApi {
       return { type: "cos", key, config: { event: "cos:ObjectCreated:*", filter: { Prefix: wanted.prefix, Suffix: "" } }, label: `cos ObjectCreated cos://${wanted.bucket}/${wanted.prefix}` };
     }
     // A function URL on the public network; the functions check their own token or secret.
-    return { type: "http", key: "rlpipe-url", config: { AuthType: "NONE", NetConfig: { EnableIntranet: false, EnableExtranet: true } }, label: "function URL (public, AuthType NONE)" };
+    return { type: "http", key: FUNCTION_URL, config: { AuthType: "NONE", NetConfig: { EnableIntranet: false, EnableExtranet: true } }, label: "function URL (public, AuthType NONE)" };
   }
 
   async list(fn: DeployedFunction, signal?: AbortSignal): Promise<DeployedTrigger[]> {
@@ -45,25 +54,25 @@ export class ScfTriggers implements TriggersApi {
     for (let offset = 0; ; offset += PAGE) {
       const r = await this.api.call<{ Triggers?: TriggerItem[]; TotalCount?: number }>("ListTriggers", { FunctionName: fn.name, Namespace: this.opts.namespace, Offset: offset, Limit: PAGE }, signal);
       const page = r.Triggers ?? [];
-      for (const t of page) out.push({ id: t.TriggerName ?? "", type: t.Type ?? "", key: t.TriggerName, config: parsedDesc(t.TriggerDesc) });
+      for (const t of page) out.push({ id: t.TriggerName ?? "", type: t.Type ?? "", key: t.Type === "http" ? FUNCTION_URL : t.TriggerName, config: parsedDesc(t.TriggerDesc) });
       if (page.length < PAGE || (r.TotalCount !== undefined && offset + page.length >= r.TotalCount)) return out;
     }
   }
 
-  private body(fn: DeployedFunction, spec: TriggerSpec): Record<string, unknown> {
-    return { FunctionName: fn.name, Namespace: this.opts.namespace, TriggerName: spec.key, Type: spec.type, TriggerDesc: JSON.stringify(spec.config), Enable: "OPEN" };
+  private body(fn: DeployedFunction, name: string, spec: TriggerSpec): Record<string, unknown> {
+    return { FunctionName: fn.name, Namespace: this.opts.namespace, TriggerName: name, Type: spec.type, TriggerDesc: JSON.stringify(spec.config), Enable: "OPEN" };
   }
 
   async create(fn: DeployedFunction, spec: TriggerSpec, signal?: AbortSignal): Promise<void> {
-    await this.api.call("CreateTrigger", this.body(fn, spec), signal);
+    await this.api.call("CreateTrigger", this.body(fn, spec.key === FUNCTION_URL ? FUNCTION_URL_NAME : spec.key, spec), signal);
   }
 
   canUpdate(type: string): boolean {
     return type === "http" || type === "timer" || type === "ckafka";
   }
 
-  async update(fn: DeployedFunction, _deployed: DeployedTrigger, spec: TriggerSpec, signal?: AbortSignal): Promise<void> {
-    await this.api.call("UpdateTrigger", this.body(fn, spec), signal);
+  async update(fn: DeployedFunction, deployed: DeployedTrigger, spec: TriggerSpec, signal?: AbortSignal): Promise<void> {
+    await this.api.call("UpdateTrigger", this.body(fn, deployed.id, spec), signal);
   }
 
   async delete(fn: DeployedFunction, deployed: DeployedTrigger, signal?: AbortSignal): Promise<void> {

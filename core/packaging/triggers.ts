@@ -90,23 +90,59 @@ export interface DeployedTrigger {
 
 export type TriggerAction =
   | { readonly kind: "unchanged"; readonly spec: TriggerSpec; readonly deployed: DeployedTrigger }
-  | { readonly kind: "create"; readonly spec: TriggerSpec }
-  | { readonly kind: "update"; readonly spec: TriggerSpec; readonly deployed: DeployedTrigger }
-  | { readonly kind: "delete"; readonly spec: TriggerSpec; readonly deployed: DeployedTrigger };
+  | { readonly kind: "create"; readonly spec: TriggerSpec; readonly difference: string }
+  | { readonly kind: "update"; readonly spec: TriggerSpec; readonly deployed: DeployedTrigger; readonly difference: string }
+  | { readonly kind: "delete"; readonly spec: TriggerSpec; readonly deployed: DeployedTrigger; readonly difference: string };
 
-const canonical = (v: unknown): string => JSON.stringify(v, (_k, x: unknown) => (x !== null && typeof x === "object" && !Array.isArray(x)
-  ? Object.fromEntries(Object.entries(x as Record<string, unknown>).sort(([a], [b]) => a.localeCompare(b))) : x));
+const isRecord = (v: unknown): v is Readonly<Record<string, unknown>> => v !== null && typeof v === "object" && !Array.isArray(v);
+
+const canonical = (v: unknown): string => JSON.stringify(v, (_k, x: unknown) => (isRecord(x)
+  ? Object.fromEntries(Object.entries(x).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) : x));
+
+const shown = (v: unknown): string => (v === undefined ? "nothing" : canonical(v).slice(0, 120));
+
+/**
+ * Where a listed trigger's configuration differs from what rlpipe set, as "func_info.timeout: set 60000, listed
+ * 30000"; undefined when it holds everything rlpipe set. Compared as the services list it: an object may hold more
+ * fields than were set (ids, URLs, the function's URN), an array may come back in another order, a number may come
+ * back as its decimal text. Nothing else is loosened: a changed path, bucket or event is a difference.
+ */
+export function configDifference(want: unknown, have: unknown, at = ""): string | undefined {
+  const here = (what: string) => `${at === "" ? "(the configuration)" : at}: ${what}`;
+  if (isRecord(want)) {
+    if (!isRecord(have)) return here(`set an object, listed ${shown(have)}`);
+    for (const k of Object.keys(want).sort()) {
+      const d = configDifference(want[k], have[k], at === "" ? k : `${at}.${k}`);
+      if (d !== undefined) return d;
+    }
+    return undefined;
+  }
+  if (Array.isArray(want)) {
+    if (!Array.isArray(have)) return here(`set ${shown(want)}, listed ${shown(have)}`);
+    // As a multiset: each item set must be matched by its own listed item, in any order.
+    const left = [...have];
+    for (const w of want) {
+      const i = left.findIndex((h) => configDifference(w, h) === undefined);
+      if (i < 0) return here(`set ${shown(want)}, listed ${shown(have)}`);
+      left.splice(i, 1);
+    }
+    return left.length === 0 ? undefined : here(`set ${shown(want)}, listed ${shown(have)}`);
+  }
+  if (typeof want === "number" && typeof have === "string" && have.trim() !== "" && Number(have) === want) return undefined;
+  return want === have ? undefined : here(`set ${shown(want)}, listed ${shown(have)}`);
+}
 
 /** True when every field rlpipe sets has the same value in the deployed trigger (the platform may add fields). */
 export function sameConfig(want: Readonly<Record<string, unknown>>, have: Readonly<Record<string, unknown>>): boolean {
-  return Object.entries(want).every(([k, v]) => canonical(v) === canonical(have[k]));
+  return configDifference(want, have) === undefined;
 }
 
 /**
  * The calls that make a function's triggers the wanted ones: a trigger with the same type and key and config is
  * kept, one that differs is updated (or, where the platform cannot update that type, deleted then created again),
  * and duplicates of a wanted trigger are deleted, so exactly one remains. Triggers rlpipe does not want (another key
- * or type) are left alone: they are someone else's.
+ * or type) are left alone: they are someone else's. Each change says why (`difference`), for the error a deploy that
+ * does not settle ends with.
  */
 export function planTriggers(specs: readonly TriggerSpec[], deployed: readonly DeployedTrigger[], canUpdate: (type: string) => boolean): TriggerAction[] {
   const actions: TriggerAction[] = [];
@@ -115,18 +151,19 @@ export function planTriggers(specs: readonly TriggerSpec[], deployed: readonly D
     const same = mine.find((d) => sameConfig(spec.config, d.config));
     if (same !== undefined) {
       actions.push({ kind: "unchanged", spec, deployed: same });
-      for (const d of mine) if (d !== same) actions.push({ kind: "delete", spec, deployed: d });
+      for (const d of mine) if (d !== same) actions.push({ kind: "delete", spec, deployed: d, difference: `a second ${spec.type} trigger ${d.id} for the same ${spec.key}` });
       continue;
     }
     const [first, ...rest] = mine;
+    const difference = first === undefined ? "not listed" : configDifference(spec.config, first.config) ?? "differs";
     if (first !== undefined && canUpdate(spec.type)) {
-      actions.push({ kind: "update", spec, deployed: first });
-      for (const d of rest) actions.push({ kind: "delete", spec, deployed: d });
+      actions.push({ kind: "update", spec, deployed: first, difference });
+      for (const d of rest) actions.push({ kind: "delete", spec, deployed: d, difference: `a second ${spec.type} trigger ${d.id} for the same ${spec.key}` });
       continue;
     }
     // Deletes first: the platform refuses a second trigger on the same route or bucket.
-    for (const d of mine) actions.push({ kind: "delete", spec, deployed: d });
-    actions.push({ kind: "create", spec });
+    for (const d of mine) actions.push({ kind: "delete", spec, deployed: d, difference });
+    actions.push({ kind: "create", spec, difference });
   }
   return actions;
 }

@@ -38,8 +38,11 @@ export interface ScfFunction {
 export interface ScfTrigger {
   readonly name: string;
   readonly type: string;
+  /** The TriggerDesc as the service keeps and lists it (servedDesc): what was set, in its order, plus what it adds. */
   desc: string;
   enable: "OPEN" | "CLOSE";
+  /** A function URL bound to a custom domain: DeleteTrigger refuses it (FailedOperation.DeleteTrigger.UrlUsed). */
+  boundToDomain?: boolean;
 }
 
 export interface ScfCall {
@@ -48,6 +51,7 @@ export interface ScfCall {
   readonly outcome?: string;
 }
 
+const NOW = "2026-11-22 00:00:00";
 const REGIONS = new Set(["ap-shanghai", "ap-guangzhou", "ap-beijing", "ap-chengdu", "ap-nanjing", "ap-singapore"]);
 const RUNTIMES = new Set(["Nodejs6.10", "Nodejs8.9", "Nodejs10.15", "Nodejs12.16", "Nodejs14.18", "Nodejs16.13", "Nodejs18.15", "Python3.9", "Python3.10", "Go1", "Java8"]);
 const KNOWN: Readonly<Record<string, readonly string[]>> = {
@@ -71,6 +75,8 @@ const isObj = (v: unknown): v is Record<string, unknown> => typeof v === "object
 export class FakeScf {
   readonly functions = new Map<string, ScfFunction>();
   readonly calls: ScfCall[] = [];
+  /** The region of the request being served (a function URL's host names it). */
+  private region = "";
   /** Triggers by `<namespace>/<function>`. */
   readonly triggers = new Map<string, ScfTrigger[]>();
   /** CAM roles: name → policy document (JSON text). */
@@ -139,6 +145,7 @@ export class FakeScf {
       if (!isObj(params)) throw new ApiError("InvalidParameter", "The body is not a JSON object.");
       const unknown = Object.keys(params).find((k) => !KNOWN[action]!.includes(k));
       if (unknown !== undefined) throw new ApiError("UnknownParameter", `The parameter \`${unknown}\` is not recognized.`);
+      this.region = region;
       const result = this.act(action, params);
       const fault = this.faultAfter.indexOf(action);
       if (fault >= 0) {
@@ -222,17 +229,18 @@ export class FakeScf {
         const list = this.triggers.get(this.key(namespace, name)) ?? [];
         if (list.some((t) => t.name === tname && t.type === type)) throw new ApiError("ResourceInUse.Trigger", `The trigger ${tname} already exists.`);
         if (type === "http" && list.some((t) => t.type === "http")) throw new ApiError("ResourceInUse.Trigger", "The function already has a function URL for this version.");
-        list.push({ name: tname, type, desc, enable: p["Enable"] === "CLOSE" ? "CLOSE" : "OPEN" });
+        const served = this.servedDesc(f, tname, type, desc);
+        list.push({ name: tname, type, desc: served, enable: p["Enable"] === "CLOSE" ? "CLOSE" : "OPEN" });
         this.triggers.set(this.key(namespace, f.name), list);
-        return { TriggerInfo: { TriggerName: tname, Type: type, TriggerDesc: desc } };
+        return { TriggerInfo: { TriggerName: tname, Type: type, TriggerDesc: served, ModTime: NOW, AddTime: NOW, Enable: p["Enable"] === "CLOSE" ? 0 : 1, Qualifier: "$LATEST", AvailableStatus: "Available" } };
       }
       case "UpdateTrigger": {
-        this.active(fn, name, "UpdateTrigger");
+        const uf = this.active(fn, name, "UpdateTrigger");
         if (!["timer", "ckafka", "http"].includes(String(p["Type"]))) throw new ApiError("InvalidParameterValue.Type", "UpdateTrigger supports only timer, ckafka and http triggers.");
         const { tname, type, desc } = this.trigger(p);
         const t = (this.triggers.get(this.key(namespace, name)) ?? []).find((x) => x.name === tname && x.type === type);
         if (t === undefined) throw new ApiError("ResourceNotFound.Trigger", `The trigger ${tname} does not exist.`);
-        t.desc = desc;
+        t.desc = this.servedDesc(uf, tname, type, desc);
         if (p["Enable"] === "OPEN" || p["Enable"] === "CLOSE") t.enable = p["Enable"];
         return {};
       }
@@ -242,6 +250,7 @@ export class FakeScf {
         const i = list.findIndex((x) => x.name === p["TriggerName"] && x.type === p["Type"]);
         if (i < 0) throw new ApiError("ResourceNotFound.Trigger", `The trigger ${String(p["TriggerName"])} does not exist.`);
         if (p["Type"] === "cos" && typeof p["TriggerDesc"] !== "string") throw new ApiError("MissingParameter", "Deleting a cos trigger needs its TriggerDesc.");
+        if (list[i]!.boundToDomain === true) throw new ApiError("FailedOperation.DeleteTrigger", "The function URL is bound to a custom domain and cannot be deleted (UrlUsed).");
         list.splice(i, 1);
         return {};
       }
@@ -271,6 +280,24 @@ export class FakeScf {
       if (filter !== undefined && (!isObj(filter) || typeof filter["Prefix"] !== "string" || typeof filter["Suffix"] !== "string")) throw bad("filter needs Prefix and Suffix");
     }
     return { tname, type, desc: raw as string };
+  }
+
+  /**
+   * A TriggerDesc as SCF lists it, not as it was sent: its fields in the service's order, a function URL's NetConfig
+   * with the URLs the service made (IntranetUrl, ExtranetUrl), a cos trigger's with the bucket's domain (bucketUrl).
+   */
+  private servedDesc(f: ScfFunction, tname: string, type: string, raw: string): string {
+    const d = JSON.parse(raw) as Record<string, unknown>;
+    if (type === "http") {
+      const net = d["NetConfig"] as Record<string, unknown>;
+      const host = `${f.id.replace(/^lam-/, "1250000000-")}.${this.region}.tencentscf.com`;
+      return JSON.stringify({
+        NetConfig: { EnableExtranet: net["EnableExtranet"], EnableIntranet: net["EnableIntranet"], ExtranetUrl: net["EnableExtranet"] === true ? `https://${host}` : "", IntranetUrl: net["EnableIntranet"] === true ? `https://${host.replace(".tencentscf.com", ".internal.tencentscf.com")}` : "" },
+        AuthType: d["AuthType"],
+      });
+    }
+    if (type === "cos") return JSON.stringify({ bucketUrl: tname, event: d["event"], filter: d["filter"] ?? { Prefix: "", Suffix: "" } });
+    return raw;
   }
 
   /** The triggers of a function, for assertions. */
