@@ -188,8 +188,11 @@ describe("rlpipe functions deploy: triggers and agency / role", () => {
       const r = await deploy(["--function", "reward,console", "--role", "rlpipe-scf"]);
       assert.equal(r.code, 0, show(r));
       assert.deepEqual(triggerActions(r), [["reward", ["created"]], ["console", ["created"]]]);
-      assert.deepEqual(fake.triggersOf("rlpipe-reward").map((t) => [t.type, t.name, JSON.parse(t.desc)]), [["http", "rlpipe-url", { AuthType: "NONE", NetConfig: { EnableIntranet: false, EnableExtranet: true } }]]);
-      assert.deepEqual(fake.triggersOf("rlpipe-console").map((t) => [t.type, t.name, JSON.parse(t.desc)]), [["cos", cosName, { event: "cos:ObjectCreated:*", filter: { Prefix: "recipes/", Suffix: "" } }]]);
+      // As the service keeps them: the URLs it made and the bucket's domain added (so a listing never equals the request).
+      const url = fake.triggersOf("rlpipe-reward").map((t) => [t.type, t.name, JSON.parse(t.desc)]);
+      assert.deepEqual(url.map(([type, name, d]) => [type, name, d.AuthType, d.NetConfig.EnableIntranet, d.NetConfig.EnableExtranet, d.NetConfig.IntranetUrl]), [["http", "rlpipe-url", "NONE", false, true, ""]]);
+      assert.match(url[0]![2].NetConfig.ExtranetUrl, /^https:\/\/1250000000-[0-9a-f]{8}\.ap-shanghai\.tencentscf\.com$/);
+      assert.deepEqual(fake.triggersOf("rlpipe-console").map((t) => [t.type, t.name, JSON.parse(t.desc)]), [["cos", cosName, { bucketUrl: cosName, event: "cos:ObjectCreated:*", filter: { Prefix: "recipes/", Suffix: "" } }]]);
       assert.equal(fake.functions.get("default/rlpipe-console")!.role, "rlpipe-scf");
       const before = fake.calls.length;
       const again = await deploy(["--function", "reward,console", "--role", "rlpipe-scf"]);
@@ -207,6 +210,24 @@ describe("rlpipe functions deploy: triggers and agency / role", () => {
       assert.deepEqual(fake.calls.slice(before).filter((c) => /Trigger$/.test(c.action) && c.action !== "ListTriggers").map((c) => c.action), ["UpdateTrigger", "DeleteTrigger", "CreateTrigger"]);
       assert.equal(JSON.parse(fake.triggersOf("rlpipe-reward")[0]!.desc).AuthType, "NONE");
       assert.deepEqual(fake.triggersOf("rlpipe-console").map((t) => JSON.parse(t.desc).filter.Prefix), ["uploads/"]);
+    });
+
+    it("a function URL made in the console under another name is the function's URL: updated in place, none created; one bound to a domain is never deleted", T, async () => {
+      const f = "hand-reward";
+      const first = await deploy(["--function", "reward", "--name-prefix", "hand-"]);
+      assert.equal(first.code, 0, show(first));
+      const list = fake.triggersOf(f);
+      assert.equal(list.length, 1);
+      // Replace it by one "made in the console": another name, CAM auth, bound to a custom domain.
+      list.splice(0, 1, { name: "console-url-7f3a", type: "http", desc: JSON.stringify({ NetConfig: { EnableExtranet: true, EnableIntranet: false, ExtranetUrl: "https://u.example", IntranetUrl: "" }, AuthType: "CAM" }), enable: "OPEN", boundToDomain: true });
+      const before = fake.calls.length;
+      const r = await deploy(["--function", "reward", "--name-prefix", "hand-"]);
+      assert.equal(r.code, 0, show(r));
+      assert.deepEqual(triggerActions(r), [["reward", ["updated"]]]);
+      assert.deepEqual(fake.calls.slice(before).filter((c) => /Trigger$/.test(c.action) && c.action !== "ListTriggers").map((c) => [c.action, c.outcome]), [["UpdateTrigger", undefined]]);
+      assert.deepEqual(fake.triggersOf(f).map((t) => [t.name, JSON.parse(t.desc).AuthType]), [["console-url-7f3a", "NONE"]]);
+      const again = await deploy(["--function", "reward", "--name-prefix", "hand-"]);
+      assert.deepEqual(triggerActions(again), [["reward", ["unchanged"]]]);
     });
 
     it("a CreateTrigger acted on but answered InternalError converges: one trigger, no ResourceInUse left over", T, async () => {
