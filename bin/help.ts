@@ -421,7 +421,7 @@ environment, and is never printed. Credentials: functiongraph HUAWEICLOUD_SDK_AK
 HUAWEICLOUD_SDK_PROJECT_ID, or ~/.huaweicloud/credentials; scf TENCENTCLOUD_SECRET_ID/KEY or
 ~/.tencentcloud/credentials. FUNCTIONGRAPH_ENDPOINT / SCF_ENDPOINT override the endpoints.
 Triggers are created and kept as wanted, idempotently: an HTTP trigger for reward and runs (SCF: a function URL;
-FunctionGraph: an APIG route at RLPIPE_BASE_PATH in --apig-group), and for console an OBS / COS upload trigger on
+FunctionGraph: an APIG route at RLPIPE_BASE_PATH in --apig-group on the dedicated gateway --apig-instance), and for console an OBS / COS upload trigger on
 RLPIPE_CONSOLE_RECIPE_PREFIX (obs://bucket/prefix, cos://bucket-appid/prefix).`,
     options: {
       platform: { type: "string", value: "NAME", description: "functiongraph or scf (Lambda is deployed by the CDK app in cdk/)" },
@@ -439,6 +439,8 @@ RLPIPE_CONSOLE_RECIPE_PREFIX (obs://bucket/prefix, cos://bucket-appid/prefix).`,
       app: { type: "string", value: "NAME", description: "FunctionGraph application (package) the functions belong to (default default)" },
       role: { type: "string", value: "NAME", description: "the FunctionGraph agency (xrole) or SCF execution role the functions run as; checked to exist first" },
       "apig-group": { type: "string", value: "ID", description: "FunctionGraph: the API Gateway group for the HTTP triggers (SCF makes a function URL)" },
+      "apig-instance": { type: "string", value: "ID", description: "FunctionGraph: the dedicated API gateway (instance id) of --apig-group: DEDICATEDGATEWAY triggers (default $RLPIPE_APIG_INSTANCE_ID)" },
+      "apig-shared": { type: "boolean", default: false, description: "FunctionGraph: routes on the shared API gateway (type APIG, no instance; being discontinued, new accounts have none)" },
       "dry-run": { type: "boolean", default: false, description: "show the create and update requests (code and secrets masked); send nothing, need no credentials" },
       json: { ...json, description: "one result per function as JSON on stdout" },
       help,

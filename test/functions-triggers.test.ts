@@ -16,6 +16,7 @@ import { ROOT } from "./helpers.js";
 import { type Ran, runCliAsync, show } from "./cli-process.js";
 import { FunctionsApiError } from "../adapters/providers/functions-api.js";
 import { ScfFunctions } from "../adapters/providers/scf-functions.js";
+import { functionGraphError } from "../adapters/providers/functiongraph-functions.js";
 
 const T = { timeout: 120_000 };
 
@@ -37,6 +38,7 @@ describe("rlpipe functions deploy: triggers and agency / role", () => {
   after(() => { if (tmp !== "") rmSync(tmp, { recursive: true, force: true }); });
 
   describe("FunctionGraph: APIG and OBS triggers, the agency in IAM", () => {
+    const INSTANCE = "eddc4d25480b4cd6b512f270a1b8b341";
     const ak = fakeHuaweiAk();
     const sk = fakeHuaweiSk();
     const projectId = "0a1b2c3d4e5f60718293a4b5c6d7e8f9";
@@ -49,12 +51,15 @@ describe("rlpipe functions deploy: triggers and agency / role", () => {
     before(async () => {
       fake = await FakeFunctionGraph.start({ ak, sk, projectId, region: "cn-north-4" });
       fake.apigGroups.add("c77f5e81d9cb4424bf704ef2b0ac7600");
+      fake.apigInstances.add(INSTANCE);
       fake.agencies.push({ name: "rlpipe-functions", trust_domain_name: "op_svc_cff" }, { name: "ops-account", trust_domain_name: "partner-account" });
-      env = { HUAWEICLOUD_SDK_AK: ak, HUAWEICLOUD_SDK_SK: sk, HUAWEICLOUD_SDK_PROJECT_ID: projectId, FUNCTIONGRAPH_ENDPOINT: fake.endpoint, IAM_ENDPOINT: fake.endpoint };
+      // The SDKs' own name for the IAM endpoint wins over IAM_ENDPOINT (here a closed loopback port: were it used, the
+      // agency checks below would fail).
+      env = { HUAWEICLOUD_SDK_AK: ak, HUAWEICLOUD_SDK_SK: sk, HUAWEICLOUD_SDK_PROJECT_ID: projectId, FUNCTIONGRAPH_ENDPOINT: fake.endpoint, HUAWEICLOUD_SDK_IAM_ENDPOINT: fake.endpoint, IAM_ENDPOINT: "http://127.0.0.1:9" };
     });
     after(async () => { await fake.close(); });
 
-    const group = ["--apig-group", "c77f5e81d9cb4424bf704ef2b0ac7600"];
+    const group = ["--apig-group", "c77f5e81d9cb4424bf704ef2b0ac7600", "--apig-instance", INSTANCE];
 
     it("a missing agency, or one not delegated to FunctionGraph, exits 2 before any function changes, naming what to grant", T, async () => {
       const missing = await deploy(["--function", "reward,console", ...group, "--role", "no-such-agency"]);
@@ -85,11 +90,12 @@ describe("rlpipe functions deploy: triggers and agency / role", () => {
       assert.deepEqual(triggerActions(r), [["reward", ["created"]], ["console", ["created"]]]);
       const [apig, ...moreApig] = fake.triggersOf("rlpipe-reward");
       assert.deepEqual(moreApig, []);
-      assert.equal(apig!.type, "APIG");
+      assert.equal(apig!.type, "DEDICATEDGATEWAY");
+      assert.equal(apig!.eventData["instance_id"], INSTANCE);
       assert.deepEqual([apig!.eventData["group_id"], apig!.eventData["path"], apig!.eventData["req_method"], apig!.eventData["match_mode"], apig!.eventData["auth"]],
         ["c77f5e81d9cb4424bf704ef2b0ac7600", "/rlpipe", "ANY", "SWA", "NONE"]);
       const obs = fake.triggersOf("rlpipe-console");
-      assert.deepEqual(obs.map((t) => [t.type, t.eventData["bucket"], t.eventData["prefix"], t.eventData["events"]]), [["OBS", "rlpipe-recipes", "recipes/", ["ObjectCreated"]]]);
+      assert.deepEqual(obs.map((t) => [t.type, t.eventData["bucket"], t.eventData["prefix"], t.eventData["events"]]), [["OBS", "rlpipe-recipes", "recipes/", ["s3:ObjectCreated:*"]]]);
       assert.deepEqual([fake.byName("rlpipe-reward")[0]!.xrole, fake.byName("rlpipe-console")[0]!.xrole], ["rlpipe-functions", "rlpipe-functions"]);
     });
 
@@ -139,12 +145,70 @@ describe("rlpipe functions deploy: triggers and agency / role", () => {
       assert.deepEqual(fake.triggersOf("rlpipe-runs"), []);
     });
 
+    it("the listing is the service's (func_info extended, api_name, s3: events, reordered): a deploy after it changes nothing", T, async () => {
+      // (console's prefix is uploads/ since the test above that changed it)
+      const r = await deploy(["--function", "reward,console", ...group, "--role", "rlpipe-functions"], ["RLPIPE_CONSOLE_RECIPE_PREFIX=obs://rlpipe-recipes/uploads/"]);
+      assert.equal(r.code, 0, show(r));
+      assert.deepEqual(triggerActions(r), [["reward", ["unchanged"]], ["console", ["unchanged"]]]);
+      // The fake lists what the service adds: were the comparison exact, this deploy would have replaced both.
+      const listed = (fake as unknown as { served(t: unknown): Record<string, unknown> }).served(fake.triggersOf("rlpipe-reward")[0]);
+      assert.deepEqual(Object.keys(listed["func_info"] as object).sort(), ["function_urn", "invocation_type", "timeout", "version"]);
+      assert.equal(listed["api_name"], "rlpipe_reward");
+    });
+
+    it("--apig-group without the dedicated gateway's instance exits 2 before anything is sent, naming --apig-instance and --apig-shared", T, async () => {
+      const before = fake.calls.length;
+      const r = await deploy(["--function", "reward", "--apig-group", "c77f5e81d9cb4424bf704ef2b0ac7600"]);
+      assert.equal(r.code, 2, show(r));
+      const err = (JSON.parse(r.out) as { error: { message: string; hint: string } }).error;
+      assert.match(err.message, /needs the dedicated API gateway it belongs to: --apig-instance ID/);
+      assert.match(err.hint, /--apig-shared/);
+      assert.equal(fake.calls.length, before);
+    });
+
+    it("--apig-shared makes a route on the shared gateway (APIG, no instance); an account without one refuses it (exit 3, its message)", T, async () => {
+      fake.sharedGateway = false;
+      const refused = await deploy(["--function", "reward", "--apig-group", "c77f5e81d9cb4424bf704ef2b0ac7600", "--apig-shared", "--name-prefix", "shared-", "--env", "RLPIPE_BASE_PATH=/shared"]);
+      assert.equal(refused.code, 3, show(refused));
+      assert.match(results(refused)[0]!.error!.message, /FSS\.0400.*no shared API gateway/);
+      fake.sharedGateway = true;
+      const r = await deploy(["--function", "reward", "--apig-group", "c77f5e81d9cb4424bf704ef2b0ac7600", "--apig-shared", "--name-prefix", "shared-", "--env", "RLPIPE_BASE_PATH=/shared"]);
+      assert.equal(r.code, 0, show(r));
+      assert.deepEqual(fake.triggersOf("shared-reward").map((t) => [t.type, t.eventData["instance_id"]]), [["APIG", undefined]]);
+    });
+
+    it("a user who may not list agencies gets what to grant, not a key-and-clock hint (exit 3)", T, async () => {
+      fake.mayListAgencies = false;
+      try {
+        const r = await deploy(["--function", "reward", ...group, "--role", "rlpipe-functions"]);
+        assert.equal(r.code, 3, show(r));
+        const err = (JSON.parse(r.out) as { error: { code: string; message: string; hint: string } }).error;
+        assert.equal(err.code, "functiongraph_iam_forbidden");
+        assert.match(err.message, /403 IAM\.0003/);
+        assert.match(err.hint, /iam:agencies:listAgencies/);
+        assert.doesNotMatch(err.hint, /clock \(requests more than/);
+      } finally { fake.mayListAgencies = true; }
+    });
+
+    it("more than 20 variables, or more than 4 KB of them, exit 2 before any call (user_data's documented limits)", T, async () => {
+      const before = fake.calls.length;
+      const many = Array.from({ length: 21 }, (_, i) => `RLPIPE_X${String(i).padStart(2, "0")}=v`);
+      const r = await deploy(["--function", "reward", ...group], many);
+      assert.equal(r.code, 2, show(r));
+      assert.match(r.out, /functiongraph_user_data_limit/);
+      assert.match(r.out, /at most 20 environment variables of at most 4096 bytes in all \(user_data/);
+      const big = await deploy(["--function", "reward", ...group], [`RLPIPE_BIG=${"x".repeat(4100)}`]);
+      assert.equal(big.code, 2, show(big));
+      assert.match(big.out, /largest: RLPIPE_BIG 4100 B/);
+      assert.equal(fake.calls.length, before, "nothing was sent");
+    });
+
     it("--dry-run shows the triggers' bodies and sends nothing", T, async () => {
       const before = fake.calls.length;
       const r = await rlpipe(["functions", "deploy", "--platform", "functiongraph", "--zip", join(tmp, "functiongraph"), "--function", "console", "--dry-run",
         "--env", "RLPIPE_CONSOLE_RECIPE_PREFIX=obs://rlpipe-recipes/recipes/"], {}, tmp);
       assert.equal(r.code, 0, show(r));
-      assert.match(r.out, /trigger OBS ObjectCreated obs:\/\/rlpipe-recipes\/recipes\/: \{"name":"rlpipe-console-recipes","bucket":"rlpipe-recipes","events":\["ObjectCreated"\],"prefix":"recipes\/"\}/);
+      assert.match(r.out, /trigger OBS s3:ObjectCreated:\* obs:\/\/rlpipe-recipes\/recipes\/: \{"name":"rlpipe-console-recipes","bucket":"rlpipe-recipes","events":\["s3:ObjectCreated:\*"\],"prefix":"recipes\/"\}/);
       assert.equal(fake.calls.length, before);
     });
   });
@@ -248,5 +312,17 @@ describe("rlpipe functions deploy: triggers and agency / role", () => {
         assert.equal(fake.triggersOf("rlpipe-reward").length, 1);
       } finally { api.close(); }
     });
+  });
+});
+
+describe("FunctionGraph errors, classified by what they mean", () => {
+  it("FSS.0401 (a function URN FunctionGraph no longer has) is not_found, not bad credentials; the gateway's APIGW.0301 is", () => {
+    const gone = functionGraphError("UpdateFunctionCode rlpipe-reward", 401, JSON.stringify({ error_code: "FSS.0401", error_msg: "function not found" }));
+    assert.equal(gone.kind, "not_found");
+    assert.equal(gone.code, "functiongraph_not_found");
+    assert.equal(gone.hint, undefined);
+    const auth = functionGraphError("ListFunctions", 401, JSON.stringify({ error_code: "APIGW.0301", error_msg: "Incorrect IAM authentication information" }));
+    assert.equal(auth.code, "functiongraph_auth_failed");
+    assert.match(auth.hint ?? "", /clock/);
   });
 });

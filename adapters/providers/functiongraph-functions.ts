@@ -28,7 +28,7 @@ export interface FunctionGraphConfig {
   readonly projectId: string;
   readonly region: string | undefined;
   readonly credentials: HuaweiCredentials;
-  /** IAM, for the agency check: IAM_ENDPOINT, else the global https://iam.myhuaweicloud.com. */
+  /** IAM, for the agency check: HUAWEICLOUD_SDK_IAM_ENDPOINT (the SDKs' name), else IAM_ENDPOINT, else the global https://iam.myhuaweicloud.com. */
   readonly iamEndpoint?: string;
   /** HUAWEICLOUD_SDK_DOMAIN_ID (the account), else looked up through IAM. */
   readonly domainId?: string;
@@ -50,9 +50,10 @@ export function resolveFunctionGraphConfig(env: Env, opts: { region?: string | u
   const r = parseEndpoint(raw);
   if ("problem" in r) throw configError(r.problem.code, `FunctionGraph endpoint: ${r.problem.message}`, r.problem.hint);
   if (r.url.pathname !== "/" || r.url.search !== "") throw configError("bad_endpoint", `FunctionGraph endpoint must be scheme://host[:port] only, got ${raw}`);
-  const iamRaw = env["IAM_ENDPOINT"]?.trim() || "https://iam.myhuaweicloud.com";
+  const iamVar = env["HUAWEICLOUD_SDK_IAM_ENDPOINT"]?.trim() ? "HUAWEICLOUD_SDK_IAM_ENDPOINT" : "IAM_ENDPOINT";
+  const iamRaw = env[iamVar]?.trim() || "https://iam.myhuaweicloud.com";
   const iam = parseEndpoint(iamRaw);
-  if ("problem" in iam) throw configError(iam.problem.code, `IAM_ENDPOINT: ${iam.problem.message}`, iam.problem.hint);
+  if ("problem" in iam) throw configError(iam.problem.code, `${iamVar}: ${iam.problem.message}`, iam.problem.hint);
   const domainId = env["HUAWEICLOUD_SDK_DOMAIN_ID"]?.trim() || undefined;
   return { endpoint: r.url.origin, projectId: account.projectId, region: account.region, credentials: account.credentials, iamEndpoint: iam.url.origin, ...(domainId === undefined ? {} : { domainId }) };
 }
@@ -90,7 +91,9 @@ export function functionGraphError(what: string, status: number, text: string): 
   let ours: string;
   let hint: string | undefined;
   if (code === "FSS.0409" || status === 409) { kind = "exists"; ours = "functiongraph_exists"; }
-  else if (code === "FSS.1051" || code === "FSS.0404" || status === 404) { kind = "not_found"; ours = "functiongraph_not_found"; }
+  // FSS.0401 is FunctionGraph's own "no such function" for a URN it no longer has (a function deleted meanwhile), at
+  // 401: the signature was accepted, so it is not a credentials problem (those are APIGW.* from the gateway).
+  else if (code === "FSS.1051" || code === "FSS.0404" || code === "FSS.0401" || status === 404) { kind = "not_found"; ours = "functiongraph_not_found"; }
   else if (status === 429 || code === "FSS.0429" || code === "APIGW.0308") { kind = "retryable"; ours = "functiongraph_throttled"; }
   else if (status >= 500) { kind = "ambiguous"; ours = "functiongraph_server_error"; }
   else if (status === 401 || status === 403 || code?.startsWith("APIGW.") === true) { kind = "fatal"; ours = "functiongraph_auth_failed"; hint = AUTH_HINT; }
@@ -113,11 +116,11 @@ export class FunctionGraphFunctions implements FunctionsApi {
   private readonly timeoutMs: number;
 
   /** `app` is the FunctionGraph application (the API's `package`) the functions belong to. */
-  constructor(private readonly config: FunctionGraphConfig, private readonly app = "default", opts: { timeoutMs?: number; apigGroup?: string | undefined } = {}) {
+  constructor(private readonly config: FunctionGraphConfig, private readonly app = "default", opts: { timeoutMs?: number; apigGroup?: string | undefined; apigInstance?: string | undefined } = {}) {
     this.endpoint = config.endpoint;
     this.timeoutMs = opts.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     this.triggers = new FunctionGraphTriggers(this, {
-      ...(opts.apigGroup === undefined ? {} : { apigGroup: opts.apigGroup }),
+      ...(opts.apigGroup === undefined ? {} : { apigGroup: opts.apigGroup }), ...(opts.apigInstance === undefined ? {} : { apigInstance: opts.apigInstance }),
       ...(config.iamEndpoint === undefined ? {} : { iamEndpoint: config.iamEndpoint }), ...(config.domainId === undefined ? {} : { domainId: config.domainId }),
     });
   }

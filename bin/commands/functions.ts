@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { RlpipeError } from "../../core/errors.js";
 import {
-  DEFAULT_MEMORY_MB, DEFAULT_TIMEOUT_S, type DeployAction, type DesiredFunction, type FunctionSettings, checkMemory, checkTimeout,
+  DEFAULT_MEMORY_MB, DEFAULT_TIMEOUT_S, type DeployAction, type DesiredFunction, type FunctionSettings, checkFunctionGraphUserData, checkMemory, checkTimeout,
   configFingerprint, decide, describeFunction, functionNameFor, parseEnvAssignment, parseEnvFile, sha256Hex,
 } from "../../core/packaging/deploy-spec.js";
 import { type FunctionName, type FunctionPlatform, PLATFORM_TARGETS, zipFileName } from "../../core/packaging/targets.js";
@@ -143,12 +143,12 @@ function positiveInt(flag: string, value: string | undefined): number | undefine
   return n;
 }
 
-async function openApi(platform: "functiongraph" | "scf", env: Env, region: string | undefined, values: { namespace?: string | undefined; app?: string | undefined; "apig-group"?: string | undefined }): Promise<{ api: FunctionsApi; key: string; secrets: string[] }> {
+async function openApi(platform: "functiongraph" | "scf", env: Env, region: string | undefined, values: { namespace?: string | undefined; app?: string | undefined; "apig-group"?: string | undefined; apigInstance?: string | undefined }): Promise<{ api: FunctionsApi; key: string; secrets: string[] }> {
   if (platform === "functiongraph") {
     const { FunctionGraphFunctions, resolveFunctionGraphConfig } = await import("../../adapters/providers/functiongraph-functions.js");
     const config = resolveFunctionGraphConfig(env, { region });
     const c = config.credentials;
-    return { api: new FunctionGraphFunctions(config, values.app ?? "default", { apigGroup: values["apig-group"] }), key: c.sk, secrets: [c.ak, c.sk, ...(c.securityToken === undefined ? [] : [c.securityToken])] };
+    return { api: new FunctionGraphFunctions(config, values.app ?? "default", { apigGroup: values["apig-group"], apigInstance: values.apigInstance }), key: c.sk, secrets: [c.ak, c.sk, ...(c.securityToken === undefined ? [] : [c.securityToken])] };
   }
   const scfRegion = region ?? (env["TENCENTCLOUD_REGION"]?.trim() || undefined);
   if (scfRegion === undefined) throw usage("SCF needs a region: pass --region (e.g. ap-shanghai) or set TENCENTCLOUD_REGION");
@@ -277,12 +277,23 @@ export async function runFunctions(argv: readonly string[], io: Io, env: Env = p
     settings.set(fn, { runtime: values.runtime ?? target.runtime, handler: target.handler, memoryMb, timeoutS, env: fnEnv, secrets, ...(values.role === undefined ? {} : { role: values.role }) });
     names.set(fn, functionNameFor(values["name-prefix"], fn));
   }
+  if (platform === "functiongraph") checkFunctionGraphUserData(fnEnv, secrets);
   const inputs: Inputs = { platform, functions, zips: readZips(zipDir, platform, functions), settings, names };
   for (const line of missingVariables(functions, new Set([...Object.keys(fnEnv), ...Object.keys(secrets)]))) out.err(line);
   // Secrets count for what is set (RLPIPE_CONSOLE_TOKEN opens the console to HTTP); their values are not used.
   const triggerPlan = wantedTriggers(platform, functions, { ...fnEnv, ...Object.fromEntries(Object.keys(secrets).map((k) => [k, "set"])) });
   for (const line of triggerPlan.warnings) out.err(line);
-  // FunctionGraph's HTTP trigger is an APIG route, which lives in an API group: none without --apig-group.
+  // FunctionGraph's HTTP trigger is an APIG route, which lives in an API group: none without --apig-group. The route is
+  // on a dedicated gateway (--apig-instance, or RLPIPE_APIG_INSTANCE_ID in the deploying shell), or on the shared one
+  // only where asked (--apig-shared: being discontinued, new accounts have none).
+  const apigInstance = values["apig-instance"]?.trim() || env["RLPIPE_APIG_INSTANCE_ID"]?.trim() || undefined;
+  if (platform === "functiongraph" && values["apig-group"] !== undefined) {
+    if (apigInstance !== undefined && values["apig-shared"]) throw usage("--apig-shared and --apig-instance (or RLPIPE_APIG_INSTANCE_ID) name two different gateways: give one");
+    if (apigInstance === undefined && !values["apig-shared"]) {
+      throw usage(`--apig-group ${values["apig-group"]} needs the dedicated API gateway it belongs to: --apig-instance ID (or RLPIPE_APIG_INSTANCE_ID)`,
+        "the gateway's instance id is on the API Gateway console (Gateways → the gateway → Instance ID); for the shared gateway, being discontinued, pass --apig-shared instead");
+    }
+  }
   const wanted: WantedTrigger[] = triggerPlan.triggers.filter((t) => t.kind !== "http" || platform === "scf" || values["apig-group"] !== undefined);
   if (platform === "functiongraph" && values["apig-group"] === undefined && triggerPlan.triggers.some((t) => t.kind === "http")) {
     out.err("rlpipe functions deploy: note: no HTTP trigger: FunctionGraph routes HTTP through an API Gateway group; pass --apig-group ID to have deploy create the APIG trigger");
@@ -294,7 +305,7 @@ export async function runFunctions(argv: readonly string[], io: Io, env: Env = p
     const { FunctionGraphFunctions } = await import("../../adapters/providers/functiongraph-functions.js");
     const { ScfFunctions } = await import("../../adapters/providers/scf-functions.js");
     const previewer: FunctionsApi = platform === "functiongraph"
-      ? new FunctionGraphFunctions({ endpoint: "https://functiongraph.invalid", projectId: "project", region: undefined, credentials: { ak: "-", sk: "-" } }, values.app ?? "default", { apigGroup: values["apig-group"] })
+      ? new FunctionGraphFunctions({ endpoint: "https://functiongraph.invalid", projectId: "project", region: undefined, credentials: { ak: "-", sk: "-" } }, values.app ?? "default", { apigGroup: values["apig-group"], apigInstance })
       : new ScfFunctions({ env: {}, region: values.region ?? "region", ...(values.namespace === undefined ? {} : { namespace: values.namespace }) });
     const plans = functions.map((fn) => {
       const d = desiredOf(inputs, fn, undefined);
@@ -310,7 +321,7 @@ export async function runFunctions(argv: readonly string[], io: Io, env: Env = p
     return 0;
   }
 
-  const { api, key, secrets: cloudSecrets } = await openApi(platform, env, values.region, values);
+  const { api, key, secrets: cloudSecrets } = await openApi(platform, env, values.region, { ...values, apigInstance });
   const cloudValues = Object.fromEntries(cloudSecrets.map((s, i) => [`RLPIPE_CLOUD_SECRET_${i}`, s]));
   const cloudRedactor = new Redactor(cloudValues, Object.keys(cloudValues));
   const safe: Io = { out: (t) => out.out(cloudRedactor.redact(t)), err: (t) => out.err(cloudRedactor.redact(t)) };

@@ -80,6 +80,28 @@ export function checkTimeout(platform: FunctionPlatform, s: number): void {
   if (!Number.isInteger(s) || s < min || s > 900) throw usage(`--timeout-s ${s} is outside ${platform}'s ${min}–900 seconds`);
 }
 
+/** FunctionGraph's user_data and encrypted_user_data: "at most 20, 4 KB in all" each (CreateFunctionRequestBody, huaweicloudsdkfunctiongraph 3.1.219). */
+export const FUNCTIONGRAPH_USER_DATA = { maxVariables: 20, maxBytes: 4096 } as const;
+
+/**
+ * Refuses, before anything is sent, variables FunctionGraph would refuse: more than 20 in user_data (the environment)
+ * or encrypted_user_data (the secrets), or more than 4 KB of either as sent (a JSON object as text, UTF-8). Names
+ * the variables and where they came from; never a secret's value.
+ */
+export function checkFunctionGraphUserData(env: Readonly<Record<string, string>>, secrets: Readonly<Record<string, string>>): void {
+  const check = (what: string, field: string, vars: Readonly<Record<string, string>>) => {
+    const names = Object.keys(vars).sort();
+    const bytes = Buffer.byteLength(JSON.stringify(Object.fromEntries(names.map((k) => [k, vars[k]]))), "utf8");
+    if (names.length > FUNCTIONGRAPH_USER_DATA.maxVariables || bytes > FUNCTIONGRAPH_USER_DATA.maxBytes) {
+      const largest = names.map((k) => [k, Buffer.byteLength(vars[k]!, "utf8")] as const).sort((a, b) => b[1] - a[1]).slice(0, 3).map(([k, n]) => `${k} ${n} B`).join(", ");
+      throw new RlpipeError("functiongraph_user_data_limit", `FunctionGraph takes at most ${FUNCTIONGRAPH_USER_DATA.maxVariables} ${what} of at most ${FUNCTIONGRAPH_USER_DATA.maxBytes} bytes in all (${field}); these are ${names.length} variables of ${bytes} bytes (largest: ${largest})`,
+        { exitCode: 2, hint: "deploy with fewer or shorter --env / --vars-file / --secret values (a long value, such as a recipe, belongs in object storage, named by a variable); nothing was sent" });
+    }
+  };
+  check("environment variables", "user_data, from --env and --vars-file", env);
+  check("secret variables", "encrypted_user_data, from --secret and secret-looking names", secrets);
+}
+
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
 /** One KEY=VALUE (value may be quoted with ' or "). `where` names it in errors. */

@@ -83,7 +83,10 @@ export interface TriggerSpec {
 
 export interface DeployedTrigger {
   readonly id: string;
+  /** The type as rlpipe plans with it (the platform's listing may spell a type of rlpipe's another way: typeCode). */
   readonly type: string;
+  /** The platform's own type code, where it differs from `type` (a delete names it). */
+  readonly typeCode?: string;
   readonly key: string | undefined;
   readonly config: Readonly<Record<string, unknown>>;
 }

@@ -8,13 +8,28 @@
 // Triggers (functiongraph_06_0119/0122/0121: list, create, delete; UpdateTrigger is status-only and not served):
 // APIG and OBS event_data checked field by field (TriggerEventDataRequestBody), the APIG group must be one of
 // `apigGroups`; a second route with the same group, method and path (any function) or a second OBS trigger on an
-// overlapping bucket prefix is FSS.0409 (409). IAM (same server; IAM_ENDPOINT): GET /v3/auth/domains and
+// overlapping bucket prefix is FSS.0409 (409). A create body is checked against the SDK's own model
+// (CreateFunctionTriggerRequestBody of huaweicloudsdkfunctiongraph 3.1.219, test/vendor-models/functiongraph.json):
+// an unknown field, a wrong type or a value outside its enum is FSS.0400; beyond that release's enums it takes what
+// the current API page documents: trigger_type_code DEDICATEDGATEWAY (a route on the dedicated gateway `instance_id`,
+// one of `apigInstances`) and OBS events in the s3:…:* form. A listing is the service's, not the request: event_data
+// with api_id, api_name, invoke_url and sl_domain added, func_info extended (function_urn, invocation_type,
+// version), OBS events as s3:…:*, fields in another order. `sharedGateway: false` is an account without the shared
+// gateway (new accounts): an APIG trigger without an instance is refused. IAM (same server; IAM_ENDPOINT): GET /v3/auth/domains and
 // GET /v3.0/OS-AGENCY/agencies?domain_id=&name= answer from `agencies`.
 import { createHash, randomUUID } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { type LoopbackServer, listenLoopback } from "./loopback.js";
 import { sdkHmacProblem } from "./huawei-verify.js";
 import { zipEntryNames } from "./zip-listing.js";
+import { checkModel } from "./vendor-model.js";
+
+/** The s3:…:* event names the API page documents, by the short names of the SDK's enum. */
+const S3_EVENTS: Readonly<Record<string, string>> = {
+  ObjectCreated: "s3:ObjectCreated:*", Put: "s3:ObjectCreated:Put", Post: "s3:ObjectCreated:Post", Copy: "s3:ObjectCreated:Copy",
+  CompleteMultipartUpload: "s3:ObjectCreated:CompleteMultipartUpload", ObjectRemoved: "s3:ObjectRemoved:*", Delete: "s3:ObjectRemoved:Delete",
+  DeleteMarkerCreated: "s3:ObjectRemoved:DeleteMarkerCreated",
+};
 
 export interface FakeFunctionGraphOptions {
   readonly ak: string;
@@ -90,6 +105,12 @@ export class FakeFunctionGraph {
   /** Faults of CreateFunctionTrigger, one per call. */
   readonly triggerFaults: FgCreateFault[] = [];
   readonly apigGroups = new Set<string>();
+  /** Dedicated API gateways (instance ids) of the account. */
+  readonly apigInstances = new Set<string>();
+  /** Whether the credentials' user may list agencies (IAM answers 403 IAM.0003 otherwise). */
+  mayListAgencies = true;
+  /** Whether the account has the shared API gateway (accounts made after its discontinuation do not). */
+  sharedGateway = true;
   readonly agencies: { name: string; trust_domain_name: string }[] = [];
   readonly domainId = "d0a1b2c3d4e5f60718293a4b5c6d7e8f";
   private server: LoopbackServer | undefined;
@@ -176,7 +197,7 @@ export class FakeFunctionGraph {
   private iam(url: URL): unknown {
     if (url.pathname === "/v3/auth/domains") return { domains: [{ id: this.domainId, name: "rlpipe-account", enabled: true }] };
     if (url.pathname !== "/v3.0/OS-AGENCY/agencies") throw new Reject(404, "APIGW.0101", "The API does not exist or has not been published in the environment");
-    if (url.searchParams.get("domain_id") !== this.domainId) throw new Reject(403, "IAM.0003", "Policy doesn't allow iam:agencies:listAgencies to be performed.");
+    if (url.searchParams.get("domain_id") !== this.domainId || !this.mayListAgencies) throw new Reject(403, "IAM.0003", "Policy doesn't allow iam:agencies:listAgencies to be performed.");
     const name = url.searchParams.get("name");
     return { agencies: this.agencies.filter((a) => name === null || a.name === name).map((a) => ({ ...a, id: `ag-${a.name}`, domain_id: this.domainId, duration: "FOREVER" })) };
   }
@@ -190,7 +211,7 @@ export class FakeFunctionGraph {
     if (!this.functions.has(urn)) throw new Reject(404, "FSS.1051", "Error getting associated function");
     if (op === "ListFunctionTriggers") {
       const items = [...this.triggers.values()].filter((t) => t.urn === urn).map((t) => ({
-        trigger_id: t.id, trigger_type_code: t.type, trigger_status: "ACTIVE", event_data: t.eventData, last_updated_time: "2026-11-22T00:00:00+08:00", created_time: "2026-11-22T00:00:00+08:00",
+        trigger_id: t.id, trigger_type_code: t.type, trigger_status: "ACTIVE", event_data: this.served(t), last_updated_time: "2026-11-22T00:00:00+08:00", created_time: "2026-11-22T00:00:00+08:00",
       }));
       return this.reply(res, op, 200, items);
     }
@@ -205,14 +226,18 @@ export class FakeFunctionGraph {
     const fault = this.triggerFaults.shift();
     if (fault === "503-before-create") { this.reply(res, op, 503, { error_code: "FSS.0503", error_msg: "Service unavailable." }, "FSS.0503"); return; }
     const b = this.json(body);
+    const problem = checkModel("functiongraph", "CreateFunctionTriggerRequestBody", b, { extraEnum: { trigger_type_code: ["DEDICATEDGATEWAY"], "event_data.events[]": Object.values(S3_EVENTS) } });
+    if (problem !== undefined) throw new Reject(400, "FSS.0400", `Invalid parameter: ${problem.message}.`);
     const type = b["trigger_type_code"];
-    if (type !== "APIG" && type !== "OBS" && type !== "TIMER") throw new Reject(400, "FSS.0400", "Invalid parameter: trigger_type_code.");
+    if (type !== "APIG" && type !== "DEDICATEDGATEWAY" && type !== "OBS" && type !== "TIMER") throw new Reject(400, "FSS.0400", "Invalid parameter: trigger_type_code.");
     if (b["trigger_status"] !== undefined && b["trigger_status"] !== "ACTIVE" && b["trigger_status"] !== "DISABLED") throw new Reject(400, "FSS.0400", "Invalid parameter: trigger_status.");
     const data = b["event_data"];
     if (!isObj(data)) throw new Reject(400, "FSS.0400", "Invalid parameter: event_data must be an object.");
     const bad = (field: string) => new Reject(400, "FSS.0400", `Invalid parameter: event_data.${field}.`);
     const others = [...this.triggers.values()].filter((t) => t.type === type);
-    if (type === "APIG") {
+    if (type === "DEDICATEDGATEWAY" || type === "APIG") {
+      if (type === "DEDICATEDGATEWAY" && (typeof data["instance_id"] !== "string" || !this.apigInstances.has(data["instance_id"]))) throw new Reject(404, "APIG.3030", `The instance ${String(data["instance_id"])} does not exist.`);
+      if (type === "APIG" && data["instance_id"] === undefined && !this.sharedGateway) throw new Reject(400, "FSS.0400", "Invalid parameter: this account has no shared API gateway; create the trigger on a dedicated gateway (DEDICATEDGATEWAY with instance_id).");
       if (typeof data["name"] !== "string" || !/^[A-Za-z][A-Za-z0-9_]{2,63}$/.test(data["name"])) throw bad("name");
       if (typeof data["group_id"] !== "string" || !this.apigGroups.has(data["group_id"])) throw new Reject(404, "APIG.3002", `API group ${String(data["group_id"])} does not exist.`);
       if (typeof data["path"] !== "string" || !/^\/[A-Za-z0-9_\-/.{}+]*$/.test(data["path"])) throw bad("path");
@@ -230,7 +255,7 @@ export class FakeFunctionGraph {
       }
     } else if (type === "OBS") {
       if (typeof data["bucket"] !== "string" || !/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/.test(data["bucket"])) throw bad("bucket");
-      if (!Array.isArray(data["events"]) || data["events"].length === 0 || data["events"].some((e) => !["ObjectCreated", "Put", "Post", "Copy", "CompleteMultipartUpload", "ObjectRemoved", "Delete", "DeleteMarkerCreated"].includes(String(e)))) throw bad("events");
+      if (!Array.isArray(data["events"]) || data["events"].length === 0) throw bad("events");
       if (data["prefix"] !== undefined && typeof data["prefix"] !== "string") throw bad("prefix");
       const prefix = String(data["prefix"] ?? "");
       if (others.some((t) => t.eventData["bucket"] === data["bucket"] && (String(t.eventData["prefix"] ?? "").startsWith(prefix) || prefix.startsWith(String(t.eventData["prefix"] ?? ""))))) {
@@ -244,7 +269,27 @@ export class FakeFunctionGraph {
       req.socket.destroy();
       return;
     }
-    this.reply(res, op, 201, { trigger_id: t.id, trigger_type_code: type, trigger_status: "ACTIVE", event_data: data, created_time: "2026-11-22T00:00:00+08:00", last_updated_time: "2026-11-22T00:00:00+08:00" });
+    this.reply(res, op, 201, { trigger_id: t.id, trigger_type_code: type, trigger_status: "ACTIVE", event_data: this.served(t), created_time: "2026-11-22T00:00:00+08:00", last_updated_time: "2026-11-22T00:00:00+08:00" });
+  }
+
+  /** A trigger's event_data as the service lists it (TriggerEventDataResponseBody): what it adds, in its own order. */
+  private served(t: FgTrigger): Record<string, unknown> {
+    const d = t.eventData;
+    if (t.type === "OBS") {
+      const events = (d["events"] as unknown[]).map((e) => (typeof e === "string" ? S3_EVENTS[e] ?? e : e));
+      return { events, bucket: d["bucket"], name: d["name"], prefix: d["prefix"] ?? "", suffix: d["suffix"] ?? "" };
+    }
+    if (t.type !== "APIG" && t.type !== "DEDICATEDGATEWAY") return { ...d };
+    const out: Record<string, unknown> = Object.fromEntries(Object.entries(d).reverse());
+    const apiId = createHash("sha256").update(t.id).digest("hex").slice(0, 32);
+    const fi = d["func_info"] as Record<string, unknown>;
+    out["func_info"] = { version: "latest", timeout: fi["timeout"], invocation_type: "sync", function_urn: `${t.urn}:latest` };
+    out["api_id"] = apiId;
+    out["api_name"] = d["name"];
+    out["sl_domain"] = `${String(d["group_id"]).slice(0, 8)}.apic.${this.opts.region}.huaweicloudapis.com`;
+    out["invoke_url"] = `https://${out["sl_domain"] as string}${String(d["path"])}`;
+    out["triggerid"] = t.id;
+    return out;
   }
 
   private reply(res: ServerResponse, op: string, status: number, body: unknown, code?: string): void {
