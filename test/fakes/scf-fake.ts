@@ -11,13 +11,14 @@
 // the bucket's XML-API domain as TriggerName and {event, filter:{Prefix, Suffix}}, 583/39901); a second trigger of
 // the same name, or a second function URL, is ResourceInUse.Trigger; UpdateTrigger takes only timer, ckafka and http;
 // DeleteTrigger of a cos trigger needs its TriggerDesc. CAM GetRole (cam 2019-01-16, signed for service cam) answers
-// from `roles`, ResourceNotFound.RoleNotExist for another name. `faultAfter` makes an action happen and then answers
+// from `roles`, InvalidParameter.RoleNotExist (cam's errorcodes.py) for another name. `faultAfter` makes an action happen and then answers
 // InternalError (the reply of a call that was acted on is lost).
 import { randomUUID } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { type LoopbackServer, listenLoopback } from "./loopback.js";
 import { type FakeCredential, verifyTc3 } from "./tione-fake.js";
 import { zipEntryNames } from "./zip-listing.js";
+import { checkModel } from "./vendor-model.js";
 
 export interface ScfFunction {
   readonly id: string;
@@ -54,16 +55,8 @@ export interface ScfCall {
 const NOW = "2026-11-22 00:00:00";
 const REGIONS = new Set(["ap-shanghai", "ap-guangzhou", "ap-beijing", "ap-chengdu", "ap-nanjing", "ap-singapore"]);
 const RUNTIMES = new Set(["Nodejs6.10", "Nodejs8.9", "Nodejs10.15", "Nodejs12.16", "Nodejs14.18", "Nodejs16.13", "Nodejs18.15", "Python3.9", "Python3.10", "Go1", "Java8"]);
-const KNOWN: Readonly<Record<string, readonly string[]>> = {
-  ListTriggers: ["FunctionName", "Namespace", "Offset", "Limit", "OrderBy", "Order", "Filters"],
-  CreateTrigger: ["FunctionName", "TriggerName", "Type", "TriggerDesc", "Namespace", "Qualifier", "Enable", "CustomArgument", "Description"],
-  UpdateTrigger: ["FunctionName", "TriggerName", "Type", "Enable", "Qualifier", "Namespace", "TriggerDesc", "Description", "CustomArgument"],
-  DeleteTrigger: ["FunctionName", "TriggerName", "Type", "Namespace", "TriggerDesc", "Qualifier"],
-  GetFunction: ["FunctionName", "Qualifier", "Namespace", "ShowCode"],
-  CreateFunction: ["FunctionName", "Code", "Handler", "Description", "MemorySize", "Timeout", "Environment", "Runtime", "VpcConfig", "Namespace", "Role", "InstallDependency", "ClsLogsetId", "ClsTopicId", "Type", "CodeSource", "Layers", "DeadLetterConfig", "PublicNetConfig", "CfsConfig", "InitTimeout", "Tags", "AsyncRunEnable", "TraceEnable", "AutoDeployClsTopicIndex", "AutoCreateClsTopic", "ProtocolType", "ProtocolParams", "InstanceConcurrencyConfig", "DnsCache", "IntranetConfig"],
-  UpdateFunctionCode: ["FunctionName", "Handler", "CosBucketName", "CosObjectName", "ZipFile", "Namespace", "CosBucketRegion", "InstallDependency", "EnvId", "Publish", "Code", "CodeSource"],
-  UpdateFunctionConfiguration: ["FunctionName", "Description", "MemorySize", "Timeout", "Runtime", "Environment", "Namespace", "VpcConfig", "Role", "InstallDependency", "ClsLogsetId", "ClsTopicId", "Publish", "L5Enable", "Layers", "DeadLetterConfig", "PublicNetConfig", "CfsConfig", "InitTimeout", "ProtocolParams", "InstanceConcurrencyConfig", "DnsCache", "IntranetConfig", "IgnoreSysLog"],
-};
+/** The actions this fake serves (their fields: the SDK's request models, checkModel). */
+const SERVED = new Set(["ListTriggers", "CreateTrigger", "UpdateTrigger", "DeleteTrigger", "GetFunction", "CreateFunction", "UpdateFunctionCode", "UpdateFunctionConfiguration"]);
 const MAX_UPDATE_ZIP_BYTES = 20 * 1024 * 1024;
 
 class ApiError extends Error {
@@ -127,24 +120,30 @@ export class FakeScf {
         if (req.headers["x-tc-version"] !== "2019-01-16") throw new ApiError("NoSuchVersion", "The API version does not exist.");
         if (action !== "GetRole") throw new ApiError("InvalidAction", `The action ${action} does not exist.`);
         const p = JSON.parse(body.toString("utf8")) as Record<string, unknown>;
+        const problem = checkModel("cam", "GetRoleRequest", p);
+        if (problem?.kind === "unknown_field") throw new ApiError("UnknownParameter", `The parameter \`${problem.field}\` is not recognized.`);
+        if (problem !== undefined) throw new ApiError("InvalidParameter", `${problem.message}.`);
         const name = p["RoleName"];
         if (typeof name !== "string") throw new ApiError("MissingParameter", "RoleName or RoleId is required.");
         const doc = this.roles.get(name);
-        if (doc === undefined) throw new ApiError("ResourceNotFound.RoleNotExist", `The role ${name} does not exist.`);
+        if (doc === undefined) throw new ApiError("InvalidParameter.RoleNotExist", `The role ${name} does not exist.`);
         this.calls.push({ action });
         reply({ RoleInfo: { RoleId: "4611686018427844696", RoleName: name, PolicyDocument: doc, RoleType: "user" } });
         return;
       }
       if (req.headers["x-tc-version"] !== "2018-04-16") throw new ApiError("NoSuchVersion", "The API version does not exist.");
-      if (!(action in KNOWN)) throw new ApiError("InvalidAction", `The action ${action} does not exist.`);
+      if (!SERVED.has(action)) throw new ApiError("InvalidAction", `The action ${action} does not exist.`);
       const region = req.headers["x-tc-region"];
       if (typeof region !== "string") throw new ApiError("MissingParameter", "The request is missing X-TC-Region.");
       if (!REGIONS.has(region)) throw new ApiError("UnsupportedRegion", `The region ${region} is not supported.`);
       let params: unknown;
       try { params = JSON.parse(body.toString("utf8")); } catch { throw new ApiError("InvalidParameter", "The body is not JSON."); }
       if (!isObj(params)) throw new ApiError("InvalidParameter", "The body is not a JSON object.");
-      const unknown = Object.keys(params).find((k) => !KNOWN[action]!.includes(k));
-      if (unknown !== undefined) throw new ApiError("UnknownParameter", `The parameter \`${unknown}\` is not recognized.`);
+      // The SDK's request model (tencentcloud-sdk-python-scf, test/vendor-models/scf.json): an unknown field, or one of
+      // the wrong type (the models do not say which are required; each action checks those it needs).
+      const problem = checkModel("scf", `${action}Request`, params);
+      if (problem?.kind === "unknown_field") throw new ApiError("UnknownParameter", `The parameter \`${problem.field}\` is not recognized.`);
+      if (problem !== undefined) throw new ApiError("InvalidParameterValue", `${problem.message}.`);
       this.region = region;
       const result = this.act(action, params);
       const fault = this.faultAfter.indexOf(action);
@@ -250,7 +249,7 @@ export class FakeScf {
         const i = list.findIndex((x) => x.name === p["TriggerName"] && x.type === p["Type"]);
         if (i < 0) throw new ApiError("ResourceNotFound.Trigger", `The trigger ${String(p["TriggerName"])} does not exist.`);
         if (p["Type"] === "cos" && typeof p["TriggerDesc"] !== "string") throw new ApiError("MissingParameter", "Deleting a cos trigger needs its TriggerDesc.");
-        if (list[i]!.boundToDomain === true) throw new ApiError("FailedOperation.DeleteTrigger", "The function URL is bound to a custom domain and cannot be deleted (UrlUsed).");
+        if (list[i]!.boundToDomain === true) throw new ApiError("FailedOperation.DeleteTrigger.UrlUsed", "The URL is in use (bound to a custom domain) and cannot be deleted.");
         list.splice(i, 1);
         return {};
       }
