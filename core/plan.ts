@@ -306,11 +306,27 @@ function selectWorkDir(recipe: Recipe, provider: Provider, localWorkDir: string 
   return dir === "" ? "/" : dir;
 }
 
+/**
+ * The sandbox's base URL as every rendered file names it. A co-located sandbox is reached at one literal loopback
+ * address, the one launch.sh's port and health checks use: `localhost` may resolve to ::1 (Debian's and Docker's
+ * hosts files), where a foreign server would take the calls while the checks looked at 127.0.0.1.
+ */
 function sandboxBaseUrl(sb: SandboxSpec | undefined): string | undefined {
   if (sb === undefined) return undefined;
-  if (sb.url !== undefined) return sb.url.replace(/\/+$/, "");
-  if (sb.deploy === "colocated") return `http://localhost:${sb.server?.port ?? 8080}`;
+  if (sb.url !== undefined) {
+    const url = sb.url.replace(/\/+$/, "");
+    if (sb.deploy !== "colocated") return url;
+    // rlpipe's own function listens on 127.0.0.1 only; a server the recipe starts may be asked for [::1].
+    const names = sb.server === undefined ? "localhost|\\[::1\\]" : "localhost";
+    return url.replace(new RegExp(`^(https?://)(?:${names})(?=[:/]|$)`, "i"), (_all, scheme: string) => `${scheme}127.0.0.1`);
+  }
+  if (sb.deploy === "colocated") return `http://127.0.0.1:${sb.server?.port ?? 8080}`;
   return undefined;
+}
+
+/** The loopback host a co-located sandbox's checks use: the one its URL names ([::1] or 127.0.0.1). */
+function loopbackOf(url: string | undefined): string {
+  return url !== undefined && new URL(url).hostname === "[::1]" ? "[::1]" : "127.0.0.1";
 }
 
 /**
@@ -411,9 +427,10 @@ function sandboxLaunch(ctx: RenderContext, sb: SandboxSpec, url: string | undefi
     // Only score stages talk to it: nothing has the port baked in, so a deploy may move it (RLPIPE_SANDBOX_PORT).
     const portOverridable = ctx.recipe.stages.every((st) => st.type === "score");
     command = `rlpipe serve --sandbox local --host 127.0.0.1 --port ${portOverridable ? '"$RLPIPE_SANDBOX_PORT"' : port}${command.slice(command.indexOf(" --port ") + ` --port ${port}`.length)}`;
+    const host = "127.0.0.1"; // rlpipe serve listens there (sandboxBaseUrl writes its URLs so)
     return {
       start: { dir, env, command, log: portOverridable ? `deploy_127.0.0.1.log` : log },
-      health: { url: `http://127.0.0.1:${port}${health.path}`, ...(body === undefined ? {} : { body }), expect: health.expect, timeoutS: health.timeoutS, intervalS: health.intervalS },
+      health: { url: `http://${host}:${port}${health.path}`, ...(body === undefined ? {} : { body }), expect: health.expect, timeoutS: health.timeoutS, intervalS: health.intervalS },
       rlpipeFunction: { port, portOverridable, ...(tokenEnvOf(ctx, sb) === undefined ? {} : { tokenEnv: tokenEnvOf(ctx, sb)! }) },
     };
   }
@@ -425,7 +442,7 @@ function sandboxLaunch(ctx: RenderContext, sb: SandboxSpec, url: string | undefi
       command,
       log,
     },
-    health: { url: `http://127.0.0.1:${port}${health.path}`, ...(body === undefined ? {} : { body }), expect: health.expect, timeoutS: health.timeoutS, intervalS: health.intervalS },
+    health: { url: `http://${loopbackOf(url)}:${port}${health.path}`, ...(body === undefined ? {} : { body }), expect: health.expect, timeoutS: health.timeoutS, intervalS: health.intervalS },
   };
 }
 

@@ -37,6 +37,15 @@ while time.monotonic() < until:
 sys.exit(1)
 PY
 fi
+if [ "$1" = "-m" ] && [[ "$2" == verl* ]] && [ -n "\${CALL_TOOL_URL_IN:-}" ]; then
+  # Call the tool URL the bundle rendered, as verl's workers would, and keep what answered.
+  /usr/bin/python3 - "$CALL_TOOL_URL_IN" <<'PY' > "$STUB_LOG/tool-reply" 2>&1 || true
+import re, sys, urllib.request
+url = re.search(r"_url: (\\S+)", open(sys.argv[1]).read()).group(1)
+req = urllib.request.Request(url, data=b'{"code": "print(1)"}', headers={"Content-Type": "application/json"})
+print(url, urllib.request.urlopen(req, timeout=10).read().decode())
+PY
+fi
 if [ "$1" = "-m" ] && [[ "$2" == verl* ]]; then
   n=$(ls "$STUB_LOG" | wc -l)
   printf '%s\\0' python3 "$@" > "$STUB_LOG/$(printf %03d "$n").argv"
@@ -294,6 +303,37 @@ describe("launch.sh under bash", () => {
       assert.doesNotMatch(r.stderr, /sandbox healthy/);
       assert.deepEqual(calls(e), [], "no stage ran");
       assert.equal(foreign.exitCode, null, "the other process is left alone");
+    } finally {
+      foreign.kill("SIGKILL");
+    }
+  });
+
+  it("one loopback address: where localhost resolves to ::1 and a foreign server listens there, the tool calls still reach the job's own sandbox", async () => {
+    if (spawnSync("unshare", ["-m", "true"]).status !== 0) return; // needs a mount namespace (root): the plan test covers the rendering
+    rmSync(join(e.work, ".rlpipe"), { recursive: true, force: true });
+    clearLogs(e);
+    bundle(e, recipeText(e, port));
+    const hosts = join(e.root, "hosts-v6");
+    writeFileSync(hosts, "::1 localhost\n");
+    const foreignLog = join(e.root, "foreign.log");
+    const foreign = spawn("/usr/bin/python3", ["-c", `import http.server, socket, sys
+class H(http.server.BaseHTTPRequestHandler):
+    def do_POST(self):
+        open(sys.argv[2], "a").write(self.path + "\\n")
+        self.send_response(501); self.send_header("Content-Length", "7"); self.end_headers(); self.wfile.write(b"foreign")
+    def log_message(self, *a): pass
+class S(http.server.HTTPServer): address_family = socket.AF_INET6
+S(("::1", int(sys.argv[1])), H).serve_forever()`, String(port), foreignLog], { stdio: "ignore" });
+    try {
+      const v6Alive = () => spawnSync("/usr/bin/python3", ["-c", `import socket; socket.create_connection(("::1", ${port}), timeout=1)`]).status === 0;
+      for (const until = Date.now() + 60_000; !v6Alive() && Date.now() < until;) await new Promise((res) => setTimeout(res, 50));
+      assert.ok(v6Alive(), "the foreign server listens on [::1]");
+      const env = { PATH: `${e.stubs}:/usr/bin:/bin`, HOME: e.root, STUB_LOG: e.logs, TEST_SECRET_KEY: "s3cr3t-value-xyz", USER_NAME: "ada", CALL_TOOL_URL_IN: join(e.bundle, "tool_config", "rl_tools.yaml") };
+      const r = spawnSync("unshare", ["-m", "bash", "-c", `mount --bind "$0" /etc/hosts && exec bash "$1"`, hosts, join(e.bundle, "launch.sh")], { encoding: "utf8", timeout: 120_000, env });
+      assert.equal(r.status, 0, `${r.stdout}\n${r.stderr}`);
+      const reply = readFileSync(join(e.logs, "tool-reply"), "utf8");
+      assert.match(reply, new RegExp(`^http://127\\.0\\.0\\.1:${port}/run_code \\{"status":"Success"`), reply);
+      assert.equal(existsSync(foreignLog) ? readFileSync(foreignLog, "utf8") : "", "", "the foreign server on [::1] got no call");
     } finally {
       foreign.kill("SIGKILL");
     }

@@ -67,7 +67,28 @@ describe("plan: optional recipe fields", () => {
     const q = planOf(edit(sink(), [[["sandbox"], { kind: "rlpipe", deploy: "colocated" }]]));
     const launch = q.files.find((f) => f.path === "launch.sh")!.content;
     assert.match(launch, /exec rlpipe serve --sandbox local --host 127\.0\.0\.1 --port 8080/);
-    assert.match(q.files.find((f) => f.path === "tool_config/rl_tools.yaml")!.content, /class_name: rlpipe_tool\.RlpipeCodeTool\n[^]*sandbox_url: http:\/\/localhost:8080\/run_code\n/);
+    assert.match(q.files.find((f) => f.path === "tool_config/rl_tools.yaml")!.content, /class_name: rlpipe_tool\.RlpipeCodeTool\n[^]*sandbox_url: http:\/\/127\.0\.0\.1:8080\/run_code\n/);
+  });
+
+  it("one loopback address: a co-located sandbox's localhost is rendered as 127.0.0.1 everywhere its checks look (localhost may be ::1)", () => {
+    for (const sandbox of [
+      { kind: "rlpipe", deploy: "colocated", url: "http://localhost:8080" },
+      { kind: "rlpipe", deploy: "colocated", url: "http://[::1]:8080" },
+      { kind: "rlpipe", deploy: "colocated" },
+      { kind: "sandbox-fusion", deploy: "colocated", url: "http://LOCALHOST:8080/", server: { dir: "/sf", port: 8080, host: "127.0.0.1", start: "make run-online" } },
+    ]) {
+      const q = planOf(edit(sink(), [[["sandbox"], sandbox]]));
+      for (const f of q.files) assert.doesNotMatch(f.content, /localhost|\[::1\]/i, `${JSON.stringify(sandbox)}: ${f.path} names another address than the checks use`);
+      const launch = q.files.find((f) => f.path === "launch.sh")!.content;
+      // rlpipe's own function is checked at $RLPIPE_REWARD_URL, which launch.sh sets to 127.0.0.1 too.
+      assert.match(launch, sandbox.kind === "rlpipe" ? /RLPIPE_REWARD_URL="http:\/\/127\.0\.0\.1:[^]*rlpipe_wait_healthy "\$RLPIPE_REWARD_URL/ : /rlpipe_wait_healthy '?http:\/\/127\.0\.0\.1:8080\/run_code/, JSON.stringify(sandbox));
+      assert.match(q.files.find((f) => f.path === "tool_config/rl_tools.yaml")!.content, /_url: http:\/\/127\.0\.0\.1:8080\/run_code\n/, JSON.stringify(sandbox));
+    }
+    // A server the recipe starts may be asked for [::1]: then its checks look there too.
+    const v6 = planOf(edit(sink(), [[["sandbox"], { kind: "sandbox-fusion", deploy: "colocated", url: "http://[::1]:8080", server: { dir: "/sf", port: 8080, host: "::1", start: "make run-online" } }]]));
+    const launch6 = v6.files.find((f) => f.path === "launch.sh")!.content;
+    assert.match(launch6, /http:\/\/\[::1\]:8080\/run_code/);
+    assert.doesNotMatch(launch6, /127\.0\.0\.1:8080/);
   });
 
   it("checkpoints.storage picks the persistence mechanism per provider", () => {

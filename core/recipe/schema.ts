@@ -163,7 +163,7 @@ const ManagedSandbox = z.strictObject({
 const Sandbox = z.strictObject({
   kind: oneOf(SANDBOX_KINDS),
   deploy: oneOf(SANDBOX_DEPLOYS),
-  url: httpUrl().optional().describe("Base URL; ${sandbox.url} in tools and reward kwargs. Default for colocated: http://localhost:<port>."),
+  url: httpUrl().optional().describe("Base URL; ${sandbox.url} in tools and reward kwargs. Default for colocated: http://127.0.0.1:<port> (localhost is written as 127.0.0.1: it may resolve to ::1)."),
   server: SandboxServer.optional(),
   health: Health.optional(),
   managed: ManagedSandbox.optional(),
