@@ -92,7 +92,7 @@ node dist/bin/rlpipe.js sandbox setup --python-env "$PYTHON_ENV" >/dev/null \
 # ---- Python test environment: a project-local virtualenv (never the system site-packages)
 VENV="$ROOT/.venv-test"
 PY_REQS=(hydra-core==1.3.2 omegaconf==2.3.0 antlr4-python3-runtime==4.9.3 pytest==8.3.4 "moto[server]==5.2.1" "ray[default]==2.60.0")
-VERL_RELEASES="0.5.0 0.6.0 0.6.1 0.7.0 0.9.1"   # the PyPI releases core/recipe/profiles.ts names
+VERL_RELEASES="0.5.0 0.6.0 0.6.1 0.7.0 0.7.1 0.8.0 0.9.0 0.9.1"   # the PyPI releases core/recipe/profiles.ts names
 want="${PY_REQS[*]} | $VERL_RELEASES"
 if ! stamp_ok "$VENV/.rlpipe-stamp" "$want"; then
   # Debian's interpreter starts fast; fall back to whatever python3 is on PATH.

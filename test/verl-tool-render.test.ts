@@ -118,7 +118,7 @@ describe("verl tool classes per verl version", () => {
   });
 });
 
-// verl 0.9.1's function-tool registry: the tool rendered as `type: function` is loaded by verl's own load_all_tools
+// verl's function-tool registry (0.8.0 on): the tool rendered as `type: function` is loaded by verl's own load_all_tools
 // from multi_turn.function_tool_path and called as its agent loop calls a FunctionTool, against a real rlpipe serve.
 const FUNCTION_DRIVER = String.raw`
 import asyncio, json, os, sys, types
@@ -146,8 +146,12 @@ print(json.dumps({"names": [t.name for t in tools], "function": all(isinstance(t
                   "schema": tools[0].tool_schema.model_dump(exclude_none=True)["function"]["parameters"]["required"], "calls": res}))
 `;
 
-describe("verl's function-tool registry (0.9.1 on)", () => {
-  it("renders type: function to function_tool_path; verl's own loader registers it and its calls run in rlpipe serve", { timeout: 180_000 }, async () => {
+describe("verl's function-tool registry (0.8.0 on)", () => {
+  const withFunctionTools = PROFILES.filter((p) => p.functionTools);
+  it("the releases with a function-tool registry are 0.8.0, 0.9.0 and 0.9.1 (each checked below with its own loader)", () => {
+    assert.deepEqual(withFunctionTools.map((p) => p.pypi), ["0.8.0", "0.9.0", "0.9.1"]);
+  });
+  for (const profile of withFunctionTools) it(`${profile.name}: renders type: function to function_tool_path; that release's own loader registers it and its calls run in rlpipe serve`, { timeout: 180_000 }, async () => {
     const { spawnSync } = await import("node:child_process");
     const { mkdtempSync, rmSync } = await import("node:fs");
     const { tmpdir } = await import("node:os");
@@ -156,7 +160,7 @@ describe("verl's function-tool registry (0.9.1 on)", () => {
     const serve = await startServe(["--sandbox", "local"]);
     const dir = mkdtempSync(join(tmpdir(), "rlpipe-fn-tool-"));
     try {
-      const text = recipe("v0.9.1", "preset: rlpipe, type: function").replace("http://127.0.0.1:8080", serve.url);
+      const text = recipe(profile.name, "preset: rlpipe, type: function").replace("http://127.0.0.1:8080", serve.url);
       const p = plan(parseRecipe(text, "r.yaml"), { provider: "local", assets: bundledAssets() });
       const stage = p.stages.find((s) => s.id === "rl")!;
       assert.ok(stage.argv.includes("actor_rollout_ref.rollout.multi_turn.function_tool_path=tool_config/rl_function_tools.py"), stage.argv.join(" "));
@@ -166,7 +170,7 @@ describe("verl's function-tool registry (0.9.1 on)", () => {
       assert.doesNotMatch(file.content, /MY_SANDBOX_TOKEN=|[0-9a-f]{32}/, "the token's variable is named, never a value");
       assert.ok(p.files.some((f) => f.path === "rlpipe_tool.py") && p.files.some((f) => f.path === "rlpipe_reward.py"));
       writeBundle(dir, p.files);
-      const r = spawnSync(join(ROOT, ".venv-test", "bin", "python"), ["-c", FUNCTION_DRIVER, join(ROOT, ".venv-test", "verl", "0.9.1"), dir, "tool_config/rl_function_tools.py", join(ROOT, "test", "python")], { encoding: "utf8", timeout: 120_000 });
+      const r = spawnSync(join(ROOT, ".venv-test", "bin", "python"), ["-c", FUNCTION_DRIVER, join(ROOT, ".venv-test", "verl", profile.pypi), dir, "tool_config/rl_function_tools.py", join(ROOT, "test", "python")], { encoding: "utf8", timeout: 120_000 });
       assert.equal(r.status, 0, r.stderr);
       const out = JSON.parse(r.stdout.trim().split("\n").pop()!);
       assert.deepEqual(out.names, ["code_interpreter"]);

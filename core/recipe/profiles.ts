@@ -34,7 +34,7 @@ export interface VerlProfile {
   readonly rewardFnNeedsKwargs: boolean;
   /** The tool classes (for a tool config's class_name) this verl ships: its release's verl/tools, and recipe/retool's. */
   readonly toolClasses: readonly string[];
-  /** verl/tools/function_tool.py: plain functions registered from multi_turn.function_tool_path (0.9.1 on). */
+  /** verl/tools/function_tool.py: plain functions registered from multi_turn.function_tool_path (0.8.0 on). */
   readonly functionTools: boolean;
   /** recipe/retool is part of the verl tree (moved to verl-project/verl-recipe in eb6ef40eb, 2025-11-25). */
   readonly retoolInTree: boolean;
@@ -59,13 +59,14 @@ const base = {
 } as const;
 
 // The native tool classes in verl/tools of each PyPI release (read off the releases the conformance test installs).
-// 0.9.1 keeps only base_tool, function_tool, schemas and tool_registry: no tool a config can name.
+// 0.8.0 on keep only base_tool, function_tool, schemas and tool_registry: no tool a config can name.
 const TOOLS_0_5 = ["geo3k_tool.Geo3kTool", "gsm8k_tool.Gsm8kTool", "mcp_base_tool.MCPBaseTool", "mcp_search_tool.MCPSearchTool",
   "sandbox_fusion_tools.SandboxFusionTool", "search_tool.SearchTool"].map((c) => `verl.tools.${c}`);
 const TOOLS_0_6 = [...TOOLS_0_5, "verl.tools.image_zoom_in_tool.ImageZoomInTool"].sort();
 /** recipe/retool's tool, importable while recipe/retool is in the verl tree (the job runs from its root). */
 export const RETOOL_TOOL_CLASS = "recipe.retool.retool.CustomSandboxFusionTool";
 export const STOCK_SANDBOX_FUSION_TOOL = "verl.tools.sandbox_fusion_tools.SandboxFusionTool";
+const SFT_ENGINE = { module: "verl.trainer.sft_trainer", config: "sft_trainer_engine" } as const;
 
 export const PROFILES: readonly VerlProfile[] = [
   {
@@ -89,9 +90,19 @@ export const PROFILES: readonly VerlProfile[] = [
     ...base, name: "v0.7.0", commit: "v0.7.0", aliases: ["0.7.0"], date: "2026-01-05", pypi: "0.7.0", rejectsSyncRollout: true, toolClasses: TOOLS_0_6,
   },
   {
-    ...base, name: "v0.9.1", commit: "v0.9.1", aliases: ["0.9.1"], date: "2026-09-20", pypi: "0.9.1", rejectsSyncRollout: true, toolClasses: [], functionTools: true,
     // fsdp_sft_trainer and sft_trainer.yaml are gone from 0.7.1 on; SFT runs through the engine trainer.
-    sft: { module: "verl.trainer.sft_trainer", config: "sft_trainer_engine" },
+    ...base, name: "v0.7.1", commit: "v0.7.1", aliases: ["0.7.1"], date: "2026-03-16", pypi: "0.7.1", rejectsSyncRollout: true, toolClasses: TOOLS_0_6, sft: SFT_ENGINE,
+  },
+  {
+    // verl/tools keeps only base_tool, function_tool, schemas and tool_registry from 0.8.0 on: the function-tool
+    // registry (multi_turn.function_tool_path) arrives, every named tool class goes.
+    ...base, name: "v0.8.0", commit: "v0.8.0", aliases: ["0.8.0"], date: "2026-06-01", pypi: "0.8.0", rejectsSyncRollout: true, toolClasses: [], functionTools: true, sft: SFT_ENGINE,
+  },
+  {
+    ...base, name: "v0.9.0", commit: "v0.9.0", aliases: ["0.9.0"], date: "2026-08-14", pypi: "0.9.0", rejectsSyncRollout: true, toolClasses: [], functionTools: true, sft: SFT_ENGINE,
+  },
+  {
+    ...base, name: "v0.9.1", commit: "v0.9.1", aliases: ["0.9.1"], date: "2026-09-20", pypi: "0.9.1", rejectsSyncRollout: true, toolClasses: [], functionTools: true, sft: SFT_ENGINE,
   },
 ];
 

@@ -189,7 +189,7 @@ const Tool = z.strictObject({
   preset: oneOf(TOOL_PRESETS).optional().describe("Fills class, config and schema for a sandbox kind; fields below override it."),
   impl: text().optional().describe("Python class (class_name), importable in the job, e.g. verl.tools.scalebox_tool.ScaleBoxTool"),
   type: oneOf(["native", "mcp", "function"] as const).default("native")
-    .describe("native: a BaseTool class in the tool config (tool_config_path). function: verl >= 0.9.1's function-tool registry (multi_turn.function_tool_path), for rlpipe's own tool."),
+    .describe("native: a BaseTool class in the tool config (tool_config_path). function: verl >= 0.8.0's function-tool registry (multi_turn.function_tool_path), for rlpipe's own tool."),
   config: z.record(z.string(), jsonValue()).optional(),
   schema: ToolSchema.optional(),
 });

@@ -59,7 +59,7 @@ const PRESETS: Record<NonNullable<Tool["preset"]>, Preset> = {
     },
   },
   // verl's stock tool (examples/sglang_multiturn/config/tool_config/sandbox_fusion_tool_config.yaml); where the
-  // recipe's verl no longer has it (v0.9.1), rlpipe's own tool, which reads the same settings.
+  // recipe's verl no longer has it (0.8.0 on), rlpipe's own tool, which reads the same settings.
   "sandbox-fusion": {
     impl: (ctx) => (ctx.profile.toolClasses.includes(STOCK_SANDBOX_FUSION_TOOL) ? STOCK_SANDBOX_FUSION_TOOL : RLPIPE_TOOL_CLASS),
     config: sandboxFusionConfig(10), schema: CODE_ONLY,
@@ -141,7 +141,7 @@ export function toolConfigFor(ctx: RenderContext, stage: RlStage | EvalStage, at
 }
 
 /**
- * The stage's `type: function` tools as the file verl >= 0.9.1 loads from multi_turn.function_tool_path: it registers
+ * The stage's `type: function` tools as the file verl >= 0.8.0 loads from multi_turn.function_tool_path: it registers
  * each with verl's function-tool registry through rlpipe_tool.register_function_tool (the class's settings and schema,
  * written here as JSON string literals, which Python reads as they are).
  */
@@ -154,7 +154,7 @@ export function functionToolFileFor(ctx: RenderContext, stage: RlStage | EvalSta
     const where: RecipePath = ["tools", index];
     if (!ctx.profile.functionTools) {
       report(ctx, "error", [...where, "type"], "unsupported_for_version", `function tools (verl/tools/function_tool.py, multi_turn.function_tool_path) do not exist at verl ${ctx.profile.name}`,
-        "use type: native (rlpipe's tool as a BaseTool class works on every verl), or verl 0.9.1 or newer");
+        "use type: native (rlpipe's tool as a BaseTool class works on every verl), or verl 0.8.0 or newer");
       continue;
     }
     const entry = renderTool(ctx, { ...tool, type: "native" }, where);

@@ -28,7 +28,7 @@ def drive(release, scenarios, env=None):
 
 
 def test_every_pinned_release_is_there():
-    assert [os.path.basename(r) for r in RELEASES] == ["0.5.0", "0.6.0", "0.6.1", "0.7.0", "0.9.1"]
+    assert [os.path.basename(r) for r in RELEASES] == ["0.5.0", "0.6.0", "0.6.1", "0.7.0", "0.7.1", "0.8.0", "0.9.0", "0.9.1"]
 
 
 @pytest.mark.parametrize("release", RELEASES, ids=[os.path.basename(r) for r in RELEASES])
