@@ -11,6 +11,7 @@ import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { CreateBucketCommand } from "@aws-sdk/client-s3";
 import { type ModelArtsAdapter, createModelArtsAdapter, resolveModelArtsConfig, statusOf, tailPage } from "../adapters/providers/modelarts.js";
+import { signRequest } from "../adapters/providers/huawei-sign.js";
 import { type AdapterContext, type BundleSink, type DeployOutcome, ProviderError, type RetryPolicy, deploy, withRetry } from "../adapters/providers/provider.js";
 import { S3Store } from "../adapters/storage/s3.js";
 import { parseStoreUri } from "../adapters/storage/store.js";
@@ -21,7 +22,9 @@ import type { ModelArtsJobBody } from "../core/providers/modelarts-request.js";
 import { parseRecipe } from "../core/recipe/load.js";
 import { fakeHuaweiAk, fakeHuaweiSk, fakeSecurityToken } from "./fakes/credentials.js";
 import { JobRunner, stubContainerEnv, writeVerlStub } from "./fakes/job-runner.js";
-import { CREATE_FAULTS, type CreateFault, FakeModelArts } from "./fakes/modelarts-fake.js";
+import { CREATE_FAULTS, type CreateFault, FakeModelArts, PLATFORM_CODE_DIR } from "./fakes/modelarts-fake.js";
+import { algorithmRuleProblem } from "./fakes/modelarts-model-check.js";
+import { checkModel } from "./fakes/vendor-model.js";
 import { assertRunInStore, runnableSeed } from "./run-outputs.js";
 import { ROOT, planSeed, recipeText, seededRandom, editYaml as edit } from "./helpers.js";
 import { type Moto, TEST_CREDENTIALS, startMoto } from "./servers/moto.js";
@@ -43,6 +46,13 @@ const noSecrets = (text: string, where: string) => {
 };
 const errorText = (e: unknown) => `${(e as Error).message}\n${(e as RlpipeError).hint ?? ""}`;
 
+
+/** A recipe's plan errors as [path, code] pairs; [] when it plans. */
+const errs = (text: string) => {
+  try { planOf(text); } catch (e) { if (e instanceof RecipeError) return e.issues.map((i) => [i.path.join("."), i.code]); throw e; }
+  return [];
+};
+
 describe("ModelArts request (plan)", () => {
   const p = planSeed(SEED, "modelarts");
   const body = bodyOf(p);
@@ -61,8 +71,10 @@ describe("ModelArts request (plan)", () => {
     });
     assert.deepEqual(body.algorithm, {
       engine: { image_url: "rlpipe/verl_sandbox:main-c651b7b-py311-cann8.3.RC1" },
+      // With boot_file, as the SDK pairs them; no local_code_dir: ModelArts' own directory is its default, not a value
+      // a request may name (JobAlgorithm.local_code_dir).
       code_dir: `/${BUCKET}/qwen3-code-toolcall/code/${d12}/`,
-      local_code_dir: "/home/ma-user/modelarts/user-job-dir",
+      boot_file: `/${BUCKET}/qwen3-code-toolcall/code/${d12}/launch.sh`,
       working_dir: `/home/ma-user/modelarts/user-job-dir/${d12}`,
       command: `bash /home/ma-user/modelarts/user-job-dir/${d12}/launch.sh`,
       // Checkpoints and metrics persist by default: the sidecar stages the store's layout, one channel uploads it.
@@ -80,7 +92,7 @@ describe("ModelArts request (plan)", () => {
 
   it("lists the unverified fields, and carries secrets by name only", () => {
     const un = p.request!.unverified;
-    assert.deepEqual(un.map((u) => u.path), ["algorithm.code_dir", "algorithm.environments", "algorithm.outputs", "spec.auto_stop", "spec.log_export_path.obs_url", "spec.resource.flavor_id"]);
+    assert.deepEqual(un.map((u) => u.path), ["algorithm.boot_file", "algorithm.code_dir", "algorithm.environments", "algorithm.outputs", "spec.auto_stop", "spec.log_export_path.obs_url", "spec.resource.flavor_id"]);
     assert.match(un.find((u) => u.path === "algorithm.outputs")!.why, /upload order is not documented/);
     assert.equal(un.find((u) => u.path === "algorithm.code_dir")!.override, "targets.modelarts.localCodeDir");
     assert.equal(un.find((u) => u.path === "spec.log_export_path.obs_url")!.override, "targets.modelarts.obsPathStyle");
@@ -146,10 +158,6 @@ describe("ModelArts request (plan)", () => {
   });
 
   it("reports missing or invalid target fields and environment values as recipe errors with paths", () => {
-    const errs = (text: string) => {
-      try { planOf(text); } catch (e) { if (e instanceof RecipeError) return e.issues.map((i) => [i.path.join("."), i.code]); throw e; }
-      return [];
-    };
     assert.deepEqual(errs(edit(recipeText(SEED), [[["targets", "modelarts"], undefined]])), [["targets.modelarts", "missing_target"]]);
     assert.deepEqual(errs(edit(recipeText(SEED), [[["targets", "modelarts", "flavor"], undefined], [["targets", "modelarts", "codeDir"], undefined], [["targets", "modelarts", "image"], undefined]])),
       [["targets.modelarts.image", "missing_field"], ["targets.modelarts.flavor", "missing_field"], ["targets.modelarts.codeDir", "missing_field"]]);
@@ -212,7 +220,7 @@ describe("ModelArts provider against the loopback fake", () => {
     for (const e of events) noSecrets(e, "a progress line");
   });
 
-  it("deploys once: bundle in OBS, exactly the planned body created; a second deploy finds it and uploads nothing", async () => {
+  it("deploys once: bundle in OBS, the planned body (as the SDK documents it) created; a second deploy finds it and uploads nothing", async () => {
     fake.reset();
     puts.length = 0;
     const a = adapter();
@@ -221,7 +229,7 @@ describe("ModelArts provider against the loopback fake", () => {
     const jobs = fake.jobsNamed(p.jobName);
     assert.equal(jobs.length, 1);
     assert.deepEqual(first.ref, { provider: "modelarts", name: p.jobName, id: jobs[0]!.id, region: "cn-southwest-2", endpoint: fake.endpoint, extra: { projectId: PID } });
-    assert.deepEqual(jobs[0]!.body, JSON.parse(JSON.stringify(p.request!.body)));
+    assert.deepEqual(jobs[0]!.body, JSON.parse(JSON.stringify(bodyOf(p))), "the body sent is the plan's");
     assert.equal(fake.stats.authFailures, 0);
     assert.deepEqual(fake.stats.unknown, []);
 
@@ -367,6 +375,128 @@ describe("ModelArts provider against the loopback fake", () => {
     await assert.rejects(noOverride.status({ ...ref, endpoint: "http://modelarts.example.com" }), (e: unknown) => e instanceof RlpipeError && e.code === "insecure_endpoint", "a run record's endpoint is checked too");
     assert.equal(fake.jobsNamed(p.jobName)[0]!.phase, "Terminated");
     assert.equal(fake.stats.authFailures, 0);
+  });
+
+  describe("requests and replies as huaweicloudsdkmodelarts 3.1.219 models them (issue 33)", () => {
+    /** One signed call, its raw reply: the fake's error shape and reply models are what is under test. */
+    const signed = async (method: string, path: string, body?: unknown): Promise<{ status: number; json: Record<string, unknown> }> => {
+      const text = body === undefined ? undefined : JSON.stringify(body);
+      const s = signRequest({ method, endpoint: fake.endpoint, path: `/v2/${PID}/${path}`, headers: { "Content-Type": "application/json", "X-Project-Id": PID }, ...(text === undefined ? {} : { body: text }) }, { ak: AK, sk: SK });
+      const res = await fetch(s.url, { method, headers: s.headers, ...(text === undefined ? {} : { body: text }) });
+      const raw = await res.text();
+      return { status: res.status, json: raw === "" ? {} : JSON.parse(raw) as Record<string, unknown> };
+    };
+    const wire = () => JSON.parse(JSON.stringify(bodyOf(p))) as { metadata: Record<string, unknown>; algorithm: Record<string, unknown> & { engine: Record<string, unknown>; outputs: Record<string, unknown>[] }; spec: { resource: Record<string, unknown> } } & Record<string, unknown>;
+
+    it("the create body has code_dir with boot_file (launch.sh in it), no local_code_dir, and fits the SDK's Job model", async () => {
+      fake.reset();
+      const { ref } = await run(adapter());
+      const sent = fake.jobs.get(ref.id)!.body as { algorithm: Record<string, unknown> };
+      assert.equal(checkModel("modelarts", "Job", sent), undefined);
+      assert.equal(algorithmRuleProblem(sent.algorithm), undefined);
+      assert.ok(!("local_code_dir" in sent.algorithm), "ModelArts' own code directory is its default, not something a request may name");
+      const codeDir = bodyOf(p).algorithm.code_dir;
+      assert.equal(sent.algorithm["code_dir"], codeDir);
+      assert.equal(sent.algorithm["boot_file"], `${codeDir}launch.sh`);
+      const code = new S3Store({ scheme: "obs", ...(({ bucket, prefix }) => ({ bucket, prefix }))(parseStoreUri(p.request!.bundle!.to)), region: "cn-southwest-2", endpoint: moto.endpoint, credentials: TEST_CREDENTIALS });
+      sinks.push(code);
+      assert.notEqual(await code.head("launch.sh"), undefined, "the boot_file is in code_dir");
+      // The custom image's command still starts launch.sh where the platform's default puts code_dir.
+      assert.equal(sent.algorithm["command"], `bash ${PLATFORM_CODE_DIR}/${p.bundleDigest.slice(0, 12)}/launch.sh`);
+    });
+
+    it("the fake refuses what the SDK model and its docstrings refuse: HTTP 400 ModelArts.2788 naming the field, nothing created", async () => {
+      fake.reset();
+      const cases: [string, (b: ReturnType<typeof wire>) => void, string][] = [
+        ["code_dir with command but no boot_file (what rlpipe sent before)", (b) => { delete b.algorithm["boot_file"]; }, "algorithm.boot_file"],
+        ["boot_file without code_dir", (b) => { delete b.algorithm["code_dir"]; }, "algorithm.code_dir"],
+        ["boot_file outside code_dir", (b) => { b.algorithm["boot_file"] = `/${BUCKET}/elsewhere/launch.sh`; }, "algorithm.boot_file"],
+        ["local_code_dir in /home/ma-user/modelarts (what rlpipe sent before)", (b) => { b.algorithm["local_code_dir"] = "/home/ma-user/modelarts/user-job-dir"; }, "algorithm.local_code_dir"],
+        ["local_code_dir /home/ma-user", (b) => { b.algorithm["local_code_dir"] = "/home/ma-user"; }, "algorithm.local_code_dir"],
+        ["local_code_dir under /home/ma-user/infer", (b) => { b.algorithm["local_code_dir"] = "/home/ma-user/infer/code"; }, "algorithm.local_code_dir"],
+        ["local_code_dir /home/ma-user/modelarts-dev", (b) => { b.algorithm["local_code_dir"] = "/home/ma-user/modelarts-dev"; }, "algorithm.local_code_dir"],
+        ["local_code_dir outside /home", (b) => { b.algorithm["local_code_dir"] = "/opt/code"; }, "algorithm.local_code_dir"],
+        ["two ways of naming the engine", (b) => { b.algorithm.engine["engine_id"] = "pytorch-2.1"; }, "algorithm.engine"],
+        ["an unknown field", (b) => { b.algorithm["local_code_path"] = "/home/ma-user/code"; }, "algorithm.local_code_path"],
+        ["a missing required field", (b) => { delete b.spec.resource["node_count"]; }, "spec.resource.node_count"],
+        ["a missing required name", (b) => { delete b.metadata["name"]; }, "metadata.name"],
+        ["a wrong type", (b) => { b.spec.resource["node_count"] = "1"; }, "spec.resource.node_count"],
+        ["a value outside the documented enum", (b) => { b["kind"] = "jobs"; }, "kind"],
+        ["an output channel's access_method outside its enum", (b) => { b.algorithm.outputs[0]!["access_method"] = "mount"; }, "algorithm.outputs[0].access_method"],
+      ];
+      for (const [what, mutate, field] of cases) {
+        const b = wire();
+        mutate(b);
+        const r = await signed("POST", "training-jobs", b);
+        assert.equal(r.status, 400, what);
+        assert.deepEqual(Object.keys(r.json).sort(), ["error_code", "error_msg"], what);
+        assert.equal(r.json["error_code"], "ModelArts.2788", what);
+        assert.ok(String(r.json["error_msg"]).startsWith(`Invalid parameter(${field})`), `${what}: ${String(r.json["error_msg"])}`);
+      }
+      assert.equal(fake.jobs.size, 0);
+      // The other calls rlpipe makes are checked against their models too.
+      const search = await signed("POST", "training-job-searches", { offset: 0, limit: 10, page: 1 });
+      assert.deepEqual([search.status, search.json["error_code"]], [400, "ModelArts.2788"]);
+      assert.match(String(search.json["error_msg"]), /^Invalid parameter\(page\)/);
+      const ok = wire();
+      ok.algorithm["local_code_dir"] = "/home/ma-user/code";
+      const created = await signed("POST", "training-jobs", ok);
+      assert.equal(created.status, 201, JSON.stringify(created.json));
+      const id = (created.json["metadata"] as { id: string }).id;
+      const stop = await signed("POST", `training-jobs/${id}/actions`, { action: "terminate" });
+      assert.deepEqual([stop.status, stop.json["error_code"]], [400, "ModelArts.2788"]);
+      assert.equal(fake.stats.terminates, 0);
+    });
+
+    it("a localCodeDir in ModelArts' own directories is refused at plan, naming the recipe field; one elsewhere under /home is sent and used", async () => {
+      fake.reset();
+      puts.length = 0;
+      for (const dir of ["/home/ma-user/modelarts/code", "/home/ma-user", "/home/ma-user/infer", "/home/ma-user/modelarts-dev/x"]) {
+        assert.deepEqual(errs(edit(recipeText(SEED), [[["targets", "modelarts", "localCodeDir"], dir]])), [["targets.modelarts.localCodeDir", "invalid_local_code_dir"]], dir);
+      }
+      assert.equal(fake.stats.requests, 0);
+      assert.deepEqual(puts, []);
+      const own = planOf(edit(recipeText(SEED), [[["targets", "modelarts", "localCodeDir"], "/home/ma-user/code"]]));
+      const { ref } = await run(adapter(), own);
+      const alg = fake.jobs.get(ref.id)!.body["algorithm"] as Record<string, unknown>;
+      assert.equal(alg["local_code_dir"], "/home/ma-user/code");
+      assert.equal(alg["command"], `bash /home/ma-user/code/${own.bundleDigest.slice(0, 12)}/launch.sh`);
+    });
+
+    it("replies are the SDK's response models with what the service adds, never the request echoed", async () => {
+      fake.reset();
+      const sent = wire();
+      const created = await signed("POST", "training-jobs", sent);
+      assert.equal(created.status, 201);
+      const id = (created.json["metadata"] as { id: string }).id;
+      const shown = await signed("GET", `training-jobs/${id}`);
+      const found = await signed("POST", "training-job-searches", { offset: 0, limit: 50, filters: [{ key: "name", operator: "like", value: [p.jobName] }] });
+      await signed("GET", `training-jobs/${id}`);
+      await signed("GET", `training-jobs/${id}`); // Running: a log to preview
+      const preview = await signed("GET", `training-jobs/${id}/tasks/worker-0/logs/preview`);
+      const flavors = await signed("GET", "training-job-flavors");
+      const stopped = await signed("POST", `training-jobs/${id}/actions`, { action_type: "terminate" });
+      for (const [model, r] of [["JobResponse", created], ["JobResponse", shown], ["ListTrainingJobsResponse", found], ["ShowTrainingJobLogsPreviewResponse", preview], ["ShowTrainingJobFlavorsResponse", flavors], ["JobResponse", stopped]] as const) {
+        assert.ok(r.status >= 200 && r.status < 300, `${model}: HTTP ${r.status} ${JSON.stringify(r.json)}`);
+        assert.equal(checkModel("modelarts", model, r.json), undefined, model);
+      }
+      for (const job of [created.json, shown.json, (found.json["items"] as Record<string, unknown>[])[0]!, stopped.json]) {
+        const md = job["metadata"] as Record<string, unknown>;
+        assert.equal(md["id"], id);
+        assert.equal(typeof md["create_time"], "number");
+        assert.equal(typeof md["user_name"], "string");
+        assert.equal(typeof (job["status"] as Record<string, unknown>)["phase"], "string");
+        const alg = job["algorithm"] as Record<string, unknown>;
+        assert.notDeepEqual(alg, sent.algorithm, "not the request's algorithm");
+        assert.deepEqual(alg["environments"], [{ RLPIPE_RUN: p.jobName }], "JobAlgorithmResponse.environments is a list of maps");
+        assert.equal(alg["local_code_dir"], PLATFORM_CODE_DIR, "the code directory in effect, which the request left out");
+        assert.equal(alg["boot_file"], sent.algorithm["boot_file"]);
+        const spec = job["spec"] as Record<string, unknown>;
+        assert.ok(!("auto_stop" in spec), "SpecResponse has no auto_stop");
+        assert.equal((spec["resource"] as Record<string, unknown>)["flavor_name"], sent.spec.resource["flavor_id"]);
+      }
+      assert.equal((stopped.json["status"] as Record<string, unknown>)["phase"], "Terminating");
+    });
   });
 
   describe("fault trials: exactly one job, whatever fails", () => {

@@ -2,7 +2,8 @@
 // (the ModelArts SDK is not published on npm; the core SDK disables TLS checks and logs Authorization headers).
 // create · show · search by name · task log preview · terminate. The launch bundle goes to the plan's
 // content-addressed OBS code dir through the BundleSink the CLI provides; job names are deterministic, and a
-// duplicate name (ModelArts.2751) means the job exists.
+// duplicate name (ModelArts.2751) means the job exists. The body created is the plan's as the SDK's JobAlgorithm
+// documents it (core/providers/modelarts-request.ts: boot_file with code_dir, no local_code_dir in ModelArts' own directories).
 //
 // Credentials: HUAWEICLOUD_SDK_AK + HUAWEICLOUD_SDK_SK (+ HUAWEICLOUD_SDK_SECURITY_TOKEN for temporary ones), or a
 // credentials file at HUAWEICLOUD_CREDENTIALS_FILE (default $HOME/.huaweicloud/credentials), INI style, profile
@@ -20,7 +21,7 @@ import { join } from "node:path";
 import { z } from "zod";
 import { RlpipeError } from "../../core/errors.js";
 import type { Plan } from "../../core/plan.js";
-import type { ModelArtsJobBody } from "../../core/providers/modelarts-request.js";
+import { MODELARTS_BOOT_FILE, type ModelArtsJobBody } from "../../core/providers/modelarts-request.js";
 import { isTerminal, normalizePhase } from "../../core/providers/phases.js";
 import type { Recipe } from "../../core/recipe/schema.js";
 import { parseEndpoint } from "../../core/util/endpoint.js";
@@ -262,6 +263,9 @@ export function httpError(what: string, status: number, text: string): ProviderE
 /** Every call is one attempt, its failure classified; the caller (the CLI, deploy()) is the one retry layer. */
 export type ModelArtsAdapterOptions = ClientOptions;
 
+// ------------------------------------------------------------------ the body sent
+
+/** The launch bundle's entry point: what the command runs, and the boot_file in code_dir. */
 interface ModelArtsRequest { readonly body: ModelArtsJobBody; readonly codeDir: string }
 
 function requestOf(plan: Plan): ModelArtsRequest {
@@ -271,6 +275,7 @@ function requestOf(plan: Plan): ModelArtsRequest {
   }
   const body = req.body as ModelArtsJobBody;
   if (body.metadata?.name !== plan.jobName) throw new RlpipeError("plan_inconsistent", `the request's job name ${String(body.metadata?.name)} is not the plan's ${plan.jobName}`, { exitCode: 4 });
+  if (!plan.files.some((f) => f.path === MODELARTS_BOOT_FILE)) throw new RlpipeError("plan_inconsistent", `plan ${plan.jobName} has no ${MODELARTS_BOOT_FILE} to name as the job's boot_file`, { exitCode: 4 });
   return { body, codeDir: req.bundle.to };
 }
 

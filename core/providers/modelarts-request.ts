@@ -8,8 +8,25 @@ import type { Recipe } from "../recipe/schema.js";
 import type { ProviderRequest, RequestBuilder, RequestInput, UnverifiedField } from "./request.js";
 
 export const MODELARTS_CREATE_API = "POST /v2/{project_id}/training-jobs";
-/** Where ModelArts puts downloaded code (documented default; must be under /home). */
+/** Where ModelArts puts downloaded code by default (the user guide's ${MA_JOB_DIR}); rlpipe leaves it to the platform. */
 export const DEFAULT_LOCAL_CODE_DIR = "/home/ma-user/modelarts/user-job-dir";
+/** The bundle's entry point: code_dir's boot_file (JobAlgorithm.boot_file "需要在代码目录下"). */
+export const MODELARTS_BOOT_FILE = "launch.sh";
+/**
+ * Directories local_code_dir may not be, nor lie under (JobAlgorithm.local_code_dir, huaweicloudsdkmodelarts 3.1.219:
+ * "必须为/home下的目录 … 不支持配置成/home/ma-user/modelarts，/home/ma-user/modelarts-dev，/home/ma-user/infer以及它们底下
+ * 的目录，也不支持配置成/home/ma-user"). The platform's default is inside the first: a request never names it.
+ */
+export const RESERVED_CODE_DIRS = ["/home/ma-user/modelarts", "/home/ma-user/modelarts-dev", "/home/ma-user/infer"] as const;
+
+/** Why ModelArts refuses `dir` as local_code_dir, or undefined. */
+export function localCodeDirProblem(dir: string): string | undefined {
+  const d = dir.replace(/\/+$/, "");
+  if (!d.startsWith("/home/") || d.split("/").includes("..")) return "it must be a directory under /home";
+  if (d === "/home/ma-user") return "it may not be /home/ma-user itself";
+  const reserved = RESERVED_CODE_DIRS.find((r) => d === r || d.startsWith(`${r}/`));
+  return reserved === undefined ? undefined : `${reserved} and the directories under it are ModelArts' own`;
+}
 /** JobAlgorithm.environments limits: pairs, key and value characters. */
 export const ENV_LIMITS = { maxPairs: 100, maxKeyChars: 8192, maxValueChars: 4096 } as const;
 export const ENV_KEY = /^[A-Za-z_][A-Za-z0-9_]*$/;
@@ -31,8 +48,11 @@ export interface ModelArtsJobBody {
   readonly metadata: { readonly name: string; readonly description: string; readonly annotations?: Readonly<Record<string, string>> };
   readonly algorithm: {
     readonly engine: { readonly image_url: string };
+    /** With boot_file, as the SDK pairs them ("应与boot_file一同出现"): the bundle's launch.sh in code_dir. */
     readonly code_dir: string;
-    readonly local_code_dir: string;
+    readonly boot_file: string;
+    /** Only when the recipe names one (targets.modelarts.localCodeDir): otherwise the platform's default applies. */
+    readonly local_code_dir?: string;
     readonly working_dir: string;
     readonly command: string;
     readonly inputs?: readonly ObsChannel[];
@@ -113,8 +133,9 @@ export const buildModelArtsRequest: RequestBuilder = (input: RequestInput, issue
   const codeBase = obsAt(target.codeDir, at("codeDir"));
   const codeDir = codeBase === undefined ? undefined : obsJoin(codeBase, digest12);
   const localCodeDir = absDir(target.localCodeDir ?? DEFAULT_LOCAL_CODE_DIR, at("localCodeDir"));
-  if (target.localCodeDir !== undefined && !localCodeDir.startsWith("/home/")) {
-    error(at("localCodeDir"), "invalid_local_code_dir", "ModelArts requires local_code_dir to be under /home");
+  const localProblem = target.localCodeDir === undefined ? undefined : localCodeDirProblem(localCodeDir);
+  if (localProblem !== undefined) {
+    error(at("localCodeDir"), "invalid_local_code_dir", `ModelArts does not accept local_code_dir ${localCodeDir}: ${localProblem}`, "leave it unset (ModelArts' own code directory) or use another directory under /home, e.g. /home/ma-user/code");
   }
   const mountedAt = `${localCodeDir}/${digest12}`;
   const logBase = target.logExportPath === undefined ? (codeBase === undefined ? undefined : obsJoin(codeBase, "logs")) : obsAt(target.logExportPath, at("logExportPath"));
@@ -163,7 +184,8 @@ export const buildModelArtsRequest: RequestBuilder = (input: RequestInput, issue
     algorithm: {
       engine: { image_url: target.image ?? "" },
       code_dir: codeDirText,
-      local_code_dir: localCodeDir,
+      boot_file: codeDirText === "" ? "" : `${codeDirText.replace(/\/+$/, "")}/${MODELARTS_BOOT_FILE}`,
+      ...(target.localCodeDir === undefined ? {} : { local_code_dir: localCodeDir }),
       working_dir: mountedAt,
       command,
       ...(inputs.length === 0 ? {} : { inputs }),
@@ -179,8 +201,12 @@ export const buildModelArtsRequest: RequestBuilder = (input: RequestInput, issue
 
   unverified.push({
     path: "algorithm.code_dir", value: codeDirText,
-    why: `ModelArts is expected to download code_dir to ${mountedAt} (local_code_dir plus the code dir's last path segment, as in the documented custom-image example) before the command runs; not confirmed for custom-image jobs`,
+    why: `ModelArts is expected to download code_dir to ${mountedAt} (${target.localCodeDir === undefined ? "the platform's default code directory, ${MA_JOB_DIR} in the user guide," : "local_code_dir"} plus the code dir's last path segment, as in the documented custom-image example) before the command runs; not confirmed for custom-image jobs`,
     override: "targets.modelarts.localCodeDir",
+  });
+  unverified.push({
+    path: "algorithm.boot_file", value: body.algorithm.boot_file,
+    why: "the SDK pairs code_dir with boot_file (JobAlgorithm: \"应与boot_file一同出现\"); the user guide describes custom-image jobs as a code directory and a boot command, so whether the service runs boot_file or the command on a custom image is not confirmed (the command starts the same launch.sh)",
   });
   unverified.push({
     path: "spec.log_export_path.obs_url", value: body.spec.log_export_path.obs_url,

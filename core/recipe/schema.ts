@@ -472,7 +472,7 @@ const ModelArtsTarget = z.strictObject({
   projectId: text().optional().describe("Project id of the region (HUAWEICLOUD_SDK_PROJECT_ID wins when set)."),
   endpoint: text().optional().describe("API endpoint (default https://modelarts.<region>.myhuaweicloud.com; MODELARTS_ENDPOINT wins). Plain http only for loopback."),
   codeDir: text().optional().describe("OBS directory launch bundles are uploaded to: each bundle goes to <codeDir>/<bundle digest 12>/ (algorithm.code_dir)."),
-  localCodeDir: text().optional().describe("Where ModelArts downloads the code dir in the job (under /home; default /home/ma-user/modelarts/user-job-dir)."),
+  localCodeDir: text().optional().describe("Where ModelArts downloads the code dir in the job: a directory under /home, not /home/ma-user nor in /home/ma-user/modelarts, modelarts-dev or infer (ModelArts' own). Unset: not sent, ModelArts' default (/home/ma-user/modelarts/user-job-dir) applies."),
   outputs: z.array(ModelArtsChannel).optional().describe("Output channels: ModelArts uploads local to obs periodically and at exit."),
   inputs: z.array(ModelArtsChannel).optional().describe("Input channels: ModelArts downloads obs to local before the command runs."),
   logExportPath: text().optional().describe("OBS directory the job's logs are exported to (default <codeDir>/logs/); Ascend jobs need one."),

@@ -1,17 +1,25 @@
 // A strict loopback fake of the ModelArts training-job API (v2), on 127.0.0.1, port 0. Every request must carry a
 // valid SDK-HMAC-SHA256 signature (host signed WITH the port, as Huawei's core SDK signs it; X-Sdk-Date within
 // 15 minutes) and the right project id (path and X-Project-Id), or it gets API Gateway's APIGW.0301 and 401.
-// Create bodies are validated against the documented schema with the documented error codes (2751 duplicate
-// name, 2763 unknown flavor, 2793 too many nodes, 2806 custom image without command, 2791 bad OBS path,
-// 2787/2788 bad body or parameter). Jobs walk a phase sequence, one step per show; log previews grow on every
-// call and hold only the newest `previewMaxBytes` bytes; search filters by name and phase; terminate moves a job
-// to Terminating → Terminated. Faults can be injected into creates, searches and reads.
+// Request bodies are checked against huaweicloudsdkmodelarts 3.1.219's own models (issue 33; create: Job, search:
+// JobSearches, stop: JobActionType; test/fakes/modelarts-model-check.ts): an unknown field, a missing required one,
+// a wrong type or a value outside a documented enum is 400 ModelArts.2788, as are the pairings the SDK's docstrings
+// state (code_dir with boot_file, boot_file in code_dir, local_code_dir under /home but not in ModelArts' own
+// directories, one way of naming the engine). Beyond that, the documented service errors: 2751 duplicate name, 2763
+// unknown flavor, 2793 too many nodes, 2806 custom image without command, 2791 bad OBS path, 2787 bad JSON. Replies
+// are the SDK's response models (JobResponse, ListTrainingJobsResponse, …) built from what the service keeps, with
+// what it adds (id, create_time, user_name, status, flavor_name, the effective local_code_dir; environments as the
+// list the reply model has), never the request echoed; each reply is checked against its model before it is sent.
+// Jobs walk a phase sequence, one step per show; log previews grow on every call and hold only the newest
+// `previewMaxBytes` bytes; search filters by name and phase; terminate moves a job to Terminating → Terminated.
+// Faults can be injected into creates, searches and reads.
 import { randomUUID } from "node:crypto";
 import { type IncomingMessage, type Server, type ServerResponse, createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { basename } from "node:path";
 import { sdkHmacProblem } from "./huawei-verify.js";
 import type { JobRunner, RunningJob } from "./job-runner.js";
+import { algorithmRuleProblem, modelArtsModelProblem } from "./modelarts-model-check.js";
 
 export type CreateFault = "timeout-after-create" | "5xx-before-create" | "5xx-after-create" | "429" | "reset-before-create" | "reset-after-create";
 export const CREATE_FAULTS: readonly CreateFault[] = ["timeout-after-create", "5xx-before-create", "5xx-after-create", "429", "reset-before-create", "reset-after-create"];
@@ -89,6 +97,8 @@ class Reject extends Error {
 }
 
 const isObj = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
+/** Where ModelArts puts code_dir's last segment when a job names no local_code_dir (${MA_JOB_DIR}). */
+export const PLATFORM_CODE_DIR = "/home/ma-user/modelarts/user-job-dir";
 const OBS_DIR = /^(\/|obs:\/\/)[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]\/([^\s]*\/)?$/;
 
 export class FakeModelArts {
@@ -226,7 +236,7 @@ export class FakeModelArts {
     if (fault === "reset-after-create") { req.socket.destroy(); return; }
     if (fault === "5xx-after-create") { send(res, 500, { error_code: "ModelArts.0010", error_msg: "Internal error." }); return; }
     res.on("finish", () => { job.acknowledged = true; });
-    send(res, 201, this.view(job));
+    reply(res, 201, "JobResponse", this.view(job));
   }
 
   private search(req: IncomingMessage, res: ServerResponse, raw: Buffer): void {
@@ -236,17 +246,16 @@ export class FakeModelArts {
     if (fault === "429") { send(res, 429, { error_code: "ModelArts.2799", error_msg: "TooManyRequests" }); return; }
     if (fault === "reset") { req.socket.destroy(); return; }
     const body = parseJson(raw);
-    allowKeys(body, ["offset", "limit", "sort_by", "order", "group_by", "filters"], "");
+    modelCheck("JobSearches", body);
+    // JobSearches.offset "最小为0"; limit "最小为1，最大为50".
     const offset = body["offset"] ?? 0;
     const limit = body["limit"] ?? 10;
     if (!Number.isInteger(offset) || (offset as number) < 0) throw new Reject(400, "ModelArts.2788", "Invalid parameter(offset).");
     if (!Number.isInteger(limit) || (limit as number) < 1 || (limit as number) > 50) throw new Reject(400, "ModelArts.2788", "Invalid parameter(limit).");
-    const filters = body["filters"] ?? [];
-    if (!Array.isArray(filters)) throw new Reject(400, "ModelArts.2788", "Invalid parameter(filters).");
+    const filters = (body["filters"] ?? []) as Record<string, unknown>[];
     let items = [...this.jobs.values()];
     for (const f of filters) {
-      if (!isObj(f)) throw new Reject(400, "ModelArts.2788", "Invalid parameter(filters).");
-      allowKeys(f, ["key", "operator", "value"], "filters[].");
+      // The fake searches by the keys rlpipe uses; Filter.operator documents between, like, in and not.
       const { key, operator, value } = f as { key?: unknown; operator?: unknown; value?: unknown };
       if (!["name", "phase"].includes(key as string) || !["like", "in", "between", "not"].includes(operator as string) || !Array.isArray(value) || !value.every((v) => typeof v === "string")) {
         throw new Reject(400, "ModelArts.2788", "Invalid parameter(filters).");
@@ -260,7 +269,7 @@ export class FakeModelArts {
     if (fault === "hide") items = [];
     items.sort((a, b) => (body["order"] === "asc" ? a.createTime - b.createTime : b.createTime - a.createTime));
     const page = items.slice((offset as number) * (limit as number), ((offset as number) + 1) * (limit as number));
-    send(res, 200, { ...(this.searchOmitsCounts ? {} : { total: this.jobs.size, count: items.length }), limit, offset, sort_by: "create_time", order: body["order"] ?? "desc", group_by: "", workspace_id: "0", ai_project: "default-ai-project", items: page.map((j) => this.view(j)) });
+    reply(res, 200, "ListTrainingJobsResponse", { ...(this.searchOmitsCounts ? {} : { total: this.jobs.size, count: items.length }), limit, offset, sort_by: "create_time", order: body["order"] ?? "desc", group_by: "", workspace_id: "0", ai_project: "default-ai-project", items: page.map((j) => this.view(j)) });
   }
 
   /** GET training-job-flavors[?flavor_type=CPU|GPU|Ascend]: the documented shape, billing included. */
@@ -276,7 +285,7 @@ export class FakeModelArts {
       ...(f.billing === undefined ? {} : { billing: f.billing }),
       flavor_info: { cpu: { arch: "arm", core_num: 24 }, memory: { size: 192, unit: "GB" } },
     }));
-    send(res, 200, { total_count: flavors.length, flavors });
+    reply(res, 200, "ShowTrainingJobFlavorsResponse", { total_count: flavors.length, flavors });
   }
 
   private readFault(res: ServerResponse): boolean {
@@ -296,7 +305,7 @@ export class FakeModelArts {
       if (job.run?.done === true) job.exitCode = job.run.exitCode;
     }
     job.step++;
-    send(res, 200, this.view(job));
+    reply(res, 200, "JobResponse", this.view(job));
   }
 
   /** What ModelArts does with a created job: code_dir into the container, the command, the output channels. */
@@ -305,7 +314,7 @@ export class FakeModelArts {
     const obs = (u: string) => { const m = /^(?:obs:\/\/|\/)([^/]+)\/?(.*?)\/?$/.exec(u)!; return { bucket: m[1]!, prefix: m[2]! }; };
     try {
       const code = obs(alg.code_dir);
-      const into = `${(alg.local_code_dir ?? "/home/ma-user/modelarts/user-job-dir").replace(/\/+$/, "")}/${basename(code.prefix)}`;
+      const into = `${(alg.local_code_dir ?? PLATFORM_CODE_DIR).replace(/\/+$/, "")}/${basename(code.prefix)}`;
       if (await runner.download(code.bucket, code.prefix, runner.mapPath(into)) === 0) throw new Error(`code_dir ${alg.code_dir} is empty`);
       const channels = (alg.outputs ?? []).map((o) => ({ localDir: o.local_dir, ...obs(o.remote.obs.obs_url) }));
       job.run = runner.start(alg.command, alg.working_dir ?? into, alg.environments ?? {}, channels);
@@ -328,13 +337,14 @@ export class FakeModelArts {
     let start = Math.max(0, job.log.length - max);
     while (start < job.log.length && (job.log[start]! & 0xc0) === 0x80) start++; // not inside a UTF-8 character
     const content = job.log.subarray(start);
-    send(res, 200, { content: content.toString("utf8"), current_size: content.length, full_size: job.log.length });
+    reply(res, 200, "ShowTrainingJobLogsPreviewResponse", { content: content.toString("utf8"), current_size: content.length, full_size: job.log.length });
   }
 
   private action(res: ServerResponse, id: string, raw: Buffer): void {
     const body = parseJson(raw);
-    allowKeys(body, ["action_type"], "");
-    if (body["action_type"] !== "terminate") throw new Reject(400, "ModelArts.2788", "Invalid parameter(action_type).");
+    modelCheck("JobActionType", body);
+    // JobActionType.action_type: "参数值设置为terminate时，表示终止训练作业操作" (the only action documented).
+    if (body["action_type"] !== "terminate") throw invalid("action_type");
     const job = this.jobOr2775(id);
     this.stats.terminates++;
     if (!["Creating", "Pending", "Running"].includes(job.phase)) throw new Reject(409, "ModelArts.2796", "The job cannot be terminated.");
@@ -343,7 +353,7 @@ export class FakeModelArts {
     delete job.run;
     job.step = 0;
     job.phase = "Terminating";
-    send(res, 202, { kind: "job", metadata: { id: job.id, name: job.name }, status: { phase: "Terminating" } });
+    reply(res, 202, "JobResponse", this.view(job));
   }
 
   private jobOr2775(id: string): FakeJob {
@@ -357,25 +367,35 @@ export class FakeModelArts {
     return Array.from({ length: spec.resource.node_count ?? 1 }, (_, i) => `worker-${i}`);
   }
 
+  /**
+   * The job as ModelArts answers it (JobResponse): what the service keeps of the create, in the reply models' shapes,
+   * with what it adds (JobMetadataResponse id, create_time and user_name "创建成功后由ModelArts生成返回"; Status).
+   */
   private view(job: FakeJob): Record<string, unknown> {
     const started = job.phase !== "Creating" && job.phase !== "Pending";
     const failed = job.phase === "Failed" || job.phase === "Abnormal";
     const ended = isTerminalPhase(job.phase);
+    const md = job.body["metadata"] as Record<string, unknown>;
     return {
-      kind: "job",
-      metadata: { id: job.id, name: job.name, description: (job.body["metadata"] as Record<string, unknown>)["description"] ?? "", create_time: job.createTime, workspace_id: "0", user_name: "fake" },
+      kind: job.body["kind"] ?? "job",
+      metadata: {
+        id: job.id, name: job.name, description: md["description"] ?? "", ...(isObj(md["annotations"]) ? { annotations: { ...md["annotations"] } } : {}),
+        create_time: job.createTime, workspace_id: md["workspace_id"] ?? "0", user_name: "fake",
+      },
       status: {
         phase: job.phase,
-        secondary_phase: job.phase === "Pending" ? "Queuing" : job.phase,
+        // Status.secondary_phase documents Creating, Queuing, Running, Failed, Completed, Terminating, Terminated, …
+        secondary_phase: job.phase === "Pending" ? "Queuing" : job.phase === "Abnormal" ? "Unknown" : job.phase,
         duration: started ? (ended ? 3_600_000 : 60_000) : 0,
         ...(started ? { start_time: job.createTime + 30_000 } : {}),
         tasks: started ? this.tasksOf(job) : [],
         task_statuses: ended ? this.tasksOf(job).map((task) => ({ task, exit_code: job.exitCode ?? (failed ? 137 : job.phase === "Terminated" ? 143 : 0), message: failed ? job.runError ?? (job.run === undefined ? "Process exited abnormally: NPU out of memory" : `Process exited with code ${job.exitCode}`) : "" })) : [],
       },
-      algorithm: job.body["algorithm"],
-      spec: job.body["spec"],
+      algorithm: algorithmView(job.body["algorithm"] as Record<string, unknown>),
+      spec: specView(job.body["spec"] as Record<string, unknown>, this.flavors),
     };
   }
+
 }
 
 function isTerminalPhase(phase: string): boolean {
@@ -399,11 +419,57 @@ function parseJson(raw: Buffer): Record<string, unknown> {
   return v;
 }
 
-function allowKeys(o: Record<string, unknown>, keys: readonly string[], at: string): void {
-  for (const k of Object.keys(o)) if (!keys.includes(k)) throw new Reject(400, "ModelArts.2788", `Invalid parameter(${at}${k}).`);
+/** Copy the named fields that are set: a reply is built field by field, never the request passed through. */
+function pick(o: Record<string, unknown>, keys: readonly string[]): Record<string, unknown> {
+  return Object.fromEntries(keys.filter((k) => o[k] !== undefined && o[k] !== null).map((k) => [k, o[k]]));
 }
 
-const invalid = (what: string) => new Reject(400, "ModelArts.2788", `Invalid parameter(${what}).`);
+/** JobAlgorithmResponse: environments as the reply model's list of maps, the local code dir in effect, channels re-made. */
+function algorithmView(alg: Record<string, unknown>): Record<string, unknown> {
+  const engine = alg["engine"];
+  const envs = alg["environments"];
+  const channel = (c: Record<string, unknown>) => {
+    const obs = isObj(c["remote"]) && isObj(c["remote"]["obs"]) ? c["remote"]["obs"] : undefined;
+    return { ...pick(c, ["name", "description", "local_dir", "access_method"]), remote: obs === undefined ? {} : { obs: { obs_url: obs["obs_url"] } } };
+  };
+  const list = (v: unknown) => (Array.isArray(v) ? v.filter(isObj).map(channel) : undefined);
+  const inputs = list(alg["inputs"]);
+  const outputs = list(alg["outputs"]);
+  return {
+    ...pick(alg, ["id", "name", "subscription_id", "item_version_id", "code_dir", "boot_file", "command", "working_dir", "autosearch_config_path", "autosearch_framework_path"]),
+    // Where code_dir went: the request's local_code_dir, else the platform's directory.
+    ...(alg["code_dir"] === undefined ? {} : { local_code_dir: alg["local_code_dir"] ?? PLATFORM_CODE_DIR }),
+    ...(isObj(engine) ? { engine: pick(engine, ["engine_id", "engine_name", "engine_version", "image_url", "image_repo_id", "install_sys_packages"]) } : {}),
+    ...(isObj(envs) ? { environments: Object.entries(envs).map(([k, v]) => ({ [k]: v })) } : {}),
+    ...(inputs === undefined ? {} : { inputs }),
+    ...(outputs === undefined ? {} : { outputs }),
+  };
+}
+
+/** SpecResponse: the resource with the flavor's read-only name ModelArts returns; SpecResponse has no auto_stop. */
+function specView(spec: Record<string, unknown>, flavors: ReadonlyMap<string, FakeFlavor>): Record<string, unknown> {
+  const r = spec["resource"] as Record<string, unknown>;
+  const lep = spec["log_export_path"];
+  return {
+    resource: { ...pick(r, ["flavor_id", "node_count", "pool_id"]), flavor_name: flavors.get(r["flavor_id"] as string)?.flavor_id ?? "", node_count: r["node_count"] ?? 1, policy: "regular" },
+    ...(isObj(lep) ? { log_export_path: pick(lep, ["obs_url", "host_path"]) } : {}),
+  };
+}
+
+/** Send a reply after checking it against its SDK response model: a fake that answers off-model is a bug (500). */
+function reply(res: ServerResponse, status: number, model: string, body: Record<string, unknown>): void {
+  const p = modelArtsModelProblem(model, body);
+  if (p !== undefined) throw new Error(`the fake's reply is not a ${model}: ${p.message}`);
+  send(res, status, body);
+}
+
+const invalid = (what: string, reason?: string) => new Reject(400, "ModelArts.2788", `Invalid parameter(${what})${reason === undefined ? "" : `, reason: ${reason}`}.`);
+
+/** A body against its SDK request model: unknown field, missing required field, wrong type or enum → ModelArts.2788. */
+function modelCheck(model: string, body: Record<string, unknown>): void {
+  const p = modelArtsModelProblem(model, body);
+  if (p !== undefined) throw invalid(p.field || "body", `${p.kind}: ${p.message}`);
+}
 
 function obsDir(v: unknown, what: string): void {
   if (typeof v !== "string" || !OBS_DIR.test(v)) throw new Reject(400, "ModelArts.2791", `Invalid obs path: ${String(v)}, reason: ${what} must be an OBS directory (/bucket/dir/ or obs://bucket/dir/).`);
@@ -413,88 +479,74 @@ function absolute(v: unknown, what: string): void {
   if (typeof v !== "string" || !v.startsWith("/")) throw invalid(what);
 }
 
+/** Input/Output channels (types already checked against Input/Output): unique names, absolute local dirs, OBS dirs. */
 function channels(v: unknown, what: string): void {
-  if (v === undefined) return;
-  if (!Array.isArray(v)) throw invalid(what);
+  if (v === undefined || v === null) return;
   const names = new Set<string>();
-  v.forEach((c, i) => {
-    if (!isObj(c)) throw invalid(`${what}[${i}]`);
-    allowKeys(c, ["name", "description", "local_dir", "access_method", "remote", "remote_constraint"], `${what}[${i}].`);
-    if (typeof c["name"] !== "string" || !/^[A-Za-z0-9_-]{1,64}$/.test(c["name"]) || names.has(c["name"])) throw invalid(`${what}[${i}].name`);
-    names.add(c["name"]);
+  (v as Record<string, unknown>[]).forEach((c, i) => {
+    if (!/^[A-Za-z0-9_-]{1,64}$/.test(c["name"] as string) || names.has(c["name"] as string)) throw invalid(`${what}[${i}].name`);
+    names.add(c["name"] as string);
     absolute(c["local_dir"], `${what}[${i}].local_dir`);
-    const remote = c["remote"];
-    if (!isObj(remote) || !isObj(remote["obs"])) throw invalid(`${what}[${i}].remote`);
+    const remote = c["remote"] as Record<string, unknown>;
+    if (!isObj(remote["obs"])) throw invalid(`${what}[${i}].remote.obs`);
     obsDir(remote["obs"]["obs_url"], `${what}[${i}].remote.obs.obs_url`);
   });
 }
 
-/** The documented CreateTrainingJob rules this project relies on, with the documented error codes. */
+/**
+ * A CreateTrainingJob body: first the SDK's Job model and the pairings its docstrings state, then the service's own
+ * documented rules this project relies on, with their documented error codes.
+ */
 function validateCreate(body: Record<string, unknown>, flavors: ReadonlyMap<string, FakeFlavor>): void {
-  allowKeys(body, ["kind", "metadata", "algorithm", "tasks", "spec", "endpoints"], "");
-  if (body["kind"] !== "job") throw invalid("kind");
-  const md = body["metadata"];
-  if (!isObj(md)) throw invalid("metadata");
-  allowKeys(md, ["name", "workspace_id", "description", "annotations"], "metadata.");
-  if (typeof md["name"] !== "string" || !/^[A-Za-z0-9_-]{1,64}$/.test(md["name"])) throw invalid("metadata.name");
-  if (md["description"] !== undefined && (typeof md["description"] !== "string" || md["description"].length > 256)) throw invalid("metadata.description");
-  if (md["annotations"] !== undefined && (!isObj(md["annotations"]) || !Object.values(md["annotations"]).every((v) => typeof v === "string"))) throw invalid("metadata.annotations");
+  modelCheck("Job", body);
+  // The fake runs plain training jobs (Job.kind "job"); the other kinds need what it does not model (pool groups, …).
+  if (body["kind"] !== "job") throw invalid("kind", "this fake runs only kind job");
+  const md = body["metadata"] as Record<string, unknown>;
+  // JobMetadata.name: "限制为1-64位只含数字、字母、下划线和中划线的名称"; description: "字符串的长度限制为[0, 256]".
+  if (!/^[A-Za-z0-9_-]{1,64}$/.test(md["name"] as string)) throw invalid("metadata.name");
+  if (typeof md["description"] === "string" && md["description"].length > 256) throw invalid("metadata.description");
 
   const alg = body["algorithm"];
-  if (!isObj(alg)) throw invalid("algorithm");
-  allowKeys(alg, ["id", "subscription_id", "item_version_id", "code_dir", "boot_file", "autosearch_config_path", "autosearch_framework_path", "command", "parameters", "policies", "inputs", "outputs", "engine", "local_code_dir", "working_dir", "environments"], "algorithm.");
-  const engine = alg["engine"];
-  if (engine !== undefined) {
-    if (!isObj(engine)) throw invalid("algorithm.engine");
-    allowKeys(engine, ["engine_id", "engine_name", "engine_version", "image_url"], "algorithm.engine.");
-  }
-  const image = isObj(engine) ? engine["image_url"] : undefined;
-  const presetEngine = isObj(engine) && (engine["engine_name"] !== undefined || engine["engine_id"] !== undefined);
-  const sources = [alg["id"] !== undefined, alg["subscription_id"] !== undefined, alg["boot_file"] !== undefined, image !== undefined && alg["boot_file"] === undefined].filter(Boolean).length;
-  if (image !== undefined && (typeof image !== "string" || image === "") || (image !== undefined && (typeof alg["command"] !== "string" || alg["command"] === ""))) {
+  if (!isObj(alg)) throw invalid("algorithm", "a training job needs an algorithm");
+  const rule = algorithmRuleProblem(alg);
+  if (rule !== undefined) throw invalid(rule.field, rule.message);
+  const engine = isObj(alg["engine"]) ? alg["engine"] : undefined;
+  const image = engine?.["image_url"];
+  const presetEngine = engine !== undefined && (engine["engine_name"] !== undefined || engine["engine_id"] !== undefined);
+  // JobAlgorithm.command: "自定义镜像场景下，训练作业的自定义镜像的容器的启动命令".
+  if ((image !== undefined && (image === "" || typeof alg["command"] !== "string" || alg["command"] === "")) || (alg["command"] !== undefined && image === undefined && !presetEngine)) {
     throw new Reject(400, "ModelArts.2806", "Custom image jobs command and engine.url cannot be empty.");
   }
-  if (alg["command"] !== undefined && image === undefined && !presetEngine) throw new Reject(400, "ModelArts.2806", "Custom image jobs command and engine.url cannot be empty.");
-  if (sources !== 1) throw invalid("algorithm: exactly one of id, subscription_id+item_version_id, code_dir+boot_file or engine.image_url+command");
-  if (alg["subscription_id"] !== undefined && alg["item_version_id"] === undefined) throw invalid("algorithm.item_version_id");
-  if (alg["boot_file"] !== undefined && alg["code_dir"] === undefined) throw invalid("algorithm.code_dir");
+  if (alg["id"] === undefined && alg["subscription_id"] === undefined && alg["boot_file"] === undefined && image === undefined) {
+    throw invalid("algorithm", "one of id, subscription_id+item_version_id, code_dir+boot_file or engine.image_url+command");
+  }
+  if (alg["id"] !== undefined && alg["subscription_id"] !== undefined) throw invalid("algorithm.subscription_id", "an algorithm is an id or a subscription, not both");
   if (alg["code_dir"] !== undefined) obsDir(alg["code_dir"], "algorithm.code_dir");
-  if (alg["local_code_dir"] !== undefined && (typeof alg["local_code_dir"] !== "string" || !alg["local_code_dir"].startsWith("/home"))) throw invalid("algorithm.local_code_dir");
   if (alg["working_dir"] !== undefined) absolute(alg["working_dir"], "algorithm.working_dir");
-  const envs = alg["environments"];
+  const envs = alg["environments"] as Record<string, string> | undefined;
   if (envs !== undefined) {
-    if (!isObj(envs) || Object.keys(envs).length > 100) throw invalid("algorithm.environments");
+    // environments: "key最大允许填写8192字符，value最大允许填写4096字符，最多允许100对环境变量 … 不支持使用符号 $ 引用变量".
+    if (Object.keys(envs).length > 100) throw invalid("algorithm.environments");
     for (const [k, v] of Object.entries(envs)) {
-      if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(k) || k.length > 8192) throw invalid(`algorithm.environments.${k}`);
-      if (typeof v !== "string" || v.length > 4096 || v.includes("$")) throw invalid(`algorithm.environments.${k}`);
+      if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(k) || k.length > 8192 || v.length > 4096 || v.includes("$")) throw invalid(`algorithm.environments.${k}`);
     }
   }
   channels(alg["inputs"], "algorithm.inputs");
   channels(alg["outputs"], "algorithm.outputs");
 
   const spec = body["spec"];
-  if (!isObj(spec)) throw invalid("spec");
-  allowKeys(spec, ["resource", "volumes", "log_export_path", "schedule_policy", "auto_stop", "notification"], "spec.");
+  if (!isObj(spec) || !isObj(spec["resource"])) throw invalid("spec.resource", "a training job needs resources");
   const r = spec["resource"];
-  if (!isObj(r)) throw invalid("spec.resource");
-  allowKeys(r, ["policy", "flavor_id", "flavor_name", "node_count", "pool_id", "flavor_detail"], "spec.resource.");
   if (typeof r["flavor_id"] !== "string" || r["flavor_id"] === "") throw invalid("spec.resource.flavor_id");
   const flavor = flavors.get(r["flavor_id"]);
   if (flavor === undefined) throw new Reject(400, "ModelArts.2763", "The selected flavor is invalid.");
-  const nodes = r["node_count"] ?? 1;
-  if (!Number.isInteger(nodes) || (nodes as number) < 1) throw invalid("spec.resource.node_count");
-  if ((nodes as number) > flavor.max_num) throw new Reject(400, "ModelArts.2793", `The number of flavor instances (${String(nodes)}) exceeds the maximum (${flavor.max_num}).`);
-  if (r["pool_id"] !== undefined && (typeof r["pool_id"] !== "string" || r["pool_id"] === "")) throw invalid("spec.resource.pool_id");
+  const nodes = r["node_count"] as number;
+  if (nodes < 1) throw invalid("spec.resource.node_count");
+  if (nodes > flavor.max_num) throw new Reject(400, "ModelArts.2793", `The number of flavor instances (${String(nodes)}) exceeds the maximum (${flavor.max_num}).`);
+  if (r["pool_id"] === "") throw invalid("spec.resource.pool_id");
   const lep = spec["log_export_path"];
-  if (lep !== undefined) {
-    if (!isObj(lep)) throw invalid("spec.log_export_path");
-    allowKeys(lep, ["obs_url", "host_path"], "spec.log_export_path.");
-    obsDir(lep["obs_url"], "spec.log_export_path.obs_url");
-  }
+  if (isObj(lep) && lep["obs_url"] !== undefined) obsDir(lep["obs_url"], "spec.log_export_path.obs_url");
   const as = spec["auto_stop"];
-  if (as !== undefined) {
-    if (!isObj(as)) throw invalid("spec.auto_stop");
-    allowKeys(as, ["time_unit", "duration"], "spec.auto_stop.");
-    if (as["time_unit"] !== "HOURS" || !Number.isInteger(as["duration"]) || (as["duration"] as number) < 1) throw invalid("spec.auto_stop");
-  }
+  // AutoStop.duration: "运行时长，最小值为1"; time_unit as the API page's example writes it.
+  if (isObj(as) && (as["time_unit"] !== "HOURS" || (as["duration"] as number) < 1)) throw invalid("spec.auto_stop");
 }
