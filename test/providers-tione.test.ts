@@ -15,7 +15,7 @@ import { CreateBucketCommand } from "@aws-sdk/client-s3";
 import { parse as parseYaml } from "yaml";
 import { type AdapterContext, type BundleSink, ProviderError, deploy } from "../adapters/providers/provider.js";
 import { readRunRecord, runsDir } from "../adapters/providers/run-records.js";
-import { type TioneAdapter, TioneApi, createTioneAdapter, kindOfTioneCode, parseIni, resolveTioneEndpoint } from "../adapters/providers/tione.js";
+import { TASK_NAME_RULE, type TioneAdapter, TioneApi, createTioneAdapter, kindOfTioneCode, parseIni, resolveTioneEndpoint, taskNameProblem } from "../adapters/providers/tione.js";
 import { S3Store } from "../adapters/storage/s3.js";
 import { parseStoreUri } from "../adapters/storage/store.js";
 import { bundledAssets } from "../bin/commands/plan.js";
@@ -31,7 +31,7 @@ import { parseRecipe } from "../core/recipe/load.js";
 import { overrideWord } from "../core/render/hydra.js";
 import { fakeE2bKey, fakeSecurityToken, fakeTencentSecretId, fakeTencentSecretKey } from "./fakes/credentials.js";
 import { JobRunner, stubContainerEnv, writeVerlStub } from "./fakes/job-runner.js";
-import { type Fault, type FakeTask, TioneFake } from "./fakes/tione-fake.js";
+import { type Fault, type FakeTask, type NameTakenCode, TioneFake } from "./fakes/tione-fake.js";
 import { assertRunInStore, runnableSeed } from "./run-outputs.js";
 import { ROOT, loadSeed, planSeed, recipeText, editYaml as edit, seededRandom as rng } from "./helpers.js";
 import { type Moto, TEST_CREDENTIALS, freePort, startMoto } from "./servers/moto.js";
@@ -275,6 +275,25 @@ describe("TI-ONE adapter: deploy, status, logs, stop against the strict fake, bu
   const ctxOf = (over: Partial<AdapterContext> = {}): AdapterContext => ({ env, recipe, cwd: tmpdir(), bundleSink: sink, log: (l) => logs.push(l), ...over });
   const adapter = (over: Partial<AdapterContext> = {}, timeoutMs = 5_000): TioneAdapter =>
     createTioneAdapter(ctxOf(over), { timeoutMs, logPageLimit: 3, logPagesPerCall: 4 });
+  const cli = (args: string[], over: Record<string, string> = {}) => new Promise<{ code: number | null; out: string; err: string }>((resolve) => {
+    const child = spawn(process.execPath, [join(ROOT, "dist", "bin", "rlpipe.js"), ...args], {
+      cwd: env["HOME"]!, stdio: ["ignore", "pipe", "pipe"],
+      env: {
+        PATH: process.env["PATH"] ?? "/usr/bin:/bin", ...env, COS_ENDPOINT: moto.endpoint,
+        COS_SECRET_ID: TEST_CREDENTIALS.accessKeyId, COS_SECRET_KEY: TEST_CREDENTIALS.secretAccessKey, ...over,
+      },
+    });
+    let out = "";
+    let err = "";
+    child.stdout.on("data", (d: Buffer) => { out += d.toString(); });
+    child.stderr.on("data", (d: Buffer) => { err += d.toString(); });
+    child.on("close", (code) => resolve({ code, out, err }));
+  });
+  // A user's copy of the shipped template (rsg-xxxxxxxx…, which deploy refuses) with their own values.
+  const filledText = () => edit(recipeText(SEED), [
+    [["targets", "tione", "resourceGroupId"], "rsg-7k2p9q4m"], [["targets", "tione", "storage", "cfs"], "cfs-3fa9e2c1:/"],
+    [["targets", "tione", "codeDir"], `cos://${FILLED_BUCKET}/retool-qwen3-4b`],
+  ]);
   const listBundle = async (prefix: string) => {
     const s = new S3Store({ scheme: "cos", bucket: BUCKET, prefix: "", region: "ap-shanghai", endpoint: moto.endpoint, credentials: TEST_CREDENTIALS });
     stores.push(s);
@@ -298,6 +317,7 @@ describe("TI-ONE adapter: deploy, status, logs, stop against the strict fake, bu
     await fake.stop();
     await moto.stop();
     rmSync(env["HOME"]!, { recursive: true, force: true });
+    assert.deepEqual(fake.replyProblems, [], "every reply the fake gave is in the SDK's reply model");
   });
 
   it("deploy uploads the bundle to COS, creates one signed task with the secrets as Envs, and a second deploy finds it", async () => {
@@ -311,7 +331,10 @@ describe("TI-ONE adapter: deploy, status, logs, stop against the strict fake, bu
       assert.equal(first.ref.id, tasks[0]!.id);
       assert.deepEqual(first.ref, { provider: "tione", name: p.jobName, id: tasks[0]!.id, region: "ap-shanghai", endpoint: fake.endpoint });
       const sent = tasks[0]!.request as unknown as CreateTrainingTaskBody;
-      assert.deepEqual(sent.Envs, [{ Name: "COS_SECRET_ID", Value: COS_ID }, { Name: "COS_SECRET_KEY", Value: COS_KEY }, { Name: "E2B_API_KEY", Value: E2B_KEY }, { Name: "RLPIPE_RUN", Value: p.jobName }]);
+      assert.deepEqual(sent.Envs, [
+        { Name: "COS_SECRET_ID", Value: COS_ID, IsPrivate: true }, { Name: "COS_SECRET_KEY", Value: COS_KEY, IsPrivate: true },
+        { Name: "E2B_API_KEY", Value: E2B_KEY, IsPrivate: true }, { Name: "RLPIPE_RUN", Value: p.jobName },
+      ]);
       assert.deepEqual({ ...sent, Envs: [] }, { ...bodyOf(p), Envs: [] }, "everything else is sent exactly as planned");
       assert.deepEqual(await listBundle(`retool-qwen3-4b/${p.bundleDigest}/`), p.files.map((f) => `retool-qwen3-4b/${p.bundleDigest}/${f.path}`).sort());
       const launch = await stores.at(-1)!.get(`retool-qwen3-4b/${p.bundleDigest}/launch.sh`);
@@ -417,28 +440,9 @@ describe("TI-ONE adapter: deploy, status, logs, stop against the strict fake, bu
   it("through the CLI: a create acted on whose connection then dropped is reported as that one task; status and a second deploy find it", async () => {
     fake.reset();
     fake.inject("CreateTrainingTask", "reset-after");
-    const cli = (args: string[]) => new Promise<{ code: number | null; out: string; err: string }>((resolve) => {
-      const child = spawn(process.execPath, [join(ROOT, "dist", "bin", "rlpipe.js"), ...args], {
-        cwd: env["HOME"]!, stdio: ["ignore", "pipe", "pipe"],
-        env: {
-          PATH: process.env["PATH"] ?? "/usr/bin:/bin", ...env, COS_ENDPOINT: moto.endpoint,
-          COS_SECRET_ID: TEST_CREDENTIALS.accessKeyId, COS_SECRET_KEY: TEST_CREDENTIALS.secretAccessKey,
-        },
-      });
-      let out = "";
-      let err = "";
-      child.stdout.on("data", (d: Buffer) => { out += d.toString(); });
-      child.stderr.on("data", (d: Buffer) => { err += d.toString(); });
-      child.on("close", (code) => resolve({ code, out, err }));
-    });
-    // The shipped recipe is a template (rsg-xxxxxxxx…, which deploy refuses): a user's copy with their own values.
-    const filledText = edit(recipeText(SEED), [
-      [["targets", "tione", "resourceGroupId"], "rsg-7k2p9q4m"], [["targets", "tione", "storage", "cfs"], "cfs-3fa9e2c1:/"],
-      [["targets", "tione", "codeDir"], `cos://${FILLED_BUCKET}/retool-qwen3-4b`],
-    ]);
     const recipeFile = join(env["HOME"]!, `${SEED}.yaml`);
-    writeFileSync(recipeFile, filledText);
-    const p = planOf(filledText);
+    writeFileSync(recipeFile, filledText());
+    const p = planOf(filledText());
     const r = await cli(["deploy", recipeFile, "--provider", "tione", "--yes", "--json"]);
     assert.equal(r.code, 0, r.err);
     const tasks = fake.tasksNamed(p.jobName);
@@ -546,7 +550,7 @@ describe("TI-ONE adapter: deploy, status, logs, stop against the strict fake, bu
         assert.equal(e.kind, "fatal");
         assert.equal(e.code, "tione_invalid_request");
         assert.equal(e.providerCode, "InvalidParameter");
-        assert.match(e.message, /CreateTrainingTask failed: InvalidParameter: .*ResourceConfigInfos\.0\.Cpu.*\(RequestId [0-9a-f-]{36}\)/);
+        assert.match(e.message, /CreateTrainingTask failed: InvalidParameter: .*ResourceConfigInfos\[0\]\.Cpu.*\(RequestId [0-9a-f-]{36}\)/);
         noSecrets(errorText(e), "the error");
         return true;
       });
@@ -586,6 +590,225 @@ describe("TI-ONE adapter: deploy, status, logs, stop against the strict fake, bu
     }
     assert.equal(fake.calls.length, 0, "no request reached TI-ONE");
     assert.deepEqual(await listBundle("never-uploaded/"), [], "nothing was uploaded");
+  });
+
+  it("the fake holds every call to the SDK's models: an unknown field, a missing required one, a wrong type, a value off the enum, a bad name are refused with TI-ONE's codes", async () => {
+    fake.reset();
+    const api = new TioneApi({ env, region: "ap-shanghai", timeoutMs: 5_000 });
+    const refusal = async (action: string, params: object): Promise<[string | undefined, string]> => {
+      try { await api.call(action, params); return [undefined, ""]; } catch (e) { return [(e as ProviderError).providerCode, (e as Error).message]; }
+    };
+    const body = { ...(bodyOf(p) as unknown as Record<string, unknown>), Envs: [{ Name: "RLPIPE_RUN", Value: p.jobName }] };
+    const resources = bodyOf(p).ResourceConfigInfos;
+    const dataConfigs = bodyOf(p).DataConfigs!;
+    try {
+      const cases: [string, string, object, string, RegExp][] = [
+        ["an unknown field", "CreateTrainingTask", { ...body, Colour: "red" }, "UnknownParameter", /`Colour`/],
+        ["a nested unknown field", "CreateTrainingTask", { ...body, Envs: [{ Name: "A", Value: "b", Secret: true }] }, "UnknownParameter", /`Envs\[0\]\.Secret`/],
+        ["no ChargeType (required in the API reference)", "CreateTrainingTask", { ...body, ChargeType: undefined }, "MissingParameter", /`ChargeType`/],
+        ["a resource without its Role", "CreateTrainingTask", { ...body, ResourceConfigInfos: [{ ...resources[0]!, Role: undefined }, resources[1]!] }, "MissingParameter", /`ResourceConfigInfos\[0\]\.Role`/],
+        ["a CFS source without its Path", "CreateTrainingTask", { ...body, DataConfigs: [{ ...dataConfigs[0]!, CFSSource: { Id: "cfs-xxxxxxxx" } }, dataConfigs[1]!] }, "MissingParameter", /`DataConfigs\[0\]\.CFSSource\.Path`/],
+        ["IsPrivate as text", "CreateTrainingTask", { ...body, Envs: [{ Name: "A", Value: "b", IsPrivate: "yes" }] }, "InvalidParameter", /Envs\[0\]\.IsPrivate/],
+        ["a DataSourceUsage off the SDK's list", "CreateTrainingTask", { ...body, DataConfigs: [{ ...dataConfigs[0]!, DataSourceUsage: "CODE" }, dataConfigs[1]!] }, "InvalidParameterValue", /DataSourceUsage/],
+        ["a name with a dot", "CreateTrainingTask", { ...body, Name: "retool.qwen3" }, "InvalidParameterValue.BadName", /`Name`/],
+        ["LogEnable without LogConfig", "CreateTrainingTask", { ...body, LogEnable: true }, "InvalidParameterValue.ClsConfigRequired", /LogConfig/],
+        ["DescribeTrainingTask without Id", "DescribeTrainingTask", {}, "MissingParameter", /`Id`/],
+        ["DescribeTrainingTask with a stray field", "DescribeTrainingTask", { Id: "train-1", Name: "x" }, "UnknownParameter", /`Name`/],
+        ["DescribeTrainingTasks in an order not documented", "DescribeTrainingTasks", { Order: "UP" }, "InvalidParameterValue", /Order/],
+        ["DescribeTrainingTasks with Limit as text", "DescribeTrainingTasks", { Limit: "50" }, "InvalidParameter", /Limit/],
+        ["DescribeTrainingTasks over the page size", "DescribeTrainingTasks", { Limit: 51 }, "InvalidParameterValue.PageLimitExceeded", /Limit/],
+        ["StopTrainingTask without Id", "StopTrainingTask", {}, "MissingParameter", /`Id`/],
+        ["DescribeLogs without Service", "DescribeLogs", { ServiceId: "train-1-1" }, "MissingParameter", /`Service`/],
+        ["DescribeLogs of a stream not documented", "DescribeLogs", { Service: "TRAIN", LogStream: "both" }, "InvalidParameterValue", /LogStream/],
+      ];
+      for (const [what, action, params, code, where] of cases) {
+        const [got, message] = await refusal(action, params);
+        assert.equal(got, code, what);
+        assert.match(message, where, what);
+        assert.equal(kindOfTioneCode(code)[0], "fatal", what);
+      }
+      assert.equal(fake.tasks.size, 0, "nothing was created");
+      // A Chinese name is within the documented rule: the fake takes it, as the adapter's check does.
+      assert.equal(taskNameProblem("训练任务-1"), undefined);
+      assert.deepEqual(await refusal("CreateTrainingTask", { ...body, Name: "训练任务-1" }), [undefined, ""]);
+      // Replies carry what the service adds, in the reply models: the detail has no Envs (TrainingTaskDetail has none).
+      const id = [...fake.tasks.keys()][0]!;
+      const { TrainingTaskDetail: d } = await api.call<{ TrainingTaskDetail: Record<string, unknown> }>("DescribeTrainingTask", { Id: id });
+      assert.equal(d["Id"], id);
+      assert.equal(d["Status"], "STARTING");
+      assert.match(String(d["CreateTime"]), /^\d{4}-\d{2}-\d{2}T/);
+      assert.ok(!("Envs" in d) && !("EncodedStartCmdInfo" in d), "no request field the detail model lacks");
+      assert.deepEqual(d["StartCmdInfo"], decodeStartCmd(bodyOf(p)), "the start command as the model has it (StartCmdInfo), not as sent");
+      assert.deepEqual(fake.replyProblems, []);
+    } finally {
+      api.close();
+    }
+  });
+
+  it("every secret goes to the task as a private Env (IsPrivate), plain variables without it; no listing, error or CLI output shows a secret value", async () => {
+    fake.reset();
+    const a = adapter();
+    try {
+      const { ref } = await deploy(a, p, { sleep: noSleep });
+      const sent = fake.tasks.get(ref.id)!.request["Envs"] as { Name: string; Value: string; IsPrivate?: boolean }[];
+      const secretNames = p.secrets.map((s) => s.env).sort();
+      assert.deepEqual(secretNames, ["COS_SECRET_ID", "COS_SECRET_KEY", "COS_SESSION_TOKEN", "E2B_API_KEY"], "what rlpipe treats as secret (COS_SESSION_TOKEN is optional and not set here)");
+      for (const e of sent) {
+        if (secretNames.includes(e.Name)) assert.equal(e.IsPrivate, true, `${e.Name} is sent as private`);
+        else assert.equal("IsPrivate" in e, false, `${e.Name} is a plain variable`);
+      }
+      assert.deepEqual(sent.map((e) => e.Name), ["COS_SECRET_ID", "COS_SECRET_KEY", "E2B_API_KEY", "RLPIPE_RUN"]);
+      // What TI-ONE shows of the task (DescribeTrainingTasks, the only reply with Envs) keeps private values out.
+      const listed = await a.api().call<{ TrainingTaskSet: { Envs: { Name: string; Value: string | null }[] }[] }>("DescribeTrainingTasks", { Filters: [{ Name: "Id", Values: [ref.id] }] });
+      assert.deepEqual(listed.TrainingTaskSet[0]!.Envs.map((e) => [e.Name, e.Value]), [["COS_SECRET_ID", null], ["COS_SECRET_KEY", null], ["E2B_API_KEY", null], ["RLPIPE_RUN", p.jobName]]);
+    } finally {
+      await a.close();
+    }
+    // A refusal that quotes the request back: the adapter's error hides the task's secrets, not only the API keys.
+    fake.reset();
+    fake.inject("CreateTrainingTask", "refuse-echoing");
+    const b = adapter();
+    try {
+      await assert.rejects(deploy(b, p, { sleep: noSleep }), (e: unknown) => {
+        assert.ok(e instanceof ProviderError);
+        assert.equal(e.providerCode, "InvalidParameterValue");
+        assert.match(e.message, /RLPIPE_RUN/, "the echoed request is there");
+        noSecrets(errorText(e), "the echoed refusal");
+        assert.ok(!errorText(e).includes(COS_ID), "the COS key id is hidden too");
+        return true;
+      });
+    } finally {
+      await b.close();
+    }
+    // Through the CLI: plan --json, and a deploy --json whose create is refused with the request quoted back.
+    fake.reset();
+    fake.inject("CreateTrainingTask", "refuse-echoing");
+    const recipeFile = join(env["HOME"]!, "secrets-check.yaml");
+    writeFileSync(recipeFile, filledText());
+    const planned = await cli(["plan", recipeFile, "--provider", "tione", "--json", "--out", join(env["HOME"]!, "secrets-bundle")]);
+    assert.equal(planned.code, 0, planned.err);
+    const deployed = await cli(["deploy", recipeFile, "--provider", "tione", "--yes", "--json"]);
+    assert.equal(deployed.code, 3, deployed.err);
+    assert.equal((JSON.parse(deployed.out.trim()) as { error: { code: string } }).error.code, "tione_invalid_request");
+    for (const [what, text] of [["plan", planned.out + planned.err], ["deploy", deployed.out + deployed.err]] as const) {
+      for (const secret of [SECRET_KEY, E2B_KEY, TEST_CREDENTIALS.secretAccessKey]) assert.ok(!text.includes(secret), `no secret in the CLI's ${what} output`);
+    }
+  });
+
+  it("a non-default workspace (TENCENTCLOUD_TIONE_PROJECT_ID) reaches CreateTrainingTask and every call about the task; the JobRef keeps it", async () => {
+    fake.reset();
+    fake.holdAtRunning = true;
+    const project = "tiproj-4e7a1c90";
+    const a = adapter({ env: { ...env, TENCENTCLOUD_TIONE_PROJECT_ID: project } });
+    const later = adapter(); // another shell, without the variable: the run record's JobRef says where the task is
+    try {
+      const first = await deploy(a, p, { sleep: noSleep });
+      assert.equal(first.outcome, "created");
+      assert.deepEqual(first.ref.extra, { tiProjectId: project });
+      assert.equal(fake.tasks.get(first.ref.id)!.project, project, "created in the workspace");
+      assert.deepEqual(await deploy(a, p, { sleep: noSleep }), { ref: first.ref, outcome: "existing" }, "found again in the workspace");
+      assert.equal(await later.findExisting(p), undefined, "the default workspace has no such task");
+      let s = await later.status(first.ref);
+      while (s.phase !== "RUNNING") s = await later.status(first.ref);
+      assert.match((await later.logs(first.ref, undefined)).text, /step 1/);
+      await later.stop(first.ref);
+      assert.equal((await later.status(first.ref)).phase, "STOPPED");
+      for (const action of ["CreateTrainingTask", "DescribeTrainingTasks", "DescribeTrainingTask", "DescribeLogs", "StopTrainingTask"]) {
+        assert.ok(fake.calls.some((c) => c.action === action && c.params?.["TiProjectId"] === project), `${action} names the workspace`);
+      }
+      const unscoped = fake.calls.filter((c) => c.params?.["TiProjectId"] !== project).map((c) => c.action);
+      assert.deepEqual(unscoped, ["DescribeTrainingTasks"], "only the lookup made without the variable names no workspace");
+      // rlpipe tione inspect's client takes the workspace from the same variable.
+      const api = new TioneApi({ env: { ...env, TENCENTCLOUD_TIONE_PROJECT_ID: project }, region: "ap-shanghai" });
+      try {
+        const { TrainingTaskDetail: d } = await api.call<{ TrainingTaskDetail: { Id: string } }>("DescribeTrainingTask", { Id: first.ref.id });
+        assert.equal(d.Id, first.ref.id);
+        assert.equal(fake.calls.at(-1)?.params?.["TiProjectId"], project);
+      } finally {
+        api.close();
+      }
+    } finally {
+      await a.close();
+      await later.close();
+    }
+  });
+
+  it("a task name that breaks TI-ONE's rule is refused before anything is uploaded or sent: exit code 2, the name, the rule, what to do", async () => {
+    assert.deepEqual(
+      ["retool-qwen3-4b-0a1b2c3d", "训练-1", "run_1", "retool.qwen3-0a1b2c3d", "_run", "-run", "café-run", "run 1", "x".repeat(61), ""].map((n) => taskNameProblem(n)),
+      [undefined, undefined, undefined, 'it has "." at position 7', 'it starts with "_"', 'it starts with "-"', 'it has "é" at position 4', 'it has " " at position 4', "it has 61 characters", "it is empty"],
+    );
+    fake.reset();
+    const text = edit(recipeText(SEED), [[["targets", "tione", "codeDir"], `cos://${BUCKET}/never-uploaded-name`]]);
+    const good = planOf(text);
+    const a = adapter({ recipe: parseRecipe(text, "x.yaml").recipe });
+    try {
+      for (const name of ["retool.qwen3-0a1b2c3d", "café-0a1b2c3d"]) {
+        const bad: Plan = { ...good, jobName: name, request: { ...good.request!, body: { ...bodyOf(good), Name: name, Tags: [{ TagKey: "rlpipe-run", TagValue: name }] } } };
+        await assert.rejects(deploy(a, bad, { sleep: noSleep }), (e: unknown) => {
+          assert.ok(e instanceof ProviderError);
+          assert.equal(e.code, "tione_bad_task_name");
+          assert.equal(e.exitCode, 2);
+          assert.ok(e.message.includes(JSON.stringify(name)), "names the name");
+          assert.match(e.message, /metadata\.name/, "says where it comes from");
+          assert.ok(e.message.includes(TASK_NAME_RULE), "states the rule");
+          assert.match(e.hint ?? "", /rename the recipe \(metadata\.name\)/);
+          return true;
+        });
+      }
+    } finally {
+      await a.close();
+    }
+    assert.equal(fake.calls.length, 0, "no request reached TI-ONE");
+    assert.deepEqual(await listBundle("never-uploaded-name/"), [], "nothing was uploaded");
+  });
+
+  it("FailedOperation.DuplicateName means the task exists: a create whose reply was lost, retried while the listing lags, takes that task (exactly one)", async () => {
+    assert.deepEqual(["FailedOperation.DuplicateName", "FailedOperation.DuplicateNameTaskIsCreating", "InvalidParameterValue.DuplicateName"].map((c) => kindOfTioneCode(c)),
+      [["exists", "tione_name_taken"], ["exists", "tione_name_taken"], ["exists", "tione_name_taken"]]);
+    const a = adapter({}, 800);
+    try {
+      for (const code of ["FailedOperation.DuplicateName", "FailedOperation.DuplicateNameTaskIsCreating"] as NameTakenCode[]) {
+        fake.reset();
+        fake.refuseTakenNames = code;
+        fake.listingLag = 2;
+        fake.inject("CreateTrainingTask", "reset-after");
+        const out = await deploy(a, p, { sleep: noSleep });
+        const tasks = fake.tasksNamed(p.jobName);
+        assert.equal(tasks.length, 1, code);
+        assert.equal(out.ref.id, tasks[0]!.id, code);
+        assert.deepEqual(fake.callsOf("CreateTrainingTask").map((c) => c.outcome), ["fault:reset-after", code], "the retried create was refused as a duplicate");
+      }
+      // Seeded trials: names refused when taken, a lagging listing, faults on the create: one task each time.
+      for (let trial = 0; trial < 24; trial++) {
+        const r = rng(2000 + trial);
+        fake.reset();
+        fake.refuseTakenNames = "FailedOperation.DuplicateName";
+        fake.listingLag = Math.floor(r() * 4);
+        const faults: Fault[] = Array.from({ length: Math.floor(r() * 4) }, () => (["internal-before", "internal-after", "throttle", "reset-before", "reset-after", "bad-gateway-after"] as Fault[])[Math.floor(r() * 6)]!);
+        fake.inject("CreateTrainingTask", ...faults);
+        const label = `trial ${trial} (seed ${2000 + trial}): lag ${fake.listingLag}, create faults [${faults.join(", ")}]`;
+        const out = await deploy(a, p, { sleep: noSleep, random: r });
+        assert.equal(fake.tasksNamed(p.jobName).length, 1, label);
+        assert.equal(out.ref.id, fake.tasksNamed(p.jobName)[0]!.id, label);
+      }
+      // The name taken by another run's task: no second task, and the error says what to do.
+      fake.reset();
+      fake.refuseTakenNames = "FailedOperation.DuplicateName";
+      fake.seedTask({ ...(bodyOf(p) as unknown as Record<string, unknown>), Tags: [{ TagKey: "rlpipe-run", TagValue: "someone-else" }] });
+      await assert.rejects(deploy(a, p, { sleep: noSleep }), (e: unknown) => {
+        assert.ok(e instanceof ProviderError);
+        assert.equal(e.kind, "exists");
+        assert.equal(e.code, "tione_name_taken");
+        assert.match(e.hint ?? "", /--new/);
+        noSecrets(errorText(e), "the name-taken error");
+        return true;
+      });
+      assert.equal(fake.tasksNamed(p.jobName).length, 1, "the other run's task only");
+      assert.equal(fake.callsOf("CreateTrainingTask").length, 1, "one create, refused; then only lookups");
+    } finally {
+      await a.close();
+    }
   });
 
   it("signatures are really checked: a wrong key, a skewed clock and a missing session token are refused", async () => {

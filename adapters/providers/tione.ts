@@ -4,6 +4,8 @@
 // Context cursor), StopTrainingTask stops it. Every action goes through the SDK's CommonClient (the same TC3
 // signing and transport as the per-product client, which adds only typed wrappers): the full SDK is ~58 MB
 // installed, the common package ~0.3 MB. The client module is imported only when a call is made.
+// A non-default workspace (TiProjectId) comes from TENCENTCLOUD_TIONE_PROJECT_ID and is recorded in the JobRef;
+// secrets go as Envs with IsPrivate (the SDK's EnvVar: "true 表示该环境变量的 Value 为敏感值").
 import { readFile } from "node:fs/promises";
 import { Agent as HttpAgent } from "node:http";
 import { Agent as HttpsAgent } from "node:https";
@@ -27,6 +29,35 @@ export const DEFAULT_TIONE_ENDPOINT = "https://tione.tencentcloudapi.com";
 /** The host requests are signed for: the TC3 service name is its first label ("tione"). */
 export const TIONE_HOST = "tione.tencentcloudapi.com";
 const TERMINAL_RAW = new Set(["SUCCEED", "FAILED", "STOPPED", "SUBMIT_FAILED"]);
+
+/** The TI-ONE workspace to work in when it is not the default one (the recipe schema has no field for it yet). */
+export const TIONE_PROJECT_ENV = "TENCENTCLOUD_TIONE_PROJECT_ID";
+/**
+ * Actions whose request model has TiProjectId (tencentcloud-sdk-python-tione 3.1.191): "使用非默认空间必须填写工作空间ID，
+ * 使用默认空间无需填写工作空间ID" — a task in another workspace is invisible to calls that do not name it.
+ */
+const PROJECT_ACTIONS = new Set(["CreateTrainingTask", "DescribeTrainingTask", "DescribeTrainingTasks", "StopTrainingTask", "DeleteTrainingTask", "DescribeLogs", "DescribeBillingSpecs", "DescribeBillingSpecsPrice"]);
+
+// ------------------------------------------------------------------------------------------ task names
+
+/**
+ * CreateTrainingTaskRequest.Name (the SDK's docstring): "不超过60个字符，仅支持中英文、数字、下划线"_"、短横"-"，只能以中英文、数字开头"
+ * — at most 60 characters of Chinese (Han) or English letters, digits, '_' and '-', starting with a letter or digit.
+ */
+export const TASK_NAME_MAX_CHARS = 60;
+const NAME_CHAR = /[A-Za-z0-9_\-\p{Script=Han}]/u;
+const NAME_FIRST = /[A-Za-z0-9\p{Script=Han}]/u;
+export const TASK_NAME_RULE = `at most ${TASK_NAME_MAX_CHARS} characters, only Chinese or English letters, digits, '_' and '-', starting with a letter or digit`;
+
+/** What breaks TI-ONE's name rule in `name`, or undefined when it is a valid task name. */
+export function taskNameProblem(name: string): string | undefined {
+  const chars = [...name];
+  if (chars.length === 0) return "it is empty";
+  if (chars.length > TASK_NAME_MAX_CHARS) return `it has ${chars.length} characters`;
+  if (!NAME_FIRST.test(chars[0]!)) return `it starts with ${JSON.stringify(chars[0])}`;
+  const bad = chars.findIndex((c) => !NAME_CHAR.test(c));
+  return bad < 0 ? undefined : `it has ${JSON.stringify(chars[bad])} at position ${bad + 1}`;
+}
 
 // ------------------------------------------------------------------------------------------ credentials
 
@@ -129,10 +160,10 @@ export function tioneFailure(action: string, e: unknown, secrets: readonly strin
   const rid = err.requestId ? ` (RequestId ${err.requestId})` : "";
   if (code !== undefined) {
     const [kind, ours] = kindOfTioneCode(code);
-    return new ProviderError("tione", kind, ours, `TI-ONE ${action} failed: ${code}: ${message}${rid}`, {
-      providerCode: code,
-      ...(code.startsWith("AuthFailure") ? { hint: credentialsHint } : {}),
-    });
+    const hint = code.startsWith("AuthFailure") ? credentialsHint
+      : kind === "exists" ? "a task of this name exists; rlpipe takes it only when it is this run's (tag rlpipe-run): if it is another run's, rename the recipe (metadata.name) or deploy with --new"
+      : undefined;
+    return new ProviderError("tione", kind, ours, `TI-ONE ${action} failed: ${code}: ${message}${rid}`, { providerCode: code, ...(hint === undefined ? {} : { hint }) });
   }
   if (typeof err.httpCode === "number") {
     return new ProviderError("tione", kindOfHttpStatus(err.httpCode), "tione_http_error", `TI-ONE ${action} failed: HTTP ${err.httpCode} ${message}`, { httpStatus: err.httpCode });
@@ -145,8 +176,16 @@ export function tioneFailure(action: string, e: unknown, secrets: readonly strin
   return new ProviderError("tione", kind, ours, `TI-ONE ${action} failed: ${message}`);
 }
 
+/**
+ * The name is taken (tione errorcodes.py: FailedOperation.DuplicateName "名称重复", FailedOperation.DuplicateNameTaskIsCreating
+ * "训练任务名称已存在", InvalidParameterValue.DuplicateName "实例名称冲突"): the task may be this run's whose create reply was
+ * lost, so deploy() looks it up instead of failing.
+ */
+const NAME_TAKEN = new Set(["FailedOperation.DuplicateName", "FailedOperation.DuplicateNameTaskIsCreating", "InvalidParameterValue.DuplicateName"]);
+
 /** Tencent Cloud's common error codes and TI-ONE's FailedOperation.* family. */
 export function kindOfTioneCode(code: string): [FailureKind, string] {
+  if (NAME_TAKEN.has(code)) return ["exists", "tione_name_taken"];
   if (code.startsWith("RequestLimitExceeded")) return ["retryable", "tione_throttled"];
   if (code === "InternalError" || code.startsWith("InternalError.")) return ["ambiguous", "tione_internal_error"];
   if (code === "ResourceNotFound" || code.startsWith("ResourceNotFound.")) return ["not_found", "tione_not_found"];
@@ -178,12 +217,15 @@ export interface TioneApiOptions {
   readonly endpoint?: string;
   /** Per request (default 30 000 ms). */
   readonly timeoutMs?: number;
+  /** TiProjectId for the actions that take it (default: TENCENTCLOUD_TIONE_PROJECT_ID; none: the default workspace). */
+  readonly projectId?: string;
 }
 
 /** A TI-ONE (v20211111) API client over the SDK's CommonClient, loaded on first use. */
 export class TioneApi {
   readonly endpoint: TioneEndpoint;
   readonly region: string;
+  readonly projectId: string | undefined;
   private readonly env: Env;
   private readonly timeoutMs: number;
   private agent: HttpAgent | undefined;
@@ -196,6 +238,12 @@ export class TioneApi {
     this.region = opts.region;
     this.timeoutMs = opts.timeoutMs ?? 30_000;
     this.endpoint = resolveTioneEndpoint(opts.env, opts.endpoint);
+    this.projectId = opts.projectId ?? (opts.env[TIONE_PROJECT_ENV] || undefined);
+  }
+
+  /** Values never to show in an error message (the task's secrets, which a refusal could quote back). */
+  redact(values: readonly (string | undefined)[]): void {
+    for (const v of values) if (v !== undefined && v.length >= 4 && !this.secrets.includes(v)) this.secrets.push(v);
   }
 
   /** Resolve the credentials now (fail before doing anything else). */
@@ -205,7 +253,7 @@ export class TioneApi {
 
   private creds(): Promise<TioneCredentials> {
     this.credentials ??= resolveTioneCredentials(this.env).then((c) => {
-      this.secrets = [c.secretKey, c.secretId, ...(c.token === undefined ? [] : [c.token])];
+      this.redact([c.secretKey, c.secretId, c.token]);
       return c;
     });
     return this.credentials;
@@ -227,7 +275,8 @@ export class TioneApi {
       // The httpProfile endpoint from config() wins over this one; the TC3 service is its first label ("tione").
       return new CommonClient(TIONE_HOST, TIONE_VERSION, await this.config());
     })();
-    return this.send<T>(await this.client, action, params, signal);
+    const scoped = this.projectId !== undefined && PROJECT_ACTIONS.has(action) && !("TiProjectId" in params) ? { ...params, TiProjectId: this.projectId } : params;
+    return this.send<T>(await this.client, action, scoped, signal);
   }
 
   /** Same as call(): kept for callers of actions the per-product client used to lack (DescribeTrainingFrameworks). */
@@ -237,6 +286,8 @@ export class TioneApi {
 
   private async send<T>(client: SdkClient, action: string, params: object, signal?: AbortSignal): Promise<T> {
     const cancelled = () => new ProviderError("tione", "fatal", "aborted", `TI-ONE ${action} was cancelled`);
+    // Longest first, so a secret that contains another is hidden whole.
+    this.secrets.sort((a, b) => b.length - a.length);
     if (signal?.aborted === true) throw cancelled();
     try {
       return (await client.request(action, params, signal === undefined ? {} : { signal })) as T;
@@ -348,13 +399,33 @@ export class TioneAdapter implements ProviderAdapter {
     const region = this.region(ref);
     const env: Env = ref?.endpoint === undefined || this.ctx.env["TIONE_ENDPOINT"] ? this.ctx.env : { ...this.ctx.env, TIONE_ENDPOINT: ref.endpoint };
     const probe = resolveTioneEndpoint(env, this.target()?.endpoint);
-    const key = `${probe.display}|${region}`;
+    const project = this.projectId(ref);
+    const key = `${probe.display}|${region}|${project ?? ""}`;
     let api = this.apis.get(key);
     if (api === undefined) {
-      api = new TioneApi({ env, region, ...(this.target()?.endpoint === undefined ? {} : { endpoint: this.target()!.endpoint! }), ...(this.opts.timeoutMs === undefined ? {} : { timeoutMs: this.opts.timeoutMs }) });
+      api = new TioneApi({
+        env, region, ...(project === undefined ? {} : { projectId: project }),
+        ...(this.target()?.endpoint === undefined ? {} : { endpoint: this.target()!.endpoint! }), ...(this.opts.timeoutMs === undefined ? {} : { timeoutMs: this.opts.timeoutMs }),
+      });
       this.apis.set(key, api);
     }
     return api;
+  }
+
+  /** The workspace a JobRef's task lives in (recorded at create), else TENCENTCLOUD_TIONE_PROJECT_ID, else the default. */
+  private projectId(ref?: JobRef): string | undefined {
+    if (ref !== undefined) return ref.extra?.["tiProjectId"];
+    return this.ctx.env[TIONE_PROJECT_ENV] || undefined;
+  }
+
+  /** TI-ONE's name rule, checked before any upload or call (the length is also a plan error). */
+  private checkName(plan: Plan, body: CreateTrainingTaskBody): void {
+    const problem = taskNameProblem(body.Name);
+    if (problem === undefined) return;
+    const which = body.Name === plan.jobName ? "the run name, made from the recipe's metadata.name" : `the request's Name, planned for run ${JSON.stringify(plan.jobName)}`;
+    throw new ProviderError("tione", "fatal", "tione_bad_task_name", `the TI-ONE task name ${JSON.stringify(body.Name)} (${which}) breaks TI-ONE's rule for CreateTrainingTask.Name: ${problem}; the rule: ${TASK_NAME_RULE}`, {
+      exitCode: 2, hint: "rename the recipe (metadata.name) with English letters, digits and '-' and plan again; nothing was uploaded or created",
+    });
   }
 
   private body(plan: Plan): CreateTrainingTaskBody {
@@ -364,6 +435,7 @@ export class TioneAdapter implements ProviderAdapter {
     return plan.request.body as CreateTrainingTaskBody;
   }
 
+  /** The recipe's secrets (plan.secrets), read from the deploying shell: each goes to the task as a private Env. */
   private secretsToPass(plan: Plan): { name: string; value: string | undefined; required: boolean }[] {
     if (this.target()?.secretsAsEnvs === false) return [];
     return plan.secrets.map((s) => ({ name: s.env, value: this.ctx.env[s.env] || undefined, required: s.required }));
@@ -371,7 +443,7 @@ export class TioneAdapter implements ProviderAdapter {
 
   /** Refuse early (before any upload or call) what cannot succeed; then upload the bundle to COS. */
   async prepare(plan: Plan, signal?: AbortSignal): Promise<void> {
-    this.body(plan);
+    this.checkName(plan, this.body(plan));
     const gaps = tioneDeployGaps(this.ctx.recipe);
     if (gaps.length > 0) {
       throw new ProviderError("tione", "fatal", "tione_target_incomplete", `targets.tione is not complete for a deploy:\n${gaps.map((g) => `  ${formatPath(g.path)}: ${g.message}`).join("\n")}`, { exitCode: 2, hint: "rlpipe tione inspect <task-id> prints the fields of a task created in the console" });
@@ -382,6 +454,7 @@ export class TioneAdapter implements ProviderAdapter {
     }
     const api = this.api();
     await api.credentialsReady();
+    if (api.projectId !== undefined) this.ctx.log?.(`tione: workspace ${api.projectId} (TiProjectId, from ${TIONE_PROJECT_ENV})`);
     const bundle = plan.request!.bundle;
     if (bundle === undefined) throw new ProviderError("tione", "fatal", "tione_no_bundle_location", "the plan has no COS location for the launch bundle", { exitCode: 2, hint: "set targets.tione.codeDir" });
     if (this.ctx.bundleSink === undefined) throw new ProviderError("tione", "fatal", "no_bundle_sink", "no object store was given to upload the launch bundle", { exitCode: 4 });
@@ -399,7 +472,10 @@ export class TioneAdapter implements ProviderAdapter {
 
   private refOf(plan: Plan, id: string): JobRef {
     const api = this.api();
-    return { provider: "tione", name: plan.jobName, id, region: api.region, endpoint: api.endpoint.display };
+    return {
+      provider: "tione", name: plan.jobName, id, region: api.region, endpoint: api.endpoint.display,
+      ...(api.projectId === undefined ? {} : { extra: { tiProjectId: api.projectId } }),
+    };
   }
 
   /**
@@ -437,10 +513,16 @@ export class TioneAdapter implements ProviderAdapter {
 
   async submit(plan: Plan, signal?: AbortSignal): Promise<JobRef> {
     const body = this.body(plan);
+    this.checkName(plan, body);
     const secrets = this.secretsToPass(plan).filter((s) => s.value !== undefined);
-    const envs = [...body.Envs.filter((e) => !secrets.some((s) => s.name === e.Name)), ...secrets.map((s) => ({ Name: s.name, Value: s.value! }))]
-      .sort((a, b) => (a.Name < b.Name ? -1 : a.Name > b.Name ? 1 : 0));
-    const r = await this.api().call<{ Id?: string }>("CreateTrainingTask", { ...body, Envs: envs }, signal);
+    // Secrets are private Envs (TI-ONE keeps their values out of what it shows); plain variables go without IsPrivate.
+    const envs: { Name: string; Value: string; IsPrivate?: true }[] = [
+      ...body.Envs.filter((e) => !secrets.some((s) => s.name === e.Name)),
+      ...secrets.map((s) => ({ Name: s.name, Value: s.value!, IsPrivate: true as const })),
+    ].sort((a, b) => (a.Name < b.Name ? -1 : a.Name > b.Name ? 1 : 0));
+    const api = this.api();
+    api.redact(secrets.map((s) => s.value));
+    const r = await api.call<{ Id?: string }>("CreateTrainingTask", { ...body, Envs: envs }, signal);
     if (r.Id === undefined || r.Id === "") throw new ProviderError("tione", "ambiguous", "tione_no_task_id", `TI-ONE CreateTrainingTask for ${plan.jobName} answered without a task id`);
     this.ctx.log?.(`tione: created task ${r.Id} (${plan.jobName})`);
     return this.refOf(plan, r.Id);

@@ -2,16 +2,21 @@
 // signature, recomputed here from the public algorithm: host without the port, the service from the credential
 // scope, X-TC-Action/Version/Region/Timestamp; a timestamp more than 300 s off is AuthFailure.SignatureExpire and
 // a wrong signature AuthFailure.SignatureFailure. Answers are {"Response":{…,"RequestId"}}, errors
-// {"Response":{"Error":{"Code","Message"},"RequestId"}} at HTTP 200, as the API does. CreateTrainingTask is
-// validated against the documented field types (UnknownParameter, MissingParameter, InvalidParameter,
-// InvalidParameterValue). Task names are NOT unique here (the API documents no uniqueness), so a blind retry of a
-// create makes a second task and the fault trials catch it. Tasks walk SUBMITTING → STARTING → RUNNING → SUCCEED
-// (or FAILED / STOPPED) one step per DescribeTrainingTask, writing log lines as they go.
+// {"Response":{"Error":{"Code","Message"},"RequestId"}} at HTTP 200, as the API does. Every request is checked
+// against Tencent's own SDK model of its action (tione-model-check.ts: tencentcloud-sdk-python-tione 3.1.191, required
+// fields from the Node SDK): UnknownParameter, MissingParameter, InvalidParameter (type), InvalidParameterValue(.*)
+// as tione's errorcodes.py names them; and every reply against the reply model, so the fake answers only fields the
+// service returns. By default task names are NOT unique here (no uniqueness rule is documented for Name), so a blind retry of a
+// create makes a second task and the fault trials catch it; `refuseTakenNames` makes a create under a taken name
+// fail with FailedOperation.DuplicateName (errorcodes.py) instead. Tasks live in a workspace (TiProjectId; "" is the
+// default one) and are invisible to calls naming another. Secrets sent with IsPrivate are listed without their
+// value. Tasks walk SUBMITTING → STARTING → RUNNING → SUCCEED (or FAILED / STOPPED) one step per
+// DescribeTrainingTask, writing log lines as they go.
 import { createHash, createHmac, randomUUID, timingSafeEqual } from "node:crypto";
 import { type IncomingMessage, type Server, type ServerResponse, createServer } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
-import { z } from "zod";
 import type { JobRunner, RunningJob } from "./job-runner.js";
+import { checkTioneReply, checkTioneRequest, tioneOperation } from "./tione-model-check.js";
 
 export interface FakeCredential {
   readonly secretId: string;
@@ -27,7 +32,8 @@ export type Fault =
   | "throttle" // RequestLimitExceeded without acting
   | "reset-before" // drop the connection without acting
   | "reset-after" // act, then drop the connection
-  | "bad-gateway-after"; // act, then HTTP 502
+  | "bad-gateway-after" // act, then HTTP 502
+  | "refuse-echoing"; // InvalidParameterValue without acting, the message quoting the request's Envs (a service that echoes values)
 
 export type TagsShown = "present" | "omitted" | "null";
 
@@ -44,7 +50,12 @@ export interface LogLine {
 export interface FakeTask {
   readonly id: string;
   readonly request: Record<string, unknown>;
+  /** TiProjectId of the workspace the task lives in ("" for the default workspace). */
+  readonly project: string;
+  readonly region: string;
   readonly createdAtMs: number;
+  /** DescribeTrainingTasks calls still to come that do not list the task yet (an eventually consistent listing). */
+  unlistedFor: number;
   status: string;
   /** Statuses still to come, one per DescribeTrainingTask. */
   script: string[];
@@ -69,7 +80,10 @@ export interface CallRecord {
 }
 
 const REGIONS = new Set(["ap-shanghai", "ap-guangzhou", "ap-beijing", "ap-nanjing", "ap-chongqing", "ap-singapore", "ap-shanghai-adc"]);
+/** Served actions; all but DescribeTrainingFrameworks (not in the extract) are checked against the SDK's models. */
 const ACTIONS = new Set(["CreateTrainingTask", "DescribeTrainingTask", "DescribeTrainingTasks", "DescribeLogs", "StopTrainingTask", "DescribeTrainingFrameworks", "DescribeBillingSpecs", "DescribeBillingSpecsPrice"]);
+/** Codes a create under a taken name may get (tione errorcodes.py). */
+export type NameTakenCode = "FailedOperation.DuplicateName" | "FailedOperation.DuplicateNameTaskIsCreating";
 
 /** A billing spec (DescribeBillingSpecs) with its hourly list price in fen (DescribeBillingSpecsPrice's unit). */
 export interface FakeBillingSpec {
@@ -147,113 +161,108 @@ export function verifyTc3(req: IncomingMessage, body: Buffer, creds: readonly Fa
   return cred;
 }
 
-// ------------------------------------------------------------------------------------------ request schemas
+// ------------------------------------------------------------------------------------------ request rules
 
-const str = () => z.string();
-const int = () => z.number().int();
-const CosPath = z.strictObject({ Bucket: str(), Region: str(), Paths: z.array(str()) });
-const ResourceConfigInfo = z.strictObject({
-  Role: str(), Cpu: int().optional(), Memory: int().optional(), GpuType: str().optional(), Gpu: int().optional(),
-  InstanceType: str().optional(), InstanceNum: int().optional(), InstanceTypeAlias: str().optional(),
-  RDMAConfig: z.strictObject({ Enable: z.boolean().optional() }).optional(),
-});
-const DataConfig = z.strictObject({
-  MappingPath: str().optional(), DataSourceUsage: str().optional(), DataSourceType: str().optional(),
-  DataSetSource: z.strictObject({ Id: str() }).optional(), COSSource: CosPath.optional(),
-  CFSSource: z.strictObject({ Id: str(), Path: str(), MountType: str().optional(), Protocol: str().optional(), IsPresetStorage: z.boolean().optional() }).optional(),
-  HDFSSource: z.strictObject({ Id: str(), Path: str() }).optional(), ReadOnly: z.boolean().optional(),
-});
-
-export const CreateTrainingTaskSchema = z.strictObject({
-  Name: str(), ChargeType: str(), ResourceConfigInfos: z.array(ResourceConfigInfo),
-  TiProjectId: str().optional(), FrameworkName: str().optional(), FrameworkVersion: str().optional(), FrameworkEnvironment: str().optional(),
-  ResourceGroupId: str().optional(), Tags: z.array(z.strictObject({ TagKey: str(), TagValue: str() })).optional(),
-  ImageInfo: z.strictObject({ ImageType: str(), ImageUrl: str(), RegistryRegion: str().optional(), RegistryId: str().optional() }).optional(),
-  CodePackagePath: CosPath.optional(),
-  StartCmdInfo: z.strictObject({ StartCmd: str().optional(), PsStartCmd: str().optional(), WorkerStartCmd: str().optional() }).optional(),
-  TrainingMode: str().optional(), DataConfigs: z.array(DataConfig).optional(), VpcId: str().optional(), SubnetId: str().optional(),
-  Output: CosPath.optional(), LogConfig: z.strictObject({ LogsetId: str(), TopicId: str() }).optional(), TuningParameters: str().optional(),
-  LogEnable: z.boolean().optional(), Remark: str().optional(), DataSource: str().optional(), CallbackUrl: str().optional(),
-  EncodedStartCmdInfo: z.strictObject({ StartCmdInfo: str().optional() }).optional(),
-  Envs: z.array(z.strictObject({ Name: str().optional(), Value: str().optional() })).optional(),
-  Queues: z.array(str()).optional(),
-});
-
-const FilterSchema = z.strictObject({ Name: str().optional(), Values: z.array(str()).optional(), Negative: z.boolean().optional(), Fuzzy: z.boolean().optional() });
-const DescribeTasksSchema = z.strictObject({
-  TiProjectId: str().optional(), Filters: z.array(FilterSchema).optional(),
-  TagFilters: z.array(z.strictObject({ TagKey: str().optional(), TagValues: z.array(str()).optional() })).optional(),
-  Offset: int().optional(), Limit: int().optional(), Order: str().optional(), OrderField: str().optional(),
-});
-const DescribeTaskSchema = z.strictObject({ Id: str(), TiProjectId: str().optional(), InstanceId: str().optional() });
-const StopSchema = z.strictObject({ Id: str(), TiProjectId: str().optional() });
-const BillingSpecsSchema = z.strictObject({ ChargeType: str(), TaskType: str().optional(), ResourceType: str().optional(), TiProjectId: str().optional() });
-const BillingSpecsPriceSchema = z.strictObject({ SpecsParam: z.array(z.strictObject({ SpecName: str(), SpecCount: int() })) });
-const DescribeLogsSchema = z.strictObject({
-  Service: str(), TiProjectId: str().optional(), StartTime: str().optional(), EndTime: str().optional(), Limit: int().optional(),
-  ServiceId: str().optional(), PodName: str().optional(), Order: str().optional(), OrderField: str().optional(), Context: str().optional(),
-  Filters: z.array(FilterSchema).optional(), Offset: int().optional(), LogStream: str().optional(),
-});
-
-/** Map the first schema problem to the API's error code. */
-function parseParams<T>(schema: z.ZodType<T>, params: unknown): T {
-  const r = schema.safeParse(params);
-  if (r.success) return r.data;
-  const issue = r.error.issues[0]!;
-  const where = issue.path.join(".");
-  if (issue.code === "unrecognized_keys") throw new ApiError("UnknownParameter", `The parameter \`${[where, issue.keys[0]].filter((x) => x !== "").join(".")}\` is not recognized.`);
-  const given = issue.path.reduce<unknown>((v, k) => (v !== null && typeof v === "object" ? (v as Record<PropertyKey, unknown>)[k as PropertyKey] : undefined), params);
-  if (issue.code === "invalid_type" && given === undefined) throw new ApiError("MissingParameter", `The request is missing a required parameter \`${where}\`.`);
-  if (issue.code === "invalid_type") throw new ApiError("InvalidParameter", `The parameter \`${where}\` has the wrong type: ${issue.message}.`);
-  throw new ApiError("InvalidParameterValue", `The value of parameter \`${where}\` is invalid: ${issue.message}.`);
+/** What a validated CreateTrainingTask body holds that the fake reads (its shape is the SDK's model). */
+interface CreateBody {
+  readonly Name: string;
+  readonly ChargeType: string;
+  readonly ResourceConfigInfos: readonly { readonly Role: string; readonly Cpu?: number; readonly Memory?: number; readonly Gpu?: number; readonly GpuType?: string; readonly InstanceType?: string; readonly InstanceNum?: number }[];
+  readonly ResourceGroupId?: string;
+  readonly FrameworkName?: string;
+  readonly FrameworkEnvironment?: string;
+  readonly TrainingMode?: string;
+  readonly ImageInfo?: { readonly ImageType: string; readonly ImageUrl: string };
+  readonly StartCmdInfo?: { readonly StartCmd?: string };
+  readonly EncodedStartCmdInfo?: { readonly StartCmdInfo?: string };
+  readonly DataSource?: string;
+  readonly DataConfigs?: readonly { readonly MappingPath?: string; readonly DataSourceType?: string; readonly COSSource?: { readonly Bucket: string; readonly Paths: readonly string[] }; readonly CFSSource?: unknown }[];
+  readonly TuningParameters?: string;
+  readonly Remark?: string;
+  readonly LogEnable?: boolean;
+  readonly LogConfig?: unknown;
+  readonly Envs?: readonly { readonly Name?: string; readonly Value?: string; readonly IsPrivate?: boolean }[];
 }
 
 const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/;
+/** CreateTrainingTaskRequest.Name's docstring: "不超过60个字符，仅支持中英文、数字、下划线"_"、短横"-"，只能以中英文、数字开头". */
+const TASK_NAME = /^[A-Za-z0-9\p{Script=Han}][A-Za-z0-9_\-\p{Script=Han}]*$/u;
 
-function checkCreate(b: z.infer<typeof CreateTrainingTaskSchema>): void {
-  const bad = (field: string, why: string) => new ApiError("InvalidParameterValue", `The value of parameter \`${field}\` is invalid: ${why}.`);
+/**
+ * What the SDK's docstrings say beyond the model's types (each rule names its docstring); the codes are errorcodes.py's.
+ * Rules the docstrings give only as examples ("eg：PS、WORKER…") are not enforced.
+ */
+function checkCreate(b: CreateBody): void {
+  const bad = (field: string, why: string, code = "InvalidParameterValue") => new ApiError(code, `The value of parameter \`${field}\` is invalid: ${why}.`);
   const missing = (field: string) => new ApiError("MissingParameter", `The request is missing a required parameter \`${field}\`.`);
-  if (!/^[\p{L}\p{N}][\p{L}\p{N}_-]*$/u.test(b.Name) || [...b.Name].length > 60) throw bad("Name", "at most 60 letters, digits, '_' or '-', starting with a letter or digit");
+  if (!TASK_NAME.test(b.Name) || [...b.Name].length > 60) throw bad("Name", "at most 60 Chinese or English letters, digits, '_' or '-', starting with a letter or digit", "InvalidParameterValue.BadName");
+  // ChargeType: "PREPAID 包年包月（资源组）; POSTPAID_BY_HOUR 按量计费".
   if (b.ChargeType !== "PREPAID" && b.ChargeType !== "POSTPAID_BY_HOUR") throw bad("ChargeType", "expected PREPAID or POSTPAID_BY_HOUR");
   if (b.ResourceConfigInfos.length === 0) throw missing("ResourceConfigInfos");
+  // ResourceGroupId: "预付费专用资源组ID".
   if (b.ChargeType === "PREPAID" && b.ResourceGroupId === undefined) throw missing("ResourceGroupId");
   b.ResourceConfigInfos.forEach((r, i) => {
-    const at = `ResourceConfigInfos.${i}`;
-    if (!["PS", "WORKER", "DRIVER", "EXECUTOR", "HEAD"].includes(r.Role)) throw bad(`${at}.Role`, `unknown role ${r.Role}`);
-    if ((r.InstanceNum ?? 1) < 1) throw bad(`${at}.InstanceNum`, "at least 1");
+    const at = `ResourceConfigInfos[${i}]`;
+    if ((r.InstanceNum ?? 1) < 1) throw bad(`${at}.InstanceNum`, "at least 1", "InvalidParameterValue.ResourceConfigIllegal");
     if (b.ChargeType === "PREPAID") {
+      // Cpu, Memory, Gpu, GpuType: "使用资源组时需配置" (GpuType only where there are cards to type).
       if (r.Cpu === undefined) throw missing(`${at}.Cpu`);
       if (r.Memory === undefined) throw missing(`${at}.Memory`);
-      if (r.Cpu <= 0 || r.Memory <= 0 || (r.Gpu ?? 0) < 0) throw bad(at, "resources must be positive");
+      if (r.Cpu <= 0 || r.Memory <= 0 || (r.Gpu ?? 0) < 0) throw bad(at, "resources must be positive", "InvalidParameterValue.ResourceConfigIllegal");
       if ((r.Gpu ?? 0) > 0 && r.GpuType === undefined) throw missing(`${at}.GpuType`);
-    } else if (r.InstanceType === undefined) throw missing(`${at}.InstanceType`);
+    } else if (r.InstanceType === undefined) throw missing(`${at}.InstanceType`); // InstanceType: "算力规格ID … (for后付费)"
   });
   if (b.ImageInfo === undefined && b.FrameworkEnvironment === undefined) throw missing("ImageInfo");
   if (b.FrameworkEnvironment !== undefined) {
     const env = FAKE_FRAMEWORKS.flatMap((f) => f.VersionInfos.map((v) => ({ name: f.Name, ...v }))).find((v) => v.Environment === b.FrameworkEnvironment && v.name === b.FrameworkName);
-    if (env === undefined) throw bad("FrameworkEnvironment", `no ${b.FrameworkName ?? "(no FrameworkName)"} environment ${b.FrameworkEnvironment}`);
+    if (env === undefined) throw bad("FrameworkEnvironment", `no ${b.FrameworkName ?? "(no FrameworkName)"} environment ${b.FrameworkEnvironment}`, "InvalidParameterValue.FrameworkVersionNotSupport");
     if (b.TrainingMode !== undefined && !(env.TrainingModes as readonly string[]).includes(b.TrainingMode)) throw bad("TrainingMode", `${b.FrameworkEnvironment} supports ${env.TrainingModes.join(", ")}`);
   }
-  if (b.ImageInfo !== undefined && !["TCR", "CCR", "PRESET", "CUSTOM"].includes(b.ImageInfo.ImageType)) throw bad("ImageInfo.ImageType", "expected TCR, CCR, PRESET or CUSTOM");
+  // ImageType: "TCR…; CCR…，PreSet为平台预置镜像，CUSTOM…" (PRESET, as rlpipe's schema spells it, is accepted too).
+  if (b.ImageInfo !== undefined && !["TCR", "CCR", "PreSet", "PRESET", "CUSTOM"].includes(b.ImageInfo.ImageType)) throw bad("ImageInfo.ImageType", "expected TCR, CCR, PreSet or CUSTOM");
   if (b.EncodedStartCmdInfo?.StartCmdInfo !== undefined) {
+    // "以base64格式输入，注意转换时需要完整输入{"StartCmd":"","PsStartCmd":"","WorkerStartCmd":""}".
     let decoded: unknown;
     try { decoded = JSON.parse(Buffer.from(b.EncodedStartCmdInfo.StartCmdInfo, "base64").toString("utf8")); } catch { throw bad("EncodedStartCmdInfo.StartCmdInfo", "not base64 of a JSON object"); }
-    const ok = z.strictObject({ StartCmd: z.string(), PsStartCmd: z.string(), WorkerStartCmd: z.string() }).safeParse(decoded).success;
-    if (!ok) throw bad("EncodedStartCmdInfo.StartCmdInfo", 'expected base64 of {"StartCmd":"","PsStartCmd":"","WorkerStartCmd":""}');
+    const keys = decoded !== null && typeof decoded === "object" ? Object.keys(decoded).sort().join(",") : "";
+    const strings = keys !== "" && Object.values(decoded as object).every((v) => typeof v === "string");
+    if (keys !== "PsStartCmd,StartCmd,WorkerStartCmd" || !strings) throw bad("EncodedStartCmdInfo.StartCmdInfo", 'expected base64 of {"StartCmd":"","PsStartCmd":"","WorkerStartCmd":""}');
   } else if (b.StartCmdInfo === undefined) throw missing("StartCmdInfo");
-  if ((b.DataConfigs?.length ?? 0) > 10) throw bad("DataConfigs", "at most 10");
+  // DataConfigs: "数量不超过10个"; COSSource.Paths: "目前只支持单个".
+  if ((b.DataConfigs?.length ?? 0) > 10) throw bad("DataConfigs", "at most 10", "InvalidParameterValue.DataConfigNumLimitExceeded");
   b.DataConfigs?.forEach((d, i) => {
-    const at = `DataConfigs.${i}`;
+    const at = `DataConfigs[${i}]`;
     const type = d.DataSourceType ?? b.DataSource;
     if (!["DATASET", "COS", "CFS", "CFSTurbo", "GooseFSx", "HDFS", "WEDATA_HDFS"].includes(type ?? "")) throw bad(`${at}.DataSourceType`, `unknown type ${type}`);
     if (type === "COS" && (d.COSSource === undefined || d.COSSource.Paths.length !== 1)) throw missing(`${at}.COSSource`);
     if (type === "CFS" && d.CFSSource === undefined) throw missing(`${at}.CFSSource`);
     if (d.MappingPath === undefined || !d.MappingPath.startsWith("/")) throw bad(`${at}.MappingPath`, "an absolute path");
   });
-  if ((b.TuningParameters?.length ?? 0) > 2048) throw bad("TuningParameters", "at most 2048 characters");
-  b.Envs?.forEach((e, i) => { if (!e.Name) throw missing(`Envs.${i}.Name`); });
-  b.Tags?.forEach((t, i) => { if (t.TagKey === "") throw bad(`Tags.${i}.TagKey`, "empty"); });
-  if (b.LogEnable === true && b.LogConfig === undefined) throw missing("LogConfig");
+  // TuningParameters: "不超过2048个字符"; Remark: "不超过1024个字符".
+  if ((b.TuningParameters?.length ?? 0) > 2048) throw bad("TuningParameters", "at most 2048 characters", "InvalidParameterValue.ParamLengthExceedLimit");
+  if ((b.Remark?.length ?? 0) > 1024) throw bad("Remark", "at most 1024 characters", "InvalidParameterValue.ParamLengthExceedLimit");
+  if (b.LogEnable === true && b.LogConfig === undefined) throw new ApiError("InvalidParameterValue.ClsConfigRequired", "LogEnable needs LogConfig (LogsetId, TopicId).");
+}
+
+interface DescribeTasksParams {
+  readonly Filters?: readonly { readonly Name?: string; readonly Values?: readonly string[]; readonly Negative?: boolean; readonly Fuzzy?: boolean }[];
+  readonly TagFilters?: readonly { readonly TagKey?: string; readonly TagValues?: readonly string[] }[];
+  readonly Offset?: number;
+  readonly Limit?: number;
+  readonly Order?: string;
+  readonly OrderField?: string;
+}
+
+interface DescribeLogsParams {
+  readonly Service: string;
+  readonly ServiceId?: string;
+  readonly StartTime?: string;
+  readonly EndTime?: string;
+  readonly Limit?: number;
+  readonly PodName?: string;
+  readonly Order?: string;
+  readonly OrderField?: string;
+  readonly Context?: string;
 }
 
 // ------------------------------------------------------------------------------------------ the server
@@ -269,6 +278,8 @@ const rfc = (ms: number) => new Date(ms).toISOString().replace(/\.\d{3}Z$/, "Z")
 export class TioneFake {
   readonly tasks = new Map<string, FakeTask>();
   readonly calls: CallRecord[] = [];
+  /** Replies this fake built that depart from the SDK's reply models (answered as InternalError): must stay empty. */
+  readonly replyProblems: string[] = [];
   /** Added to the server's clock (a skewed server for SignatureExpire). */
   clockOffsetMs = 0;
   /** Final status new tasks walk to. */
@@ -285,6 +296,10 @@ export class TioneFake {
   billingSpecs: readonly FakeBillingSpec[] = FAKE_BILLING_SPECS;
   /** The account's discount on list prices (0.2 = 20 % off): RealTotalCost below TotalCost. */
   discount = 0;
+  /** When set, a create under a name already taken in the workspace is refused with this code (nothing created). */
+  refuseTakenNames: NameTakenCode | undefined = undefined;
+  /** New tasks stay out of DescribeTrainingTasks for this many listing calls (the listing lags behind creates). */
+  listingLag = 0;
   private readonly faults = new Map<string, Fault[]>();
   private readonly sockets = new Set<Socket>();
   private seq = 0;
@@ -325,6 +340,8 @@ export class TioneFake {
     this.detailTags = "present";
     this.billingSpecs = FAKE_BILLING_SPECS;
     this.discount = 0;
+    this.refuseTakenNames = undefined;
+    this.listingLag = 0;
   }
 
   inject(action: string, ...faults: Fault[]): void {
@@ -339,9 +356,10 @@ export class TioneFake {
     return this.calls.filter((c) => c.action === action);
   }
 
-  /** A task as if created in the console (for `rlpipe tione inspect`). */
-  seedTask(request: Record<string, unknown>, status = "RUNNING"): FakeTask {
-    const t = this.newTask(request);
+  /** A task as if created in the console (for `rlpipe tione inspect`), in the default workspace unless `project`. */
+  seedTask(request: Record<string, unknown>, status = "RUNNING", project = ""): FakeTask {
+    const t = this.newTask(request, project, "ap-shanghai");
+    t.unlistedFor = 0;
     t.status = status;
     t.script = [];
     t.instanceId = `${t.id}-1`;
@@ -367,15 +385,18 @@ export class TioneFake {
     return Date.now() + this.clockOffsetMs;
   }
 
-  private newTask(request: Record<string, unknown>): FakeTask {
+  private newTask(request: Record<string, unknown>, project: string, region: string): FakeTask {
     const id = `train-${String(1_000_000_000_000_000_000n + BigInt(++this.seq)).slice(1)}`;
-    const t: FakeTask = { id, request, createdAtMs: this.now(), status: "SUBMITTING", script: ["STARTING", "RUNNING", this.outcome], logs: [], ...(this.holdAtRunning ? { holdAt: "RUNNING" } : {}) };
+    const t: FakeTask = {
+      id, request, project, region, createdAtMs: this.now(), unlistedFor: this.listingLag,
+      status: "SUBMITTING", script: ["STARTING", "RUNNING", this.outcome], logs: [], ...(this.holdAtRunning ? { holdAt: "RUNNING" } : {}),
+    };
     this.tasks.set(id, t);
     return t;
   }
 
   /** What TI-ONE does with a created task: the COS data configs into the container, then the start command. */
-  private async launch(t: FakeTask, b: z.infer<typeof CreateTrainingTaskSchema>, runner: JobRunner): Promise<void> {
+  private async launch(t: FakeTask, b: CreateBody, runner: JobRunner): Promise<void> {
     try {
       for (const d of b.DataConfigs ?? []) {
         const cos = d.COSSource;
@@ -384,7 +405,7 @@ export class TioneFake {
       }
       const enc = b.EncodedStartCmdInfo?.StartCmdInfo;
       const cmd = enc === undefined ? b.StartCmdInfo?.StartCmd ?? "" : (JSON.parse(Buffer.from(enc, "base64").toString("utf8")) as { StartCmd: string }).StartCmd;
-      const env = Object.fromEntries((b.Envs ?? []).map((e) => [e.Name!, e.Value ?? ""]));
+      const env = Object.fromEntries((b.Envs ?? []).filter((e) => e.Name !== undefined).map((e) => [e.Name!, e.Value ?? ""]));
       t.run = runner.start(cmd, "/", env);
     } catch (e) {
       t.runError = String(e);
@@ -423,7 +444,7 @@ export class TioneFake {
     const enc = (r["EncodedStartCmdInfo"] as { StartCmdInfo?: string } | undefined)?.StartCmdInfo;
     if (enc !== undefined) startCmd = JSON.parse(Buffer.from(enc, "base64").toString("utf8"));
     return {
-      Id: t.id, Name: r["Name"], Uin: "100000000001", SubUin: "100000000001", Region: "ap-shanghai",
+      Id: t.id, Name: r["Name"], Uin: "100000000001", SubUin: "100000000001", Region: t.region,
       FrameworkName: r["FrameworkName"] ?? null, FrameworkVersion: r["FrameworkVersion"] ?? null, FrameworkEnvironment: r["FrameworkEnvironment"] ?? null,
       ChargeType: r["ChargeType"], ResourceGroupId: r["ResourceGroupId"] ?? null, ResourceConfigInfos: r["ResourceConfigInfos"], Tags: r["Tags"] ?? [],
       TrainingMode: r["TrainingMode"] ?? null, StartCmdInfo: startCmd ?? null, DataSource: r["DataSource"] ?? null, DataConfigs: r["DataConfigs"] ?? null,
@@ -432,40 +453,55 @@ export class TioneFake {
       RuntimeInSeconds: t.startMs === undefined ? 0 : Math.floor(((t.endMs ?? this.now()) - t.startMs) / 1000),
       CreateTime: rfc(t.createdAtMs), StartTime: t.startMs === undefined ? null : rfc(t.startMs), EndTime: t.endMs === undefined ? null : rfc(t.endMs),
       ChargeStatus: t.status === "RUNNING" ? "BILLING" : "NOT_BILLING", LatestInstanceId: t.instanceId ?? null,
-      FailureReason: t.failureReason ?? null, UpdateTime: rfc(this.now()), Message: null, Status: t.status, CallbackUrl: null,
+      FailureReason: t.failureReason ?? null, UpdateTime: rfc(this.now()), Message: null, Status: t.status, CallbackUrl: r["CallbackUrl"] ?? null, Remark: r["Remark"] ?? null,
     };
   }
 
   private listItem(t: FakeTask): Record<string, unknown> {
     const d = this.detail(t);
     const keep = ["Id", "Name", "FrameworkName", "FrameworkVersion", "FrameworkEnvironment", "ChargeType", "ChargeStatus", "ResourceGroupId", "ResourceConfigInfos", "TrainingMode", "Status", "RuntimeInSeconds", "CreateTime", "StartTime", "EndTime", "Output", "FailureReason", "UpdateTime", "ImageInfo", "Message", "Tags", "CallbackUrl"];
-    return { ...Object.fromEntries(keep.map((k) => [k, d[k]])), Envs: t.request["Envs"] ?? [] };
+    // A private variable's value is not shown (EnvVar.IsPrivate: "是否对外不可见"); Value may be null in replies.
+    const envs = ((t.request["Envs"] ?? []) as { Name?: string; Value?: string; IsPrivate?: boolean }[])
+      .map((e) => ({ Name: e.Name ?? null, Value: e.IsPrivate === true ? null : e.Value ?? null, ...(e.IsPrivate === undefined ? {} : { IsPrivate: e.IsPrivate }) }));
+    return { ...Object.fromEntries(keep.map((k) => [k, d[k]])), Envs: envs };
   }
 
   // ---------------------------------------------------------------------------------------- actions
 
-  private act(action: string, params: unknown): Record<string, unknown> {
+  /** The task `id` in the workspace a request names (another workspace's task does not exist for it). */
+  private task(id: string, project: string): FakeTask {
+    const t = this.tasks.get(id);
+    if (t === undefined || t.project !== project) throw new ApiError("ResourceNotFound", `The training task ${id} does not exist.`);
+    return t;
+  }
+
+  private act(action: string, params: Record<string, unknown>, region: string): Record<string, unknown> {
+    if (tioneOperation(action) !== undefined) {
+      const refused = checkTioneRequest(action, params);
+      if (refused !== undefined) throw new ApiError(refused.code, refused.message);
+    }
+    const project = typeof params["TiProjectId"] === "string" ? params["TiProjectId"] : "";
     switch (action) {
       case "CreateTrainingTask": {
-        const b = parseParams(CreateTrainingTaskSchema, params);
+        const b = params as unknown as CreateBody;
         checkCreate(b);
-        const t = this.newTask(params as Record<string, unknown>);
+        if (this.refuseTakenNames !== undefined && this.tasksNamed(b.Name).some((x) => x.project === project)) {
+          throw new ApiError(this.refuseTakenNames, `The training task name ${b.Name} is already in use.`);
+        }
+        const { TiProjectId: _project, ...request } = params;
+        const t = this.newTask(request, project, region);
         if (this.runner !== undefined) void this.launch(t, b, this.runner);
         return { Id: t.id };
       }
       case "DescribeTrainingTask": {
-        const p = parseParams(DescribeTaskSchema, params);
-        const t = this.tasks.get(p.Id);
-        if (t === undefined) throw new ApiError("ResourceNotFound", `The training task ${p.Id} does not exist.`);
+        const t = this.task(String(params["Id"]), project);
         this.advance(t);
         return { TrainingTaskDetail: showTags(this.detail(t), this.detailTags) };
       }
-      case "DescribeTrainingTasks": return this.describeTasks(parseParams(DescribeTasksSchema, params));
-      case "DescribeLogs": return this.describeLogs(parseParams(DescribeLogsSchema, params));
+      case "DescribeTrainingTasks": return this.describeTasks(params as DescribeTasksParams, project);
+      case "DescribeLogs": return this.describeLogs(params as unknown as DescribeLogsParams, project);
       case "StopTrainingTask": {
-        const p = parseParams(StopSchema, params);
-        const t = this.tasks.get(p.Id);
-        if (t === undefined) throw new ApiError("ResourceNotFound", `The training task ${p.Id} does not exist.`);
+        const t = this.task(String(params["Id"]), project);
         if (!["SUBMITTING", "PENDING", "STARTING", "RUNNING"].includes(t.status)) throw new ApiError("FailedOperation", `The task is ${t.status} and cannot be stopped.`);
         t.status = "STOPPING";
         t.run?.kill();
@@ -479,7 +515,7 @@ export class TioneFake {
         return { FrameworkInfos: FAKE_FRAMEWORKS };
       }
       case "DescribeBillingSpecs": {
-        const p = parseParams(BillingSpecsSchema, params);
+        const p = params as unknown as { ChargeType: string; TaskType?: string; ResourceType?: string };
         if (p.ChargeType !== "POSTPAID_BY_HOUR" && p.ChargeType !== "PREPAID") throw new ApiError("InvalidParameterValue", "The value of parameter `ChargeType` is invalid: POSTPAID_BY_HOUR or PREPAID.");
         if (p.TaskType !== undefined && !["", "TRAIN", "NOTEBOOK", "INFERENCE", "EMS"].includes(p.TaskType)) throw new ApiError("InvalidParameterValue", "The value of parameter `TaskType` is invalid.");
         if (p.ResourceType !== undefined && !["", "CALC", "CPU", "GPU", "GPU-SW"].includes(p.ResourceType)) throw new ApiError("InvalidParameterValue", "The value of parameter `ResourceType` is invalid.");
@@ -487,7 +523,7 @@ export class TioneFake {
         return { Specs: specs.map((x) => ({ SpecId: `sv_${x.SpecName.toLowerCase()}`, SpecName: x.SpecName, SpecAlias: x.SpecAlias, Available: x.Available, AvailableRegion: [], SpecFeatures: null, SpecType: x.ResourceType, GpuType: x.GpuType ?? null, CategoryId: null })) };
       }
       case "DescribeBillingSpecsPrice": {
-        const p = parseParams(BillingSpecsPriceSchema, params);
+        const p = params as unknown as { SpecsParam: { SpecName: string; SpecCount: number }[] };
         if (p.SpecsParam.length === 0) throw new ApiError("MissingParameter", "The request is missing a required parameter `SpecsParam`.");
         return {
           SpecsPrice: p.SpecsParam.map((u, i) => {
@@ -503,13 +539,15 @@ export class TioneFake {
     }
   }
 
-  private describeTasks(p: z.infer<typeof DescribeTasksSchema>): Record<string, unknown> {
+  private describeTasks(p: DescribeTasksParams, project: string): Record<string, unknown> {
     const limit = p.Limit ?? 10;
-    if (limit < 1 || limit > 50) throw new ApiError("InvalidParameterValue", "The value of parameter `Limit` is invalid: 1 to 50.");
+    // Limit: "默认为10，最大为50".
+    if (limit < 1 || limit > 50) throw new ApiError("InvalidParameterValue.PageLimitExceeded", "The value of parameter `Limit` is invalid: 1 to 50.");
     if ((p.Offset ?? 0) < 0) throw new ApiError("InvalidParameterValue", "The value of parameter `Offset` is invalid.");
-    if (p.Order !== undefined && p.Order !== "ASC" && p.Order !== "DESC") throw new ApiError("InvalidParameterValue", "The value of parameter `Order` is invalid: ASC or DESC.");
-    if (p.OrderField !== undefined && !["CreateTime", "UpdateTime", "StartTime"].includes(p.OrderField)) throw new ApiError("InvalidParameterValue", "The value of parameter `OrderField` is invalid.");
-    let tasks = [...this.tasks.values()];
+    // The listing lags behind creates: a new task shows up after `listingLag` listings.
+    const all = [...this.tasks.values()].filter((t) => t.project === project);
+    let tasks = all.filter((t) => t.unlistedFor === 0);
+    for (const t of all) if (t.unlistedFor > 0) t.unlistedFor--;
     for (const f of p.Filters ?? []) {
       const values = f.Values ?? [];
       const field = (t: FakeTask): string => {
@@ -537,14 +575,14 @@ export class TioneFake {
     return { TrainingTaskSet: tasks.slice(offset, offset + limit).map((t) => showTags(this.listItem(t), this.listTags)), TotalCount: tasks.length };
   }
 
-  private describeLogs(p: z.infer<typeof DescribeLogsSchema>): Record<string, unknown> {
+  private describeLogs(p: DescribeLogsParams, project: string): Record<string, unknown> {
+    // Service: "枚举值： - TRAIN - NOTEBOOK - INFER - BATCH"; Limit: "默认值100，最大值1000"; OrderField: "可选值为Timestamp".
     if (!["TRAIN", "NOTEBOOK", "INFER", "BATCH"].includes(p.Service)) throw new ApiError("InvalidParameterValue", "The value of parameter `Service` is invalid.");
     const limit = p.Limit ?? 100;
-    if (limit < 1 || limit > 1000) throw new ApiError("InvalidParameterValue", "The value of parameter `Limit` is invalid: 1 to 1000.");
+    if (limit < 1 || limit > 1000) throw new ApiError("InvalidParameterValue.PageLimitExceeded", "The value of parameter `Limit` is invalid: 1 to 1000.");
     for (const [k, v] of [["StartTime", p.StartTime], ["EndTime", p.EndTime]] as const) {
       if (v !== undefined && !RFC3339.test(v)) throw new ApiError("InvalidParameterValue", `The value of parameter \`${k}\` is invalid: RFC3339 expected.`);
     }
-    if (p.Order !== undefined && p.Order !== "ASC" && p.Order !== "DESC") throw new ApiError("InvalidParameterValue", "The value of parameter `Order` is invalid.");
     if (p.OrderField !== undefined && p.OrderField !== "Timestamp") throw new ApiError("InvalidParameterValue", "The value of parameter `OrderField` is invalid.");
     // A Context fixes the query window it was issued for; a fresh query defaults to the last hour up to now.
     let window: { start: number; end: number; pod?: string; order: string; sid: string };
@@ -560,7 +598,7 @@ export class TioneFake {
       const start = p.StartTime === undefined ? end - 3_600_000 : Date.parse(p.StartTime);
       window = { start, end, order: p.Order ?? "DESC", sid: p.ServiceId ?? "", ...(p.PodName === undefined ? {} : { pod: p.PodName }) };
     }
-    const task = [...this.tasks.values()].find((t) => t.instanceId !== undefined && t.instanceId === window.sid);
+    const task = [...this.tasks.values()].find((t) => t.project === project && t.instanceId !== undefined && t.instanceId === window.sid);
     const podMatch = (pod: string) => window.pod === undefined || (window.pod.endsWith("*") ? pod.startsWith(window.pod.slice(0, -1)) : pod === window.pod);
     const lines = (task?.logs ?? []).filter((l) => { const ms = Date.parse(l.Timestamp); return ms >= window.start && ms <= window.end && podMatch(l.PodName); });
     lines.sort((a, b) => (window.order === "ASC" ? 1 : -1) * (Date.parse(a.Timestamp) - Date.parse(b.Timestamp) || a.seq - b.seq));
@@ -594,13 +632,21 @@ export class TioneFake {
       if (region === undefined) throw new ApiError("MissingParameter", "The request is missing X-TC-Region.");
       if (!REGIONS.has(region)) throw new ApiError("UnsupportedRegion", `The region ${region} is not supported.`);
       try { params = body.length === 0 ? {} : JSON.parse(body.toString("utf8")) as Record<string, unknown>; } catch { throw new ApiError("InvalidParameter", "The body is not JSON."); }
+      if (params === null || typeof params !== "object" || Array.isArray(params)) throw new ApiError("InvalidParameter", "The body is not a JSON object.");
 
       const fault = this.faults.get(action)?.shift();
       if (fault !== undefined) record(`fault:${fault}`);
       if (fault === "throttle") { reply({ Error: { Code: "RequestLimitExceeded", Message: "Your request frequency exceeds the limit." } }); return; }
       if (fault === "internal-before") { reply({ Error: { Code: "InternalError", Message: "An internal error occurred." } }); return; }
       if (fault === "reset-before") { req.socket.destroy(); return; }
-      const result = this.act(action, params);
+      if (fault === "refuse-echoing") { reply({ Error: { Code: "InvalidParameterValue", Message: `The value of parameter \`Envs\` is invalid: ${JSON.stringify(params["Envs"] ?? null)}.` } }); return; }
+      const result = this.act(action, params, region);
+      // The reply is the SDK's reply model: a field the service does not return (an echoed request field) is a fake bug.
+      const wrong = checkTioneReply(action, result);
+      if (wrong !== undefined) {
+        this.replyProblems.push(`${action}: ${wrong.message}`);
+        throw new Error(`the fake's ${action} reply departs from the SDK's model: ${wrong.message}`);
+      }
       if (fault === undefined) record();
       if (fault === "internal-after") { reply({ Error: { Code: "InternalError", Message: "An internal error occurred." } }); return; }
       if (fault === "reset-after") { req.socket.destroy(); return; }
