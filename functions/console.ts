@@ -3,7 +3,8 @@
 // deploy, run record), status (the run record, then the provider), score (the reward function's handler and
 // sandbox backend), cost (the whole run's cost estimate, core/cost: the CostReport as JSON), and a deploy for each recipe object
 // uploaded under the configured prefix, exactly once per object version (functions/event-claims.ts).
-// Every answer is JSON: {ok: true, action, …} or {ok: false, exitCode, error: {code, message, hint, where…}}.
+// Every answer is JSON: {ok: true, action, …} or {ok: false, exitCode, error: {code, message, hint, where…,
+// retryable?}}; over HTTP the report action may answer the page itself (functions/apps/console.ts).
 import { posix } from "node:path";
 import { type ErrorDocument, errorDocument } from "../core/error-document.js";
 import { ExitCode, RecipeError, RlpipeError } from "../core/errors.js";
@@ -18,13 +19,14 @@ import { PROVIDERS, type Provider, type Recipe } from "../core/recipe/schema.js"
 import { formatPlanSummary } from "../core/summary.js";
 import { type RetryPolicy, formatRetryNotice } from "../adapters/providers/provider.js";
 import type { RunRecordStore } from "../adapters/providers/run-records.js";
-import { presignRunPage, runPageKey } from "../adapters/storage/run-page-store.js";
+import { presignRunPageFor, runPageKey } from "../adapters/storage/run-page-store.js";
 import { type ObjectStore, StorageError, parseStoreUri } from "../adapters/storage/store.js";
 import {
   type ConsoleEvent, type CostEvent, type DeployEvent, INLINE_RECIPE_FILE, type ObjectCreated, type ReportEvent, type ScoreEvent, type StatusEvent,
   badEvent, isEventBridgeS3, isNotification, parseConsoleEvent, parseEventBridgeS3, parseNotification,
 } from "./console-events.js";
 import { type AdapterLoader, budgetWarning, executeDeploy, prepareDeploy, refuseOverBudget, runStatusOf } from "./deploy.js";
+import { isRetryable } from "./error-response.js";
 import { type RunSummary, oncePerVersion } from "./event-claims.js";
 import { type RewardDeps, handleRewards } from "./reward.js";
 
@@ -67,16 +69,23 @@ export interface ConsoleDeps {
   readonly claimPollMs?: number;
   readonly log: (line: string) => void;
   readonly now?: () => Date;
+  /** The environment stores are opened with: a presigned URL's lifetime is capped by AWS_CREDENTIAL_EXPIRATION there. */
+  readonly storeEnv?: Readonly<Record<string, string | undefined>>;
 }
+
+/** An error answer's document; `retryable` when the same event may pass later (a store or provider that could not be reached or was overloaded). */
+export type ConsoleError = ErrorDocument & { readonly retryable?: true };
 
 export type ConsoleReply =
   | ({ readonly ok: true; readonly exitCode: 0; readonly action: string } & Record<string, unknown>)
-  | { readonly ok: false; readonly exitCode: number; readonly error: ErrorDocument; readonly results?: readonly Record<string, unknown>[] };
+  | { readonly ok: false; readonly exitCode: number; readonly error: ConsoleError; readonly results?: readonly Record<string, unknown>[] };
 
 const CONSOLE_BUG_HINT = "this is a bug in rlpipe; please report it with the event you sent (the function log has the details)";
 
 export function errorReply(e: unknown): ConsoleReply & { ok: false } {
-  const error = errorDocument(e, { internalHint: CONSOLE_BUG_HINT });
+  const doc = errorDocument(e, { internalHint: CONSOLE_BUG_HINT });
+  // Only an external failure (exit 3) may pass on a later try; bad input stays bad.
+  const error: ConsoleError = doc.exitCode === ExitCode.external && isRetryable(e) ? { ...doc, retryable: true } : doc;
   return { ok: false, exitCode: error.exitCode, error };
 }
 
@@ -271,7 +280,8 @@ async function statusAction(ev: StatusEvent, deps: ConsoleDeps): Promise<Console
 
 /**
  * The run's page, as the job's sync sidecar keeps it in the run's store (<store>/<run>/report.html, rewritten while
- * the job runs and at its end), or with `url: true` a presigned GET URL of it (a bearer link, never logged).
+ * the job runs and at its end), or with `url: true` a presigned GET URL of it (a bearer link, never logged) whose
+ * `expiresS` is its real lifetime: capped by the signing credentials' expiry (`cappedBy: "credentials"`, `notice`).
  */
 async function reportAction(ev: ReportEvent, deps: ConsoleDeps): Promise<ConsoleReply> {
   const state = requireState(deps, "report");
@@ -284,7 +294,12 @@ async function reportAction(ev: ReportEvent, deps: ConsoleDeps): Promise<Console
   const store = await deps.openStore(record.store);
   try {
     const base = { ok: true as const, exitCode: 0 as const, action: "report", name: record.name, provider: record.provider, key: runPageKey(record.name) };
-    if (ev.url) return { ...base, url: await presignRunPage(store, record.name, ev.expiresS), expiresS: ev.expiresS };
+    if (ev.url) {
+      const signed = await presignRunPageFor(store, record.name, ev.expiresS, {
+        ...(deps.storeEnv === undefined ? {} : { env: deps.storeEnv }), ...(deps.now === undefined ? {} : { now: deps.now() }),
+      });
+      return { ...base, ...signed, ...(signed.cappedBy === undefined ? {} : { requestedExpiresS: ev.expiresS }) };
+    }
     let page: Buffer;
     try {
       page = await store.get(runPageKey(record.name));

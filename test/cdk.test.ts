@@ -206,10 +206,11 @@ describe("cdk: the app synthesized in this process (Template.fromStack)", () => 
     }
   });
 
-  it("least privilege: reward reads the secret only; runs reads and writes objects under runs/ only; console under state/ (read-write) and recipes/ (read)", () => {
+  it("least privilege: reward reads the secret only; runs reads and writes objects under runs/ only; console under state/ (read-write), recipes/ (read) and the run pages under runs/ (read)", () => {
     const tpl = t.RlpipeFunctions;
     const bucketArn = { "Fn::ImportValue": Match.stringLikeRegexp("^RlpipeStateful:ExportsOutputFnGetAttCheckpointsBucket.*Arn") };
-    const objects = (prefix: string) => ({ "Fn::Join": ["", [bucketArn, `/${prefix}*`]] });
+    const objects = (keys: string) => ({ "Fn::Join": ["", [bucketArn, `/${keys}`]] });
+    const list = (keys: string) => ({ Action: "s3:ListBucket", Condition: { StringLike: { "s3:prefix": keys } }, Effect: "Allow", Resource: bucketArn });
     const logs = (name: string) => ({ Action: ["logs:CreateLogStream", "logs:PutLogEvents"], Effect: "Allow", Resource: { "Fn::GetAtt": [Match.stringLikeRegexp(`^${name}Logs`), "Arn"] } });
     const secret = { Action: ["secretsmanager:DescribeSecret", "secretsmanager:GetSecretValue"], Effect: "Allow", Resource: { "Fn::ImportValue": Match.stringLikeRegexp("^RlpipeStateful:ExportsOutputRefSecret") } };
     const rw = ["s3:AbortMultipartUpload", "s3:DeleteObject", "s3:GetObject", "s3:GetObjectVersion", "s3:ListMultipartUploadParts", "s3:PutObject"];
@@ -220,16 +221,66 @@ describe("cdk: the app synthesized in this process (Template.fromStack)", () => 
     policy("Reward", [logs("Reward"), secret]);
     policy("Runs", [
       logs("Runs"), secret,
-      { Action: rw, Effect: "Allow", Resource: objects("runs/") },
-      { Action: ["s3:ListBucket", "s3:ListBucketMultipartUploads"], Effect: "Allow", Resource: bucketArn },
+      { Action: rw, Effect: "Allow", Resource: objects("runs/*") },
+      list("runs/*"),
+      // Resuming a multipart upload: ListBucketMultipartUploads has no s3:prefix key (bucket-prefix.ts).
+      { Action: "s3:ListBucketMultipartUploads", Effect: "Allow", Resource: bucketArn },
     ]);
     policy("Console", [
       logs("Console"), secret,
-      { Action: rw, Effect: "Allow", Resource: objects("state/") },
-      { Action: ["s3:ListBucket", "s3:ListBucketMultipartUploads"], Effect: "Allow", Resource: bucketArn },
-      { Action: ["s3:GetObject", "s3:GetObjectVersion"], Effect: "Allow", Resource: objects("recipes/") },
+      { Action: ["s3:DeleteObject", "s3:GetObject", "s3:GetObjectVersion", "s3:PutObject"], Effect: "Allow", Resource: objects("state/*") },
+      list("state/*"),
+      // Recipes, and (the report action) each run's page where the runs function keeps the runs' outputs — nothing
+      // else there (CDK merges the two read statements).
+      { Action: ["s3:GetObject", "s3:GetObjectVersion"], Effect: "Allow", Resource: [objects("recipes/*"), objects("runs/*/report.html")] },
+      list("recipes/*"),
+      list("runs/*/report.html"),
       { Action: ["sqs:GetQueueAttributes", "sqs:GetQueueUrl", "sqs:SendMessage"], Effect: "Allow", Resource: { "Fn::GetAtt": [Match.stringLikeRegexp("^ConsoleFailedInvocations"), "Arn"] } },
     ]);
+  });
+
+  it("every s3:ListBucket the app grants is scoped by an s3:prefix condition; only the runs function lists multipart uploads (no s3:prefix key exists for it)", () => {
+    for (const name of ["Runs", "Console"]) {
+      t.RlpipeFunctions.hasResourceProperties("AWS::IAM::Policy", {
+        Roles: [{ Ref: Match.stringLikeRegexp(`^${name}Role`) }],
+        PolicyDocument: { Statement: Match.arrayWith([Match.objectLike({ Action: "s3:ListBucket", Condition: { StringLike: { "s3:prefix": Match.stringLikeRegexp("^[a-z]+/\\*") } } })]) },
+      });
+    }
+    const listings: { role: string; action: string; condition: unknown }[] = [];
+    for (const p of Object.values(t.RlpipeFunctions.findResources("AWS::IAM::Policy")) as { Properties: { Roles: { Ref: string }[]; PolicyDocument: { Statement: any[] } } }[]) {
+      for (const st of p.Properties.PolicyDocument.Statement) {
+        for (const action of [st.Action].flat() as string[]) {
+          if (/^s3:List(Bucket|\*)/.test(action)) listings.push({ role: p.Properties.Roles[0]!.Ref, action, condition: st.Condition });
+        }
+      }
+    }
+    const unscoped = listings.filter((l) => l.action === "s3:ListBucket" && (l.condition as any)?.StringLike?.["s3:prefix"] === undefined);
+    assert.deepEqual(unscoped, [], "no listing of a whole bucket");
+    assert.deepEqual(listings.filter((l) => l.action !== "s3:ListBucket").map((l) => [l.role.replace(/Role.*$/, ""), l.action]), [["Runs", "s3:ListBucketMultipartUploads"]]);
+    assert.equal(listings.filter((l) => l.action === "s3:ListBucket").length, 4, "runs/, state/, recipes/ and the run pages");
+  });
+
+  it("run stores of the console: read of their run pages only (any bucket, any prefix), each listing scoped to the pages", () => {
+    const a = newApp();
+    const stack = new Stack(a, "RunStores");
+    const secret = new Secret(stack, "S");
+    const bucket = new Bucket(stack, "B");
+    const other = new CheckpointBucket(stack, "Other", {}).bucket;
+    const consoleFns = new ConsoleFunctions(stack, "Console", { secret, bucket, recipeTrigger: false, runStores: [{ bucket, prefix: "jobs/" }, { bucket: other, prefix: "team/runs/" }] });
+    assert.deepEqual(consoleFns.runStores.map((r) => r.prefix), ["jobs/", "team/runs/"]);
+    const tpl = Template.fromStack(stack);
+    const arn = (id: string) => ({ "Fn::GetAtt": [Match.stringLikeRegexp(`^${id}`), "Arn"] });
+    for (const [id, prefix] of [["B", "jobs/"], ["Other", "team/runs/"]] as const) {
+      tpl.hasResourceProperties("AWS::IAM::Policy", {
+        PolicyDocument: {
+          Statement: Match.arrayWith([
+            Match.objectLike({ Action: ["s3:GetObject", "s3:GetObjectVersion"], Resource: Match.arrayWith([{ "Fn::Join": ["", [arn(id), `/${prefix}*/report.html`]] }]) }),
+            Match.objectLike({ Action: "s3:ListBucket", Condition: { StringLike: { "s3:prefix": `${prefix}*/report.html` } }, Resource: arn(id) }),
+          ]),
+        },
+      });
+    }
+    assert.throws(() => new ConsoleFunctions(stack, "Bad", { secret, bucket, recipeTrigger: false, runStores: [{ bucket, prefix: "/runs" }] }), /runStores\[0\]\.prefix must be a key prefix/);
   });
 
   it("endpoints: reward and runs behind Function URLs whose callers the function authenticates by token; the console has none by default", () => {

@@ -5,7 +5,9 @@
 // (the documented S3, OBS and COS notification shapes in test/fixtures/functions/) deploy once per object version,
 // also when a delivery repeats or two arrive together; score runs on the reward function's E2B backend (strict E2B
 // fake); and the pieces under it: conditional creates on the stores, credentials taken as a set with their token,
-// the shipped Python files embedded in a bundle.
+// the shipped Python files embedded in a bundle. Over a Function URL (issue 33): a retryable store failure answers
+// 503 with Retry-After and a refusal 502, a browser's GET of a run's report gets the page itself as HTML (JSON when
+// asked for), and a presigned page URL never outlives the temporary credentials that sign it.
 import assert from "node:assert/strict";
 import { execFileSync, spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
@@ -16,12 +18,15 @@ import { after, before, describe, it } from "node:test";
 import { CreateBucketCommand, PutBucketVersioningCommand, PutObjectCommand } from "@aws-sdk/client-s3";
 import { RunRecord } from "../adapters/providers/run-records.js";
 import { FsStore } from "../adapters/storage/fs.js";
+import { UNKNOWN_EXPIRY_TTL_S, presignRunPageFor, putRunPage, runPageKey } from "../adapters/storage/run-page-store.js";
 import { S3Store, resolveS3Options } from "../adapters/storage/s3.js";
-import { parseStoreUri } from "../adapters/storage/store.js";
+import { StorageError, parseStoreUri } from "../adapters/storage/store.js";
+import { ExitCode, RlpipeError } from "../core/errors.js";
 import type { FunctionAppFactory } from "../functions/app.js";
 import { consoleEnv, makeConsoleApp } from "../functions/apps/console.js";
 import type { ConsoleDeps } from "../functions/console.js";
 import { parseEventBridgeS3, parseNotification } from "../functions/console-events.js";
+import { RETRYABLE_RETRY_AFTER_S, thrownResponse } from "../functions/error-response.js";
 import { markerKey } from "../functions/event-claims.js";
 import { functionGraphHandler } from "../functions/platforms/functiongraph.js";
 import type { PlatformHandler } from "../functions/platforms/handler.js";
@@ -32,9 +37,10 @@ import { fakeE2bKey, fakeHuaweiAk, fakeHuaweiSk, fakeSecurityToken, fakeTencentS
 import { FakeE2B } from "./fakes/e2b-fake.js";
 import { FakeModelArts, SUCCESS_PHASES } from "./fakes/modelarts-fake.js";
 import { lambdaEvent, loadEventFixture, parseResult } from "./fakes/platform-events.js";
+import { startGateway } from "./fakes/s3-gateway.js";
 import { TioneFake } from "./fakes/tione-fake.js";
 import { ROOT, editYaml, planSeed, recipeText } from "./helpers.js";
-import { type Moto, TEST_CREDENTIALS, startMoto } from "./servers/moto.js";
+import { type Moto, TEST_CREDENTIALS, freePort, startMoto } from "./servers/moto.js";
 
 const T = { timeout: 120_000 };
 const MA_SEED = "qwen3-1.7b-code-toolcall";
@@ -568,6 +574,179 @@ describe("storage under the console function", () => {
     const layered = consoleEnv(asked);
     assert.equal(layered["WANDB_API_KEY"], "wandb-secret");
     assert.deepEqual((({ OBS_ACCESS_KEY_ID, HUAWEICLOUD_SDK_AK, HUAWEICLOUD_SDK_SK }) => [OBS_ACCESS_KEY_ID, HUAWEICLOUD_SDK_AK, HUAWEICLOUD_SDK_SK])({ ...layered }), ["ak", "ak", "sk"]);
+  });
+});
+
+describe("the console over a Function URL (issue 33): statuses, the page itself, URLs that live as long as their keys", () => {
+  const RUN = "report-0a1b2c3d";
+  const STATE_BUCKET = "console-url-state";
+  const RUNS_BUCKET = "console-url-runs";
+  // A page as a job's sidecar writes it, with a script a compromised job could have put there.
+  const PAGE = `<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>${RUN}</title></head><body><main><p>latest reward 0.4 at step 4 (${RUN}.rl)</p><script>alert(1)</script></main></body></html>\n`;
+  const token = randomBytes(20).toString("hex");
+  const bearer = { authorization: `Bearer ${token}` };
+  const basic = (user: string, pass: string) => ({ authorization: `Basic ${Buffer.from(`${user}:${pass}`).toString("base64")}` });
+  let moto: Moto;
+  let lines: string[];
+
+  const env = (extra: Record<string, string> = {}): NodeJS.ProcessEnv => ({
+    S3_ENDPOINT: moto.endpoint, AWS_REGION: "us-east-1", AWS_ACCESS_KEY_ID: TEST_CREDENTIALS.accessKeyId, AWS_SECRET_ACCESS_KEY: TEST_CREDENTIALS.secretAccessKey,
+    RLPIPE_STATE_STORE: `s3://${STATE_BUCKET}/console`, RLPIPE_CONSOLE_TOKEN: token, RLPIPE_STORE_RETRY_S: "0",
+    ...extra,
+  });
+  /** The console on Lambda behind its Function URL; the raw platform result (bodies may be HTML). */
+  const url = (e: NodeJS.ProcessEnv) => {
+    const h = lambdaHandler(makeConsoleApp(), { env: e, log: (l) => lines.push(l) });
+    return async (spec: { method: string; query?: Record<string, string>; headers?: Record<string, string>; body?: unknown }) => {
+      const raw = await h(lambdaEvent({ path: "/", ...spec, headers: { ...(spec.body === undefined ? {} : { "content-type": "application/json" }), ...spec.headers } }), {}) as { statusCode: number; headers: Record<string, string>; body: string };
+      const json = /^application\/json/.test(raw.headers["content-type"] ?? "") ? JSON.parse(raw.body) as Reply : undefined;
+      return { status: raw.statusCode, headers: raw.headers, text: raw.body, json };
+    };
+  };
+  const report = (extra: Record<string, unknown> = {}) => ({ method: "POST", headers: bearer, body: { action: "report", run: RUN, ...extra } });
+
+  before(async () => {
+    lines = [];
+    moto = await startMoto();
+    const admin = new S3Store({ scheme: "s3", bucket: STATE_BUCKET, prefix: "", region: "us-east-1", endpoint: moto.endpoint, credentials: TEST_CREDENTIALS });
+    const runs = new S3Store({ scheme: "s3", bucket: RUNS_BUCKET, prefix: "runs", region: "us-east-1", endpoint: moto.endpoint, credentials: TEST_CREDENTIALS });
+    try {
+      for (const b of [STATE_BUCKET, RUNS_BUCKET]) await admin.client.send(new CreateBucketCommand({ Bucket: b }));
+      const now = new Date().toISOString();
+      const record = {
+        version: 1, name: RUN, provider: "slurm", ref: { id: "4242" }, recipe: { name: "report", file: "report.yaml", hash: "0123456789abcdef" },
+        recipeData: {}, request: {}, outcome: "created", createdAt: now, updatedAt: now, store: `s3://${RUNS_BUCKET}/runs`,
+      };
+      await admin.putBytes(`console/runs/${RUN}.json`, JSON.stringify(RunRecord.parse(record)));
+      await putRunPage(runs, RUN, PAGE);
+    } finally {
+      await admin.close();
+      await runs.close();
+    }
+  });
+  after(async () => { await moto.stop(); });
+
+  it("a retryable store failure answers 503 with Retry-After (and says retryable); a refusal stays 502 without it", T, async () => {
+    const closed = await freePort();
+    const down = await url(env({ S3_ENDPOINT: `http://127.0.0.1:${closed}` }))({ method: "POST", headers: bearer, body: { action: "status", run: RUN } });
+    assert.deepEqual([down.status, down.json?.["error"].code, down.json?.["error"].retryable, down.json?.["exitCode"]], [503, "store_unreachable", true, 3], down.text);
+    assert.equal(down.headers["retry-after"], String(RETRYABLE_RETRY_AFTER_S));
+    // The credentials the store refuses (a strict SigV4 gateway in front of moto): 502, nothing to wait for.
+    const gw = await startGateway(moto.endpoint, TEST_CREDENTIALS.secretAccessKey);
+    try {
+      const refused = await url(env({ S3_ENDPOINT: gw.endpoint, AWS_SECRET_ACCESS_KEY: randomBytes(20).toString("hex") }))({ method: "POST", headers: bearer, body: { action: "status", run: RUN } });
+      assert.deepEqual([refused.status, refused.json?.["error"].code, refused.json?.["error"].retryable], [502, "store_auth_refused", undefined], refused.text);
+      assert.equal(refused.headers["retry-after"], undefined);
+      // The same store with the right keys through the same gateway: the record is read (so the 502 was the keys).
+      const ok = await url(env({ S3_ENDPOINT: gw.endpoint }))({ ...report(), body: { action: "report", run: RUN } });
+      assert.equal(ok.status, 200, ok.text);
+    } finally {
+      await gw.close();
+    }
+    // A direct invocation says the same in its JSON.
+    const h = lambdaHandler(makeConsoleApp(), { env: env({ S3_ENDPOINT: `http://127.0.0.1:${closed}` }), log: () => {} });
+    const direct = await h({ action: "status", run: RUN }, {}) as Reply;
+    assert.deepEqual([direct["ok"], direct["error"].code, direct["error"].retryable], [false, "store_unreachable", true]);
+  });
+
+  it("a thrown retryable failure answers 503 with Retry-After; a configuration 503 and a refusal 502 carry none", () => {
+    const r = thrownResponse(new StorageError("store_unavailable", "HTTP 503 SlowDown", { retryable: true }), (t) => t);
+    assert.deepEqual([r.status, r.headers?.["retry-after"]], [503, String(RETRYABLE_RETRY_AFTER_S)]);
+    const config = thrownResponse(new RlpipeError("config_invalid", "RLPIPE_X", { exitCode: ExitCode.invalidInput }), (t) => t);
+    assert.deepEqual([config.status, config.headers], [503, undefined]);
+    const refused = thrownResponse(new StorageError("store_auth_refused", "HTTP 403 AccessDenied"), (t) => t);
+    assert.deepEqual([refused.status, refused.headers], [502, undefined]);
+  });
+
+  it("GET ?action=report&run=… answers the page itself as HTML with the dashboard's security headers; JSON when asked for", T, async () => {
+    const get = url(env());
+    const page = await get({ method: "GET", query: { action: "report", run: RUN }, headers: { ...bearer, accept: "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8" } });
+    assert.equal(page.status, 200, page.text);
+    assert.equal(page.headers["content-type"], "text/html; charset=utf-8");
+    assert.equal(page.text, PAGE, "the stored page, byte for byte");
+    assert.match(page.headers["content-security-policy"] ?? "", /default-src 'none'/, "no script of the page runs");
+    assert.match(page.headers["content-security-policy"] ?? "", /frame-ancestors 'none'/);
+    assert.deepEqual([page.headers["x-content-type-options"], page.headers["referrer-policy"], page.headers["cache-control"]], ["nosniff", "no-referrer", "no-store"]);
+    // A browser has no bearer header: it answers the Basic challenge (any user, the token as password).
+    const challenge = await get({ method: "GET", query: { action: "report", run: RUN } });
+    assert.equal(challenge.status, 401);
+    assert.match(challenge.headers["www-authenticate"] ?? "", /^Basic realm="rlpipe console"/);
+    const prompted = await get({ method: "GET", query: { action: "report", run: RUN }, headers: basic("me", token) });
+    assert.deepEqual([prompted.status, prompted.text], [200, PAGE]);
+    assert.equal((await get({ method: "GET", query: { action: "report", run: RUN }, headers: basic(token, "wrong") })).status, 401);
+    // Basic opens the read-only GET only: a POST (a deploy) needs the bearer header.
+    assert.equal((await get({ ...report(), headers: basic("me", token) })).status, 401);
+    // JSON for API callers: format=json, or an Accept preferring it; POST stays JSON.
+    const jsonAsks: { query: Record<string, string>; headers: Record<string, string> }[] = [
+      { query: { action: "report", run: RUN, format: "json" }, headers: bearer }, { query: { action: "report", run: RUN }, headers: { ...bearer, accept: "application/json" } },
+    ];
+    for (const asked of jsonAsks) {
+      const j = await get({ method: "GET", ...asked });
+      assert.deepEqual([j.status, j.json?.["ok"], j.json?.["page"], j.json?.["contentType"]], [200, true, PAGE, "text/html; charset=utf-8"], j.text);
+    }
+    const posted = await get(report());
+    assert.deepEqual([posted.status, posted.json?.["page"]], [200, PAGE]);
+    // What GET does not carry, and what a browser sees when the page is not there.
+    const status = await get({ method: "GET", query: { action: "status", run: RUN }, headers: bearer });
+    assert.deepEqual([status.status, status.headers["allow"]], [405, "POST"]);
+    assert.equal((await get({ method: "GET", query: { action: "report", run: RUN, format: "xml" }, headers: bearer })).status, 400);
+    const missing = await get({ method: "GET", query: { action: "report", run: "nothing-0000aaaa" }, headers: bearer });
+    assert.deepEqual([missing.status, missing.headers["content-type"]], [400, "text/html; charset=utf-8"]);
+    assert.match(missing.text, /<h1>unknown_run<\/h1>/);
+    assert.match(missing.headers["content-security-policy"] ?? "", /default-src 'none'/);
+    const bad = await get({ method: "GET", query: { action: "report", run: "<script>" }, headers: bearer });
+    assert.equal(bad.status, 400);
+    assert.ok(!bad.text.includes("<script>"), "the event's text is escaped in the page");
+    assert.ok(!lines.some((l) => l.includes(token)), "the token is never logged");
+  });
+
+  it("a presigned page URL signed with temporary keys lives no longer than they do: expiresS is the real lifetime, cappedBy credentials", T, async () => {
+    const sessionToken = fakeSecurityToken();
+    const soon = new Date(Date.now() + 120_000).toISOString();
+    const linkOf = async (extra: Record<string, string>, expiresS = 3600) => {
+      const r = await url(env(extra))(report({ url: true, expiresS }));
+      assert.equal(r.status, 200, r.text);
+      return r.json!;
+    };
+    // Lambda-style role keys whose expiry is declared (AWS_CREDENTIAL_EXPIRATION): capped at it.
+    const near = await linkOf({ AWS_SESSION_TOKEN: sessionToken, AWS_CREDENTIAL_EXPIRATION: soon });
+    assert.ok(near["expiresS"] <= 120 && near["expiresS"] >= 100, String(near["expiresS"]));
+    assert.deepEqual([near["cappedBy"], near["requestedExpiresS"], near["credentialsExpireAt"]], ["credentials", 3600, new Date(soon).toISOString()]);
+    assert.match(near["notice"], /temporary credentials that expire at/);
+    const signed = new URL(near["url"]);
+    assert.equal(signed.searchParams.get("X-Amz-Expires"), String(near["expiresS"]), "the URL says the lifetime the answer says");
+    assert.equal(signed.searchParams.get("X-Amz-Security-Token"), sessionToken, "the URL carries its session (it is the answer asked for: not redacted)");
+    assert.equal(await (await fetch(near["url"])).text(), PAGE);
+    // Shorter than the keys: as asked, nothing capped.
+    const short = await linkOf({ AWS_SESSION_TOKEN: sessionToken, AWS_CREDENTIAL_EXPIRATION: soon }, 60);
+    assert.deepEqual([short["expiresS"], short["cappedBy"], short["notice"]], [60, undefined, undefined]);
+    // Role keys with no expiry anywhere (Lambda, FunctionGraph's agency, SCF's role): the documented bound, said so.
+    const unknown = await linkOf({ AWS_SESSION_TOKEN: sessionToken });
+    assert.deepEqual([unknown["expiresS"], unknown["cappedBy"], unknown["credentialsExpireAt"]], [UNKNOWN_EXPIRY_TTL_S, "credentials", undefined]);
+    assert.match(unknown["notice"], /expiry is not known/);
+    assert.equal(new URL(unknown["url"]).searchParams.get("X-Amz-Expires"), String(UNKNOWN_EXPIRY_TTL_S));
+    // Permanent keys: the asked lifetime.
+    const permanent = await linkOf({});
+    assert.deepEqual([permanent["expiresS"], permanent["cappedBy"], permanent["notice"]], [3600, undefined, undefined]);
+    // Keys already expired: nothing signed, 503 (the platform renews them).
+    const expired = await url(env({ AWS_SESSION_TOKEN: sessionToken, AWS_CREDENTIAL_EXPIRATION: new Date(Date.now() - 1000).toISOString() }))(report({ url: true }));
+    assert.deepEqual([expired.status, expired.json?.["error"].code, expired.headers["retry-after"]], [503, "store_credentials_expired", String(RETRYABLE_RETRY_AFTER_S)], expired.text);
+    assert.ok(!lines.some((l) => l.includes(sessionToken) || l.includes("X-Amz-Signature=")), "no URL or session token in the log");
+  });
+
+  it("the credential provider's own expiry (the SDK chain's, an OBS/COS role's set) caps the URL too", T, async () => {
+    const now = new Date();
+    const store = new S3Store({
+      scheme: "obs", bucket: RUNS_BUCKET, prefix: "runs", region: "cn-north-4", endpoint: moto.endpoint,
+      credentials: { ...TEST_CREDENTIALS, sessionToken: fakeSecurityToken(), expiration: new Date(now.getTime() + 30_000) } as typeof TEST_CREDENTIALS,
+    });
+    try {
+      const p = await presignRunPageFor(store, RUN, 3600, { now });
+      assert.deepEqual([p.expiresS, p.cappedBy, p.credentialsExpireAt], [30, "credentials", new Date(now.getTime() + 30_000).toISOString()]);
+      assert.equal(new URL(p.url).searchParams.get("X-Amz-Expires"), "30");
+    } finally {
+      await store.close();
+    }
   });
 });
 

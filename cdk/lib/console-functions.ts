@@ -3,8 +3,8 @@
 // under the recipe prefix of the bucket (an EventBridge rule on the bucket's "Object Created" events, delivered as
 // they come — the handler parses them, and deploys each object version once). EventBridge rather than an S3
 // notification to Lambda: the bucket is in the stateful stack and the function here, and a notification would
-// tie the two stacks both ways. It keeps run records under the state prefix and reads recipes under the recipe
-// prefix; nothing else of the bucket.
+// tie the two stacks both ways. It keeps run records under the state prefix, reads recipes under the recipe
+// prefix and each run's page (<run>/report.html, the report action) under the run stores' prefixes; nothing else.
 //
 // A recipe upload invokes the function asynchronously: Lambda retries a failed deploy twice, then hands the event
 // to the on-failure destination, a queue (kept 14 days) with an alarm on its depth — so a deploy that never
@@ -25,6 +25,13 @@ import { PROVIDERS, type Provider } from "../../core/recipe/schema.js";
 import { checkPrefix, grantPrefix, storeUri } from "./bucket-prefix.js";
 import { FUNCTION_ENV, RlpipeFunction, type RlpipeFunctionOptions } from "./function.js";
 import { type SandboxSettings, sandboxEnvironment } from "./sandbox-settings.js";
+
+/** A prefix of a bucket where runs keep their outputs (a recipe's checkpoints.storage, the runs function's store). */
+export interface RunStore {
+  readonly bucket: IBucket;
+  /** Key prefix ending in "/", e.g. "runs/". */
+  readonly prefix: string;
+}
 
 export interface ConsoleFunctionsProps extends RlpipeFunctionOptions {
   /** The secret with the keys the handlers use (RLPIPE_CONSOLE_TOKEN for HTTPS, the sandbox key for `score`). */
@@ -65,6 +72,14 @@ export interface ConsoleFunctionsProps extends RlpipeFunctionOptions {
    * @default false: invoke the function directly (console test event, `aws lambda invoke`), which IAM guards
    */
   readonly httpEndpoint?: boolean;
+  /**
+   * Where runs keep their outputs: the console reads each run's page there (`<prefix><run>/report.html`, HEAD and
+   * GET, and presigns GETs of it for the report action) and nothing else of those prefixes (no checkpoint, no
+   * metrics, no listing beyond the pages). A run whose store is elsewhere answers the report action 502
+   * store_auth_refused.
+   * @default the bucket's "runs/" prefix (RunsFunction's default store)
+   */
+  readonly runStores?: readonly RunStore[];
 }
 
 /** The console handlers (deploy, status, score, cost): one Lambda function, and the recipe-upload trigger. */
@@ -73,6 +88,8 @@ export class ConsoleFunctions extends RlpipeFunction {
   readonly statePrefix: string;
   /** Prefix of the recipes that trigger a deploy, ending in "/". */
   readonly recipePrefix: string;
+  /** The run stores whose pages the console reads. */
+  readonly runStores: readonly RunStore[];
   /** The EventBridge rule of recipe uploads, when `recipeTrigger` is on. */
   readonly recipeRule: Rule | undefined;
   /**
@@ -95,10 +112,11 @@ export class ConsoleFunctions extends RlpipeFunction {
     if (props.uploadProvider !== undefined && !(PROVIDERS as readonly string[]).includes(props.uploadProvider)) {
       throw new RlpipeError("cdk_invalid_prop", `uploadProvider must be one of ${PROVIDERS.join(", ")}, got ${JSON.stringify(props.uploadProvider)}`, { exitCode: 2 });
     }
+    const runStores = (props.runStores ?? [{ bucket: props.bucket, prefix: "runs/" }]).map((r, i) => ({ bucket: r.bucket, prefix: checkPrefix(`runStores[${i}].prefix`, r.prefix) }));
     const trigger = props.recipeTrigger ?? true;
     super(scope, id, {
       name: "console",
-      description: "rlpipe console handlers (deploy, status, score, cost)",
+      description: "rlpipe console handlers (deploy, status, score, cost, report)",
       secret: props.secret,
       memoryMiB: 512,
       timeout: Duration.minutes(5),
@@ -113,8 +131,13 @@ export class ConsoleFunctions extends RlpipeFunction {
     }, props);
     this.statePrefix = statePrefix;
     this.recipePrefix = recipePrefix;
-    grantPrefix(props.bucket, this.role, statePrefix, "read-write", "run records and upload markers are keyed by run name and object version, known only at run time");
+    this.runStores = runStores;
+    // Run records and markers are small single PUTs: no multipart grants.
+    grantPrefix(props.bucket, this.role, statePrefix, "read-write-small", "run records and upload markers are keyed by run name and object version, known only at run time");
     grantPrefix(props.bucket, this.role, recipePrefix, "read", "recipes are uploaded by users under any name; the handler reads the one whose upload triggered it");
+    for (const r of runStores) {
+      grantPrefix(r.bucket, this.role, r.prefix, "read", "each run's page, <run>/report.html, keyed by a run name known only at run time (the report action reads and presigns it)", { keys: "*/report.html" });
+    }
 
     this.failedInvocations = new Queue(this, "FailedInvocations", {
       encryption: QueueEncryption.SQS_MANAGED,

@@ -42,7 +42,7 @@ export interface RlpipeFunctionsStackProps extends StackProps {
   /**
    * Settings of the console handlers.
    * @default ConsoleFunctions' defaults (state/ and recipes/ prefixes, recipe trigger on, no URL, 512 MiB, 5 min, 2
-   * concurrent), with the reward function's sandbox for `score`
+   * concurrent), with the reward function's sandbox for `score` and the runs function's prefix as its run store
    */
   readonly console?: Settings<ConsoleFunctionsProps>;
 }
@@ -67,7 +67,9 @@ export class RlpipeFunctionsStack extends Stack {
     // The console's `score` checks the reward function's sandbox wiring, so it gets the same sandbox by default.
     const { sandbox, scaleboxUrls, e2bDomain, e2bTemplate, sandboxConcurrency, e2bTier } = props.reward ?? {};
     const rewardSandbox = Object.fromEntries(Object.entries({ sandbox, scaleboxUrls, e2bDomain, e2bTemplate, sandboxConcurrency, e2bTier }).filter(([, v]) => v !== undefined));
-    this.console = new ConsoleFunctions(this, "Console", { sandbox: rewardSandbox, ...props.console, ...shared, bucket: props.bucket });
+    // Its run pages are where the runs function keeps the runs' outputs, unless the settings name other run stores.
+    const runStores = [{ bucket: props.bucket, prefix: this.runs.prefix }];
+    this.console = new ConsoleFunctions(this, "Console", { sandbox: rewardSandbox, runStores, ...props.console, ...shared, bucket: props.bucket });
     new CfnOutput(this, "ConsoleFunctionName", { value: this.console.function.functionName, description: "invoke with a console event: aws lambda invoke --function-name <this> --cli-binary-format raw-in-base64-out --payload '{\"action\":\"status\",\"run\":\"<run>\"}' out.json" });
   }
 }

@@ -6,8 +6,8 @@ export { type EndpointAuth, FUNCTION_ENV, RlpipeFunction, type RlpipeFunctionOpt
 export { RewardFunction, type RewardFunctionProps } from "./reward-function.js";
 export { type FunctionSandbox, type SandboxSettings, sandboxEnvironment } from "./sandbox-settings.js";
 export { RunsFunction, type RunsFunctionProps } from "./runs-function.js";
-export { ConsoleFunctions, type ConsoleFunctionsProps } from "./console-functions.js";
-export { type PrefixAccess, grantPrefix } from "./bucket-prefix.js";
+export { ConsoleFunctions, type ConsoleFunctionsProps, type RunStore } from "./console-functions.js";
+export { type PrefixAccess, type PrefixGrantOptions, grantPrefix } from "./bucket-prefix.js";
 export { RlpipeStatefulStack, type RlpipeStatefulStackProps } from "./stateful-stack.js";
 export { RlpipeFunctionsStack, type RlpipeFunctionsStackProps } from "./functions-stack.js";
 export { RlpipeStage, type RlpipeStageProps, type RlpipeStacksProps, defineRlpipeStacks } from "./stacks.js";

@@ -1,4 +1,4 @@
-// The console function as a cloud function: console JSON test events (deploy, status, score, cost) and storage
+// The console function as a cloud function: console JSON test events (deploy, status, score, cost, report) and storage
 // notifications of uploaded recipes (functions/console.ts). Configuration, read at cold start:
 //   RLPIPE_STATE_STORE            s3|obs|cos://bucket/prefix: run records (<prefix>/runs/) and upload markers (<prefix>/events/)
 //   RLPIPE_CONSOLE_RECIPE_PREFIX  s3|obs|cos://bucket/prefix (or a bare key prefix): uploads there are deployed
@@ -11,14 +11,20 @@
 // ModelArts, TENCENTCLOUD_SECRET_ID/SECRET_KEY/SESSION_TOKEN for TI-ONE), from the environment or, for the keys, the
 // platform's secret store (on Lambda the RLPIPE_SECRET_ARN JSON: no AWS role can sign Huawei or Tencent calls); when unset, the platform's own temporary
 // credentials stand in: a FunctionGraph agency's (handed over as the OBS_* set) and an SCF execution role's.
+// Over HTTPS: POST an event (Authorization: Bearer <token>) for its JSON answer; GET ?action=report&run=<name> (Bearer,
+// or Basic with the token as password, so a browser can ask for it) answers the page itself as HTML, or JSON with
+// format=json or an Accept that prefers application/json. A retryable store or provider failure answers 503 with
+// Retry-After, any other one 502.
 import { timingSafeEqual } from "node:crypto";
 import { tmpdir } from "node:os";
-import { RlpipeError } from "../../core/errors.js";
+import { ExitCode, RlpipeError } from "../../core/errors.js";
 import { Redactor } from "../../core/redact.js";
+import { escapeHtml } from "../../core/report/run-page.js";
 import { PROVIDERS, type Provider } from "../../core/recipe/schema.js";
 import { type ObjectStore, openStore, parseStoreUri, retryLines } from "../../adapters/storage/store.js";
 import type { ColdStart, FnRequest, FnResponse, FunctionApp, FunctionAppFactory } from "../app.js";
 import { type ConsoleDeps, type ConsoleReply, type RecipeTrigger, type StateStore, handleConsoleEvent } from "../console.js";
+import { externalFailure } from "../error-response.js";
 import { json } from "../http-types.js";
 import { loadAdapter } from "../providers.js";
 import { bundledAssets } from "../python-assets.js";
@@ -103,10 +109,74 @@ function tokenMatches(given: string, want: string): boolean {
   return a.length === b.length && timingSafeEqual(a, b);
 }
 
-/** The HTTP status of a console answer: 200, or 400 for bad input, 502 when the world failed, 500 for a bug. */
-function statusOf(r: ConsoleReply): number {
-  if (r.ok) return 200;
-  return r.exitCode === 2 ? 400 : r.exitCode === 3 ? 502 : r.exitCode === 130 ? 409 : 500;
+/**
+ * The HTTP status of a console answer: 200, or 400 for bad input, 503 (+ Retry-After) when a store or provider
+ * could not be reached or was overloaded, 502 when it refused, 409 when cancelled, 500 for a bug.
+ */
+function statusOf(r: ConsoleReply): { readonly status: number; readonly headers?: Readonly<Record<string, string>> } {
+  if (r.ok) return { status: 200 };
+  if (r.exitCode === ExitCode.external) return externalFailure(r.error.retryable === true);
+  return { status: r.exitCode === ExitCode.invalidInput ? 400 : r.exitCode === ExitCode.cancelled ? 409 : 500 };
+}
+
+function replyResponse(r: ConsoleReply): FnResponse {
+  const { status, headers } = statusOf(r);
+  return json(status, r, headers === undefined ? undefined : { ...headers });
+}
+
+/**
+ * Headers of every HTML answer, as `rlpipe dashboard` serves pages (bin/dashboard-server.ts): a stored page was
+ * written by a job, so whatever it holds runs no script and fetches nothing, and no other site may frame it.
+ */
+export const HTML_HEADERS: Readonly<Record<string, string>> = {
+  "content-type": "text/html; charset=utf-8",
+  "content-security-policy": "default-src 'none'; style-src 'unsafe-inline'; img-src data:; frame-ancestors 'none'; base-uri 'none'; form-action 'none'",
+  "x-content-type-options": "nosniff",
+  "referrer-policy": "no-referrer",
+  "cache-control": "no-store",
+};
+
+/** The Basic challenge a browser answers with a login prompt (any user name, the token as password). */
+const BASIC_CHALLENGE = 'Basic realm="rlpipe console", charset="UTF-8"';
+
+/** The token a request presents: Bearer, or (GET only: a browser's prompt) the password of Basic credentials. */
+function presentedToken(authorization: string | undefined, allowBasic: boolean): string | undefined {
+  const m = /^(Bearer|Basic)\s+(\S+)$/i.exec(authorization ?? "");
+  if (m === null) return undefined;
+  if (m[1]!.toLowerCase() === "bearer") return m[2];
+  if (!allowBasic) return undefined;
+  const decoded = Buffer.from(m[2]!, "base64").toString("utf8");
+  const colon = decoded.indexOf(":");
+  return colon < 0 ? undefined : decoded.slice(colon + 1);
+}
+
+/** Weight of one media type in an Accept header (-1 when not named; wildcards are not counted). */
+function acceptWeight(accept: string, type: string): number {
+  let best = -1;
+  for (const part of accept.toLowerCase().split(",")) {
+    const [range, ...params] = part.split(";").map((x) => x.trim());
+    if (range !== type) continue;
+    const q = params.map((p) => /^q=([0-9.]+)$/.exec(p)?.[1]).find((x) => x !== undefined);
+    best = Math.max(best, q === undefined ? 1 : Number(q));
+  }
+  return best;
+}
+
+/** A small page saying what went wrong (escaped), for a browser that asked for a run's page. */
+function messagePage(status: number, title: string, message: string, hint?: string): FnResponse {
+  const text = `<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>${escapeHtml(title)}</title></head>\n<body><h1>${escapeHtml(title)}</h1><p>${escapeHtml(message)}</p>${hint === undefined ? "" : `<p>${escapeHtml(hint)}</p>`}</body></html>\n`;
+  return { status, body: null, text, headers: HTML_HEADERS };
+}
+
+/** Query values of the report event that are not strings: url=true|false, expiresS=<seconds>. */
+function reportEventOf(query: Readonly<Record<string, string>>): Record<string, unknown> {
+  const event: Record<string, unknown> = { ...query };
+  const url = query["url"];
+  if (url === "true" || url === "1") event["url"] = true;
+  else if (url === "false" || url === "0") event["url"] = false;
+  const expires = query["expiresS"];
+  if (expires !== undefined && /^[0-9]{1,9}$/.test(expires)) event["expiresS"] = Number(expires);
+  return event;
 }
 
 export interface ConsoleAppOptions {
@@ -169,6 +239,7 @@ export function makeConsoleApp(opts: ConsoleAppOptions = {}): FunctionAppFactory
       ...(claimWaitMs === undefined ? {} : { claimWaitMs }),
       ...(retryBudgetMs === undefined ? {} : { retryBudgetMs }),
       openStore: (uri) => openStore(uri, env, storeOpts),
+      storeEnv: env,
       loadAdapter: (p, recipe) => loadAdapter(p, recipe, { env, cwd: tmpdir(), log }),
       assets: bundledAssets,
       ...(sandboxConfigured ? {
@@ -184,17 +255,41 @@ export function makeConsoleApp(opts: ConsoleAppOptions = {}): FunctionAppFactory
     };
     log(`console function: state store ${state?.store.url ?? "(none: RLPIPE_STATE_STORE unset)"}; uploads ${trigger === undefined ? "off" : `${trigger.scheme === undefined ? "" : `${trigger.scheme}://${trigger.bucket}/`}${trigger.prefix}`}; https ${token === undefined ? "off" : "bearer token"}`);
 
-    // Every answer passes through redaction: no credential value ever leaves in one.
-    const answer = async (event: unknown): Promise<ConsoleReply> => JSON.parse(redactor.redact(JSON.stringify(await handleConsoleEvent(event, deps)))) as ConsoleReply;
+    // Every answer passes through redaction: no credential value ever leaves in one — but the presigned URL a report
+    // event asked for, which is that answer (its signature, and a role's session token, are what make it work; it
+    // carries no other credential and is never logged).
+    const answer = async (event: unknown): Promise<ConsoleReply> => {
+      const reply = await handleConsoleEvent(event, deps);
+      const redacted = JSON.parse(redactor.redact(JSON.stringify(reply))) as ConsoleReply;
+      return reply.ok && redacted.ok && reply.action === "report" && typeof reply["url"] === "string" ? { ...redacted, url: reply["url"] } : redacted;
+    };
+
+    // GET ?action=report&run=<name>[&url=true&expiresS=N][&format=html|json]: what a browser asks for. Read-only, so
+    // it is the one event GET carries (and the only one Basic credentials open). The page comes as HTML unless JSON
+    // is asked for (format=json, or an Accept preferring application/json); a presigned URL is always JSON.
+    const reportOverGet = async (req: FnRequest): Promise<FnResponse> => {
+      const { format, ...query } = req.query ?? {};
+      if (query["action"] !== "report") return json(405, { detail: "over GET the console answers ?action=report&run=<name> only; POST other events" }, { allow: "POST" });
+      if (format !== undefined && format !== "html" && format !== "json") return json(400, { detail: `format must be html or json, got ${JSON.stringify(format)}` });
+      const accept = req.headers["accept"] ?? "";
+      const html = format === "html" || (format === undefined && acceptWeight(accept, "application/json") <= Math.max(0, acceptWeight(accept, "text/html")));
+      const reply = await answer(reportEventOf(query));
+      if (!html || (reply.ok && typeof reply["page"] !== "string")) return replyResponse(reply);
+      if (reply.ok) return { status: 200, body: null, text: reply["page"] as string, headers: HTML_HEADERS };
+      const { status, headers } = statusOf(reply);
+      const page = messagePage(status, `${reply.error.code}`, reply.error.message, reply.error.hint);
+      return { ...page, headers: { ...page.headers, ...headers } };
+    };
     return {
       event: answer,
       http: async (req: FnRequest): Promise<FnResponse> => {
         if (token === undefined) return json(403, { detail: `the console answers direct invocations (console test events) only; set ${CONSOLE_ENV.token} to open it over HTTPS` });
-        const bearer = /^Bearer\s+(\S+)$/i.exec(req.headers["authorization"] ?? "");
-        if (bearer === null || !tokenMatches(bearer[1]!, token)) return json(401, { detail: "missing or invalid token" }, { "www-authenticate": "Bearer" });
-        if (req.method !== "POST") return json(405, { detail: "Method Not Allowed: POST a console event" }, { allow: "POST" });
-        const reply = await answer(req.body);
-        return json(statusOf(reply), reply);
+        const get = req.method === "GET";
+        const given = presentedToken(req.headers["authorization"], get);
+        if (given === undefined || !tokenMatches(given, token)) return json(401, { detail: "missing or invalid token" }, { "www-authenticate": get ? BASIC_CHALLENGE : "Bearer" });
+        if (get) return reportOverGet(req);
+        if (req.method !== "POST") return json(405, { detail: "Method Not Allowed: POST a console event, or GET ?action=report&run=<name>" }, { allow: "GET, POST" });
+        return replyResponse(await answer(req.body));
       },
     };
   };
