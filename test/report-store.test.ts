@@ -17,7 +17,10 @@ import { CreateBucketCommand } from "@aws-sdk/client-s3";
 import { type BundleSink, deploy } from "../adapters/providers/provider.js";
 import { createModelArtsAdapter } from "../adapters/providers/modelarts.js";
 import { dirRunRecords, runsDir } from "../adapters/providers/run-records.js";
-import { presignRunPage, runPageKey } from "../adapters/storage/run-page-store.js";
+import { presignRunPageFor, runPageKey } from "../adapters/storage/run-page-store.js";
+
+/** The page's presigned URL, as `rlpipe report --url` makes it (capped by the signing keys' expiry; these are static). */
+const presignRunPage = async (store: Parameters<typeof presignRunPageFor>[0], job: string, s: number) => (await presignRunPageFor(store, job, s, { env: {} })).url;
 import { S3Store } from "../adapters/storage/s3.js";
 import { openStore, parseStoreUri } from "../adapters/storage/store.js";
 import { bundledAssets } from "../bin/commands/plan.js";

@@ -134,11 +134,3 @@ export async function presignRunPageFor(store: ObjectStore, job: string, askedS:
   };
 }
 
-/**
- * A presigned GET URL of the page for exactly `expiresInS` (a bearer secret: never log it). Not capped by the
- * credentials' expiry — `rlpipe report --url` prints only the URL; presignRunPageFor caps and says why.
- */
-export async function presignRunPage(store: ObjectStore, job: string, expiresInS: number): Promise<string> {
-  await checkPresignable(store, job);
-  return (store as S3Store).presignGet(runPageKey(job), expiresInS);
-}

@@ -12,7 +12,7 @@ import type { Readout, RunPageCost, RunPageData, RunPageLogs, RunPageOutputs, Ru
 import { runPageHtml } from "../../core/report/run-page.js";
 import { type JobStatus, type RetryPolicy, formatRetryNotice, withRetry } from "../../adapters/providers/provider.js";
 import { type RunRecord, checkRunName, dirRunRecords, runsDir } from "../../adapters/providers/run-records.js";
-import { PAGE_URL_MAX_TTL_S, PAGE_URL_TTL_S, presignRunPage, readRunOutputs } from "../../adapters/storage/run-page-store.js";
+import { PAGE_URL_MAX_TTL_S, PAGE_URL_TTL_S, presignRunPageFor, readRunOutputs } from "../../adapters/storage/run-page-store.js";
 import { openStore, retryLines } from "../../adapters/storage/store.js";
 import { type AdapterLoader, recordStatus, withRecordAdapter } from "../../functions/deploy.js";
 import { costOfRun } from "../../functions/run-cost.js";
@@ -68,7 +68,10 @@ async function printPageUrl(record: RunRecord, values: { store?: string | undefi
   if (uri === undefined) throw usage("the run has no store (its recipe sets no checkpoints.storage): give one with --store");
   const store = await openStore(uri.includes("://") ? uri : resolve(uri), process.env, { onRetry: retryLines((l) => io.err(l)) });
   try {
-    io.out(await presignRunPage(store, record.name, ttl));
+    // Capped by the signing credentials' expiry: a URL signed with temporary keys dies with them (said on stderr).
+    const page = await presignRunPageFor(store, record.name, ttl, { env: process.env });
+    if (page.notice !== undefined) io.err(`rlpipe report: note: ${page.notice}`);
+    io.out(page.url);
   } finally {
     await store.close();
   }
