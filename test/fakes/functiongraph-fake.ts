@@ -172,6 +172,7 @@ export class FakeFunctionGraph {
         if (fn === undefined) throw new Reject(404, "FSS.1051", "Not found the function");
         if (op === "ShowFunctionConfig") return this.reply(res, op, 200, this.view(fn));
         const b = this.json(body);
+        this.checkModel(op === "UpdateFunctionCode" ? "UpdateFunctionCodeRequestBody" : "UpdateFunctionConfigRequestBody", b);
         if (op === "UpdateFunctionCode") {
           fn.code = this.code(b, fn.handler);
           fn.lastModified = new Date().toISOString();
@@ -197,6 +198,12 @@ export class FakeFunctionGraph {
   private iam(url: URL): unknown {
     if (url.pathname === "/v3/auth/domains") return { domains: [{ id: this.domainId, name: "rlpipe-account", enabled: true }] };
     if (url.pathname !== "/v3.0/OS-AGENCY/agencies") throw new Reject(404, "APIGW.0101", "The API does not exist or has not been published in the environment");
+    // The query against the SDK's ListAgenciesRequest (huaweicloudsdkiam): only its parameters, domain_id required
+    // (a 400; the SDK carries no IAM error list, so the code is this fake's).
+    const query: Record<string, unknown> = Object.fromEntries(url.searchParams);
+    for (const k of ["page", "per_page"]) if (typeof query[k] === "string" && /^\d+$/.test(query[k] as string)) query[k] = Number(query[k]);
+    const problem = checkModel("iam", "ListAgenciesRequest", query);
+    if (problem !== undefined) throw new Reject(400, "IAM.0007", `Request parameter validation failed: ${problem.message}.`);
     if (url.searchParams.get("domain_id") !== this.domainId || !this.mayListAgencies) throw new Reject(403, "IAM.0003", "Policy doesn't allow iam:agencies:listAgencies to be performed.");
     const name = url.searchParams.get("name");
     return { agencies: this.agencies.filter((a) => name === null || a.name === name).map((a) => ({ ...a, id: `ag-${a.name}`, domain_id: this.domainId, duration: "FOREVER" })) };
@@ -337,6 +344,12 @@ export class FakeFunctionGraph {
     return zip;
   }
 
+  /** A body against the SDK's request model (unknown field, missing required one, wrong type or enum): FSS.0400. */
+  private checkModel(model: string, b: Record<string, unknown>): void {
+    const problem = checkModel("functiongraph", model, b);
+    if (problem !== undefined) throw new Reject(400, "FSS.0400", `Invalid parameter: ${problem.message}.`);
+  }
+
   private checkConfig(b: Record<string, unknown>): void {
     const name = b["func_name"];
     if (typeof name !== "string" || !/^[A-Za-z][A-Za-z0-9_-]{0,59}$/.test(name)) throw new Reject(400, "FSS.1002", "Invalid function name.");
@@ -353,6 +366,7 @@ export class FakeFunctionGraph {
     const fault = this.createFaults.shift();
     if (fault === "503-before-create") { this.reply(res, "CreateFunction", 503, { error_code: "FSS.0503", error_msg: "Service unavailable." }, "FSS.0503"); return; }
     const b = this.json(body);
+    this.checkModel("CreateFunctionRequestBody", b);
     this.checkConfig(b);
     const app = b["package"];
     if (typeof app !== "string" || !/^[A-Za-z0-9_-]{1,64}$/.test(app)) throw new Reject(400, "FSS.1004", "Invalid Package (function app).");
