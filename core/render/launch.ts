@@ -121,6 +121,10 @@ export function renderLaunchScript(ctx: RenderContext, inputs: LaunchInputs): st
   L.push("RLPIPE_SANDBOX_PID=");
   L.push("RLPIPE_SUPERVISOR_PID=");
   L.push("RLPIPE_NODE_SANDBOXES_PID=");
+  L.push("RLPIPE_STAGE_PID=");
+  // The supervisors tell this process (SIGUSR1, the reason in this file) when a sandbox is gone for good.
+  L.push("RLPIPE_LAUNCH_PID=$$");
+  L.push('RLPIPE_SANDBOX_LOST="$RLPIPE_STATE_DIR/sandbox-lost"');
   L.push("RLPIPE_SYNC_PIDS=()");
   L.push("RLPIPE_SYNC_FINAL=");
   L.push("");
@@ -250,7 +254,8 @@ export function renderLaunchScript(ctx: RenderContext, inputs: LaunchInputs): st
       L.push("rlpipe_start_node_sandboxes() {");
       L.push(`  rlpipe_log ${shellQuote(`starting the sandbox on every Ray node (one actor per node): ${sb.start.command}`)}`);
       L.push('  rm -f "$RLPIPE_NODE_SANDBOXES_READY"');
-      L.push(`  python3 ${NODE_SANDBOX_HELPER} ${NODE_SANDBOX_SPEC} "$RLPIPE_NODE_SANDBOXES_READY" < /dev/null >&2 &`);
+      L.push('  rm -f "$RLPIPE_SANDBOX_LOST"');
+      L.push(`  RLPIPE_LAUNCH_PID="$RLPIPE_LAUNCH_PID" RLPIPE_SANDBOX_LOST="$RLPIPE_SANDBOX_LOST" python3 ${NODE_SANDBOX_HELPER} ${NODE_SANDBOX_SPEC} "$RLPIPE_NODE_SANDBOXES_READY" < /dev/null >&2 &`);
       L.push("  RLPIPE_NODE_SANDBOXES_PID=$!");
       L.push('  until [ -s "$RLPIPE_NODE_SANDBOXES_READY" ]; do');
       L.push('    if ! kill -0 "$RLPIPE_NODE_SANDBOXES_PID" 2>/dev/null; then');
@@ -311,7 +316,7 @@ export function renderLaunchScript(ctx: RenderContext, inputs: LaunchInputs): st
         // (sleep holds none of launch.sh's output: one left behind when the supervisor is stopped keeps no pipe open)
         L.push('    while kill -0 "$RLPIPE_SANDBOX_PID" 2>/dev/null; do sleep "${RLPIPE_SANDBOX_CHECK_S:-5}" < /dev/null > /dev/null 2>&1; done');
         L.push("    restarts=$((restarts + 1))");
-        L.push(`    if [ "$restarts" -gt "$max" ]; then rlpipe_log "error: the sandbox exited again after $max restarts; not restarting it (see ${escapeDq(sb.start.log)})"; return 1; fi`);
+        L.push(`    if [ "$restarts" -gt "$max" ]; then rlpipe_sandbox_gone "the sandbox exited again after $max restarts (see its log ${escapeDq(sb.start.log)})"; return 1; fi`);
         L.push(`    rlpipe_log "the sandbox (pid $RLPIPE_SANDBOX_PID) exited during the run; restarting it ($restarts of $max)"`);
         L.push("    rlpipe_claim_sandbox_port");
         L.push("    rlpipe_start_sandbox");
@@ -421,6 +426,34 @@ rlpipe_cleanup() {
   return $rc
 }
 trap rlpipe_cleanup EXIT
+rlpipe_kill_tree() {
+  local c
+  for c in $(ps -o pid= --ppid "$1" 2>/dev/null); do rlpipe_kill_tree "$c"; done
+  kill -TERM "$1" 2>/dev/null || true
+}
+rlpipe_stop_stage() {
+  if [ -n "$RLPIPE_STAGE_PID" ]; then rlpipe_kill_tree "$RLPIPE_STAGE_PID"; wait "$RLPIPE_STAGE_PID" 2>/dev/null || true; RLPIPE_STAGE_PID=; fi
+}
+# Called by a supervisor that gives a sandbox up: the reason to the file, a signal to the job.
+rlpipe_sandbox_gone() {
+  printf '%s\n' "$1" > "$RLPIPE_SANDBOX_LOST"
+  rlpipe_log "error: $1"
+  kill -USR1 "$RLPIPE_LAUNCH_PID" 2>/dev/null || true
+}
+rlpipe_sandbox_lost() {
+  local why="a sandbox is gone for good"
+  [ -s "$RLPIPE_SANDBOX_LOST" ] && why=$(cat "$RLPIPE_SANDBOX_LOST")
+  rlpipe_stop_stage
+  rlpipe_die 3 "$why: the job stops, since every tool call and reward there would fail (a node without its sandbox never goes on silently); restart the run to resume from its last checkpoint"
+}
+rlpipe_on_signal() {
+  rlpipe_log "$1: stopping the stage, the sandboxes and the sidecars"
+  rlpipe_stop_stage
+  exit "$2"
+}
+trap rlpipe_sandbox_lost USR1
+trap 'rlpipe_on_signal SIGTERM 143' TERM
+trap 'rlpipe_on_signal SIGINT 130' INT
 rlpipe_apply_patch() {
   local dir="$1" file="$2" mode="$3"
   case "$file" in /*) ;; *) file="$RLPIPE_WORKDIR/$file" ;; esac
@@ -486,8 +519,13 @@ rlpipe_run_stage() {
   mkdir -p "$(dirname "$marker")" && touch "@{marker%.done}.started"
   rlpipe_log "stage $id: starting"
   set +e
-  if [ -n "$log" ]; then mkdir -p "$(dirname "$log")"; ( "$fn" ) 2>&1 | tee -a "$log"; rc=@{PIPESTATUS[0]}
-  else ( "$fn" ); rc=$?; fi
+  # In the background, waited for: a signal (a sandbox gone for good, a SIGTERM to the job) interrupts the wait at
+  # once, where a foreground stage would hold it until the stage ended.
+  if [ -n "$log" ]; then mkdir -p "$(dirname "$log")"; ( ( "$fn" ) 2>&1 | tee -a "$log"; exit "@{PIPESTATUS[0]}" ) &
+  else ( "$fn" ) & fi
+  RLPIPE_STAGE_PID=$!
+  wait "$RLPIPE_STAGE_PID"; rc=$?
+  RLPIPE_STAGE_PID=
   set -e
   if [ "$rc" -ne 0 ]; then rlpipe_die "$rc" "stage $id failed with exit code $rc"; fi
   mkdir -p "$(dirname "$marker")" && touch "$marker"

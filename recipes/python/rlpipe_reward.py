@@ -99,14 +99,15 @@ def _log_overload(code, wait, waited, budget):
 
 
 def score_samples(samples, url=None, timeout_s=300.0, retries=4, backoff_s=1.0, config=None, token_env=None, run=None,
-                  max_wait_s=60.0, overload_wait_s=600.0):
+                  max_wait_s=60.0, overload_wait_s=600.0, restart_wait_s=60.0):
     """Score a list of {data_source, solution_str, ground_truth, extra_info}; returns one result dict each.
 
     Samples whose sandbox run failed are retried (only those) with jittered exponential backoff; if any
     still fails after `retries` retries, RewardServiceError is raised. A retryable HTTP answer with Retry-After
     is waited out for that long plus jitter instead (each wait at most max_wait_s). Overload (429/503 with
     Retry-After) does not count against `retries`: it is retried for up to overload_wait_s seconds in all
-    (answers and waits), then RewardServiceError says the server stayed overloaded.
+    (answers and waits), then RewardServiceError says the server stayed overloaded. A refused connection (the
+    sandbox is down while its supervisor restarts it) is retried for up to restart_wait_s seconds, not counted.
     """
     url = url or os.environ.get("RLPIPE_REWARD_URL") or DEFAULT_URL
     shown_url = _redact(url)
@@ -121,6 +122,8 @@ def score_samples(samples, url=None, timeout_s=300.0, retries=4, backoff_s=1.0, 
     failures = 0  # attempts that count against `retries` (everything but overload)
     overloaded_s = 0.0  # time spent on overload answers and their waits
     overload_codes = []
+    unreachable_since = None  # when the server first refused the connection (down, being restarted)
+    restart_wait_s = float(restart_wait_s)
     while True:
         attempts += 1
         retry_after = None
@@ -152,7 +155,18 @@ def score_samples(samples, url=None, timeout_s=300.0, retries=4, backoff_s=1.0, 
                 continue
         except (urllib.error.URLError, TimeoutError, ConnectionError, OSError) as e:
             last_error = "cannot reach %s: %s" % (shown_url, getattr(e, "reason", e))
+            reason = getattr(e, "reason", e)
+            if isinstance(reason, ConnectionRefusedError) or isinstance(e, ConnectionRefusedError):
+                # Nothing listens: the sandbox is down and its supervisor restarts it within seconds. Waited out
+                # for up to restart_wait_s, not counted against `retries` (a restart must not fail a batch).
+                if unreachable_since is None:
+                    unreachable_since = time.monotonic()
+                if time.monotonic() - unreachable_since < restart_wait_s:
+                    time.sleep(random.uniform(0.25, 0.75))
+                    continue
+                raise RewardServiceError("%s for %.0f s (its supervisor did not bring it back)" % (last_error, time.monotonic() - unreachable_since)) from None
         else:
+            unreachable_since = None
             still = []
             for k, i in enumerate(todo):
                 r = body["results"][k]
@@ -186,25 +200,25 @@ def _result(r, return_dict):
 
 def compute_score(data_source, solution_str, ground_truth, extra_info=None, url=None, timeout_s=300.0, retries=4,
                   backoff_s=1.0, return_dict=True, language=None, run_timeout_s=None, token_env=None, run=None,
-                  max_wait_s=60.0, overload_wait_s=600.0, **kwargs):
+                  max_wait_s=60.0, overload_wait_s=600.0, restart_wait_s=60.0, **kwargs):
     """verl's custom reward signature (accepts the extra keywords the agent loop passes)."""
     sample = {"data_source": data_source, "solution_str": solution_str, "ground_truth": ground_truth,
               "extra_info": _jsonable(extra_info)}
     config = {k: v for k, v in (("language", language), ("run_timeout_s", run_timeout_s)) if v is not None}
     (r,) = score_samples([sample], url=url, timeout_s=timeout_s, retries=retries, backoff_s=backoff_s, config=config, token_env=token_env, run=run,
-                         max_wait_s=max_wait_s, overload_wait_s=overload_wait_s)
+                         max_wait_s=max_wait_s, overload_wait_s=overload_wait_s, restart_wait_s=restart_wait_s)
     return _result(r, return_dict)
 
 
 def compute_score_batch(data_sources, solution_strs, ground_truths, extra_infos, url=None, timeout_s=600.0, retries=4,
                         backoff_s=1.0, return_dict=True, language=None, run_timeout_s=None, token_env=None, run=None,
-                        max_wait_s=60.0, overload_wait_s=600.0, **kwargs):
+                        max_wait_s=60.0, overload_wait_s=600.0, restart_wait_s=60.0, **kwargs):
     """For reward_model.reward_manager=batch: one request for the whole batch."""
     samples = [{"data_source": d, "solution_str": s, "ground_truth": g, "extra_info": _jsonable(e)}
                for d, s, g, e in zip(data_sources, solution_strs, ground_truths, extra_infos)]
     config = {k: v for k, v in (("language", language), ("run_timeout_s", run_timeout_s)) if v is not None}
     return [_result(r, return_dict) for r in score_samples(samples, url=url, timeout_s=timeout_s, retries=retries, backoff_s=backoff_s, config=config, token_env=token_env, run=run,
-                                                           max_wait_s=max_wait_s, overload_wait_s=overload_wait_s)]
+                                                           max_wait_s=max_wait_s, overload_wait_s=overload_wait_s, restart_wait_s=restart_wait_s)]
 
 
 def _jsonable(v):

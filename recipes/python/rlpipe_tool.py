@@ -14,6 +14,9 @@ The bundle directory must be on the workers' sys.path (launch.sh exports PYTHONP
 
 What the model sees, as verl's SandboxFusionTool and the seeds' tools give it: the program's stdout and stderr when
 it ran (whatever its exit code); the compiler's output when it did not build; "no stdout here" when nothing came out.
+A program (or a compilation) killed at its time limit says so after whatever it printed: "[the program timed out: it
+was killed at its time limit of 30 s; any output above is what it printed before]" (verl's stock tool gives no
+output at all then), so a partial output never reads as the program's whole answer.
 verl truncates it (multi_turn.max_tool_response_length). A sandbox that cannot run the code (unreachable, overloaded
 past the wait budget, an error of its own) is told to the model as such — "the code sandbox failed ... not an error
 of your code" — never as the program's output, and counted: metrics {"rlpipe_infra_error": 1} and
@@ -21,7 +24,8 @@ RlpipeCodeTool.infra_errors.
 
 Each call: at most `max_concurrency` in flight per process; the run and compile timeouts and X-Rlpipe-Deadline-S
 (the server ends the work when the call gives up); 429/503 with Retry-After waited out (plus jitter) for up to
-`overload_wait_s` seconds; connection failures and 5xx retried `retries` times with jittered backoff; the run named
+`overload_wait_s` seconds; a refused connection (the sandbox is down: its supervisor restarts it) waited out for up
+to `restart_wait_s` (60) seconds; other connection failures and 5xx retried `retries` times with jittered backoff; the run named
 in X-Rlpipe-Run ($RLPIPE_RUN); a token from $RLPIPE_SANDBOX_TOKEN (or config token_env) as a Bearer header.
 With `retool_code: true` the code is first reshaped as recipe/retool's tool does (retool_code below): rlpipe renders
 that where the recipe's verl no longer carries recipe/retool.
@@ -56,19 +60,29 @@ class SandboxUnavailable(RuntimeError):
     """The sandbox could not run the code (not the program's fault)."""
 
 
-def observation(reply):
+def killed_note(what, timeout_s):
+    """Appended when the sandbox ended the program at its time limit, so partial output never reads as a whole run."""
+    limit = "" if timeout_s is None else " of %g s" % timeout_s
+    return "[%s timed out: it was killed at its time limit%s; any output above is what it printed before]" % (what, limit)
+
+
+def observation(reply, timeout_s=None):
     """The text the model gets for a /run_code reply (a dict)."""
     run = reply.get("run_result") or {}
-    out = (run.get("stdout") or "") + (run.get("stderr") or "")
-    if out:
-        return out
     build = reply.get("compile_result") or {}
-    if build.get("return_code") not in (None, 0) or build.get("status") not in (None, "Finished"):
-        built = (build.get("stdout") or "") + (build.get("stderr") or "")
-        if built:
-            return built
     if reply.get("status") == "SandboxError":
         raise SandboxUnavailable(reply.get("message") or "the sandbox reported an error of its own")
+    out = (run.get("stdout") or "") + (run.get("stderr") or "")
+    if run.get("status") == "TimeLimitExceeded":
+        return (out if out.endswith("\n") or not out else out + "\n") + killed_note("the program", timeout_s)
+    if out:
+        return out
+    if build.get("return_code") not in (None, 0) or build.get("status") not in (None, "Finished"):
+        built = (build.get("stdout") or "") + (build.get("stderr") or "")
+        if build.get("status") == "TimeLimitExceeded":
+            return (built if built.endswith("\n") or not built else built + "\n") + killed_note("the compilation", timeout_s)
+        if built:
+            return built
     return NO_OUTPUT
 
 
@@ -104,6 +118,8 @@ class RlpipeCodeTool(BaseTool):
         self.backoff_s = float(config.get("backoff_s", 1.0))
         self.max_wait_s = float(config.get("max_wait_s", 30.0))
         self.overload_wait_s = float(config.get("overload_wait_s", 300.0))
+        # Longer than a supervised restart (detection every RLPIPE_SANDBOX_CHECK_S=5 s, start, health check).
+        self.restart_wait_s = float(config.get("restart_wait_s", 60.0))
         self.token_env = config.get("token_env") or _http.TOKEN_ENV
         self.max_concurrency = max(1, int(config.get("max_concurrency", 32)))
         self.retool_code = bool(config.get("retool_code", False))
@@ -136,7 +152,7 @@ class RlpipeCodeTool(BaseTool):
             started = time.monotonic()
             try:
                 reply = await self._run(code, language, timeout_s)
-                text = observation(reply)
+                text = observation(reply, timeout_s)
             except SandboxUnavailable as e:
                 RlpipeCodeTool.infra_errors += 1
                 metrics["rlpipe_infra_error"] = 1
@@ -159,7 +175,7 @@ class RlpipeCodeTool(BaseTool):
         token = os.environ.get(self.token_env) or None
         run = os.environ.get(_http.RUN_ENV) or None
         shown = _http._redact(self.url)
-        failures, overloaded_s, last = 0, 0.0, None
+        failures, overloaded_s, last, unreachable_since = 0, 0.0, None, None
         while True:
             retry_after = None
             started = time.monotonic()
@@ -182,6 +198,16 @@ class RlpipeCodeTool(BaseTool):
                     continue
             except (urllib.error.URLError, TimeoutError, ConnectionError, OSError, ValueError) as e:
                 last = "cannot reach %s: %s" % (shown, getattr(e, "reason", e))
+                if _refused(e):
+                    # Nothing listens: the sandbox is down, and its supervisor brings it back within seconds (a
+                    # restart is 1.5-3.5 s, plus noticing it). Waited out for up to restart_wait_s, not counted as
+                    # a failure: an outage that short must not reach the model as "the sandbox failed".
+                    if unreachable_since is None:
+                        unreachable_since = time.monotonic()
+                    if time.monotonic() - unreachable_since < self.restart_wait_s:
+                        await asyncio.sleep(random.uniform(0.25, 0.75))
+                        continue
+                    raise SandboxUnavailable("%s for %.0f s (its supervisor did not bring it back)" % (last, time.monotonic() - unreachable_since)) from None
             failures += 1
             if failures > self.retries:
                 raise SandboxUnavailable("%s (after %d attempts)" % (last, failures))
@@ -189,6 +215,12 @@ class RlpipeCodeTool(BaseTool):
                 await asyncio.sleep(_http._retry_after_wait(retry_after, self.max_wait_s))
             else:
                 await asyncio.sleep(random.uniform(0, self.backoff_s * (2 ** (failures - 1))))
+
+
+def _refused(e):
+    """Whether a request failed because nothing listened (connection refused), not because it was lost on the way."""
+    reason = getattr(e, "reason", e)
+    return isinstance(reason, ConnectionRefusedError) or isinstance(e, ConnectionRefusedError)
 
 
 def register_function_tool(name, config, schema):

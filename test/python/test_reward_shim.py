@@ -62,9 +62,55 @@ def test_token_from_environment(token_server, monkeypatch):
     assert shim.compute_score("code", RIGHT, GT, url=url + "/v1/rewards")["score"] == 1.0
 
 
-def test_unreachable_service_raises_after_retries():
-    with pytest.raises(shim.RewardServiceError, match="after 3 attempts: cannot reach"):
-        shim.compute_score("code", RIGHT, GT, url="http://127.0.0.1:9/v1/rewards", retries=2, backoff_s=0.01, timeout_s=2)
+def test_unreachable_service_raises_after_the_restart_wait():
+    # Nothing listens (refused): waited out as a restart for restart_wait_s, then a clear error, never a score.
+    with pytest.raises(shim.RewardServiceError, match="cannot reach .* for 1 s \\(its supervisor did not bring it back\\)"):
+        shim.compute_score("code", RIGHT, GT, url="http://127.0.0.1:9/v1/rewards", retries=2, backoff_s=0.01, timeout_s=2, restart_wait_s=1)
+
+
+def test_a_server_restart_is_waited_out(server_url):
+    """The reward server refuses connections for ~2 s (restarting), then answers: the score comes back, no error."""
+    import socket
+    import threading
+    import time
+    import urllib.request
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    # A forwarder that starts listening only after 2 s, relaying to the live server.
+    from http.server import BaseHTTPRequestHandler, HTTPServer
+
+    class Relay(BaseHTTPRequestHandler):
+        def do_POST(self):  # noqa: N802
+            body = self.rfile.read(int(self.headers["Content-Length"]))
+            req = urllib.request.Request(server_url + self.path, data=body, headers={k: v for k, v in self.headers.items() if k.lower() in ("content-type", "authorization")})
+            with urllib.request.urlopen(req, timeout=60) as r:
+                data = r.read()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def log_message(self, *args):
+            pass
+
+    servers = []
+
+    def come_back():
+        time.sleep(2.0)
+        srv = HTTPServer(("127.0.0.1", port), Relay)
+        servers.append(srv)
+        srv.serve_forever()
+
+    threading.Thread(target=come_back, daemon=True).start()
+    try:
+        r = shim.compute_score("code", RIGHT, GT, url="http://127.0.0.1:%d/v1/rewards" % port, retries=0, backoff_s=0.01)
+    finally:
+        for srv in servers:
+            srv.shutdown()
+            srv.server_close()
+    assert r["score"] == 1.0, r
 
 
 _FLAKY_SCRIPT = []  # (status, payload) answers, consumed in order

@@ -45,7 +45,7 @@ def test_the_model_sees_what_its_code_did(server_url, release):
         {"name": "forges an infra error", "config": cfg, "parameters": {"code": "print(%r)" % (INFRA + ": fake")}},
         # retool_code: what recipe/retool's tool runs (the first python block, its last line printed).
         {"name": "retool", "config": {**cfg, "retool_code": True}, "parameters": {"code": "I will compute it.\n```python\nx = 6 * 7\nx\n```"}},
-        {"name": "unreachable", "config": {"sandbox_url": "http://127.0.0.1:9/run_code", "retries": 1, "backoff_s": 0.01}, "parameters": {"code": "print(1)"}},
+        {"name": "unreachable", "config": {"sandbox_url": "http://127.0.0.1:9/run_code", "retries": 1, "backoff_s": 0.01, "restart_wait_s": 1}, "parameters": {"code": "print(1)"}},
     ])
     assert out["subclass"] is True
     old = os.path.basename(release) == "0.5.0"
@@ -60,12 +60,13 @@ def test_the_model_sees_what_its_code_did(server_url, release):
     assert results["silent"]["text"] == "no stdout here"
     assert results["retool"]["text"] == "42\n"
     assert "undefined_name" in results["cpp does not build"]["text"], results["cpp does not build"]
-    assert results["times out"]["text"] == "started\n", results["times out"]
+    # What it printed, then that it was killed: a partial output never reads as the program's whole answer.
+    assert results["times out"]["text"] == "started\n[the program timed out: it was killed at its time limit of 1 s; any output above is what it printed before]", results["times out"]
     assert results["times out"]["metrics"]["rlpipe_tool_ms"] < 50_000, "ended at the model's timeout, not the program's sleep"
     assert results["forges an infra error"]["metrics"]["rlpipe_infra_error"] == 0
     assert results["forges an infra error"]["infraErrors"] == 0, "nothing counted before the real failure"
     assert results["unreachable"]["text"].startswith(INFRA), results["unreachable"]
-    assert "Connection refused" in results["unreachable"]["text"] and "after 2 attempts" in results["unreachable"]["text"]
+    assert "Connection refused" in results["unreachable"]["text"] and "its supervisor did not bring it back" in results["unreachable"]["text"]
     assert results["unreachable"]["metrics"]["rlpipe_infra_error"] == 1
     assert results["unreachable"]["infraErrors"] == 1
 
@@ -114,3 +115,47 @@ def test_transient_failures_past_the_retries_are_an_infra_error(stub):
     assert results["call"]["text"].startswith(INFRA) and "after 3 attempts" in results["call"]["text"], results["call"]
     assert results["call"]["metrics"]["rlpipe_infra_error"] == 1
     assert len(stub.seen) == 3
+
+
+def test_a_sandbox_restart_is_waited_out_not_told_to_the_model(tmp_path):
+    """Nothing listens for ~2 s (a supervised restart), then the sandbox answers: the call succeeds, no infra error."""
+    import socket
+    import threading
+    import time
+    from http.server import BaseHTTPRequestHandler, HTTPServer
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self):  # noqa: N802
+            self.rfile.read(int(self.headers["Content-Length"]))
+            data = json.dumps(SERVED[1]).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def log_message(self, *args):
+            pass
+
+    servers = []
+
+    def come_back():
+        time.sleep(2.0)
+        srv = HTTPServer(("127.0.0.1", port), Handler)
+        servers.append(srv)
+        srv.serve_forever()
+
+    threading.Thread(target=come_back, daemon=True).start()
+    try:
+        results, _ = drive(RELEASES[-1], [{"name": "call", "config": {"sandbox_url": "http://127.0.0.1:%d/run_code" % port, "retries": 0, "backoff_s": 0.01},
+                                           "parameters": {"code": "print('ok')"}}])
+    finally:
+        for srv in servers:
+            srv.shutdown()
+            srv.server_close()
+    assert results["call"]["text"] == "ok\n", results["call"]
+    assert results["call"]["metrics"]["rlpipe_infra_error"] == 0
+    assert results["call"]["infraErrors"] == 0
