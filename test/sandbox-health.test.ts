@@ -117,6 +117,38 @@ print(json.dumps([h.delta({"requests": 40.0, "le:0.5": 40.0}, {"requests": 3.0, 
   });
 });
 
+describe("a step whose sandbox calls mostly failed stops the run loudly (issue 34: infra failures are not training signal)", () => {
+  it("judges each step's failure share against the limit (only steps with enough calls), and stops the run as a lost sandbox does", async () => {
+    const { spawn } = await import("node:child_process");
+    const dir = mkdtempSync(join(tmpdir(), "rlpipe-health-limit-"));
+    // A stand-in for launch.sh: waits for SIGUSR1 and says what the reason file holds.
+    const launch = spawn("bash", ["-c", `trap 'cat "$RLPIPE_SANDBOX_LOST"; exit 3' USR1; echo ready; while :; do sleep 0.2; done`], { env: { ...process.env, RLPIPE_SANDBOX_LOST: join(dir, "lost") }, stdio: ["ignore", "pipe", "inherit"] });
+    try {
+      let out = "";
+      launch.stdout!.on("data", (d: Buffer) => { out += d.toString(); });
+      for (const until = Date.now() + 30_000; !out.includes("ready") && Date.now() < until;) await new Promise((res) => setTimeout(res, 20));
+      const exited = new Promise<number | null>((res) => launch.on("exit", (c) => res(c)));
+      const row = (requests: number, infra: number, over: number, timeouts: number) => ({ step: 7, data: { "sandbox/requests": requests, "sandbox/infra_errors": infra, "sandbox/overloaded": over, "sandbox/timeouts": timeouts, "sandbox/failures": infra + over + timeouts } });
+      const r = spawnSync(PYTHON, ["-c", `import sys, json; sys.path.insert(0, ${JSON.stringify(join(ROOT, "recipes", "python"))}); import rlpipe_health as h
+rows = json.loads(sys.argv[1])
+print(json.dumps([h.over_limit(r, 0.2, 20) for r in rows] + [h.over_limit(rows[1], None, 20)]))
+h.stop_the_run(h.over_limit(rows[1], 0.2, 20))`, JSON.stringify([row(100, 5, 5, 5), row(100, 10, 6, 9), row(10, 5, 5, 0)])],
+        { encoding: "utf8", env: { ...process.env, RLPIPE_SANDBOX_LOST: join(dir, "lost"), RLPIPE_LAUNCH_PID: String(launch.pid) } });
+      assert.equal(r.status, 0, r.stderr);
+      const verdicts = JSON.parse(r.stdout.trim().split("\n")[0]!) as (string | null)[];
+      assert.equal(verdicts[0], null, "15% is under the 20% limit");
+      assert.equal(verdicts[1], "step 7: 25 of 100 sandbox calls failed (10 infra errors, 6 refused as overloaded, 9 timed out): 25% is over the run's limit of 20% (RLPIPE_MAX_SANDBOX_FAILURE_RATE)");
+      assert.equal(verdicts[2], null, "a step with fewer calls than the minimum is not judged");
+      assert.equal(verdicts[3], null, "no limit (1 turns it off)");
+      assert.equal(await exited, 3, "launch.sh was told and stopped");
+      assert.match(out, /step 7: 25 of 100 sandbox calls failed/);
+    } finally {
+      launch.kill("SIGKILL");
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
 describe("plan: the health poller next to the sync sidecar", () => {
   it("starts one per verl stage with metrics when rlpipe serve is the job's sandbox, and syncs its file as a second stream", () => {
     const text = `

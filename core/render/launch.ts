@@ -123,8 +123,8 @@ export function renderLaunchScript(ctx: RenderContext, inputs: LaunchInputs): st
   L.push("RLPIPE_NODE_SANDBOXES_PID=");
   L.push("RLPIPE_STAGE_PID=");
   // The supervisors tell this process (SIGUSR1, the reason in this file) when a sandbox is gone for good.
-  L.push("RLPIPE_LAUNCH_PID=$$");
-  L.push('RLPIPE_SANDBOX_LOST="$RLPIPE_STATE_DIR/sandbox-lost"');
+  L.push("export RLPIPE_LAUNCH_PID=$$");
+  L.push('export RLPIPE_SANDBOX_LOST="$RLPIPE_STATE_DIR/sandbox-lost"');
   L.push("RLPIPE_SYNC_PIDS=()");
   L.push("RLPIPE_SYNC_FINAL=");
   L.push("");
@@ -255,7 +255,7 @@ export function renderLaunchScript(ctx: RenderContext, inputs: LaunchInputs): st
       L.push(`  rlpipe_log ${shellQuote(`starting the sandbox on every Ray node (one actor per node): ${sb.start.command}`)}`);
       L.push('  rm -f "$RLPIPE_NODE_SANDBOXES_READY"');
       L.push('  rm -f "$RLPIPE_SANDBOX_LOST"');
-      L.push(`  RLPIPE_LAUNCH_PID="$RLPIPE_LAUNCH_PID" RLPIPE_SANDBOX_LOST="$RLPIPE_SANDBOX_LOST" python3 ${NODE_SANDBOX_HELPER} ${NODE_SANDBOX_SPEC} "$RLPIPE_NODE_SANDBOXES_READY" < /dev/null >&2 &`);
+      L.push(`  python3 ${NODE_SANDBOX_HELPER} ${NODE_SANDBOX_SPEC} "$RLPIPE_NODE_SANDBOXES_READY" < /dev/null >&2 &`);
       L.push("  RLPIPE_NODE_SANDBOXES_PID=$!");
       L.push('  until [ -s "$RLPIPE_NODE_SANDBOXES_READY" ]; do');
       L.push('    if ! kill -0 "$RLPIPE_NODE_SANDBOXES_PID" 2>/dev/null; then');

@@ -12,6 +12,11 @@ with what the sandboxes did since step N-1 was logged (summed over nodes; a rest
                          "sandbox/timeouts": ..., "sandbox/failures": ..., "sandbox/latency_p50_ms": ...,
                          "sandbox/latency_p99_ms": ..., "sandbox/unreachable_polls": ...}}
 
+A step whose failures (infra errors, overload refusals, timeouts) exceed --max-failure-rate of its calls (default
+$RLPIPE_MAX_SANDBOX_FAILURE_RATE, else 20%; steps with fewer than --min-requests calls are not judged) stops the run
+loudly, as a lost sandbox does: the reason in $RLPIPE_SANDBOX_LOST and SIGUSR1 to launch.sh ($RLPIPE_LAUNCH_PID), which
+exits 3 — failures that many would otherwise be trained on as the model's results.
+
 The sync sidecar uploads HEALTH_FILE as a second metrics stream, so `rlpipe metrics` plots it with the training
 curves and a user sees the steps where rewards were starved. requests count the calls to routes that run programs,
 refused ones included; overloaded are the refusals at admission (429, or the server's --overload-status); timeouts are 504 answers plus requests whose deadline passed; latency percentiles
@@ -212,6 +217,39 @@ class Health:
         return row
 
 
+def over_limit(row, max_rate, min_requests):
+    """Why a step's sandbox failures stop the run (infra errors, overload and timeouts are not the model's answers, and
+    past this share they would make up the step's rewards and tool results), or None."""
+    d = row["data"]
+    requests, failures = d["sandbox/requests"], d["sandbox/failures"]
+    if max_rate is None or requests < min_requests or requests <= 0:
+        return None
+    rate = failures / requests
+    if rate <= max_rate:
+        return None
+    return ("step %d: %d of %d sandbox calls failed (%d infra errors, %d refused as overloaded, %d timed out): %.0f%% is over "
+            "the run's limit of %.0f%% (RLPIPE_MAX_SANDBOX_FAILURE_RATE)" % (row["step"], failures, requests, d["sandbox/infra_errors"],
+                                                                          d["sandbox/overloaded"], d["sandbox/timeouts"], rate * 100, max_rate * 100))
+
+
+def stop_the_run(why):
+    """The same way a lost sandbox stops it: the reason in $RLPIPE_SANDBOX_LOST, SIGUSR1 to launch.sh."""
+    import signal
+    log("error: " + why)
+    path = os.environ.get("RLPIPE_SANDBOX_LOST")
+    if path:
+        tmp = "%s.tmp.%d" % (path, os.getpid())
+        with open(tmp, "w", encoding="utf-8") as f:
+            f.write(why + "\n")
+        os.replace(tmp, path)
+    pid = os.environ.get("RLPIPE_LAUNCH_PID", "")
+    if pid.isdigit():
+        try:
+            os.kill(int(pid), signal.SIGUSR1)
+        except ProcessLookupError:
+            pass
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--metrics", required=True, help="verl's file logger output")
@@ -220,7 +258,12 @@ def main(argv=None):
     ap.add_argument("--ray-nodes", help="the node sandboxes' ready file (rlpipe_node_sandbox.py)")
     ap.add_argument("--token-env", help="the variable holding the sandbox's token")
     ap.add_argument("--interval-s", type=float, default=5.0)
+    ap.add_argument("--max-failure-rate", type=float, default=None,
+                    help="stop the run when a step's sandbox failures exceed this share of its calls (default $RLPIPE_MAX_SANDBOX_FAILURE_RATE, else 0.2; 1 turns it off)")
+    ap.add_argument("--min-requests", type=int, default=20, help="only steps with at least this many sandbox calls are judged")
     args = ap.parse_args(argv)
+    max_rate = args.max_failure_rate if args.max_failure_rate is not None else float(os.environ.get("RLPIPE_MAX_SANDBOX_FAILURE_RATE") or 0.2)
+    max_rate = None if max_rate >= 1 else max_rate
     if bool(args.url) == bool(args.ray_nodes):
         log("give --url (one or more) or --ray-nodes")
         return 2
@@ -233,10 +276,14 @@ def main(argv=None):
     signal.signal(signal.SIGTERM, lambda *_: stopping.append(1))
     while True:
         final = bool(stopping)
+        row = None
         try:
-            health.poll()
-        except Exception as e:  # never take the job down: health is for the user, not the run
+            row = health.poll()
+        except Exception as e:  # a poll that fails never takes the job down: health is for the user, not the run
             log("poll failed: %s" % e)
+        why = None if row is None else over_limit(row, max_rate, args.min_requests)
+        if why is not None and not final:
+            stop_the_run(why)
         if final:
             return 0  # stopped: one last poll (the step verl logged last) has been written
         deadline = time.monotonic() + args.interval_s
