@@ -166,6 +166,8 @@ exec ${JSON.stringify(PYTHON)} "$@"
     assert.equal(result.restarted.restarts, 1);
     assert.match(r.stderr, new RegExp(`the sandbox on node ${ips[1]!.replace(/\./g, "\\.")} \\(pid \\d+\\) exited with code -?\\d+ during the run; restarting it \\(1 of 5\\)`));
     assert.match(r.stderr, /sandbox healthy on every Ray node/);
+    // The job's end stops every node's sandbox cleanly: the one restart is the kill above, none at the end.
+    assert.equal([...r.stderr.matchAll(/restarting it/g)].length, 1, r.stderr);
     assert.doesNotMatch(`${r.stdout}${r.stderr}`, new RegExp(TOKEN));
     // Sandbox health per step, summed over both nodes (the restarted one counted from its new start), beside verl's
     // metrics in the store, where rlpipe metrics reads both.
@@ -176,6 +178,26 @@ exec ${JSON.stringify(PYTHON)} "$@"
     const latest = JSON.parse(m.stdout).latest as { label: string; step: number; value: number }[];
     assert.deepEqual(latest.filter((l) => l.label.startsWith("sandbox requests") || l.label.startsWith("reward")).map((l) => [l.label, l.step, l.value]),
       [["reward (score mean)", 2, 0.5], ["sandbox requests per step", 2, 2]]);
+    await noSandboxLeft();
+  });
+
+  it("a node whose sandbox is out of restarts stops the job: exit 3 naming the node and the sandbox's log; nothing left", async () => {
+    const work = join(root, "work-lost");
+    const logs = join(root, "logs-lost");
+    for (const d of [work, logs]) mkdirSync(d, { recursive: true });
+    const p = plan(parseRecipe(recipeText(work), "two-node.yaml"), { provider: "ray", assets: bundledAssets() });
+    const bundle = join(root, "bundle-lost");
+    writeBundle(bundle, p.files);
+    const argv = cluster.inNode(0, ["bash", join(bundle, "launch.sh")]);
+    // The stand-in stage kills the second node's sandbox and waits for a restart that, with none allowed, never comes.
+    const r = spawnSync(argv[0]!, argv.slice(1), {
+      encoding: "utf8", timeout: 600_000,
+      env: { PATH: `${join(root, "stubs")}:${join(ROOT, ".venv-test", "bin")}:/usr/bin:/bin`, HOME: root, STUB_LOG: logs, RAY_ADDRESS: cluster.address, RLPIPE_RUN: "lost-run", MY_SANDBOX_TOKEN: TOKEN, VERL_TREE: join(ROOT, ".venv-test", "verl", "0.9.1"), TEST_PYTHON_DIR: join(ROOT, "test", "python"), RLPIPE_SANDBOX_CHECK_S: "1", RLPIPE_SANDBOX_RESTARTS: "0" },
+    });
+    assert.equal(r.status, 3, `${r.stdout}\n${r.stderr}`);
+    const ip = cluster.nodes[1]!.ip.replace(/\./g, "\\.");
+    assert.match(r.stderr, new RegExp(`node ${ip}: the sandbox is gone for good \\(node ${ip}: the sandbox exited again after 0 restarts; not restarting it \\(see [^)]*node-${ip}\\.log\\); its log: [^)]*node-${ip}\\.log\\): the job stops`));
+    assert.doesNotMatch(r.stderr, /stage rl: complete/);
     await noSandboxLeft();
   });
 

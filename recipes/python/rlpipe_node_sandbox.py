@@ -12,7 +12,9 @@ actor starts the sandbox (SPEC's bash script, in $RLPIPE_WORKDIR, logging to <lo
 answers its health check on the node's own loopback — with a fresh nonce when the sandbox is rlpipe serve, so a
 foreign process on the port never passes — and restarts it (at most $RLPIPE_SANDBOX_RESTARTS times, a line in the
 job log each time) when it exits. READY.json is written once every node's sandbox is healthy; the process exits 3
-(after printing what failed, on which node) when one cannot be started. SIGTERM stops every sandbox and exits 0.
+(after printing what failed, on which node) when one cannot be started, and when one is out of restarts later (then
+it also writes the reason to $RLPIPE_SANDBOX_LOST and sends SIGUSR1 to launch.sh, $RLPIPE_LAUNCH_PID, which stops the
+job). SIGTERM stops every sandbox, with no restart, and exits 0.
 
 Only the variables SPEC names are forwarded from the driver; secrets never travel through Ray (actor arguments are
 stored in the cluster): the sandbox on each node reads them from that node's environment, as every Ray worker does.
@@ -142,7 +144,8 @@ class NodeSandbox:
             return
         finally:
             self.first.set()
-        limit = int(os.environ.get("RLPIPE_SANDBOX_RESTARTS", self.spec.get("restarts", 5)))
+        # The job's setting (forwarded from the driver), else the node's, else the spec's.
+        limit = int(self.env.get("RLPIPE_SANDBOX_RESTARTS") or os.environ.get("RLPIPE_SANDBOX_RESTARTS") or self.spec.get("restarts", 5))
         while not self.stopping.is_set():
             self.proc.wait()
             self.healthy = False
@@ -245,12 +248,16 @@ def main(argv):
         spec = json.load(f)
     ready_path = argv[2]
     stopping = threading.Event()
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        signal.signal(sig, lambda *_: stopping.set())
     workdir = os.environ.get("RLPIPE_WORKDIR") or os.getcwd()
     env = forwarded_env(spec)
+    if os.environ.get("RLPIPE_SANDBOX_RESTARTS"):
+        env["RLPIPE_SANDBOX_RESTARTS"] = os.environ["RLPIPE_SANDBOX_RESTARTS"]  # the job's restart budget, on every node
     ray.init(address=os.environ.get("RAY_ADDRESS") or "auto", logging_level="ERROR", log_to_driver=True,
              namespace=spec.get("namespace", "rlpipe"))
+    # After ray.init, which installs a SIGTERM handler of its own (it exits at once, and the sandboxes died with a
+    # SIGKILL and a "restarting" line): a stop is a clean stop of every node's sandbox, no restart, then exit 0.
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, lambda *_: stopping.set())
     actors = {}
 
     def place(nodes):
@@ -296,14 +303,38 @@ def main(argv):
                 log(f"error: {f}")
         for node_id, (a, ip) in list(actors.items()):
             try:
-                ray.get(a.status.remote(), timeout=30)
+                st = ray.get(a.status.remote(), timeout=30)
             except Exception:
                 if node_id not in reported:
                     reported.add(node_id)
                     log(f"the sandbox actor on node {ip} is gone (the node left the cluster?)")
                 actors.pop(node_id)
+                continue
+            if st.get("failure") and not stopping.is_set():
+                # Out of restarts: that node's tool calls and rewards would fail from now on. The job stops, saying
+                # which node and where its sandbox's log is, rather than training on failures.
+                lost(f"node {st['nodeIp']}: the sandbox is gone for good ({st['failure']}; its log: {st['log']})")
+                shutdown(actors)
+                return EXIT_SANDBOX
     shutdown(actors)
     return 0
+
+
+def lost(why):
+    """Tells launch.sh (RLPIPE_LAUNCH_PID, SIGUSR1) that a node's sandbox is gone for good, the reason in RLPIPE_SANDBOX_LOST."""
+    log(f"error: {why}")
+    path = os.environ.get("RLPIPE_SANDBOX_LOST")
+    if path:
+        tmp = f"{path}.tmp.{os.getpid()}"
+        with open(tmp, "w", encoding="utf-8") as f:
+            f.write(why + "\n")
+        os.replace(tmp, path)
+    pid = os.environ.get("RLPIPE_LAUNCH_PID")
+    if pid and pid.isdigit():
+        try:
+            os.kill(int(pid), signal.SIGUSR1)
+        except ProcessLookupError:
+            pass
 
 
 def shutdown(actors):
