@@ -153,6 +153,22 @@ describe("provider local: lifecycle", () => {
     assert.equal((await adapter.status(ref)).phase, "STOPPED");
   });
 
+  it("stop ends what left the group too (a sandbox in a session of its own), even when the grace runs out before launch.sh's clean-up", async () => {
+    // The job ignores SIGTERM (its clean-up never runs) and has started something in a new session, as launch.sh
+    // starts its sandbox: the group's SIGKILL cannot reach it.
+    const quick = new LocalAdapter({ cwd: dir, env: { PATH: process.env["PATH"] ?? "/usr/bin:/bin" }, stopGraceMs: 300 });
+    const plan = scriptPlan("escaper-00000004", "setsid sleep 301 < /dev/null > /dev/null 2>&1 & echo $! > escaped.pid; trap '' TERM; echo started; sleep 300 & wait");
+    const { ref } = await deploy(quick, plan);
+    await until(() => quick.logs(ref, undefined), (p) => p.text.includes("started"));
+    const escaped = Number((await until(async () => { try { return readFileSync(join(dir, ".rlpipe", "local", ref.name, "escaped.pid"), "utf8"); } catch { return ""; } }, (t) => t.trim() !== "")).trim());
+    assert.ok(existsSync(`/proc/${escaped}`), "the escaped process runs");
+    const sid = (pid: number) => { const st = readFileSync(`/proc/${pid}/stat`, "utf8"); return Number(st.slice(st.lastIndexOf(")") + 2).split(" ")[3]); };
+    assert.notEqual(sid(escaped), sid(Number(ref.id)), "it is in another session than the job");
+    await quick.stop(ref);
+    const alive = () => existsSync(`/proc/${escaped}/stat`) && !readFileSync(`/proc/${escaped}/stat`, "utf8").includes(") Z ");
+    assert.equal(alive(), false, "nothing of the run outlives stop");
+  });
+
   it("a failing launch.sh is FAILED with its exit code; logs page by byte cursor without gaps or repeats", async () => {
     const plan = scriptPlan("failer-00000002", "for i in 1 2 3; do echo \"line $i ✓\"; done; exit 3");
     const { ref, outcome } = await deploy(adapter, plan);

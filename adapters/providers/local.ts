@@ -49,6 +49,30 @@ async function liveGroupMembers(pgid: number): Promise<number[]> {
   return members;
 }
 
+/** The variable every process of a local run inherits (its run directory): how stop() finds what left the group. */
+const JOB_MARK = "RLPIPE_LOCAL_JOB";
+
+/**
+ * Live processes that carry `mark` in their environment, whatever their process group or session: the sandbox
+ * launch.sh starts in a session of its own (setsid) is one. A process that cleared its environment (a sandboxed
+ * program under bubblewrap --clearenv) dies with its parent (--die-with-parent), which does carry it.
+ */
+async function markedProcesses(mark: string): Promise<number[]> {
+  const needle = Buffer.from(`${JOB_MARK}=${mark}\0`);
+  const found: number[] = [];
+  for (const name of await readdir("/proc")) {
+    if (!/^\d+$/.test(name) || Number(name) === process.pid) continue;
+    try {
+      const env = await readFile(`/proc/${name}/environ`);
+      if (env.includes(needle)) {
+        const s = await readFile(`/proc/${name}/stat`, "utf8");
+        if (s.slice(s.lastIndexOf(")") + 2).split(" ")[0] !== "Z") found.push(Number(name));
+      }
+    } catch { /* exited while listed, or not ours */ }
+  }
+  return found;
+}
+
 async function readText(path: string): Promise<string | undefined> {
   try { return await readFile(path, "utf8"); } catch (e) { if ((e as NodeJS.ErrnoException).code === "ENOENT") return undefined; throw e; }
 }
@@ -124,7 +148,7 @@ export class LocalAdapter implements ProviderAdapter {
         cwd: dir,
         detached: true, // its own process group: stop() signals the whole job, and it outlives the CLI
         stdio: ["ignore", log, log],
-        env: { ...this.opts.env, RLPIPE_RUN: plan.jobName } as NodeJS.ProcessEnv,
+        env: { ...this.opts.env, RLPIPE_RUN: plan.jobName, [JOB_MARK]: dir } as NodeJS.ProcessEnv,
       });
       pid = child.pid;
       child.unref();
@@ -198,7 +222,10 @@ export class LocalAdapter implements ProviderAdapter {
     const dir = this.dir(ref.name);
     const state = await this.readState(ref.name);
     if (state === undefined) throw new ProviderError("local", "not_found", "job_not_found", `no local job ${ref.name}`);
-    if (!(await this.alive(state)) || (await readText(join(dir, "exit_code"))) !== undefined) return; // already over
+    if (!(await this.alive(state)) || (await readText(join(dir, "exit_code"))) !== undefined) {
+      await this.endLeftovers(dir); // over, but something of it may have outlived it
+      return;
+    }
     await writeAtomic(join(dir, "stop_requested"), `${new Date().toISOString()}\n`);
     const signal = (sig: NodeJS.Signals) => { try { process.kill(-state.pid, sig); } catch { /* already gone */ } };
     // Stopped means the whole group is gone, not only its leader: a child that got the same signal may still be
@@ -206,12 +233,31 @@ export class LocalAdapter implements ProviderAdapter {
     const gone = async () => !(await this.alive(state)) && (await liveGroupMembers(state.pid)).length === 0;
     signal("SIGTERM");
     const deadline = Date.now() + (this.opts.stopGraceMs ?? 15_000);
+    let graceful = false;
     while (Date.now() < deadline) {
-      if (await gone()) return;
+      if (await gone()) { graceful = true; break; }
       await sleep(100);
     }
-    signal("SIGKILL");
-    for (let i = 0; i < 50 && !(await gone()); i++) await sleep(20); // SIGKILL is delivered, not waited for
+    if (!graceful) {
+      signal("SIGKILL");
+      for (let i = 0; i < 50 && !(await gone()); i++) await sleep(20); // SIGKILL is delivered, not waited for
+    }
+    // Whatever the grace did (launch.sh's clean-up may not have run: a SIGKILL past the grace), nothing of the run
+    // outlives it: what left the group (the sandbox's own session) is found by its mark and ended too.
+    await this.endLeftovers(dir);
+  }
+
+  private async endLeftovers(dir: string): Promise<void> {
+    const kill = (pid: number, sig: NodeJS.Signals) => {
+      try { process.kill(-pid, sig); } catch { /* not a group leader */ }
+      try { process.kill(pid, sig); } catch { /* already gone */ }
+    };
+    let left = await markedProcesses(dir);
+    if (left.length === 0) return;
+    for (const pid of left) kill(pid, "SIGTERM");
+    for (let i = 0; i < 100 && left.length > 0; i++) { await sleep(50); left = await markedProcesses(dir); }
+    for (const pid of left) kill(pid, "SIGKILL");
+    for (let i = 0; i < 100 && (await markedProcesses(dir)).length > 0; i++) await sleep(20);
   }
 
   private async alive(state: State): Promise<boolean> {
