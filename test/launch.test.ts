@@ -578,6 +578,51 @@ describe("launch.sh with a sandbox port no config names (score stages only)", ()
   });
 });
 
+describe("launch.sh when another deploy takes the port between the check and the bind", () => {
+  it("moves the sandbox to another free port instead of failing; a sandbox that exits for another reason names its log and its last lines", { timeout: 240_000 }, async () => {
+    const root = mkdtempSync(join(tmpdir(), "rlpipe-port-race-"));
+    try {
+      const stubs = join(root, "stubs");
+      mkdirSync(stubs);
+      // The first `rlpipe serve` finds its port taken just before it binds (a second deploy got there first).
+      writeFileSync(join(stubs, "rlpipe"), `#!/usr/bin/env bash
+if [ "$1" = serve ] && [ -n "\${BREAK_SERVE:-}" ]; then echo "rlpipe serve: error: a stand-in failure the message must show"; exit 4; fi
+if [ "$1" = serve ] && [ ! -e "$RACE_MARK" ]; then
+  touch "$RACE_MARK"
+  port=; prev=; for a in "$@"; do [ "$prev" = --port ] && port="$a"; prev="$a"; done
+  /usr/bin/python3 -c 'import socket, sys, time
+s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1); s.bind(("127.0.0.1", int(sys.argv[1]))); s.listen(1)
+open(sys.argv[2], "w").write("up"); time.sleep(200)' "$port" "$RACE_MARK.up" &
+  until [ -s "$RACE_MARK.up" ]; do sleep 0.05; done
+fi
+exec node ${JSON.stringify(join(ROOT, "dist", "bin", "rlpipe.js"))} "$@"
+`);
+      chmodSync(join(stubs, "rlpipe"), 0o755);
+      const bundleDir = join(root, "bundle");
+      const planned = spawnSync(process.execPath, [join(ROOT, "dist", "bin", "rlpipe.js"), "plan", join(ROOT, "recipes", "local-demo.yaml"), "--provider", "local", "--out", bundleDir], { encoding: "utf8" });
+      assert.equal(planned.status, 0, planned.stderr);
+      const port = await freePort();
+      const r = spawnSync("bash", [join(bundleDir, "launch.sh")], {
+        encoding: "utf8", timeout: 200_000,
+        env: { PATH: `${stubs}:/usr/bin:/bin`, HOME: root, RLPIPE_WORKDIR: join(root, "work"), RLPIPE_SANDBOX_PORT: String(port), RACE_MARK: join(root, "raced") },
+      });
+      assert.equal(r.status, 0, `${r.stdout}\n${r.stderr}`);
+      assert.ok(existsSync(join(root, "raced")), "the race happened");
+      assert.match(r.stderr, /another process took the port before the sandbox could listen there; the sandbox takes the free port \d+/);
+      assert.match(r.stderr, /stage check: complete/);
+      // A sandbox that exits for another reason: the message names its log (absolute) and what it said last.
+      const broken = spawnSync("bash", [join(bundleDir, "launch.sh")], {
+        encoding: "utf8", timeout: 200_000,
+        env: { PATH: `${stubs}:/usr/bin:/bin`, HOME: root, RLPIPE_WORKDIR: join(root, "work2"), RLPIPE_SANDBOX_PORT: String(await freePort()), RACE_MARK: join(root, "raced"), BREAK_SERVE: "1" },
+      });
+      assert.equal(broken.status, 3, broken.stderr);
+      assert.match(broken.stderr, /the sandbox exited before it became healthy; its log \/[^ ]+\.log ends: .*a stand-in failure the message must show/);
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
+  });
+});
+
 describe("launch.sh's health probe knows the rlpipe serve it started (a nonce on /v1/ping)", () => {
   it("passes for the server started with the nonce; a server with another nonce, or none, answering pong does not pass", { timeout: 120_000 }, async () => {
     const p = plan(parseRecipe(readFileSync(join(ROOT, "recipes", "local-demo.yaml"), "utf8"), "local-demo.yaml"), { provider: "local", localWorkDir: "/tmp/w", assets: bundledAssets(), readRecipeFile: (f) => readFileSync(join(ROOT, "recipes", f), "utf8") });

@@ -307,7 +307,19 @@ export function renderLaunchScript(ctx: RenderContext, inputs: LaunchInputs): st
       const url = fnPort === undefined ? shellQuote(h.url) : `"$RLPIPE_REWARD_URL${escapeDq(new URL(h.url).pathname)}"`;
       const nonce = sb.start !== undefined && fnPort !== undefined ? ' "$RLPIPE_SERVE_NONCE"' : "";
       const wait = `rlpipe_wait_healthy ${url} ${shellQuote(h.body ?? "")} ${shellQuote(h.expect)} ${h.timeoutS} ${h.intervalS}${sb.start === undefined ? "" : ` ${shellQuote(sb.start.log)}`}${nonce}`;
-      L.push(wait);
+      if (fnPort?.portOverridable === true && sb.start !== undefined) {
+        // Another deploy may take the free port between the check and the bind: then the sandbox moves again.
+        L.push("rlpipe_port_tries=0");
+        L.push(`until RLPIPE_PORT_RACE_RETRY=1 ${wait}; do`);
+        L.push("  rlpipe_port_tries=$((rlpipe_port_tries + 1))");
+        L.push('  [ "$rlpipe_port_tries" -lt 5 ] || rlpipe_die 3 "port after port was taken by another process before the sandbox could listen (5 tries)"');
+        L.push('  RLPIPE_SANDBOX_PORT=$(rlpipe_free_port); export RLPIPE_REWARD_URL="http://127.0.0.1:$RLPIPE_SANDBOX_PORT"');
+        L.push('  rlpipe_log "another process took the port before the sandbox could listen there; the sandbox takes the free port $RLPIPE_SANDBOX_PORT"');
+        L.push("  rlpipe_start_sandbox");
+        L.push("done");
+      } else {
+        L.push(wait);
+      }
       if (sb.start !== undefined) {
         // A sandbox that exits during the run is started again, a bounded number of times, with a line in the log.
         L.push("rlpipe_supervise_sandbox() {");
@@ -493,7 +505,15 @@ rlpipe_wait_healthy() {
   rlpipe_log "waiting for the sandbox at $url (up to $timeout s)"
   until rlpipe_probe "$url" "$body" "$expect" "$nonce"; do
     if [ -n "$RLPIPE_SANDBOX_PID" ] && ! kill -0 "$RLPIPE_SANDBOX_PID" 2>/dev/null; then
-      rlpipe_die 3 "the sandbox exited before it became healthy@{log:+; see $log}"
+      # The port was taken between the check and the bind (another deploy): the caller moves the sandbox.
+      if [ -n "@{RLPIPE_PORT_RACE_RETRY:-}" ] && [ -n "$log" ] && grep -qiE 'EADDRINUSE|address (is )?already in use' "$log" 2>/dev/null; then return 10; fi
+      local where="" last=""
+      if [ -n "$log" ]; then
+        where=$(cd "$(dirname "$log")" 2>/dev/null && printf '%s/%s' "$(pwd -P)" "$(basename "$log")" || printf '%s' "$log")
+        last=$(tail -n 5 "$log" 2>/dev/null | tr '
+' ' ' | cut -c1-600)
+      fi
+      rlpipe_die 3 "the sandbox exited before it became healthy@{where:+; its log $where}@{last:+ ends: $last}"
     fi
     if [ "$SECONDS" -ge "$deadline" ]; then rlpipe_die 3 "the sandbox at $url was not healthy after $timeout s@{log:+; see $log}"; fi
     sleep "$interval"
