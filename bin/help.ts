@@ -221,7 +221,7 @@ SIGINT or SIGTERM (exit 0). Bound to loopback: another --host is refused (exit 2
     description: "Plans every recipe given for each target it declares (local when none; nothing is written), warning about\nplaceholders a deploy would refuse. Exit 0 when all plan cleanly, 2 when one does not. With --strict a\nplaceholder is an error (exit 2), as deploy treats it: CI fails on a recipe deploy would refuse.",
     options: {
       provider: { type: "string", short: "p", value: "NAME", description: `check for this provider only: ${PROVIDERS.join(", ")}` },
-      strict: { type: "boolean", default: false, description: "placeholder values (rsg-xxxxxxxx, <bucket>, CHANGE_ME…) are errors, as deploy treats them (other warnings stay warnings)" },
+      strict: { type: "boolean", default: false, description: "placeholder values (rsg-xxxxxxxx, <bucket>, CHANGE_ME…) are errors, as deploy treats them, and so are the sandbox capacity warnings (sandbox_capacity, sandbox_concurrency; other warnings stay warnings)" },
       json: { ...json, description: "one {file, ok, errors, warnings, issues} object per recipe on stdout (issues: code, path, line, col)" },
       help,
     },
@@ -383,11 +383,13 @@ was built from the same lists. Exit 3 when apt-get, pip, npm, go or the download
     summary: "read a TI-ONE task (e.g. a console-made Ray task) as a targets.tione snippet",
     description: `Reads a TI-ONE training task (for example one created once in the console in Ray mode) and prints the exact
 fields to paste under targets.tione of a recipe. Credentials: TENCENTCLOUD_SECRET_ID / TENCENTCLOUD_SECRET_KEY
-(+ TENCENTCLOUD_SESSION_TOKEN) or ~/.tencentcloud/credentials.`,
+(+ TENCENTCLOUD_SESSION_TOKEN) or ~/.tencentcloud/credentials. A task in a non-default workspace needs its
+TiProjectId: the recipe's targets.tione.tiProjectId (with --recipe), else TENCENTCLOUD_TIONE_PROJECT_ID; deploy
+uses the same two, and a run's later calls use the workspace recorded at its create.`,
     options: {
       region: { type: "string", value: "REGION", description: "the task's region (default the recipe's targets.tione.region, else $TENCENTCLOUD_REGION)" },
       endpoint: { type: "string", value: "URL", description: "API endpoint (TIONE_ENDPOINT wins; default tione.tencentcloudapi.com)" },
-      recipe: { type: "string", value: "FILE", description: "read region and endpoint from this recipe's targets.tione" },
+      recipe: { type: "string", value: "FILE", description: "read region, endpoint and tiProjectId from this recipe's targets.tione" },
       json: { ...json, description: "the task, frameworks and snippet as JSON" },
       help,
     },

@@ -1,4 +1,5 @@
 // Plan-level behaviour beyond the seeds: optional fields, provider defaults, determinism, sandbox wiring.
+import { SECRET_ENV_PLACEHOLDER } from "../core/providers/tione-request.js";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
@@ -120,7 +121,9 @@ describe("plan: optional recipe fields", () => {
     assert.deepEqual(ti.secrets.filter((x) => x.env.startsWith("COS_")).map((x) => [x.env, x.required]), [["COS_SECRET_ID", true], ["COS_SECRET_KEY", true], ["COS_SESSION_TOKEN", false]]);
     assert.match(ti.files.find((f) => f.path === "launch.sh")!.content, /python3 \.rlpipe\/rlpipe_sync\.py --store cos:\/\/ckpt-1251234567\/runs --run "\$RLPIPE_RUN\.rl" --dir \/job\/ckpt\/rl/);
     assert.match(ti.files.find((f) => f.path === "launch.sh")!.content, /rlpipe_require_secret COS_SECRET_KEY/);
-    assert.ok(!JSON.stringify(ti.request).includes("COS_SECRET"), "no credential name or value in the request");
+    // Named in the request as private Envs with a placeholder: the value comes from the deploying shell at deploy.
+    const envs = (ti.request!.body as { Envs: { Name: string; Value: string; IsPrivate?: boolean }[] }).Envs.filter((e) => e.Name.startsWith("COS_"));
+    assert.ok(envs.length > 0 && envs.every((e) => e.IsPrivate === true && e.Value === SECRET_ENV_PLACEHOLDER), JSON.stringify(envs));
   });
 });
 
@@ -239,7 +242,7 @@ describe("plan: placeholder values (template fields left for the user)", () => {
     const j = run([file, "--strict", "--json"]);
     const [r] = JSON.parse(j.out) as { ok: boolean; issues: { severity: string; code: string; path: string[] }[] }[];
     assert.equal(r!.ok, false);
-    assert.deepEqual(r!.issues.filter((i) => i.severity === "error").map((i) => `${i.code} ${formatPath(i.path)}`), ["placeholder_value targets.tione.resourceGroupId", "placeholder_value targets.tione.storage.cfs", "placeholder_value targets.tione.codeDir"]);
+    assert.deepEqual(r!.issues.filter((i) => i.severity === "error").map((i) => `${i.code} ${formatPath(i.path)}`), ["placeholder_value targets.tione.resourceGroupId", "placeholder_value targets.tione.storage.cfs", "placeholder_value targets.tione.codeDir", "sandbox_capacity sandbox", "sandbox_concurrency sandbox"]);
     assert.ok(r!.issues.some((i) => i.severity === "warning" && i.code !== PLACEHOLDER_CODE));
     // A recipe without placeholders passes --strict.
     assert.equal(run([join(RECIPES, "retool-qwen2.5-32b-h200.yaml"), "--strict"]).code, 0);

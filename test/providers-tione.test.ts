@@ -19,15 +19,17 @@ import { TASK_NAME_RULE, type TioneAdapter, TioneApi, createTioneAdapter, kindOf
 import { S3Store } from "../adapters/storage/s3.js";
 import { parseStoreUri } from "../adapters/storage/store.js";
 import { bundledAssets } from "../bin/commands/plan.js";
-import { runTione } from "../bin/commands/tione.js";
-import { RecipeError, type RlpipeError } from "../core/errors.js";
+import { PRIVATE_VALUE, inspectSnippet, runTione } from "../bin/commands/tione.js";
+import { formatHelp } from "../bin/help.js";
+import { RecipeError, type RecipeIssue, type RlpipeError, formatPath } from "../core/errors.js";
 import { leaves } from "../core/cost/estimate.js";
 import type { CostReport } from "../core/cost/types.js";
 import { type Plan, plan } from "../core/plan.js";
 import {
-  type CreateTrainingTaskBody, DEFAULT_CODE_MOUNT, decodeStartCmd, parseNodeSpec, rayEnvValue, tioneRayRuntimeEnvOverrides,
+  type CreateTrainingTaskBody, DEFAULT_CODE_MOUNT, SECRET_ENV_PLACEHOLDER, TASK_NAME_MAX_CHARS, buildTioneRequest, decodeStartCmd, parseNodeSpec, rayEnvValue,
+  taskNameProblem as coreTaskNameProblem, tioneRayRuntimeEnvOverrides,
 } from "../core/providers/tione-request.js";
-import { parseRecipe } from "../core/recipe/load.js";
+import { locateAll, parseRecipe } from "../core/recipe/load.js";
 import { overrideWord } from "../core/render/hydra.js";
 import { fakeE2bKey, fakeSecurityToken, fakeTencentSecretId, fakeTencentSecretKey } from "./fakes/credentials.js";
 import { JobRunner, stubContainerEnv, writeVerlStub } from "./fakes/job-runner.js";
@@ -94,18 +96,64 @@ describe("TI-ONE request (plan)", () => {
     ]);
   });
 
-  it("task Envs are literal, carry the run name, and never a secret or a $ value", () => {
-    assert.deepEqual(body.Envs, [{ Name: "RLPIPE_RUN", Value: p.jobName }]);
-    assert.ok(!JSON.stringify(body).includes("E2B_API_KEY"));
+  it("task Envs are literal, carry the run name, mark each secret private with a placeholder (never its value), and no $ value", () => {
+    // The plan shows each secret Env as the adapter sends it (IsPrivate); its value is filled in only at deploy.
+    assert.deepEqual(body.Envs, [
+      ...["COS_SECRET_ID", "COS_SECRET_KEY", "COS_SESSION_TOKEN", "E2B_API_KEY"].map((Name) => ({ Name, Value: SECRET_ENV_PLACEHOLDER, IsPrivate: true })),
+      { Name: "RLPIPE_RUN", Value: p.jobName },
+    ]);
     const w = p.warnings.find((x) => x.code === "env_not_expanded");
     assert.ok(w !== undefined, "the $ value in runtimeEnv.envVars is flagged");
     assert.deepEqual(w.path, ["targets", "tione", "runtimeEnv", "envVars", "LD_LIBRARY_PATH"]);
     assert.match(w.message, /no \$ expansion is documented/);
     assert.equal(typeof w.line, "number", "the warning points at the recipe line");
-    assert.ok(p.warnings.some((x) => x.code === "tione_secret_envs" && x.message.includes("E2B_API_KEY")));
+    const secretWarning = p.warnings.find((x) => x.code === "tione_secret_envs");
+    assert.ok(secretWarning !== undefined && secretWarning.message.includes("E2B_API_KEY"));
+    // They go as private Envs now: the warning says what IsPrivate does and does not promise, not "anyone can describe".
+    assert.doesNotMatch(secretWarning.message, /anyone who can describe the task/);
+    assert.match(secretWarning.message, /private task environment variables \(IsPrivate/);
+    assert.match(secretWarning.message, /which views hide the value is not documented/);
     const literal = planOf(edit(recipeText(SEED), [[["targets", "tione", "envs"], { NCCL_DEBUG: "WARN", EXTRA: "$HOME/x" }]]));
-    assert.deepEqual(bodyOf(literal).Envs.map((e) => e.Name), ["EXTRA", "NCCL_DEBUG", "RLPIPE_RUN"]);
+    assert.deepEqual(bodyOf(literal).Envs.filter((e) => e.IsPrivate !== true).map((e) => e.Name), ["EXTRA", "NCCL_DEBUG", "RLPIPE_RUN"]);
     assert.ok(literal.warnings.some((x) => x.code === "env_not_expanded" && x.path.join(".") === "targets.tione.envs.EXTRA"));
+  });
+
+  it("secretsAsEnvs: false plans no private Env; a recipe's tiProjectId is in the planned body, none without it", () => {
+    const off = bodyOf(planOf(edit(recipeText(SEED), [[["targets", "tione", "secretsAsEnvs"], false]])));
+    assert.deepEqual(off.Envs, [{ Name: "RLPIPE_RUN", Value: off.Name }]);
+    assert.equal("TiProjectId" in body, false, "the default workspace names none");
+    const inWorkspace = bodyOf(planOf(edit(recipeText(SEED), [[["targets", "tione", "tiProjectId"], "tiproj-4e7a1c90"]])));
+    assert.equal(inWorkspace.TiProjectId, "tiproj-4e7a1c90");
+  });
+
+  it("the planner checks the whole TI-ONE name rule (shared with the adapter): an error at metadata.name, exit 2", () => {
+    assert.equal(coreTaskNameProblem, taskNameProblem, "one definition: the adapter re-exports core's");
+    const loaded = parseRecipe(recipeText(SEED), "seed.yaml");
+    const input = {
+      recipe: loaded.recipe, provider: "tione" as const, bundleDigest: p.bundleDigest, workDir: p.workDir,
+      resources: { nodes: p.resources.nodes, devicesPerNode: p.resources.devicesPerNode, accelerator: p.resources.accelerator }, secretEnvs: p.secrets.map((x) => x.env),
+    };
+    const issuesOf = (jobName: string) => {
+      const issues: RecipeIssue[] = [];
+      buildTioneRequest({ ...input, jobName }, issues);
+      return issues.filter((i) => i.severity === "error");
+    };
+    assert.deepEqual(issuesOf(p.jobName), [], "the planned name is valid");
+    assert.deepEqual(issuesOf("训练任务-0a1b2c3d"), [], "Chinese letters are within the rule");
+    for (const [name, code, problem] of [
+      ["retool.qwen3-0a1b2c3d", "tione_bad_task_name", 'it has "." at position 7'],
+      ["_retool-0a1b2c3d", "tione_bad_task_name", 'it starts with "_"'],
+      ["café-0a1b2c3d", "tione_bad_task_name", 'it has "é" at position 4'],
+      ["x".repeat(TASK_NAME_MAX_CHARS + 1), "tione_name_too_long", `it has ${TASK_NAME_MAX_CHARS + 1} characters`],
+    ] as const) {
+      const errors = issuesOf(name);
+      assert.deepEqual(errors.map((e) => [e.code, formatPath(e.path)]), [[code, "metadata.name"]], name);
+      assert.ok(errors[0]!.message.includes(problem) && errors[0]!.message.includes(TASK_NAME_RULE), name);
+      // As plan() reports its errors: a RecipeError pointing at the recipe's line, exit code 2.
+      const e = new RecipeError(loaded.file, locateAll(errors, loaded.source, loaded.file));
+      assert.equal(e.exitCode, 2);
+      assert.match(e.message, /seed\.yaml:\d+:\d+: metadata\.name: /);
+    }
   });
 
   it("lists every field that rests on an inference, with why and the recipe field that overrides it", () => {
@@ -336,6 +384,9 @@ describe("TI-ONE adapter: deploy, status, logs, stop against the strict fake, bu
         { Name: "E2B_API_KEY", Value: E2B_KEY, IsPrivate: true }, { Name: "RLPIPE_RUN", Value: p.jobName },
       ]);
       assert.deepEqual({ ...sent, Envs: [] }, { ...bodyOf(p), Envs: [] }, "everything else is sent exactly as planned");
+      // The Envs too: each planned private Env with the shell's value; the optional COS_SESSION_TOKEN is not set here.
+      const values: Record<string, string> = { COS_SECRET_ID: COS_ID, COS_SECRET_KEY: COS_KEY, E2B_API_KEY: E2B_KEY };
+      assert.deepEqual(sent.Envs, bodyOf(p).Envs.filter((e) => e.IsPrivate !== true || e.Name in values).map((e) => (e.IsPrivate === true ? { ...e, Value: values[e.Name]! } : e)));
       assert.deepEqual(await listBundle(`retool-qwen3-4b/${p.bundleDigest}/`), p.files.map((f) => `retool-qwen3-4b/${p.bundleDigest}/${f.path}`).sort());
       const launch = await stores.at(-1)!.get(`retool-qwen3-4b/${p.bundleDigest}/launch.sh`);
       assert.equal(launch.toString("utf8"), p.files.find((f) => f.path === "launch.sh")!.content);
@@ -733,6 +784,81 @@ describe("TI-ONE adapter: deploy, status, logs, stop against the strict fake, bu
     }
   });
 
+  it("the planned private Envs are what is sent: values from the shell, an unset optional one left out, never the placeholder; secretsAsEnvs: false sends none", async () => {
+    fake.reset();
+    const token = fakeSecurityToken();
+    const a = adapter({ env: { ...env, COS_SESSION_TOKEN: token } });
+    try {
+      const { ref } = await deploy(a, p, { sleep: noSleep });
+      const sent = fake.tasks.get(ref.id)!.request as unknown as CreateTrainingTaskBody;
+      const values: Record<string, string> = { COS_SECRET_ID: COS_ID, COS_SECRET_KEY: COS_KEY, COS_SESSION_TOKEN: token, E2B_API_KEY: E2B_KEY };
+      assert.deepEqual(sent.Envs, bodyOf(p).Envs.map((e) => (e.IsPrivate === true ? { ...e, Value: values[e.Name]! } : e)), "name for name and IsPrivate as planned");
+    } finally {
+      await a.close();
+    }
+    fake.reset();
+    logs.length = 0;
+    const b = adapter();
+    try {
+      const { ref } = await deploy(b, p, { sleep: noSleep });
+      const sent = fake.tasks.get(ref.id)!.request as unknown as CreateTrainingTaskBody;
+      assert.ok(!sent.Envs.some((e) => e.Value === SECRET_ENV_PLACEHOLDER), "no placeholder is sent");
+      assert.ok(!sent.Envs.some((e) => e.Name === "COS_SESSION_TOKEN"), "an optional secret not set is left out");
+      assert.ok(logs.some((l) => /COS_SESSION_TOKEN not set here: left out/.test(l)), "and the deploy says so");
+    } finally {
+      await b.close();
+    }
+    fake.reset();
+    const text = edit(recipeText(SEED), [[["targets", "tione", "secretsAsEnvs"], false]]);
+    const off = planOf(text);
+    const c = adapter({ recipe: parseRecipe(text, "x.yaml").recipe });
+    try {
+      const { ref } = await deploy(c, off, { sleep: noSleep });
+      const sent = fake.tasks.get(ref.id)!.request as unknown as CreateTrainingTaskBody;
+      assert.deepEqual(sent.Envs, bodyOf(off).Envs);
+      assert.deepEqual(sent.Envs.map((e) => e.Name), ["RLPIPE_RUN"]);
+    } finally {
+      await c.close();
+    }
+  });
+
+  it("targets.tione.tiProjectId wins over TENCENTCLOUD_TIONE_PROJECT_ID: plan --json shows it, the create sends the planned body, every call names it, inspect --recipe uses it", async () => {
+    fake.reset();
+    fake.holdAtRunning = true;
+    const project = "tiproj-recipe01";
+    const text = edit(filledText(), [[["targets", "tione", "tiProjectId"], project], [["targets", "tione", "codeDir"], `cos://${BUCKET}/workspace-test`]]);
+    const recipeFile = join(env["HOME"]!, "workspace.yaml");
+    writeFileSync(recipeFile, text);
+    const planned = await cli(["plan", recipeFile, "--provider", "tione", "--json", "--out", join(env["HOME"]!, "workspace-bundle")]);
+    assert.equal(planned.code, 0, planned.err);
+    assert.equal((JSON.parse(planned.out) as { request: { body: CreateTrainingTaskBody } }).request.body.TiProjectId, project, "the plan prints it in the request body");
+    const q = planOf(text);
+    const shellEnv = { ...env, TENCENTCLOUD_TIONE_PROJECT_ID: "tiproj-fromenv" };
+    const a = adapter({ env: shellEnv, recipe: parseRecipe(text, "x.yaml").recipe });
+    try {
+      const first = await deploy(a, q, { sleep: noSleep });
+      assert.equal(first.outcome, "created");
+      assert.deepEqual(first.ref.extra, { tiProjectId: project });
+      assert.equal(fake.tasks.get(first.ref.id)!.project, project);
+      const create = fake.callsOf("CreateTrainingTask")[0]!.params!;
+      assert.deepEqual({ ...create, Envs: [] }, { ...bodyOf(q), Envs: [] }, "sent as planned, TiProjectId included");
+      assert.ok(logs.some((l) => l.includes(`workspace ${project} (TiProjectId, from targets.tione.tiProjectId)`)));
+      assert.deepEqual(await deploy(a, q, { sleep: noSleep }), { ref: first.ref, outcome: "existing" });
+      await a.status(first.ref);
+      await a.stop(first.ref);
+      assert.deepEqual(fake.calls.filter((c) => c.params?.["TiProjectId"] !== project).map((c) => c.action), [], "no call goes to the variable's workspace");
+
+      const out: string[] = [];
+      const err: string[] = [];
+      const io = { out: (t: string) => out.push(t), err: (t: string) => err.push(t) };
+      assert.equal(await runTione(["inspect", first.ref.id, "--recipe", recipeFile, "--json"], io, shellEnv), 0, err.join("\n"));
+      assert.equal((JSON.parse(out.join("\n")) as { task: { Id: string } }).task.Id, first.ref.id);
+      assert.ok(fake.calls.slice(-3).every((c) => c.action === "DescribeTrainingFrameworks" || c.params?.["TiProjectId"] === project), "inspect asked the recipe's workspace");
+    } finally {
+      await a.close();
+    }
+  });
+
   it("a task name that breaks TI-ONE's rule is refused before anything is uploaded or sent: exit code 2, the name, the rule, what to do", async () => {
     assert.deepEqual(
       ["retool-qwen3-4b-0a1b2c3d", "训练-1", "run_1", "retool.qwen3-0a1b2c3d", "_run", "-run", "café-run", "run 1", "x".repeat(61), ""].map((n) => taskNameProblem(n)),
@@ -907,6 +1033,36 @@ describe("TI-ONE adapter: deploy, status, logs, stop against the strict fake, bu
     assert.equal(await runTione(["inspect", consoleTask.id, "--region", "ap-shanghai"], io, { ...env, TENCENTCLOUD_SECRET_KEY: fakeTencentSecretKey() }), 3, "an auth failure is external");
     assert.match(err.join("\n"), /AuthFailure\.SignatureFailure/);
     noSecrets(err.join("\n"), "inspect errors");
+  });
+
+  it("rlpipe tione inspect shows a private Env as (private), never a value, and says to declare it a secret", async () => {
+    fake.reset();
+    const hidden = "hf_private_0123456789abcdef";
+    const task = fake.seedTask({
+      Name: "console-private-env", ChargeType: "PREPAID", ResourceGroupId: "rsg-console1", TrainingMode: "DDP",
+      ResourceConfigInfos: [{ Role: "WORKER", InstanceNum: 1, Cpu: 8_000, Memory: 32_768, Gpu: 100, GpuType: "T4" }],
+      StartCmdInfo: { StartCmd: "python train.py", PsStartCmd: "", WorkerStartCmd: "" },
+      Envs: [{ Name: "HF_READ", Value: hidden, IsPrivate: true }, { Name: "NCCL_DEBUG", Value: "WARN", IsPrivate: false }],
+      Tags: [],
+    });
+    const out: string[] = [];
+    const err: string[] = [];
+    const io = { out: (t: string) => out.push(t), err: (t: string) => err.push(t) };
+    assert.equal(await runTione(["inspect", task.id, "--region", "ap-shanghai"], io, env), 0, err.join("\n"));
+    const text = out.join("\n");
+    assert.ok(!text.includes(hidden));
+    assert.deepEqual((parseYaml(text) as { targets: { tione: { envs: unknown } } }).targets.tione.envs, { HF_READ: PRIVATE_VALUE, NCCL_DEBUG: "WARN" });
+    assert.match(text, /# HF_READ is private \(IsPrivate\): declare it under secrets:/);
+    // Even a listing that did return a private value (the model allows one) never shows it.
+    const r = inspectSnippet({ Id: "train-1", TrainingMode: "DDP" }, [], [{ Name: "HF_READ", Value: hidden, IsPrivate: true }, { Name: "PLAIN", Value: null }]);
+    assert.deepEqual(r.tione["envs"], { HF_READ: "(private)", PLAIN: "" });
+    assert.ok(!JSON.stringify(r).includes(hidden));
+  });
+
+  it("rlpipe tione --help names the workspace settings (TENCENTCLOUD_TIONE_PROJECT_ID, targets.tione.tiProjectId)", () => {
+    const help = formatHelp("tione");
+    assert.match(help, /TENCENTCLOUD_TIONE_PROJECT_ID/);
+    assert.match(help, /targets\.tione\.tiProjectId/);
   });
 
   it("maps Tencent Cloud error codes to failure kinds; a refused connection is retryable, never ambiguous", async () => {

@@ -244,7 +244,7 @@ describe("recipe errors: verl version traps", () => {
   it("an unknown verl ref asks for a profile", () => {
     const text = mutate("retool-qwen3-4b-tione-ags", [[["runtime", "verl", "ref"], "deadbeef"]]);
     const issue = one(errorsOf(text), "unknown_verl_ref");
-    assert.match(issue.hint ?? "", /set runtime\.verl\.profile to the closest known one: f50e5c2e, 95470480, v0\.6\.1, c651b7b, v0\.7\.0, v0\.9\.1/);
+    assert.match(issue.hint ?? "", /set runtime\.verl\.profile to the closest known one: f50e5c2e, 95470480, v0\.6\.1, c651b7b, v0\.7\.0, v0\.7\.1, v0\.8\.0, v0\.9\.0, v0\.9\.1/);
   });
 });
 

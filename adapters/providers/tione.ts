@@ -4,8 +4,8 @@
 // Context cursor), StopTrainingTask stops it. Every action goes through the SDK's CommonClient (the same TC3
 // signing and transport as the per-product client, which adds only typed wrappers): the full SDK is ~58 MB
 // installed, the common package ~0.3 MB. The client module is imported only when a call is made.
-// A non-default workspace (TiProjectId) comes from TENCENTCLOUD_TIONE_PROJECT_ID and is recorded in the JobRef;
-// secrets go as Envs with IsPrivate (the SDK's EnvVar: "true 表示该环境变量的 Value 为敏感值").
+// A non-default workspace (TiProjectId) comes from targets.tione.tiProjectId, else TENCENTCLOUD_TIONE_PROJECT_ID, and
+// is recorded in the JobRef; secrets go as Envs with IsPrivate (the SDK's EnvVar: "true 表示该环境变量的 Value 为敏感值").
 import { readFile } from "node:fs/promises";
 import { Agent as HttpAgent } from "node:http";
 import { Agent as HttpsAgent } from "node:https";
@@ -15,7 +15,9 @@ import { join } from "node:path";
 import { formatPath } from "../../core/errors.js";
 import type { Plan } from "../../core/plan.js";
 import { normalizePhase } from "../../core/providers/phases.js";
-import { type CreateTrainingTaskBody, RUN_TAG_KEY, TIONE_CREATE_API, TIONE_VERSION, tioneDeployGaps } from "../../core/providers/tione-request.js";
+import {
+  type CreateTrainingTaskBody, RUN_TAG_KEY, TASK_NAME_RULE, TIONE_CREATE_API, TIONE_VERSION, type TioneEnv, sortEnvs, taskNameProblem, tioneDeployGaps,
+} from "../../core/providers/tione-request.js";
 import type { Recipe } from "../../core/recipe/schema.js";
 import { parseEndpoint } from "../../core/util/endpoint.js";
 import {
@@ -30,7 +32,7 @@ export const DEFAULT_TIONE_ENDPOINT = "https://tione.tencentcloudapi.com";
 export const TIONE_HOST = "tione.tencentcloudapi.com";
 const TERMINAL_RAW = new Set(["SUCCEED", "FAILED", "STOPPED", "SUBMIT_FAILED"]);
 
-/** The TI-ONE workspace to work in when it is not the default one (the recipe schema has no field for it yet). */
+/** The TI-ONE workspace to work in when it is not the default one (targets.tione.tiProjectId wins over it). */
 export const TIONE_PROJECT_ENV = "TENCENTCLOUD_TIONE_PROJECT_ID";
 /**
  * Actions whose request model has TiProjectId (tencentcloud-sdk-python-tione 3.1.191): "使用非默认空间必须填写工作空间ID，
@@ -38,26 +40,8 @@ export const TIONE_PROJECT_ENV = "TENCENTCLOUD_TIONE_PROJECT_ID";
  */
 const PROJECT_ACTIONS = new Set(["CreateTrainingTask", "DescribeTrainingTask", "DescribeTrainingTasks", "StopTrainingTask", "DeleteTrainingTask", "DescribeLogs", "DescribeBillingSpecs", "DescribeBillingSpecsPrice"]);
 
-// ------------------------------------------------------------------------------------------ task names
-
-/**
- * CreateTrainingTaskRequest.Name (the SDK's docstring): "不超过60个字符，仅支持中英文、数字、下划线"_"、短横"-"，只能以中英文、数字开头"
- * — at most 60 characters of Chinese (Han) or English letters, digits, '_' and '-', starting with a letter or digit.
- */
-export const TASK_NAME_MAX_CHARS = 60;
-const NAME_CHAR = /[A-Za-z0-9_\-\p{Script=Han}]/u;
-const NAME_FIRST = /[A-Za-z0-9\p{Script=Han}]/u;
-export const TASK_NAME_RULE = `at most ${TASK_NAME_MAX_CHARS} characters, only Chinese or English letters, digits, '_' and '-', starting with a letter or digit`;
-
-/** What breaks TI-ONE's name rule in `name`, or undefined when it is a valid task name. */
-export function taskNameProblem(name: string): string | undefined {
-  const chars = [...name];
-  if (chars.length === 0) return "it is empty";
-  if (chars.length > TASK_NAME_MAX_CHARS) return `it has ${chars.length} characters`;
-  if (!NAME_FIRST.test(chars[0]!)) return `it starts with ${JSON.stringify(chars[0])}`;
-  const bad = chars.findIndex((c) => !NAME_CHAR.test(c));
-  return bad < 0 ? undefined : `it has ${JSON.stringify(chars[bad])} at position ${bad + 1}`;
-}
+// The name rule lives in core (the planner checks it too); re-exported for callers of the adapter.
+export { TASK_NAME_MAX_CHARS, TASK_NAME_RULE, taskNameProblem } from "../../core/providers/tione-request.js";
 
 // ------------------------------------------------------------------------------------------ credentials
 
@@ -412,13 +396,16 @@ export class TioneAdapter implements ProviderAdapter {
     return api;
   }
 
-  /** The workspace a JobRef's task lives in (recorded at create), else TENCENTCLOUD_TIONE_PROJECT_ID, else the default. */
+  /**
+   * The workspace a JobRef's task lives in (recorded at create); for a new task targets.tione.tiProjectId, else
+   * TENCENTCLOUD_TIONE_PROJECT_ID, else the default workspace.
+   */
   private projectId(ref?: JobRef): string | undefined {
     if (ref !== undefined) return ref.extra?.["tiProjectId"];
-    return this.ctx.env[TIONE_PROJECT_ENV] || undefined;
+    return this.target()?.tiProjectId ?? (this.ctx.env[TIONE_PROJECT_ENV] || undefined);
   }
 
-  /** TI-ONE's name rule, checked before any upload or call (the length is also a plan error). */
+  /** TI-ONE's name rule, checked before any upload or call (the planner checks the same rule: a hand-made plan may not). */
   private checkName(plan: Plan, body: CreateTrainingTaskBody): void {
     const problem = taskNameProblem(body.Name);
     if (problem === undefined) return;
@@ -454,7 +441,7 @@ export class TioneAdapter implements ProviderAdapter {
     }
     const api = this.api();
     await api.credentialsReady();
-    if (api.projectId !== undefined) this.ctx.log?.(`tione: workspace ${api.projectId} (TiProjectId, from ${TIONE_PROJECT_ENV})`);
+    if (api.projectId !== undefined) this.ctx.log?.(`tione: workspace ${api.projectId} (TiProjectId, from ${this.target()?.tiProjectId !== undefined ? "targets.tione.tiProjectId" : TIONE_PROJECT_ENV})`);
     const bundle = plan.request!.bundle;
     if (bundle === undefined) throw new ProviderError("tione", "fatal", "tione_no_bundle_location", "the plan has no COS location for the launch bundle", { exitCode: 2, hint: "set targets.tione.codeDir" });
     if (this.ctx.bundleSink === undefined) throw new ProviderError("tione", "fatal", "no_bundle_sink", "no object store was given to upload the launch bundle", { exitCode: 4 });
@@ -515,11 +502,14 @@ export class TioneAdapter implements ProviderAdapter {
     const body = this.body(plan);
     this.checkName(plan, body);
     const secrets = this.secretsToPass(plan).filter((s) => s.value !== undefined);
-    // Secrets are private Envs (TI-ONE keeps their values out of what it shows); plain variables go without IsPrivate.
-    const envs: { Name: string; Value: string; IsPrivate?: true }[] = [
-      ...body.Envs.filter((e) => !secrets.some((s) => s.name === e.Name)),
+    // The planned private Envs carry a placeholder: each is replaced by the shell's value (an optional secret not set
+    // here is left out), so no placeholder is ever sent. Plain variables go without IsPrivate.
+    const envs: TioneEnv[] = sortEnvs([
+      ...body.Envs.filter((e) => e.IsPrivate !== true && !secrets.some((s) => s.name === e.Name)),
       ...secrets.map((s) => ({ Name: s.name, Value: s.value!, IsPrivate: true as const })),
-    ].sort((a, b) => (a.Name < b.Name ? -1 : a.Name > b.Name ? 1 : 0));
+    ]);
+    const unset = body.Envs.filter((e) => e.IsPrivate === true && !secrets.some((s) => s.name === e.Name)).map((e) => e.Name);
+    if (unset.length > 0) this.ctx.log?.(`tione: ${unset.join(", ")} not set here: left out of the task's Envs`);
     const api = this.api();
     api.redact(secrets.map((s) => s.value));
     const r = await api.call<{ Id?: string }>("CreateTrainingTask", { ...body, Envs: envs }, signal);

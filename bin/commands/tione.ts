@@ -15,6 +15,10 @@ const SECRET_NAME = /(^|_)(API_?KEY|SECRET(_ACCESS)?_KEY|SECRET|TOKEN|PASSWORD|P
 
 interface ResourceInfo { Role?: string; Cpu?: number | null; Memory?: number | null; Gpu?: number | null; GpuType?: string | null; InstanceType?: string | null; InstanceNum?: number | null; RDMAConfig?: { Enable?: boolean | null } | null }
 interface DataConfigInfo { MappingPath?: string | null; DataSourceType?: string | null; CFSSource?: { Id?: string; Path?: string } | null; COSSource?: { Bucket?: string; Region?: string; Paths?: string[] } | null }
+/** An Envs item of DescribeTrainingTasks (EnvVar): Name and Value may be null; a private one comes without its value. */
+interface ListedEnv { Name?: string | null; Value?: string | null; IsPrivate?: boolean | null }
+/** What the snippet shows for a private Env: never its value. */
+export const PRIVATE_VALUE = "(private)";
 interface FrameworkInfo { Name?: string; VersionInfos?: { Version?: string; TrainingModes?: string[]; Environment?: string }[] }
 
 export interface InspectResult {
@@ -41,7 +45,7 @@ function cosUri(p: { Bucket?: string; Paths?: string[] } | null | undefined): st
 }
 
 /** Pure: a task's details as the recipe's targets.tione fields. */
-export function inspectSnippet(d: TaskDetail, frameworks: readonly FrameworkInfo[], envs: readonly { Name?: string; Value?: string }[]): InspectResult {
+export function inspectSnippet(d: TaskDetail, frameworks: readonly FrameworkInfo[], envs: readonly ListedEnv[]): InspectResult {
   const notes: string[] = [];
   const mode = typeof d.TrainingMode === "string" && /ray/i.test(d.TrainingMode) ? "ray" : "custom";
   const infos = (d["ResourceConfigInfos"] as ResourceInfo[] | null | undefined) ?? [];
@@ -67,7 +71,14 @@ export function inspectSnippet(d: TaskDetail, frameworks: readonly FrameworkInfo
   const envMap: Record<string, string> = {};
   for (const e of envs) {
     if (!e.Name) continue;
-    if (SECRET_NAME.test(e.Name)) { envMap[e.Name] = "***"; notes.push(`${e.Name} looks like a secret: declare it under secrets: instead of envs:`); } else envMap[e.Name] = e.Value ?? "";
+    // A private Env is listed with a null Value (EnvVar.IsPrivate: "是否对外不可见"): a secret, whatever its name or value.
+    if (e.IsPrivate === true) {
+      envMap[e.Name] = PRIVATE_VALUE;
+      notes.push(`${e.Name} is private (IsPrivate): declare it under secrets: instead of envs: (rlpipe sends secrets as private Envs)`);
+    } else if (SECRET_NAME.test(e.Name)) {
+      envMap[e.Name] = "***";
+      notes.push(`${e.Name} looks like a secret: declare it under secrets: instead of envs:`);
+    } else envMap[e.Name] = e.Value ?? "";
   }
   const matching = frameworks.flatMap((f) => (f.VersionInfos ?? []).map((v) => ({ name: f.Name, ...v }))).filter((v) => fwEnv === undefined || fwEnv === null || v.Environment === fwEnv);
   for (const v of matching) notes.push(`DescribeTrainingFrameworks: ${v.name} ${v.Version ?? "?"} ${v.Environment ?? "?"} training modes: ${(v.TrainingModes ?? []).join(", ")}`);
@@ -109,11 +120,13 @@ export async function runTione(args: readonly string[], io: Io, env: Readonly<Re
     const region = values.region ?? target?.region ?? (env["TENCENTCLOUD_REGION"] || undefined);
     if (region === undefined) throw usage("no region: pass --region (e.g. ap-shanghai), --recipe with targets.tione.region, or set TENCENTCLOUD_REGION");
     const endpoint = values.endpoint ?? target?.endpoint;
-    const api = new TioneApi({ env, region, ...(endpoint === undefined ? {} : { endpoint }) });
+    // The recipe's workspace wins over TENCENTCLOUD_TIONE_PROJECT_ID (which TioneApi reads when none is given).
+    const projectId = target?.tiProjectId;
+    const api = new TioneApi({ env, region, ...(endpoint === undefined ? {} : { endpoint }), ...(projectId === undefined ? {} : { projectId }) });
     try {
       const { TrainingTaskDetail: d } = await api.call<{ TrainingTaskDetail?: TaskDetail }>("DescribeTrainingTask", { Id: id });
       if (d === undefined) throw usage(`TI-ONE returned no task ${id}`);
-      const listed = await api.call<{ TrainingTaskSet?: { Id?: string; Envs?: { Name?: string; Value?: string }[] | null }[] | null }>("DescribeTrainingTasks", { Filters: [{ Name: "Id", Values: [id] }], Limit: 1 });
+      const listed = await api.call<{ TrainingTaskSet?: { Id?: string; Envs?: ListedEnv[] | null }[] | null }>("DescribeTrainingTasks", { Filters: [{ Name: "Id", Values: [id] }], Limit: 1 });
       const envs = listed.TrainingTaskSet?.find((t) => t.Id === id)?.Envs ?? [];
       let frameworks: FrameworkInfo[] = [];
       let frameworkNote: string | undefined;

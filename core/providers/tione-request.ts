@@ -20,10 +20,36 @@ export const TIONE_CREATE_API = "tione:CreateTrainingTask";
 export const RUN_TAG_KEY = "rlpipe-run";
 export const DEFAULT_CODE_MOUNT = "/opt/ml/input/rlpipe-bundle";
 export const DEFAULT_CFS_MOUNT = "/home/tione/notebook";
-/** TI-ONE's limits (API reference): Name ≤ 60 characters, TuningParameters ≤ 2048, DataConfigs ≤ 10. */
-export const NAME_MAX = 60;
+/** TI-ONE's limits (API reference): TuningParameters ≤ 2048 characters, DataConfigs ≤ 10. */
 export const TUNING_PARAMETERS_MAX = 2048;
 export const DATA_CONFIGS_MAX = 10;
+/**
+ * What the planned body carries as a secret's Value: the adapter puts the deploying shell's value there at deploy
+ * time (a secret never enters a plan), so the plan shows each secret Env as it is sent, IsPrivate included.
+ */
+export const SECRET_ENV_PLACEHOLDER = "<secret: from the deploying shell at deploy>";
+
+// ------------------------------------------------------------------------------------------ task names
+
+/**
+ * CreateTrainingTaskRequest.Name (the SDK's docstring): "不超过60个字符，仅支持中英文、数字、下划线"_"、短横"-"，只能以中英文、数字开头"
+ * — at most 60 characters of Chinese (Han) or English letters, digits, '_' and '-', starting with a letter or digit.
+ * One definition for the planner and the adapter.
+ */
+export const TASK_NAME_MAX_CHARS = 60;
+const NAME_CHAR = /[A-Za-z0-9_\-\p{Script=Han}]/u;
+const NAME_FIRST = /[A-Za-z0-9\p{Script=Han}]/u;
+export const TASK_NAME_RULE = `at most ${TASK_NAME_MAX_CHARS} characters, only Chinese or English letters, digits, '_' and '-', starting with a letter or digit`;
+
+/** What breaks TI-ONE's name rule in `name`, or undefined when it is a valid task name. */
+export function taskNameProblem(name: string): string | undefined {
+  const chars = [...name];
+  if (chars.length === 0) return "it is empty";
+  if (chars.length > TASK_NAME_MAX_CHARS) return `it has ${chars.length} characters`;
+  if (!NAME_FIRST.test(chars[0]!)) return `it starts with ${JSON.stringify(chars[0])}`;
+  const bad = chars.findIndex((c) => !NAME_CHAR.test(c));
+  return bad < 0 ? undefined : `it has ${JSON.stringify(chars[bad])} at position ${bad + 1}`;
+}
 
 /** Best-known literals for what the public API does not document (reference: tione-and-prices.md A3). */
 export const TIONE_DEFAULTS = {
@@ -77,13 +103,22 @@ export interface CreateTrainingTaskBody {
   readonly DataSource?: "CFS" | "COS";
   readonly DataConfigs?: readonly TioneDataConfig[];
   readonly Output?: TioneCosPath;
-  readonly Envs: readonly { readonly Name: string; readonly Value: string }[];
+  /** Secrets are private (IsPrivate: true) with SECRET_ENV_PLACEHOLDER as the Value until the adapter sends them. */
+  readonly Envs: readonly TioneEnv[];
   readonly Tags: readonly { readonly TagKey: string; readonly TagValue: string }[];
   readonly LogEnable?: boolean;
   readonly LogConfig?: { readonly LogsetId: string; readonly TopicId: string };
   readonly TuningParameters?: string;
   readonly VpcId?: string;
   readonly SubnetId?: string;
+  /** The workspace, when the recipe names one (targets.tione.tiProjectId). */
+  readonly TiProjectId?: string;
+}
+
+export interface TioneEnv {
+  readonly Name: string;
+  readonly Value: string;
+  readonly IsPrivate?: true;
 }
 
 // ------------------------------------------------------------------------------------------ small parsers
@@ -286,7 +321,7 @@ export const buildTioneRequest: RequestBuilder = (input: RequestInput, issues: R
   });
   const encoded = Buffer.from(JSON.stringify({ StartCmd: startCmd, PsStartCmd: "", WorkerStartCmd: "" }), "utf8").toString("base64");
 
-  // Environment: literal values only. A secret never enters the request (the adapter adds it at deploy time).
+  // Environment: literal values; a secret's value never enters the plan (the adapter fills it in at deploy time).
   const envs = new Map<string, string>([["RLPIPE_RUN", jobName]]);
   const secretEnvs = new Set(input.secretEnvs);
   for (const [name, value] of Object.entries(t?.envs ?? {})) {
@@ -305,8 +340,12 @@ export const buildTioneRequest: RequestBuilder = (input: RequestInput, issues: R
     }
     if (!envs.has(name)) envs.set(name, value);
   }
-  if ((t?.secretsAsEnvs ?? true) && input.secretEnvs.length > 0 && t !== undefined) {
-    warn([...T, "secretsAsEnvs"], "tione_secret_envs", `TI-ONE has no secret store: a deploy passes ${input.secretEnvs.join(", ")} from the deploying shell as task environment variables, readable by anyone who can describe the task`,
+  // The same rule as the adapter's submit(): every secret goes as a private Env unless secretsAsEnvs is false.
+  const privateEnvs = (t?.secretsAsEnvs ?? true) ? [...new Set(input.secretEnvs)] : [];
+  if (privateEnvs.length > 0 && t !== undefined) {
+    // EnvVar.IsPrivate is documented only as "是否对外不可见,true 表示该环境变量的 Value 为敏感值": which views hide the
+    // value is not stated, and the task's own processes (its start command, its logs) always see it.
+    warn([...T, "secretsAsEnvs"], "tione_secret_envs", `TI-ONE has no secret store: a deploy passes ${privateEnvs.join(", ")} from the deploying shell as private task environment variables (IsPrivate: "not visible externally", per the SDK; which views hide the value is not documented), readable by the task's own code and anything it logs; an optional one not set at deploy is left out`,
       "set secretsAsEnvs: false to provide them another way (the variables must then exist in the image or be set by the start command)");
   }
 
@@ -323,7 +362,12 @@ export const buildTioneRequest: RequestBuilder = (input: RequestInput, issues: R
 
   const tuning = t?.tuningParameters;
   if (tuning !== undefined && tuning.length > TUNING_PARAMETERS_MAX) err([...T, "tuningParameters"], "tione_tuning_too_long", `TuningParameters takes at most ${TUNING_PARAMETERS_MAX} characters, got ${tuning.length}`);
-  if (jobName.length > NAME_MAX) err(["metadata", "name"], "tione_name_too_long", `TI-ONE task names take at most ${NAME_MAX} characters (got ${jobName.length})`);
+  const nameProblem = taskNameProblem(jobName);
+  if (nameProblem !== undefined) {
+    const tooLong = [...jobName].length > TASK_NAME_MAX_CHARS;
+    err(["metadata", "name"], tooLong ? "tione_name_too_long" : "tione_bad_task_name", `the TI-ONE task name ${JSON.stringify(jobName)} (made from metadata.name) breaks TI-ONE's rule for CreateTrainingTask.Name: ${nameProblem}; the rule: ${TASK_NAME_RULE}`,
+      tooLong ? "shorten metadata.name" : "rename the recipe (metadata.name) with English letters, digits and '-'");
+  }
 
   const output = t?.output === undefined ? undefined : parseCosUri(t.output);
   const tags = [
@@ -340,12 +384,16 @@ export const buildTioneRequest: RequestBuilder = (input: RequestInput, issues: R
     EncodedStartCmdInfo: { StartCmdInfo: encoded },
     ...(dataConfigs.length === 0 ? {} : { DataSource: dataConfigs[0]!.DataSourceType, DataConfigs: dataConfigs }),
     ...(output === undefined ? {} : { Output: { Bucket: output.bucket, Region: region, Paths: [cosPath(output.prefix)] } }),
-    Envs: [...envs.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([Name, Value]) => ({ Name, Value })),
+    Envs: sortEnvs([
+      ...[...envs.entries()].filter(([name]) => !privateEnvs.includes(name)).map(([Name, Value]) => ({ Name, Value })),
+      ...privateEnvs.map((Name) => ({ Name, Value: SECRET_ENV_PLACEHOLDER, IsPrivate: true as const })),
+    ]),
     Tags: tags,
     ...(t?.logConfig === undefined ? {} : { LogEnable: true, LogConfig: { LogsetId: t.logConfig.logsetId, TopicId: t.logConfig.topicId } }),
     ...(tuning === undefined ? {} : { TuningParameters: tuning }),
     ...(t?.vpcId === undefined ? {} : { VpcId: t.vpcId }),
     ...(t?.subnetId === undefined ? {} : { SubnetId: t.subnetId }),
+    ...(t?.tiProjectId === undefined ? {} : { TiProjectId: t.tiProjectId }),
   };
   return {
     provider: "tione",
@@ -355,6 +403,11 @@ export const buildTioneRequest: RequestBuilder = (input: RequestInput, issues: R
     unverified,
   };
 };
+
+/** Envs by name (code-unit order), as the planner and the adapter both send them. */
+export function sortEnvs<E extends { readonly Name: string }>(envs: readonly E[]): E[] {
+  return [...envs].sort((a, b) => (a.Name < b.Name ? -1 : a.Name > b.Name ? 1 : 0));
+}
 
 function renderStartCmd(t: TioneTarget | undefined, mode: "ray" | "custom", codeMount: string): string {
   const steps: string[] = [];

@@ -533,7 +533,7 @@ const TioneTarget = z.strictObject({
   codeMountPath: text().optional().describe("Where the task sees the bundle (default /opt/ml/input/rlpipe-bundle)."),
   startCmd: text().optional().describe("Replaces the start command rlpipe renders (cd to runtimeEnv.workingDir, run the bundle's launch.sh)."),
   envs: z.record(envName(), z.string()).optional().describe("Task environment variables (TI-ONE Envs). Values are literal: TI-ONE documents no $ expansion."),
-  secretsAsEnvs: bool().optional().describe("Pass the recipe's secrets to the task as Envs, read from the deploying shell at deploy time (default true; TI-ONE has no secret store, so anyone who can describe the task can read them)."),
+  secretsAsEnvs: bool().optional().describe("Pass the recipe's secrets to the task as private Envs (IsPrivate), read from the deploying shell at deploy time (default true; TI-ONE has no secret store: which views hide a private value is not documented, and the task's own code can read it)."),
   output: TioneCosUri().optional().describe("COS training output (Output)."),
   logConfig: z.strictObject({ logsetId: text(), topicId: text() }).optional().describe("CLS log set and topic; sets LogEnable."),
   tuningParameters: text().optional().describe("TuningParameters, a JSON string of at most 2048 characters (copy it from rlpipe tione inspect)."),
@@ -547,6 +547,7 @@ const TioneTarget = z.strictObject({
   }).optional().describe("The console's RuntimeEnv JSON. TI-ONE's API has no such field: rlpipe carries it through verl's ray.init."),
   region: text().optional().describe("Region (X-TC-Region), e.g. ap-shanghai; also the region of the COS buckets. Default TENCENTCLOUD_REGION."),
   endpoint: text().optional().describe("API endpoint (default https://tione.tencentcloudapi.com); TIONE_ENDPOINT wins."),
+  tiProjectId: text().optional().describe("TI-ONE workspace (TiProjectId) for a non-default workspace; default: the env TENCENTCLOUD_TIONE_PROJECT_ID, else the default workspace"),
 });
 
 const LocalTarget = z.strictObject({ workDir: text().optional() });
