@@ -1,17 +1,24 @@
 // Sandbox capacity per RL step, checked before a run: what a step asks of the sandbox (prompts × n responses ×
 // tool calls per response, and each reward's test cases) against what the backend can do (a self-hosted server's
-// measured rate per core × cores × servers; a managed account's concurrent sandboxes and creates per second), as a
-// share of the step time the cost model assumes. Above SHARE_LIMIT, plan warns (sandbox_capacity) with the numbers
-// and what to change. Pure: no I/O; the same recipe and provider give the same figures.
-import type { RecipeIssue } from "./errors.js";
+// measured rate per core × cores × servers, at most what verl's and the tools' own limits let run at once; a managed
+// account's concurrent sandboxes and creates per second), as a share of the step time the cost model assumes, and the
+// tool calls in flight against the places a server admits. Past either limit, plan warns (sandbox_capacity,
+// sandbox_concurrency) with the numbers and only the recipe edits that, checked by running this again, bring the stage
+// within them. Pure: no I/O; the same recipe and provider give the same figures.
+import { type ClientLimit, clientLimitOf } from "./capacity-clients.js";
+import { type Edits, capacityFixes, editsText, withEdits } from "./capacity-fixes.js";
+import type { LocatedIssue, RecipeIssue } from "./errors.js";
 import { type UsageDefault, USAGE_DEFAULTS, rewardUsesSandbox, usageFigure } from "./cost/quantities.js";
-import type { SandboxCapacity, SandboxDemand, SandboxSupply, StageCapacity } from "./cost/types.js";
-import { workloadOf } from "./cost/workload.js";
+import type { CapacityFix, SandboxCapacity, SandboxDemand, SandboxInFlight, SandboxSupply, StageCapacity } from "./cost/types.js";
+import { type Workload, workloadOf } from "./cost/workload.js";
 import { parseNodeSpec } from "./providers/tione-request.js";
 import type { Provider, Recipe, RlStage } from "./recipe/schema.js";
 import { TIER_LIMITS } from "./sandbox-quota.js";
 
-export type { SandboxCapacity, SandboxDemand, SandboxSupply, StageCapacity } from "./cost/types.js";
+export type { CapacityFix, SandboxCapacity, SandboxDemand, SandboxInFlight, SandboxSupply, StageCapacity } from "./cost/types.js";
+
+/** The codes of the capacity warnings (`rlpipe validate --strict` refuses them). */
+export const CAPACITY_CODES = ["sandbox_capacity", "sandbox_concurrency"] as const;
 
 /**
  * Plan warns when the sandbox needs more than this share of a step. The sandbox's work overlaps generation only in
@@ -62,20 +69,56 @@ export const DEFAULT_SERVER_WORKERS = 32;
  */
 export const MANAGED_TOOL_CALL_SECONDS: UsageDefault = USAGE_DEFAULTS.toolCallSeconds;
 
-/** `stepSeconds`: a measured step time for the RL stages that set none in cost.stages (rlpipe cost --step-seconds). */
-export function sandboxCapacity(recipe: Recipe, provider: Provider, opts: { readonly stepSeconds?: number } = {}): SandboxCapacity | undefined {
-  const rl = recipe.stages.filter((s): s is RlStage => s.type === "rl");
+/**
+ * rlpipe serve's admission capacity with its defaults (functions/admission.ts defaultCapacity: 16 requests per slot,
+ * at least 64), a slot per core: the launch script starts it without --max-requests.
+ */
+export function admittedPlaces(slots: number): number {
+  return Math.max(64, slots * 16);
+}
+
+export interface CapacityOptions {
+  /** A measured step time for the RL stages that set none in cost.stages (rlpipe cost --step-seconds). */
+  readonly stepSeconds?: number;
+}
+
+export function sandboxCapacity(recipe: Recipe, provider: Provider, opts: CapacityOptions = {}): SandboxCapacity | undefined {
+  const rl = rlStages(recipe);
   if (rl.length === 0 || (recipe.sandbox === undefined && !rl.some((s) => (s.agent?.tools?.length ?? 0) > 0))) return undefined;
-  const usage = { testCasesPerReward: usageFigure(recipe, "testCasesPerReward").value, testCaseSeconds: usageFigure(recipe, "testCaseSeconds").value };
-  const work = workloadOf(recipe, provider, { ...usage, ...(opts.stepSeconds === undefined ? {} : { stepSeconds: opts.stepSeconds }) });
+  const work = workOf(recipe, provider, opts);
   const stages = rl.map((stage) => {
-    const w = work.stages.find((s) => s.id === stage.id)!;
-    const demand = demandOf(recipe, stage);
-    const supply = supplyOf(recipe, provider);
-    return stageCapacity(stage.id, demand, supply, w.secondsPerStep!.expected, w.stepBasis ?? "model");
+    const cap = checkStage(recipe, provider, stage, work);
+    if (!flagged(cap)) return cap;
+    // Each edit is kept only when the check, run again on the edited recipe, finds the stage within every limit.
+    const works = (edits: Edits) => {
+      const edited = withEdits(recipe, edits);
+      const again = rlStages(edited).find((s) => s.id === stage.id)!;
+      return !flagged(checkStage(edited, provider, again, workOf(edited, provider, opts)));
+    };
+    const fixes = capacityFixes({ recipe, stage, cap, clients: clientLimitOf(recipe, stage), works });
+    return { ...cap, fixes, hint: hintText(cap, fixes) };
   });
   return { shareLimit: SHARE_LIMIT, stages };
 }
+
+const rlStages = (recipe: Recipe) => recipe.stages.filter((s): s is RlStage => s.type === "rl");
+
+function workOf(recipe: Recipe, provider: Provider, opts: CapacityOptions): Workload {
+  const usage = { testCasesPerReward: usageFigure(recipe, "testCasesPerReward").value, testCaseSeconds: usageFigure(recipe, "testCaseSeconds").value };
+  return workloadOf(recipe, provider, { ...usage, ...(opts.stepSeconds === undefined ? {} : { stepSeconds: opts.stepSeconds }) });
+}
+
+function checkStage(recipe: Recipe, provider: Provider, stage: RlStage, work: Workload): StageCapacity {
+  const w = work.stages.find((s) => s.id === stage.id)!;
+  const clients = clientLimitOf(recipe, stage);
+  return stageCapacity(stage.id, demandOf(recipe, stage), supplyOf(recipe, provider), w.secondsPerStep!.expected, w.stepBasis ?? "model", {
+    ...(w.rolloutSecondsPerStep === undefined ? {} : { rolloutSeconds: w.rolloutSecondsPerStep.expected }),
+    ...(clients === undefined ? {} : { clients }),
+  });
+}
+
+/** Over the share limit, or more requests in flight than the sandbox admits. */
+const flagged = (c: StageCapacity) => c.over || c.inFlight?.over === true;
 
 /** A stage's demand: responses × tool calls (the turn limit unless measured) and responses × test cases. */
 export function demandOf(recipe: Recipe, stage: RlStage): SandboxDemand {
@@ -184,34 +227,97 @@ export function supplyOf(recipe: Recipe, provider: Provider): SandboxSupply {
   };
 }
 
-/** Demand against supply for one stage, the line to print, and what to change when over the limit. */
-export function stageCapacity(stage: string, demand: SandboxDemand, supply: SandboxSupply, stepSeconds: number, stepBasis: "model" | "measured", shareLimit = SHARE_LIMIT): StageCapacity {
-  let seconds: number | undefined;
-  let limitedBy: StageCapacity["limitedBy"];
-  let detail = "";
-  if (supply.kind === "self-hosted") {
-    seconds = demand.toolCallsPerStep / supply.toolCallsPerS! + demand.testCasesPerStep / supply.testCasesPerS!;
-    limitedBy = "throughput";
-  } else if (supply.kind === "managed") {
-    const busy = (demand.toolCallsPerStep * supply.toolCallSeconds! + demand.testCasesPerStep * supply.testCaseSeconds!) / supply.maxSandboxes!;
-    const creates = (demand.toolCallsPerStep * supply.createsPerToolCall!) / supply.createsPerS!;
-    seconds = Math.max(busy, creates);
-    limitedBy = creates > busy ? "creates" : "concurrency";
-    detail = supply.createsPerToolCall! > 0
-      ? ` (${fmtCount(demand.toolCallsPerStep * supply.createsPerToolCall!)} creates at ${fmtRate(supply.createsPerS!)}/s: ${fmtSeconds(creates)}; sandbox time over ${supply.maxSandboxes} sandboxes: ${fmtSeconds(busy)})`
-      : "";
-  }
-  const share = seconds === undefined ? undefined : seconds / stepSeconds;
-  const over = share !== undefined && share > shareLimit;
+export interface StageOptions {
+  readonly shareLimit?: number;
+  /** Seconds of the step spent in rollout, when trajectories make their tool calls (default: the whole step). */
+  readonly rolloutSeconds?: number;
+  /** What verl and the stage's tools let run at once (absent: nothing known bounds them but the trajectories). */
+  readonly clients?: ClientLimit;
+}
+
+/** Demand against supply for one stage, and the line to print (the edits to advise need the recipe: sandboxCapacity). */
+export function stageCapacity(stage: string, demand: SandboxDemand, supply: SandboxSupply, stepSeconds: number, stepBasis: "model" | "measured", opts: StageOptions = {}): StageCapacity {
+  const shareLimit = opts.shareLimit ?? SHARE_LIMIT;
   const base = { stage, demand, supply, stepSeconds, stepBasis, shareLimit };
-  const line = `${stage}: ${demandText(demand)}; ${supplyText(supply, demand)}${seconds === undefined ? ""
-    : ` → ${fmtSeconds(seconds)} per step${detail}, ${fmtPct(share!)} of the ≈${fmtSeconds(stepSeconds)} step (${stepBasis === "measured" ? "measured" : "model"}); ${over ? "over" : "within"} the ${fmtPct(shareLimit)} limit`}`;
-  const hint = over ? hintFor(demand, supply, seconds!, stepSeconds, shareLimit) : undefined;
+  const load = loadOf(demand, supply, opts.clients);
+  if (load === undefined) return { ...base, over: false, line: `${stage}: ${demandText(demand)}; ${supplyText(supply, demand)}` };
+  const share = load.seconds / stepSeconds;
+  const over = share > shareLimit;
+  const inFlight = inFlightOf(demand, supply, load, opts.rolloutSeconds ?? stepSeconds, opts.clients);
+  const line = `${stage}: ${demandText(demand)}; ${supplyText(supply, demand)}${load.capText} → ${fmtSeconds(load.seconds)} per step${load.detail}, ${fmtPct(share)} of the ≈${fmtSeconds(stepSeconds)} step (${stepBasis === "measured" ? "measured" : "model"}); ${over ? "over" : "within"} the ${fmtPct(shareLimit)} limit${inFlight === undefined ? "" : `; ${inFlightText(inFlight, supply)}`}`;
+  return { ...base, sandboxSecondsPerStep: load.seconds, limitedBy: load.limitedBy, share, over, line, ...(inFlight === undefined ? {} : { inFlight }) };
+}
+
+interface Load {
+  /** Sandbox seconds per step, and of them the tool calls' (creates included). */
+  readonly seconds: number;
+  readonly toolSeconds: number;
+  /** Seconds one tool call holds its place. */
+  readonly holdSeconds: number;
+  readonly limitedBy: NonNullable<StageCapacity["limitedBy"]>;
+  readonly servers: number;
+  readonly places: number;
+  readonly placesBasis: string;
+  readonly capText: string;
+  readonly detail: string;
+}
+
+/** Seconds per step at the rate the sandbox and its clients allow; undefined when the capacity is unknown. */
+function loadOf(d: SandboxDemand, s: SandboxSupply, clients: ClientLimit | undefined): Load | undefined {
+  const clientCap = clients?.requests ?? Infinity;
+  if (s.kind === "self-hosted") {
+    const cores = s.coresPerServer! * s.servers!;
+    const holdSeconds = cores / s.toolCallsPerS!;
+    // Little's law: at most clientCap calls in flight, each holding its place holdSeconds, bound the rate.
+    const capped = clientCap < cores && d.toolCallsPerStep > 0;
+    const toolSeconds = d.toolCallsPerStep / Math.min(s.toolCallsPerS!, clientCap / holdSeconds);
+    const rlpipe = s.workers === undefined;
+    return {
+      seconds: toolSeconds + d.testCasesPerStep / s.testCasesPerS!, toolSeconds, holdSeconds, limitedBy: capped ? "concurrency" : "throughput",
+      servers: s.servers!, places: rlpipe ? admittedPlaces(s.coresPerServer!) : s.workers!,
+      placesBasis: rlpipe ? "rlpipe serve admits 16 per slot, a slot per core, at least 64" : `${s.backend} workers, sandbox.server.workers`,
+      capText: capped ? ` (at most ${fmtCount(clientCap)} at once: ${fmtRate(clientCap / holdSeconds)} tool calls/s)` : "",
+      detail: "",
+    };
+  }
+  if (s.kind !== "managed") return undefined;
+  const parallel = Math.min(s.maxSandboxes!, clientCap);
+  const toolBusy = (d.toolCallsPerStep * s.toolCallSeconds!) / parallel;
+  const busy = toolBusy + (d.testCasesPerStep * s.testCaseSeconds!) / parallel;
+  const creates = (d.toolCallsPerStep * s.createsPerToolCall!) / s.createsPerS!;
   return {
-    ...base, ...(seconds === undefined ? {} : { sandboxSecondsPerStep: seconds, limitedBy: limitedBy!, share: share! }), over, line,
-    ...(hint === undefined ? {} : { hint }),
+    seconds: Math.max(busy, creates), toolSeconds: Math.max(toolBusy, creates), holdSeconds: s.toolCallSeconds!,
+    limitedBy: creates > busy ? "creates" : "concurrency", servers: 1, places: s.maxSandboxes!, placesBasis: `the account's concurrent sandboxes: ${s.accountBasis}`,
+    capText: clientCap < s.maxSandboxes! ? ` (at most ${fmtCount(clientCap)} at once)` : "",
+    detail: s.createsPerToolCall! > 0
+      ? ` (${fmtCount(d.toolCallsPerStep * s.createsPerToolCall!)} creates at ${fmtRate(s.createsPerS!)}/s: ${fmtSeconds(creates)}; sandbox time over ${fmtCount(parallel)} sandboxes: ${fmtSeconds(busy)})`
+      : "",
   };
 }
+
+/**
+ * Tool calls in flight per server: every trajectory of the step runs at once, each waiting on a call for the share
+ * of the rollout its calls hold a place (Little's law), or all of them when the sandbox cannot keep up; at most what
+ * the clients let run.
+ */
+function inFlightOf(d: SandboxDemand, s: SandboxSupply, load: Load, rolloutSeconds: number, clients: ClientLimit | undefined): SandboxInFlight | undefined {
+  if (d.toolCallsPerStep === 0) return undefined;
+  const saturated = load.toolSeconds >= rolloutSeconds;
+  const wanted = saturated ? d.responsesPerStep : Math.min(d.responsesPerStep, (d.toolCallsPerStep * load.holdSeconds) / rolloutSeconds);
+  const total = Math.min(wanted, clients?.requests ?? Infinity);
+  const perServer = total / load.servers;
+  return {
+    perServer, places: load.places, placesBasis: load.placesBasis,
+    ...(clients === undefined ? {} : { clientLimit: clients.requests, clientBasis: clients.basis }),
+    over: perServer > load.places,
+  };
+}
+
+function inFlightText(f: SandboxInFlight, s: SandboxSupply): string {
+  return `≈${fmtRate(f.perServer)} tool calls in flight ${where(s)} against ${fmtCount(f.places)} places`;
+}
+
+const where = (s: SandboxSupply) => (s.kind === "managed" ? "at the account" : "per server");
 
 function demandText(d: SandboxDemand): string {
   const parts: string[] = [];
@@ -234,43 +340,58 @@ function supplyText(s: SandboxSupply, d: SandboxDemand): string {
   return `${s.backend} ${where}${rates.length === 0 ? "" : ` = ${rates.join(", ")}`}`;
 }
 
-function hintFor(d: SandboxDemand, s: SandboxSupply, seconds: number, stepSeconds: number, shareLimit: number): string {
-  const budget = stepSeconds * shareLimit;
-  const factor = seconds / budget;
-  if (s.kind === "managed") {
-    const creates = d.toolCallsPerStep * s.createsPerToolCall!;
-    const needCreates = creates / budget;
-    const needSandboxes = Math.ceil((d.toolCallsPerStep * s.toolCallSeconds! + d.testCasesPerStep * s.testCaseSeconds!) / budget);
-    return [
-      `to stay within ${fmtPct(shareLimit)} the account needs ${creates > 0 ? `≥ ${fmtRate(needCreates)} creates/s and ` : ""}≥ ${needSandboxes} concurrent sandboxes: a larger tier or quota (sandbox.managed.account: tier pro is ${TIER_LIMITS.pro.maxSandboxes} sandboxes and ${TIER_LIMITS.pro.createsPerS} creates/s)`,
-      ...(creates > 0 ? ["or rlpipe's function with its pool of reused sandboxes (sandbox.kind rlpipe, deploy external, sandbox.managed)"] : []),
-      "or a self-hosted sandbox on the training nodes (deploy colocated)",
-      `or fewer tool calls per response (${d.toolCallsBasis})`,
-    ].join(", ");
+/** The hint: the edits that were checked to work, field first; none is advice that would not. */
+function hintText(c: StageCapacity, fixes: readonly CapacityFix[]): string {
+  const within = `${c.over ? `within ${fmtPct(c.shareLimit)} of the step` : ""}${c.over && c.inFlight?.over ? " and " : ""}${c.inFlight?.over ? "within the places the sandbox admits" : ""}`;
+  if (fixes.length === 0) {
+    return `rlpipe found no recipe edit that brings it ${within}${colocated(c.supply) ? " (more nodes would not: each adds a server and its share of the demand)" : ""}`;
   }
-  const servers = s.servers!;
-  const colocated = s.coresPerNode !== undefined;
-  return [
-    `to stay within ${fmtPct(shareLimit)} the sandbox needs ${factor < 10 ? factor.toFixed(2) : fmtRate(factor)}× its capacity: ≥ ${Math.ceil(servers * factor)} ${colocated ? "nodes (resources.nodes)" : "servers behind sandbox.url"} at ${s.coresPerServer} cores each`,
-    ...(s.workers !== undefined && (!colocated || s.workers < s.coresPerNode!) ? ["or more workers (sandbox.server.workers, up to the cores)"] : []),
-    ...(colocated ? [(s.coresBasis ?? "").includes("assumed") ? "or the real core count if the nodes have more (resources.cpusPerNode)" : "or nodes with more cores"] : []),
-    "or a managed backend (sandbox.deploy managed: E2B/AGS)",
-    `or fewer tool calls per response (${d.toolCallsBasis})`,
-  ].join(", ");
+  return `to stay ${within}, set one of: ${fixes.map((f) => `${editsText(f.set)} (${f.says})`).join("; or ")}`;
 }
 
-/** The warnings plan adds: one per stage whose sandbox needs more than the share limit of a step. */
+const colocated = (s: SandboxSupply) => s.kind === "self-hosted" && s.coresPerNode !== undefined;
+
+/** Why resources.nodes and the batch size cannot change the verdict, for a co-located sandbox. */
+const COLOCATED_NOTE = "co-located, one server per node: more nodes add supply and demand alike, and the step time scales with prompts × n as the demand does, so neither resources.nodes nor the batch size changes the share";
+
+/** The warnings plan adds: past the share limit (sandbox_capacity), more in flight than admitted (sandbox_concurrency). */
 export function capacityIssues(cap: SandboxCapacity | undefined): RecipeIssue[] {
-  return (cap?.stages ?? []).filter((s) => s.over).map((s) => ({
-    severity: "warning", code: "sandbox_capacity", path: ["sandbox"],
-    message: `stage ${s.stage}: the sandbox would take ≈${fmtSeconds(s.sandboxSecondsPerStep!)} per step, ${fmtPct(s.share!)} of the ≈${fmtSeconds(s.stepSeconds)} step (more than ${fmtPct(s.shareLimit)}; ${LIMITED_BY[s.limitedBy!]}): ${demandText(s.demand)}; ${supplyText(s.supply, s.demand)}`,
-    ...(s.hint === undefined ? {} : { hint: s.hint }),
-  }));
+  return (cap?.stages ?? []).flatMap((s) => {
+    const hint = s.hint === undefined ? {} : { hint: s.hint };
+    const out: RecipeIssue[] = [];
+    if (s.over) {
+      out.push({
+        severity: "warning", code: "sandbox_capacity", path: ["sandbox"],
+        message: `stage ${s.stage}: the sandbox would take ≈${fmtSeconds(s.sandboxSecondsPerStep!)} per step, ${fmtPct(s.share!)} of the ≈${fmtSeconds(s.stepSeconds)} step (more than ${fmtPct(s.shareLimit)}; ${LIMITED_BY[s.limitedBy!]}${colocated(s.supply) ? `; ${COLOCATED_NOTE}` : ""}): ${demandText(s.demand)}; ${supplyText(s.supply, s.demand)}`,
+        ...hint,
+      });
+    }
+    const f = s.inFlight;
+    if (f?.over === true) {
+      out.push({
+        severity: "warning", code: "sandbox_concurrency", path: ["sandbox"],
+        message: `stage ${s.stage}: ≈${fmtCount(f.perServer)} tool calls in flight ${where(s.supply)} (${fmtCount(s.demand.responsesPerStep)} trajectories at once${s.supply.servers === undefined || s.supply.servers === 1 ? "" : ` over ${s.supply.servers} servers`}, the sandbox too slow to keep up with them${f.clientLimit === undefined ? "" : `; at most ${fmtCount(f.clientLimit)}: ${f.clientBasis}`}) against the ${fmtCount(f.places)} it admits (${f.placesBasis}): ${f.perServer - f.places >= 1 ? fmtCount(f.perServer - f.places) : "the rest"} ${REFUSED[s.supply.kind === "managed" ? "managed" : s.supply.workers === undefined ? "rlpipe" : "uvicorn"]}`,
+        ...hint,
+      });
+    }
+    return out;
+  });
 }
+
+const REFUSED = {
+  rlpipe: "would be refused with 429 and retried after Retry-After (rlpipe's tool waits; other tools see an error)",
+  uvicorn: "would queue behind the workers",
+  managed: "would be refused by the account (429) until sandboxes are released",
+} as const;
 
 const LIMITED_BY: Readonly<Record<NonNullable<StageCapacity["limitedBy"]>, string>> = {
-  throughput: "set by the servers' throughput", creates: "set by the account's creates per second", concurrency: "set by the account's concurrent sandboxes",
+  throughput: "set by the servers' throughput", creates: "set by the account's creates per second", concurrency: "set by the calls that may run at once",
 };
+
+/** `rlpipe validate --strict`: the capacity warnings as errors, naming the fields to change (their hints). */
+export function strictCapacityErrors(issues: readonly LocatedIssue[]): LocatedIssue[] {
+  return issues.filter((i) => (CAPACITY_CODES as readonly string[]).includes(i.code)).map((i) => ({ ...i, severity: "error" }));
+}
 
 /** The capacity lines as plan and cost print them (one per RL stage). */
 export function capacityLines(cap: SandboxCapacity | undefined): string[] {

@@ -8,7 +8,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { planRecipeFile } from "../bin/commands/plan.js";
-import { SHARE_LIMIT, capacityIssues, coresPerNode, demandOf, sandboxCapacity, stageCapacity, supplyOf } from "../core/capacity.js";
+import { runValidate } from "../bin/commands/validate.js";
+import { CAPACITY_CODES, SHARE_LIMIT, admittedPlaces, capacityIssues, coresPerNode, demandOf, sandboxCapacity, stageCapacity, supplyOf } from "../core/capacity.js";
+import { editsText } from "../core/capacity-fixes.js";
+import { defaultCapacity } from "../functions/admission.js";
 import type { SandboxDemand, SandboxSupply } from "../core/cost/types.js";
 import { parseRecipe } from "../core/recipe/load.js";
 import type { Provider, Recipe, RlStage } from "../core/recipe/schema.js";
@@ -71,7 +74,9 @@ describe("capacity: supply per backend", () => {
     // 16,384 / 2,768 + 20,480 / 8,472
     assert.ok(Math.abs(c.sandboxSecondsPerStep! - (16384 / 2768 + 20480 / 8472)) < 1e-9);
     assert.equal(c.limitedBy, "throughput");
-    assert.match(c.line, /rlpipe serve \(local sandbox\) on each of 2 nodes: 8 cores per node \(resources\.cpusPerNode\) = 2,768 tool calls\/s, 8,472 test cases\/s → 8\.34 s per step, 8\.3% of the ≈100 s step \(model\); within the 25% limit$/);
+    assert.match(c.line, /rlpipe serve \(local sandbox\) on each of 2 nodes: 8 cores per node \(resources\.cpusPerNode\) = 2,768 tool calls\/s, 8,472 test cases\/s → 8\.34 s per step, 8\.3% of the ≈100 s step \(model\); within the 25% limit; ≈[\d.]+ tool calls in flight per server against 128 places$/);
+    // rlpipe serve admits 16 requests per slot (a slot per core), at least 64 (functions/admission.ts).
+    assert.deepEqual([c.inFlight!.places, admittedPlaces(8), admittedPlaces(2)], [defaultCapacity(8), 128, defaultCapacity(2)]);
   });
 
   it("ScaleBox co-located uses at most one core per worker; SandboxFusion runs test cases at half ScaleBox's rate", () => {
@@ -164,9 +169,8 @@ describe("capacity: the warning", () => {
     assert.equal(w!.code, "sandbox_capacity");
     assert.deepEqual(w!.path, ["sandbox"]);
     assert.equal(w!.severity, "warning");
-    assert.match(w!.message, /^stage rl: the sandbox would take ≈100 s per step, 25% of the ≈399 s step \(more than 25%; set by the servers' throughput\): 100 responses × 10 tool calls/);
-    // 100 s against a 99.75 s budget: 1.0025× its capacity, so 2 nodes.
-    assert.match(w!.hint!, /needs 1\.00× its capacity: ≥ 2 nodes \(resources\.nodes\) at 32 cores each, or the real core count if the nodes have more \(resources\.cpusPerNode\), or a managed backend/);
+    assert.match(w!.message, /^stage rl: the sandbox would take ≈100 s per step, 25% of the ≈399 s step \(more than 25%; set by the servers' throughput; co-located, one server per node: more nodes add supply and demand alike, and the step time scales with prompts × n as the demand does, so neither resources\.nodes nor the batch size changes the share\): 100 responses × 10 tool calls/);
+    assert.equal(w!.hint, undefined, "the edits to advise are checked against a recipe (sandboxCapacity), so stageCapacity alone advises none");
   });
 
   it("the TI-ONE × AGS seed warns through plan (8,192 creates at Hobby's 1/s), and a Pro account or a measured longer step does not", () => {
@@ -179,10 +183,18 @@ describe("capacity: the warning", () => {
     const said = /≈8,192 s per step, (\d+)% of the ≈([\d,]+) s step \(more than 25%; set by the account's creates per second\)/.exec(w[0]!.message);
     assert.ok(said !== null, w[0]!.message);
     assert.deepEqual([Number(said[1]), Number(said[2]!.replaceAll(",", ""))], [Math.round((100 * 8192) / step), Math.round(step)]);
-    const needs = /≥ ([\d.]+) creates\/s and ≥ (\d+) concurrent sandboxes/.exec(w[0]!.hint!);
-    assert.ok(needs !== null, w[0]!.hint);
-    assert.ok(Math.abs(Number(needs[1]) - 8192 / (0.25 * step)) < 0.01, `creates/s ${needs[1]} for a ${step} s step`);
-    assert.equal(Number(needs[2]), Math.ceil(8192 / (0.25 * step)), "1 s of sandbox per tool call, within a quarter of the step");
+    // The advice is the quota that fits a quarter of the step (20 sandboxes already hold 8,192 × 1 s), or fewer turns.
+    const fixes = p.capacity!.stages[0]!.fixes!;
+    assert.deepEqual(fixes.map((f) => f.kind), ["quota", "turns"]);
+    assert.deepEqual(fixes[0]!.set.map((e) => e.path.join(".")), ["sandbox.managed.account.createsPerS"]);
+    const creates = fixes[0]!.set[0]!.value as number;
+    assert.ok(creates >= 8192 / (0.25 * step) && creates <= (8192 / (0.25 * step)) * 1.02, `${creates} creates/s for a ${step} s step`);
+    assert.match(w[0]!.hint!, new RegExp(`set one of: sandbox\\.managed\\.account\\.createsPerS: ${creates} \\(`));
+    assert.deepEqual(fixes[1]!.set, [{ path: ["stages", 0, "agent", "maxAssistantTurns"], value: Math.floor((0.25 * step) / 1024) }], "1,024 creates per turn at 1/s");
+    // Creates at 1/s cannot keep up: every trajectory waits, 1,024 in flight against 20 sandboxes.
+    const c = p.warnings.find((x) => x.code === "sandbox_concurrency")!;
+    assert.match(c.message, /^stage rl: ≈1,024 tool calls in flight at the account \(1,024 trajectories at once, the sandbox too slow to keep up with them\) against the 20 it admits \(the account's concurrent sandboxes: E2B Hobby's limits.*\): 1,004 would be refused by the account \(429\)/);
+    assert.equal(c.hint, w[0]!.hint);
     const proAccount: [string[], unknown] = [["sandbox", "managed", "account"], { tier: "pro" }];
     const pro = planText(editYaml(recipeText(AGS), [proAccount]), "tione");
     assert.equal(pro.capacity!.stages[0]!.sandboxSecondsPerStep, 8192 / 5);
@@ -232,7 +244,7 @@ describe("capacity: every shipped recipe with an RL stage and a sandbox or tools
         const line = text.split("\n").find((l) => l.startsWith("  capacity   "));
         assert.equal(line, `  capacity   ${c!.line}`);
         assert.match(line!, new RegExp(`^  capacity   rl: [\\d,]+ responses × \\d+ tool calls \\(agent\\.maxAssistantTurns\\) = ${e.tools.toLocaleString("en-US")} tool calls`));
-        assert.match(line!, /→ [\d,.]+ s per step.*, [\d.]+% of the ≈[\d,]+ s step \(model\); (within|over) the 25% limit$/);
+        assert.match(line!, /→ [\d,.]+ s per step.*, [\d.]+% of the ≈[\d,]+ s step \(model\); (within|over) the 25% limit; ≈[\d,.]+ tool calls in flight (per server|at the account) against [\d,]+ places$/);
       });
     }
   }
@@ -256,21 +268,23 @@ describe("capacity: the CLI", () => {
     assert.ok(i > 0 && lines[i - 1]!.startsWith("  cost       "), r.out);
     const stage = planSeed(AGS, "tione").capacity!.stages[0]!;
     assert.equal(lines[i], `  capacity   ${stage.line}`);
-    assert.match(lines[i]!, /^  capacity   rl: 1,024 responses × 8 tool calls \(agent\.maxAssistantTurns\) = 8,192 tool calls per step \(the reward does not call the sandbox\); Tencent AGS, 20 sandboxes and 1 create\/s \(E2B Hobby's limits, assumed as AGS publishes no quota; set sandbox\.managed\.account\), one sandbox created per tool call, 1 s per tool call → 8,192 s per step \(8,192 creates at 1\/s: 8,192 s; sandbox time over 20 sandboxes: 410 s\), \d+% of the ≈[\d,]+ s step \(model\); over the 25% limit$/);
+    assert.match(lines[i]!, /^  capacity   rl: 1,024 responses × 8 tool calls \(agent\.maxAssistantTurns\) = 8,192 tool calls per step \(the reward does not call the sandbox\); Tencent AGS, 20 sandboxes and 1 create\/s \(E2B Hobby's limits, assumed as AGS publishes no quota; set sandbox\.managed\.account\), one sandbox created per tool call, 1 s per tool call → 8,192 s per step \(8,192 creates at 1\/s: 8,192 s; sandbox time over 20 sandboxes: 410 s\), \d+% of the ≈[\d,]+ s step \(model\); over the 25% limit; ≈1,024 tool calls in flight at the account against 20 places$/);
     assert.match(r.out, /retool-qwen3-4b-tione-ags\.yaml:48:3: warning: sandbox: stage rl: the sandbox would take ≈8,192 s per step/);
-    assert.match(r.out, /hint: to stay within 25% the account needs ≥ [\d.]+ creates\/s/);
+    assert.match(r.out, /hint: to stay within 25% of the step and within the places the sandbox admits, set one of: sandbox\.managed\.account\.createsPerS: [\d.]+ \(/);
   });
 
   it("plan --json carries the figures and the warning; cost --format json carries the same capacity", () => {
     const r = rlpipe(["plan", file, "--json", "--out", join(dir, "json")]);
     assert.equal(r.code, 0, r.err);
-    const doc = JSON.parse(r.out) as { capacity: { shareLimit: number; stages: { stage: string; sandboxSecondsPerStep: number; limitedBy: string; over: boolean; supply: { maxSandboxes: number; createsPerS: number }; demand: { toolCallsPerStep: number } }[] }; warnings: { code: string; path: string[]; hint?: string }[] };
+    const doc = JSON.parse(r.out) as { capacity: { shareLimit: number; stages: { stage: string; sandboxSecondsPerStep: number; limitedBy: string; over: boolean; supply: { maxSandboxes: number; createsPerS: number }; demand: { toolCallsPerStep: number }; fixes: { kind: string }[] }[] }; warnings: { code: string; path: string[]; hint?: string }[] };
     assert.equal(doc.capacity.shareLimit, 0.25);
     const [c] = doc.capacity.stages;
     assert.deepEqual([c!.stage, c!.sandboxSecondsPerStep, c!.limitedBy, c!.over, c!.supply.maxSandboxes, c!.supply.createsPerS, c!.demand.toolCallsPerStep], ["rl", 8192, "creates", true, 20, 1, 8192]);
     const w = doc.warnings.find((x) => x.code === "sandbox_capacity");
     assert.deepEqual(w?.path, ["sandbox"]);
-    assert.match(w!.hint!, /tier pro is 100 sandboxes and 5 creates\/s/);
+    assert.match(w!.hint!, /sandbox\.managed\.account\.createsPerS: [\d.]+/);
+    assert.deepEqual(doc.capacity.stages[0]!.fixes.map((f) => f.kind), ["quota", "turns"]);
+    assert.ok(doc.warnings.some((x) => x.code === "sandbox_concurrency"));
     const cost = rlpipe(["cost", file, "--provider", "tione", "--format", "json"]);
     assert.equal(cost.code, 0, cost.err);
     assert.deepEqual((JSON.parse(cost.out) as { capacity: unknown }).capacity, doc.capacity);
@@ -287,5 +301,113 @@ describe("capacity: the CLI", () => {
     assert.equal(c.stepBasis, "measured");
     assert.ok(Math.abs(c.share - (16384 / 1264 + 20480 / 7232) / 60) < 1e-9);
     assert.equal(c.over, true);
+  });
+});
+
+describe("capacity: what limits a step (issue 34)", () => {
+  const H200 = "retool-qwen2.5-32b-h200";
+  const capacityWarnings = (p: ReturnType<typeof planText>) => p.warnings.filter((w) => (CAPACITY_CODES as readonly string[]).includes(w.code));
+  const rlpipeColocated: [(string | number)[], unknown] = [["sandbox"], { kind: "rlpipe", deploy: "colocated" }];
+  const callSeconds = (s: number): [(string | number)[], unknown] => [["cost"], { usage: { toolCallSeconds: s } }];
+
+  it("a co-located sandbox's share is the same on 4, 8 and 16 nodes and for any batch; no advice names the nodes or the batch", () => {
+    const shareOf = (edits: [(string | number)[], unknown][]) => {
+      const p = planText(editYaml(recipeText(TOOLCALL), [rlpipeColocated, callSeconds(2), ...edits]), "modelarts");
+      const c = p.capacity!.stages[0]!;
+      assert.ok(c.over, c.line);
+      assert.ok(!c.fixes!.some((f) => f.set.some((e) => e.path.includes("nodes") || e.path.includes("promptsPerStep"))), JSON.stringify(c.fixes));
+      assert.match(capacityWarnings(p)[0]!.message, /more nodes add supply and demand alike/);
+      return c.share!;
+    };
+    const four = shareOf([[["resources", "nodes"], 4]]);
+    for (const nodes of [8, 16]) assert.ok(Math.abs(shareOf([[["resources", "nodes"], nodes]]) - four) < 1e-9, `${nodes} nodes`);
+    assert.ok(Math.abs(shareOf([[["resources", "nodes"], 4], [["stages", rlIndex(TOOLCALL), "data", "promptsPerStep"], 64]]) - four) < 1e-9, "half the batch");
+  });
+
+  it("the tools' and verl's own limits cap the calls in flight, and so the rate: rlpipe's tool 32 per process × the seed's 8 agent-loop workers", () => {
+    const r = recipeOf(TOOLCALL, [rlpipeColocated, [["tools", 0, "preset"], "rlpipe"], callSeconds(1.5), [["resources", "nodes"], 16]]);
+    const p = planText(editYaml(recipeText(TOOLCALL), [rlpipeColocated, [["tools", 0, "preset"], "rlpipe"], callSeconds(1.5), [["resources", "nodes"], 16]]), "modelarts");
+    const c = p.capacity!.stages[0]!;
+    assert.equal(supplyOf(r, "modelarts").coresPerServer! * 16, 512);
+    assert.deepEqual([c.limitedBy, c.inFlight?.clientLimit], ["concurrency", 256]);
+    // 16,384 calls × 1.5 s over 256 at once (not the 512 cores), + 20,480 test cases at 529.5/s per core × 512.
+    assert.ok(Math.abs(c.sandboxSecondsPerStep! - ((16384 * 1.5) / 256 + 20480 / (529.5 * 512))) < 1e-6, String(c.sandboxSecondsPerStep));
+    assert.match(c.line, /= 341 tool calls\/s, [\d,]+ test cases\/s \(at most 256 at once: 171 tool calls\/s\) →/);
+    assert.match(c.inFlight!.clientBasis!, /^code_interpreter: 32 per process \(tools\[0\]\.config\.max_concurrency\) × 8 agent-loop workers \(agent\.workers\)$/);
+    assert.deepEqual(c.fixes!.map((f) => f.kind).sort(), ["agent-workers", "tool-concurrency", "turns"]);
+  });
+
+  it("verl's SandboxFusionTool: its cluster-wide rate_limit (10 by default) bounds the calls, whatever the cores", () => {
+    const p = planText(editYaml(recipeText(H200), [[["tools", 0, "preset"], "sandbox-fusion"], callSeconds(0.3)]), "ray");
+    const c = p.capacity!.stages[0]!;
+    assert.deepEqual([c.limitedBy, c.inFlight?.clientLimit], ["concurrency", 10]);
+    assert.ok(Math.abs(c.sandboxSecondsPerStep! - (65536 * 0.3) / 10) < 1e-6);
+    const [fix] = c.fixes!.filter((f) => f.kind === "tool-concurrency");
+    assert.deepEqual(fix!.set.map((e) => e.path.join(".")), ["tools.0.config.rate_limit", "tools.0.config.num_workers"]);
+    // The retool preset's 128 does not bind on 32 cores.
+    assert.equal(planSeed(H200, "ray").capacity!.stages[0]!.limitedBy, "throughput");
+  });
+
+  it("more requests in flight than the server admits warns sandbox_concurrency, with the numbers", () => {
+    // 16,384 calls × 6 s over 32 ScaleBox workers outlast the rollout: every trajectory waits, 1,024 against 32.
+    const p = planText(editYaml(recipeText(TOOLCALL), [callSeconds(6)]), "modelarts");
+    const w = p.warnings.find((x) => x.code === "sandbox_concurrency")!;
+    assert.deepEqual(w.path, ["sandbox"]);
+    assert.match(w.message, /^stage rl: ≈1,024 tool calls in flight per server \(1,024 trajectories at once, the sandbox too slow to keep up with them\) against the 32 it admits \(ScaleBox workers, sandbox\.server\.workers\): 992 would queue behind the workers$/);
+    // Within: the seed's ≈0.15 in flight on average (16,384 × 25 ms over the rollout).
+    const seed = planSeed(TOOLCALL, "modelarts").capacity!.stages[0]!;
+    assert.ok(seed.inFlight!.perServer < 1 && !seed.inFlight!.over, String(seed.inFlight!.perServer));
+  });
+
+  it("validate --strict fails on a capacity warning (exit 2), naming the field to change", () => {
+    const file = join(RECIPES, `${AGS}.yaml`);
+    const out: string[] = [];
+    const err: string[] = [];
+    assert.equal(runValidate([file, "--strict"], { out: (t) => { out.push(t); }, err: (t) => { err.push(t); } }), 2);
+    assert.match(err.join("\n"), /retool-qwen3-4b-tione-ags\.yaml:48:3: sandbox: stage rl: the sandbox would take ≈8,192 s per step[^\n]*\n\s+hint: to stay within 25% of the step and within the places the sandbox admits, set one of: sandbox\.managed\.account\.createsPerS: [\d.]+ /);
+    const json: string[] = [];
+    runValidate([file, "--strict", "--json"], { out: (t) => { json.push(t); }, err: () => undefined });
+    const [r] = JSON.parse(json.join("\n")) as { issues: { severity: string; code: string }[] }[];
+    assert.deepEqual(r!.issues.filter((i) => i.code.startsWith("sandbox_")).map((i) => `${i.severity} ${i.code}`), ["error sandbox_capacity", "error sandbox_concurrency"]);
+    // Without --strict they stay warnings.
+    const plain: string[] = [];
+    runValidate([file, "--json"], { out: (t) => { plain.push(t); }, err: () => undefined });
+    assert.ok((JSON.parse(plain.join("\n")) as { issues: { severity: string; code: string }[] }[])[0]!.issues.filter((i) => i.code.startsWith("sandbox_")).every((i) => i.severity === "warning"));
+  });
+
+  // Item 3: every hint the check can emit, applied to the recipe (the fields it names, the values it suggests), plans
+  // again without a capacity warning, and the plan is still valid (planText throws on an error).
+  const scenarios: { name: string; seed: string; provider: Provider; edits: [(string | number)[], unknown][]; kinds: string[] }[] = [
+    { name: "rlpipe serve co-located on 4 nodes, 2 s per tool call", seed: TOOLCALL, provider: "modelarts", edits: [rlpipeColocated, callSeconds(2), [["resources", "nodes"], 4]], kinds: ["cores", "turns"] },
+    { name: "ScaleBox with 8 workers on 64 cores", seed: TOOLCALL, provider: "modelarts", edits: [[["sandbox", "server", "workers"], 8], [["resources", "cpusPerNode"], 64], callSeconds(0.5)], kinds: ["workers", "turns"] },
+    { name: "Slurm's cpusPerTask", seed: TOOLCALL, provider: "slurm", edits: [[["targets", "slurm"], { partition: "gpu", cpusPerTask: 32, workDir: "/scratch/rlpipe" }], callSeconds(2)], kinds: ["cores", "turns"] },
+    { name: "rlpipe's tool on 16 nodes", seed: TOOLCALL, provider: "modelarts", edits: [rlpipeColocated, [["tools", 0, "preset"], "rlpipe"], callSeconds(1.5), [["resources", "nodes"], 16]], kinds: ["tool-concurrency", "agent-workers", "turns"] },
+    { name: "SandboxFusionTool's rate limit", seed: H200, provider: "ray", edits: [[["tools", 0, "preset"], "sandbox-fusion"], callSeconds(0.3)], kinds: ["tool-concurrency", "turns"] },
+    { name: "an external ScaleBox", seed: TOOLCALL, provider: "modelarts", edits: [[["sandbox", "deploy"], "external"], [["sandbox", "url"], "http://sandbox.internal:8080"], [["sandbox", "server", "workers"], 8], callSeconds(1)], kinds: ["workers", "turns"] },
+    { name: "E2B Hobby, a measured 8,000 s step", seed: AGS, provider: "tione", edits: [[["sandbox", "managed", "provider"], "e2b"], [["cost"], { stages: { rl: { stepSeconds: 8000 } } }]], kinds: ["tier", "quota", "turns"] },
+    { name: "the TI-ONE × AGS seed", seed: AGS, provider: "tione", edits: [], kinds: ["quota", "turns"] },
+    { name: "in flight beyond ScaleBox's workers", seed: TOOLCALL, provider: "modelarts", edits: [callSeconds(6)], kinds: ["cores", "turns"] },
+  ];
+  const seen = new Set<string>();
+  for (const sc of scenarios) {
+    it(`every fix works when followed: ${sc.name}`, () => {
+      const text = editYaml(recipeText(sc.seed), sc.edits);
+      const p = planText(text, sc.provider);
+      const warnings = capacityWarnings(p);
+      assert.ok(warnings.length > 0, "the scenario warns");
+      const fixes = p.capacity!.stages.flatMap((s) => s.fixes ?? []);
+      assert.deepEqual(fixes.map((f) => f.kind), sc.kinds);
+      for (const w of warnings) for (const f of fixes) assert.ok(w.hint!.includes(`${editsText(f.set)} (${f.says})`), `${w.hint} names ${editsText(f.set)}`);
+      for (const f of fixes) {
+        seen.add(f.kind);
+        assert.ok(!f.set.some((e) => e.path.includes("nodes")), "never more nodes");
+        const after = planText(editYaml(text, f.set.map((e): [(string | number)[], unknown] => [[...e.path], e.value])), sc.provider);
+        assert.deepEqual(capacityWarnings(after).map((w) => w.message), [], `${sc.name}: ${editsText(f.set)}`);
+      }
+    });
+  }
+
+  it("the scenarios cover every kind of fix the check can emit", () => {
+    assert.deepEqual([...seen].sort(), ["agent-workers", "cores", "quota", "tier", "tool-concurrency", "turns", "workers"]);
   });
 });

@@ -1,9 +1,11 @@
 // rlpipe validate <recipe…> [--provider P] [--strict] [--json]: for CI. Exit 0 when every recipe plans cleanly, 2
 // otherwise. Without --provider a recipe is planned for every target it declares (local when it declares none), so a
-// CI check sees what any later `plan` or `deploy` of it would; --strict refuses placeholders as deploy does.
+// CI check sees what any later `plan` or `deploy` of it would; --strict refuses placeholders as deploy does, and the
+// sandbox capacity warnings.
 import { parseArgs } from "node:util";
 import { type LocatedIssue, RecipeError, RlpipeError, formatIssue, formatPath } from "../../core/errors.js";
 import type { Io } from "../io.js";
+import { strictCapacityErrors } from "../../core/capacity.js";
 import { plan } from "../../core/plan.js";
 import { loadRecipeFile } from "../../core/recipe/load.js";
 import { refusePlaceholders } from "../../core/recipe/placeholders.js";
@@ -60,8 +62,9 @@ export function runValidate(argv: readonly string[], io: Io): number {
         for (const w of plan(loaded, planOptionsFor(file, loaded, target === undefined ? {} : { provider: target })).warnings) warnings.set(formatIssue(w), w);
       }
       const found = [...warnings.values()];
-      // --strict: the placeholders deploy refuses are errors here, with deploy's words (refusePlaceholders).
-      const refused = values.strict ? placeholderRefusal(file, found) : [];
+      // --strict: the placeholders deploy refuses are errors here, with deploy's words (refusePlaceholders), and so are
+      // the sandbox capacity warnings (their hints name the fields to change).
+      const refused = values.strict ? [...placeholderRefusal(file, found), ...strictCapacityErrors(found)] : [];
       const rest = found.filter((w) => !refused.some((r) => r.code === w.code && formatPath(r.path) === formatPath(w.path)));
       results.push({ file, ok: refused.length === 0, errors: refused.map(formatIssue), warnings: rest.map(formatIssue), issues: [...refused, ...rest].map(issueJson) });
     } catch (e) {

@@ -91,6 +91,13 @@ export const CostReportSchema = z.strictObject({
       share: num().optional(), shareLimit: num(), over: z.boolean(),
       line: z.string().describe("The line rlpipe plan and rlpipe cost print"),
       hint: z.string().optional().describe("What to change, when over"),
+      inFlight: z.strictObject({
+        perServer: num(), places: num(), placesBasis: z.string(), clientLimit: num().optional(), clientBasis: z.string().optional(), over: z.boolean(),
+      }).optional().describe("Tool calls in flight per sandbox server against the places it admits"),
+      fixes: z.array(z.strictObject({
+        kind: z.enum(["turns", "cores", "workers", "tool-concurrency", "agent-workers", "tier", "quota"]), says: z.string(),
+        set: z.array(z.strictObject({ path: z.array(z.union([z.string(), num()])), value: z.union([num(), z.string()]) })),
+      })).optional().describe("Recipe edits that bring the stage within the limits, each checked by running the check on the edited recipe"),
     })),
   }).optional().describe("The sandbox's work per RL step against its capacity (docs/ARCHITECTURE.md, sandbox capacity)"),
   runLength: z.strictObject({

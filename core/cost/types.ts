@@ -141,6 +141,29 @@ export interface StageCapacity {
   readonly line: string;
   /** What to change, when over. */
   readonly hint?: string;
+  /** Addition (issue 34): tool calls in flight per sandbox server against the places it admits. */
+  readonly inFlight?: SandboxInFlight;
+  /** Addition (issue 34): recipe edits that bring the stage within the limits, each checked by running the check on the edited recipe. */
+  readonly fixes?: readonly CapacityFix[];
+}
+
+export interface SandboxInFlight {
+  /** Requests in flight per server: responses × the share of the rollout a trajectory waits on the sandbox, at most the clients' limit. */
+  readonly perServer: number;
+  /** Requests a server admits at once: rlpipe serve's admission capacity, ScaleBox's/SandboxFusion's workers, the account's sandboxes. */
+  readonly places: number;
+  readonly placesBasis: string;
+  /** Tool calls verl and the stage's tools let run at once, cluster-wide (absent when nothing known bounds them). */
+  readonly clientLimit?: number;
+  readonly clientBasis?: string;
+  readonly over: boolean;
+}
+
+/** One recipe edit (one or more fields set together) and what it means. */
+export interface CapacityFix {
+  readonly kind: "turns" | "cores" | "workers" | "tool-concurrency" | "agent-workers" | "tier" | "quota";
+  readonly says: string;
+  readonly set: readonly { readonly path: readonly (string | number)[]; readonly value: number | string }[];
 }
 
 export interface SandboxCapacity {
