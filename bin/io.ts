@@ -70,3 +70,16 @@ export function wantsJson(argv: readonly string[]): boolean {
   const end = argv.indexOf("--");
   return (end < 0 ? argv : argv.slice(0, end)).includes("--json");
 }
+
+/**
+ * A reader that stops reading (`rlpipe schema | head -1`, `rlpipe logs -f | head`) closes the pipe: rlpipe then ends
+ * quietly with exit 0 — the reader has what it wanted — instead of an unhandled EPIPE stack and exit 1.
+ */
+export function endOnClosedPipe(): void {
+  for (const stream of [process.stdout, process.stderr]) {
+    stream.on("error", (e: NodeJS.ErrnoException) => {
+      if (e.code === "EPIPE") process.exit(0);
+      throw e;
+    });
+  }
+}

@@ -3,7 +3,7 @@
 // Exit codes (core/errors.ts ExitCode): 0 ok, 1 failed, 2 invalid input, 3 external, 4 internal, 130 cancelled.
 import { didYouMean } from "../core/recipe/suggest.js";
 import { COMMAND_NAMES, formatHelp, formatMainHelp, isCommand } from "./help.js";
-import { processIo, reportError, wantsJson, type Io } from "./io.js";
+import { endOnClosedPipe, processIo, reportError, wantsJson, type Io } from "./io.js";
 import { VERSION } from "./version.js";
 
 /** `--help`/`-h` among a command's arguments (before a `--`). */
@@ -81,5 +81,6 @@ async function startedAsScript(): Promise<boolean> {
   }
 }
 if (await startedAsScript()) {
+  endOnClosedPipe();
   process.exitCode = await main(process.argv.slice(2));
 }

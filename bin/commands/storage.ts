@@ -397,6 +397,8 @@ export function runRunToken(argv: readonly string[], io: Io): number {
   const secret = process.env[env];
   if (secret === undefined || secret.length < 16) throw new RlpipeError("secret_missing", `environment variable ${env} must hold a secret of at least 16 characters`, { exitCode: 2 });
   if (values.out === undefined) throw usage("rlpipe run-token needs --out FILE (the token is a credential and is not printed)");
+  // `-` is not stdout here: the token is a credential and rlpipe prints none (nor a file named "-").
+  if (values.out === "-" || values.out.trim() === "") throw usage(`rlpipe run-token --out ${JSON.stringify(values.out)}: give a file to write the token to (mode 600); it is a credential and is never printed`);
   writeFileSync(values.out, `${runToken(secret, run)}\n`, { mode: 0o600 });
   chmodSync(values.out, 0o600);
   io.out(`wrote the run token for ${run} to ${values.out} (mode 600); give it to the job as RLPIPE_RUN_TOKEN`);

@@ -1,0 +1,39 @@
+// Everyday CLI use as a new user meets it (issue 35): a reader that stops reading (`| head -1`) ends rlpipe quietly
+// with exit 0, never an unhandled EPIPE stack; `run-token --out -` refuses instead of writing a file named "-" (the
+// token is a credential and is never printed).
+import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, it } from "node:test";
+import { ROOT } from "./helpers.js";
+
+const CLI = join(ROOT, "dist", "bin", "rlpipe.js");
+const ENTRY = join(ROOT, "dist", "bin", "entry.js");
+
+describe("rlpipe in a pipeline", () => {
+  for (const [what, script] of [["dist/bin/rlpipe.js", CLI], ["the installed command (bin/entry.js)", ENTRY]] as const) {
+    it(`${what}: \`schema | head -1\` prints one line and exits 0, with no EPIPE stack`, () => {
+      const r = spawnSync("bash", ["-c", `"$0" "$1" schema | head -1; echo "rc=\${PIPESTATUS[0]}" >&2`, process.execPath, script], { encoding: "utf8", timeout: 60_000 });
+      assert.equal(r.stdout, "{\n");
+      assert.match(r.stderr, /rc=0\n$/);
+      assert.doesNotMatch(r.stderr, /EPIPE|Unhandled 'error' event|node:events/);
+    });
+  }
+
+  it("`run-token --out -` is refused (exit 2) and writes no file named '-'; the token never reaches stdout", () => {
+    const dir = mkdtempSync(join(tmpdir(), "rlpipe-token-"));
+    try {
+      const r = spawnSync(process.execPath, [CLI, "run-token", "job-0a1b2c3d", "--secret-env", "RUNS_SECRET", "--out", "-"], {
+        cwd: dir, encoding: "utf8", env: { ...process.env, RUNS_SECRET: "0123456789abcdef0123456789" },
+      });
+      assert.equal(r.status, 2, r.stderr);
+      assert.equal(r.stdout, "");
+      assert.match(r.stderr, /give a file to write the token to \(mode 600\); it is a credential and is never printed/);
+      assert.equal(existsSync(join(dir, "-")), false);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
