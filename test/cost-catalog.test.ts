@@ -65,6 +65,13 @@ describe("price catalog", () => {
     assert.match(fx.dateRead, /^\d{4}-\d{2}-\d{2}$/);
   });
 
+  it("no row's note or source, shown to users, cites a file outside the repository (issue 35: an internal reference file)", () => {
+    for (const row of CATALOG.rows) {
+      const text = JSON.stringify(row);
+      assert.doesNotMatch(text, /\b(?:tione-and-prices|provider-apis|sandbox-apis|recipes-and-verl|anchors-and-style|independent-truth|scale-and-verl|infra)\.md\b/, row.id);
+    }
+  });
+
   it("the compiled catalog (core/cost/catalog-data.ts) and schema/cost-report.schema.json are current", () => {
     assert.equal(readFileSync(join(ROOT, "core", "cost", "catalog-data.ts"), "utf8"), catalogModuleText(parseCatalogFiles(files())),
       "run `npm run build && npm run cost-files`");

@@ -411,7 +411,7 @@ export const PRICE_DATA: Catalog = {
       "source": "Tencent Cloud international site COS pay-as-you-go price table: github.com/tencentyun/intlcloud-documents yehe_doc/基础存储服务/对象存储/购买指南/产品定价_intl_ko.md at commit 5dcc48b517e4 (row 베이징, 난징, 상하이, 광저우 / 표준 스토리지: 0.024 USD/GB/month)",
       "dateRead": "2026-11-28",
       "confidence": "official",
-      "note": "Re-read 2026-11-28 in Tencent's own doc repository (the Korean page of the international price table; the English file of that page is not in the repository). This is the international site's USD price; the China site's CNY price (cloud.tencent.com) could not be confirmed and is quoted at 0.118 CNY/GB-month by third parties only (tione-and-prices.md B4). Chengdu/Chongqing 0.02 USD, Hong Kong 0.022 USD."
+      "note": "Re-read 2026-11-28 in Tencent's own doc repository (the Korean page of the international price table; the English file of that page is not in the repository). This is the international site's USD price; the China site's CNY price (cloud.tencent.com) could not be confirmed and is quoted at 0.118 CNY/GB-month by third parties only. Chengdu/Chongqing 0.02 USD, Hong Kong 0.022 USD."
     },
     {
       "id": "cos:requests",
