@@ -3,7 +3,7 @@
 // token is a credential and is never printed).
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, it } from "node:test";
@@ -32,6 +32,25 @@ describe("rlpipe in a pipeline", () => {
       assert.equal(r.stdout, "");
       assert.match(r.stderr, /give a file to write the token to \(mode 600\); it is a credential and is never printed/);
       assert.equal(existsSync(join(dir, "-")), false);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe("rlpipe eval's row lines", () => {
+  it("a row that ran and failed every case says failed 0/3, not ok 0/3 (ok is the sandbox's status, not a verdict)", { timeout: 180_000 }, () => {
+    const dir = mkdtempSync(join(tmpdir(), "rlpipe-eval-words-"));
+    try {
+      const row = {
+        id: "wrong-two-sum", data_source: "rlpipe-demo",
+        solution: "```python\ndef two_sum(nums, target):\n    return [9, 9]\n```",
+        ground_truth: { fn_name: "two_sum", inputs: [[[2, 7, 11, 15], 9], [[3, 2, 4], 6], [[3, 3], 6]], outputs: [[[0, 1]], [[1, 2]], [[0, 1]]] },
+      };
+      writeFileSync(join(dir, "rows.jsonl"), `${JSON.stringify(row)}\n`);
+      const r = spawnSync(process.execPath, [CLI, "eval", join(dir, "rows.jsonl"), "--response-field", "solution"], { cwd: dir, encoding: "utf8", timeout: 170_000 });
+      assert.match(r.stdout, /rows\.jsonl:1 wrong-two-sum failed 0\/3/, `${r.stdout}\n${r.stderr}`);
+      assert.doesNotMatch(r.stdout, / ok 0\/3/);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

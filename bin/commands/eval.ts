@@ -87,7 +87,9 @@ export async function runEval(argv: readonly string[], io: Io): Promise<number> 
   else {
     io.out(`rlpipe eval: ${summary.rows} rows from ${file}: ${summary.passed} passed (pass rate ${(summary.passRate * 100).toFixed(1)}%), mean score ${summary.meanScore.toFixed(3)}`);
     for (const [status, n] of Object.entries(summary.byStatus)) if (status !== "ok") io.out(`  ${status}: ${n}`);
-    for (const r of scored.filter((x) => x.score < 1).slice(0, 10)) io.out(`  ${file}:${r.line} ${r.id ?? ""} ${r.status} ${r.passed}/${r.total}${r.error === undefined ? "" : ` ${r.error}`}`);
+    // "ok" is the sandbox's status (it ran), not a verdict: a row that ran and failed its cases says "failed".
+    const verdict = (r: (typeof scored)[number]) => (r.status === "ok" ? (r.passed === r.total ? "passed" : "failed") : r.status);
+    for (const r of scored.filter((x) => x.score < 1).slice(0, 10)) io.out(`  ${file}:${r.line} ${r.id ?? ""} ${verdict(r)} ${r.passed}/${r.total}${r.error === undefined ? "" : ` ${r.error}`}`);
     if (values.store !== undefined) io.out(`  stored under ${values.store.replace(/\/+$/, "")}/${run!}/ (artifacts/${stage}.json${values["metrics-file"] === undefined ? "" : ", metrics"})`);
   }
   if (summary.byStatus["infra_error"] !== undefined) {
