@@ -14,6 +14,11 @@ export interface Io {
    * printed meanwhile, "" takes it away. Absent when stderr is not a terminal; callers print plain lines now and then.
    */
   status?(text: string): void;
+  /**
+   * Text the user asked for that is a bearer credential by design (`rlpipe report --url`: a presigned URL), on stdout
+   * only and never redacted — redaction would blank its signature and hand out a dead link. Nothing else uses it.
+   */
+  bearer?(text: string): void;
 }
 
 export function processIo(extraSecretEnvNames: readonly string[] = []): Io {
@@ -36,6 +41,7 @@ export function streamIo(out: (raw: string) => void, err: (raw: string) => void,
   return {
     out: (t) => print(out, t),
     err: (t) => print(err, t),
+    bearer: (t) => { if (term === undefined) out(`${t}\n`); else term.above(() => out(`${t}\n`)); },
     ...(term === undefined ? {} : { status: (t: string) => term.show(opts.redact(t)) }),
   };
 }

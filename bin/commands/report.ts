@@ -71,7 +71,9 @@ async function printPageUrl(record: RunRecord, values: { store?: string | undefi
     // Capped by the signing credentials' expiry: a URL signed with temporary keys dies with them (said on stderr).
     const page = await presignRunPageFor(store, record.name, ttl, { env: process.env });
     if (page.notice !== undefined) io.err(`rlpipe report: note: ${page.notice}`);
-    io.out(page.url);
+    // Asked for: a redacted signature would be a dead link (an Io without a bearer channel gets it redacted).
+    if (io.bearer !== undefined) io.bearer(page.url);
+    else io.out(page.url);
   } finally {
     await store.close();
   }
@@ -120,7 +122,8 @@ export async function gatherRunPage(record: RunRecord, opts: GatherOptions): Pro
           cursor = page.cursor;
         }
         const t = tail.done();
-        return { lines: t.lines.map(redact), totalLines: t.total };
+        // Redacted as one text, not line by line: a private key's base64 lines sit between its BEGIN and END lines.
+        return { lines: t.lines.length === 0 ? [] : redact(t.lines.join("\n")).split("\n"), totalLines: t.total };
       }) };
     } catch (e) {
       return { ok: false, why: why(e) };

@@ -10,6 +10,7 @@ import { describePrices } from "../../core/prices.js";
 import { type Phase, isTerminal } from "../../core/providers/phases.js";
 import { loadRecipeFile } from "../../core/recipe/load.js";
 import { PROVIDERS, type Provider, type Recipe } from "../../core/recipe/schema.js";
+import { redactText } from "../../core/redact.js";
 import { formatPlanSummary } from "../../core/summary.js";
 import { sleep } from "../../core/util/retry.js";
 import { type JobRef, type JobStatus, type ProviderAdapter, ProviderError, type RetryPolicy, formatRetryNotice, withRetry } from "../../adapters/providers/provider.js";
@@ -265,7 +266,9 @@ function updateStatus(record: RunRecord, s: JobStatus): Promise<RunRecord> {
 function emitLog(io: Io, text: string, json: boolean | undefined): void {
   if (text === "") return;
   const lines = text.endsWith("\n") ? text.slice(0, -1) : text;
-  if (json) for (const l of lines.split("\n")) io.out(JSON.stringify({ log: l }));
+  // --json: redacted before the lines are quoted one by one (io.out redacts again, with this shell's values): a
+  // private key spans lines, and quoting escapes the quotes of a "name": "value".
+  if (json) for (const l of redactText(lines).split("\n")) io.out(JSON.stringify({ log: l }));
   else io.out(lines);
 }
 

@@ -72,8 +72,116 @@ class UrlExpired(Exception):
     pass
 
 
+# ------------------------------------------------------------------------------------ redaction
+# What this sidecar writes (its log lines, the run's page, which is shared by presigned URL) passes through
+# redact(): the rules of core/redact.ts (REDACTION_RULES, redactText there), copied because the job has no Node.
+# test/redaction.test.ts checks the two lists are equal and that both redact test/fixtures/redaction-corpus.txt
+# alike: change both together. The regexes use only what JavaScript and Python read the same way.
+_V_END = r""" \t\r\n"'\\,;&<>(){}\[\]\x60|"""
+_VALUE = (r'"(?:[^"\\\r\n]|\\[^\r\n])*"' + "|" + r"'(?:[^'\\\r\n]|\\[^\r\n])*'" + "|" + r'\\"(?:[^"\\\r\n]|\\[^"\r\n])*\\"'
+          + "|[^" + _V_END + "]*[^" + _V_END + ".:]")
+_PEM_BEGIN = "-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----"
+_PEM_END = "-----END [A-Z0-9 ]*PRIVATE KEY-----"
+_B64_LINE = r"[ \t]*[A-Za-z0-9+/=]{16,}[ \t]*"
+REDACTION_RULES = {
+    "patterns": [
+        ["pem-block", "(" + _PEM_BEGIN + r")([\s\S]*?)(" + _PEM_END + ")", "", "PRIVATE KEY-----"],
+        ["pem-head", "(" + _PEM_BEGIN + r")((?:\r?\n" + _B64_LINE + "){1,120})()", "", "PRIVATE KEY-----"],
+        ["pem-tail", r"(?<![^\n])()((?:" + _B64_LINE + r"\r?\n){1,120})(" + _PEM_END + ")", "", "PRIVATE KEY-----"],
+        ["authorization", r"""((?<![A-Za-z0-9_-])(?:Proxy-)?Authorization\\?["']?[ \t]*[:=][ \t]*\\?["']?(?:(?:Bearer|Basic|Token|Digest|SDK-HMAC-SHA256|TC3-HMAC-SHA256|AWS4-HMAC-SHA256)[ \t]+)?)([^ \t\r\n"'\\,]+)()""", "i", ""],
+        ["bearer", r"((?<![A-Za-z0-9_-])Bearer[ \t]+)([A-Za-z0-9._~+/=-]{16,})()", "i", ""],
+        ["url-userinfo", r"""((?<![A-Za-z0-9+.-])[A-Za-z][A-Za-z0-9+.-]*://)([^ \t\r\n/?#@"'<>\\:]+:[^ \t\r\n/?#@"'<>\\]*)(@)""", "", ""],
+        ["signed-param", r"""((?<![A-Za-z0-9_-])(?:X-Amz-Signature|X-Amz-Credential|X-Amz-Security-Token|X-Goog-Signature|X-Goog-Credential|X-Cos-Security-Token|X-Obs-Security-Token|Signature|sig|q-signature|q-ak|AccessKeyId|access_token|token)=)([^&# \t\r\n"'<>\\,]+)()""", "i", ""],
+        ["aws-key-id", "()((?<![A-Za-z0-9])(?:AKIA|ASIA)[0-9A-Z]{16}(?![A-Za-z0-9]))()", "", ""],
+        ["tencent-secret-id", "()((?<![A-Za-z0-9])AKID[0-9A-Za-z]{16,})()", "", ""],
+        ["e2b-key", "()((?<![A-Za-z0-9])e2b_[0-9a-f]{20,})()", "", ""],
+        ["github-token", "()((?<![A-Za-z0-9])(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,}))()", "", ""],
+        ["huggingface-token", "()((?<![A-Za-z0-9])hf_[A-Za-z0-9]{30,})()", "", ""],
+        ["ark-key", "()((?<![A-Za-z0-9])ark_[A-Za-z0-9]{8,})()", "", ""],
+        ["sk-key", "()((?<![A-Za-z0-9_-])sk-[A-Za-z0-9_-]{20,})()", "", ""],
+    ],
+    "flag": r"(?<![A-Za-z0-9_.-])--([A-Za-z][A-Za-z0-9_.-]*)(=|[ \t]+)(?!-)(" + _VALUE + ")",
+    "assignment": r"""(?<![A-Za-z0-9_.$-])([A-Za-z][A-Za-z0-9_.-]*)(\\?["']?[ \t]*[:=][ \t]*)(?![:=])(""" + _VALUE + ")",
+    "placeholder": r"|\*\*\*|…|\.\.\.|null|None|nil|true|false|True|False|<[^<>]*>|\$(?:\{?[A-Za-z_][A-Za-z0-9_]*\}?)?|[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+|[A-Z]{2,12}",
+    "prose": r"[a-z]{1,24} [^ \t\r\n]",
+    "secretWords": ["secret", "password", "passwd", "passphrase", "credential", "credentials", "apikey", "secretkey", "accesskey", "privatekey", "secretid", "authtoken", "accesstoken", "sk", "ak"],
+    "keyNotAfter": ["prompt", "response", "image", "images", "video", "videos", "audio", "fn", "sort", "cache", "primary", "foreign", "partition", "row", "column", "dict", "group", "label", "metric", "metrics", "input", "output", "answer", "query", "data", "source", "lookup", "hash", "object", "index", "map", "field", "name", "sample", "message", "messages", "tool", "tools", "truth", "extra", "chosen", "rejected"],
+    "tokenNotAfter": ["pad", "eos", "bos", "unk", "sep", "cls", "mask", "image", "video", "audio", "vision", "special", "start", "end", "stop", "think", "tool", "placeholder", "max", "min", "num", "per", "first", "last", "next", "total", "prompt", "response", "input", "output", "new", "generated", "im", "default", "eot", "fim"],
+    "idAfter": ["secret", "key"],
+}
+_PATTERNS = [(re.compile(src, re.A | (re.I if "i" in flags else 0)), needs) for _id, src, flags, needs in REDACTION_RULES["patterns"]]
+_FLAG = re.compile(REDACTION_RULES["flag"], re.A)
+_ASSIGNMENT = re.compile(REDACTION_RULES["assignment"], re.A)
+_PLACEHOLDER = re.compile("(?:%s)" % REDACTION_RULES["placeholder"], re.A)
+_PROSE = re.compile("(?:%s)" % REDACTION_RULES["prose"], re.A)
+
+
+def name_words(name):
+    """A name's words, lower-case: split at anything not a letter or digit and at camelCase (apiKey, APIKey)."""
+    spaced = re.sub(r"([A-Z]+)([A-Z][a-z])", r"\1 \2", re.sub(r"([a-z])([A-Z])", r"\1 \2", name))
+    return [w for w in re.split(r"[^a-z0-9]+", spaced.lower()) if w]
+
+
+def is_secret_label(name):
+    """Whether a name in text labels a secret, by its last word (core/redact.ts isSecretLabel)."""
+    words = name_words(name)
+    if not words:
+        return False
+    last, prev = words[-1], (words[-2] if len(words) > 1 else "")
+    if last == "key":
+        return prev != "" and prev not in REDACTION_RULES["keyNotAfter"]
+    if last == "token":
+        return prev not in REDACTION_RULES["tokenNotAfter"]
+    if last == "id":
+        return prev in REDACTION_RULES["idAfter"]
+    return last in REDACTION_RULES["secretWords"]
+
+
+def _unquoted(value):
+    if value.startswith('\\"'):
+        return value[2:-2]
+    return value[1:-1] if value[:1] in ('"', "'") else value
+
+
+def _masked(value):
+    if value.startswith('\\"'):
+        return '\\"***\\"'
+    return value[0] + "***" + value[0] if value[:1] in ('"', "'") else "***"
+
+
+def _hides(name, sep, value, text, at):
+    if not is_secret_label(name) or _PLACEHOLDER.fullmatch(_unquoted(value)):
+        return False
+    return not (sep.strip() == ":" and len(name_words(name)) == 1 and _PROSE.match(text[at:at + 32]))
+
+
+def _mask_named(text, rx, name_start):
+    """Every value a secret name labels, masked; a name that is not secret is stepped over, not its value."""
+    out, copied, pos = [], 0, 0
+    while True:
+        m = rx.search(text, pos)
+        if m is None:
+            break
+        name, sep, value = m.group(1), m.group(2), m.group(3)
+        if _hides(name, sep, value, text, m.end() - len(value)):
+            out.append(text[copied:m.start()] + m.group(0)[:len(m.group(0)) - len(value)] + _masked(value))
+            copied = pos = m.end()
+        else:
+            pos = m.start() + name_start + len(name)
+    out.append(text[copied:])
+    return "".join(out)
+
+
+def redact(text):
+    """Credentials by format, place or name replaced by *** (names kept), as core/redact.ts redactText does."""
+    for rx, needs in _PATTERNS:
+        if needs in text:
+            text = rx.sub(lambda m: (m.group(1) or "") + "***" + (m.group(3) or ""), text)
+    return _mask_named(_mask_named(text, _FLAG, 2), _ASSIGNMENT, 0)
+
+
 def log(msg):
-    sys.stderr.write("[rlpipe_sync %s] %s\n" % (time.strftime("%H:%M:%S"), msg))
+    sys.stderr.write("[rlpipe_sync %s] %s\n" % (time.strftime("%H:%M:%S"), redact(str(msg))))
     sys.stderr.flush()
 
 
@@ -946,7 +1054,8 @@ def page_key(job):
 
 
 def esc(s):
-    return str(s).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace('"', "&quot;").replace("'", "&#39;")
+    """Page text: redacted (a metric name, a recipe name could carry a credential), then HTML-escaped."""
+    return redact(str(s)).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace('"', "&quot;").replace("'", "&#39;")
 
 
 def fmt(v):

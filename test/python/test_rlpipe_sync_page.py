@@ -96,3 +96,15 @@ def test_ticks_read_as_round_numbers():
     assert [s.tick_label(v, 0.2) for v in s.ticks(0.0, 1.0, 4)[0]] == ["0.0", "0.2", "0.4", "0.6", "0.8", "1.0"]
     assert s.tick_label(4e6, 2e6) == "4e+06" and s.tick_label(0.0, 5e-7) == "0"
     assert s.value_range([0.0, 0.0]) == (0.0, 1.0), "a count that stayed 0 has no negative axis"
+
+
+def test_a_secret_in_a_metric_or_recipe_name_is_redacted_on_the_page(tmp_path):
+    """The page is shared by presigned URL: what the job named is redacted (name kept, value ***) before it is escaped."""
+    key, pw = "Zq" + "9" * 38, "pw-" + "x1" * 8
+    rows = [(st, {"critic/score/mean": 0.1 * st, "debug/WANDB_API_KEY=" + key: st, "env/password: " + pw: st}) for st in (1, 2)]
+    paths = [write_lines(tmp_path / "rl.jsonl", rows)]
+    latest, steps, series = s.read_metrics(paths)
+    html = s.page_html("job-0a1b2c3d", "job-0a1b2c3d.rl", "tione", "retool HF_TOKEN=" + pw, "0123456789abcdef", latest, steps, series, [], "2026-11-28T16:00:00Z")
+    assert key not in html and pw not in html
+    assert "debug/WANDB_API_KEY=***" in html and "env/password: ***" in html and "retool HF_TOKEN=***" in html
+    assert "critic/score/mean" in html and "job-0a1b2c3d.rl" in html, "ordinary names are left alone"
