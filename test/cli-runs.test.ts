@@ -147,21 +147,24 @@ describe("following a run (provider local): the job's outcome is the exit code, 
     assert.doesNotMatch(r.err, /since it started|following$/m);
   });
 
-  it("Ctrl-C stops following, says the job keeps running and how to stop it (exit 130); the job is untouched", async () => {
-    const ref = await job("long-00000001", "echo started; sleep 300 & wait");
-    const run = start(["logs", "long-00000001", "-f"], { cwd: dir });
-    let seen = "";
-    run.child.stderr!.on("data", (d: Buffer) => { seen += d.toString(); });
-    await until("the RUNNING line", () => /long-00000001: RUNNING/.test(seen));
-    run.child.kill("SIGINT");
-    const r = await run.done;
-    assert.equal(r.code, 130, r.err);
-    assert.match(r.err, /rlpipe: stopped following long-00000001 \(RUNNING\); the job keeps running on local/);
-    assert.match(r.err, /hint: rlpipe logs long-00000001 -f follows it again; rlpipe stop long-00000001 stops it/);
-    assert.equal((await adapter.status(ref)).phase, "RUNNING", "the job was not stopped");
-    const stop = await rlpipe(["stop", "long-00000001"], { cwd: dir });
-    assert.equal(stop.code, 0, stop.err);
-  });
+  for (const sig of ["SIGINT", "SIGTERM"] as const) {
+    it(`${sig === "SIGINT" ? "Ctrl-C" : "SIGTERM"} stops following, says the job keeps running and how to stop it (exit 130); the job is untouched`, async () => {
+      const name = sig === "SIGINT" ? "long-00000001" : "long-00000002";
+      const ref = await job(name, "echo started; sleep 300 & wait");
+      const run = start(["logs", name, "-f"], { cwd: dir });
+      let seen = "";
+      run.child.stderr!.on("data", (d: Buffer) => { seen += d.toString(); });
+      await until("the RUNNING line", () => new RegExp(`${name}: RUNNING`).test(seen));
+      run.child.kill(sig);
+      const r = await run.done;
+      assert.equal(r.code, 130, r.err);
+      assert.match(r.err, new RegExp(`rlpipe: stopped following ${name} \\(RUNNING\\); the job keeps running on local`));
+      assert.match(r.err, new RegExp(`hint: rlpipe logs ${name} -f follows it again; rlpipe stop ${name} stops it`));
+      assert.equal((await adapter.status(ref)).phase, "RUNNING", "the job was not stopped");
+      const stop = await rlpipe(["stop", name], { cwd: dir });
+      assert.equal(stop.code, 0, stop.err);
+    });
+  }
 
   it("a damaged run record is invalid input (exit 2): status names it, list lists the rest", async () => {
     mkdirSync(runsDir(dir), { recursive: true });

@@ -280,13 +280,16 @@ function heartbeatLine(name: string, s: JobStatus | undefined, followedSinceMs: 
 
 /**
  * Poll status (with jitter) and print phase changes and new log text until the job ends; the final phase is
- * printed after the last log lines. A heartbeat shows the wait is alive. Ctrl-C stops following (exit 130) and
- * leaves the job alone.
+ * printed after the last log lines. A heartbeat shows the wait is alive. Ctrl-C or SIGTERM stops following (exit
+ * 130, with what to run next) and leaves the job alone.
  */
 async function followToEnd(adapter: ProviderAdapter, ref: JobRef, io: Io, json: boolean): Promise<JobStatus> {
   const interrupt = new AbortController();
+  // Ctrl-C or a SIGTERM (a CI step's timeout, a supervisor): either stops following the same way, saying what to
+  // run next (exit 130, cancelled); the job itself is left alone.
   const onSigint = () => interrupt.abort(new RlpipeError("interrupted", "interrupted", { exitCode: ExitCode.cancelled }));
   process.once("SIGINT", onSigint);
+  process.once("SIGTERM", onSigint);
   const retry = cliRetry(io, interrupt.signal);
   const followed = Date.now();
   let current: JobStatus | undefined;
@@ -326,6 +329,7 @@ async function followToEnd(adapter: ProviderAdapter, ref: JobRef, io: Io, json: 
   } finally {
     heartbeat.stop();
     process.removeListener("SIGINT", onSigint);
+    process.removeListener("SIGTERM", onSigint);
   }
 }
 
