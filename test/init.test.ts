@@ -35,8 +35,10 @@ describe("rlpipe init", () => {
     const dir = fresh("default");
     const r = rlpipe(["init"], dir);
     assert.equal(r.code, 0, r.err);
-    assert.match(r.out, /^wrote recipe\.yaml \(from local-demo\), with data\/demo-problems\.jsonl next to it\n/);
-    assert.deepEqual(readdirSync(dir).sort(), ["data", "recipe.yaml"], "no temporary files left");
+    assert.match(r.out, /^wrote recipe\.yaml \(from local-demo\), with data\/demo-problems\.jsonl, recipe\.schema\.json next to it\n/);
+    assert.deepEqual(readdirSync(dir).sort(), ["data", "recipe.schema.json", "recipe.yaml"], "no temporary files left");
+    // The comment names the copy beside the recipe, never this machine's install: it works for whoever opens it.
+    assert.match(readFileSync(join(dir, "recipe.yaml"), "utf8"), /^# yaml-language-server: \$schema=recipe\.schema\.json$/m);
     const schema = schemaOf(join(dir, "recipe.yaml"));
     assert.equal(readFileSync(schema, "utf8"), readFileSync(join(ROOT, "schema", "recipe.schema.json"), "utf8"));
     assert.doesNotMatch(readFileSync(join(dir, "recipe.yaml"), "utf8"), /recipes\/local-demo\.yaml|\.\.\/schema/, "no path that only works inside the package");

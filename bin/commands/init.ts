@@ -35,8 +35,11 @@ export function runInit(argv: readonly string[], io: Io): number {
   const shipped = filesNextToRecipe(recipe).map((p) => ({ path: join(dir, p), text: readFileSync(join(dirname(shippedRecipePath(name)), p), "utf8") }));
 
   // Refuse before writing anything; a shipped file already there with the same content is fine as it is.
-  const outputs: Output[] = [...shipped, { path: resolve(file), text }];
-  const conflicts = outputs.filter((o) => existsSync(o.path) && !(o.path !== resolve(file) && readFileSync(o.path, "utf8") === o.text));
+  // Outside rlpipe's tree the schema goes next to the recipe (a copy: generated, always refreshed), so the comment
+  // works for anyone who gets the recipe — not only on the machine where rlpipe was installed.
+  const schemaCopy = schemaRefFrom(dir) === SCHEMA_COPY ? { path: join(dir, SCHEMA_COPY), text: readFileSync(SCHEMA_FILE, "utf8") } : undefined;
+  const outputs: Output[] = [...shipped, ...(schemaCopy === undefined ? [] : [schemaCopy]), { path: resolve(file), text }];
+  const conflicts = outputs.filter((o) => o !== schemaCopy && existsSync(o.path) && !(o.path !== resolve(file) && readFileSync(o.path, "utf8") === o.text));
   if (conflicts.length > 0 && values.force !== true) {
     const names = conflicts.map((c) => (c.path === resolve(file) ? file : relative(process.cwd(), c.path) || c.path));
     throw new RlpipeError("file_exists", `${names.join(", ")} already exist${names.length === 1 ? "s" : ""}; nothing was written`, {
@@ -46,7 +49,7 @@ export function runInit(argv: readonly string[], io: Io): number {
   // The recipe last: it never exists without the files it ships.
   for (const o of outputs) writeAtomically(o.path, o.text);
 
-  const extra = shipped.map((s) => relative(dir, s.path));
+  const extra = [...shipped, ...(schemaCopy === undefined ? [] : [schemaCopy])].map((s) => relative(dir, s.path));
   if (values.json) {
     io.out(JSON.stringify({ file, from: name, schema: schemaRefFrom(dir), files: [file, ...extra.map((e) => join(dirname(file), e))] }));
     return 0;
@@ -68,17 +71,20 @@ function recipeName(given: string): string {
   });
 }
 
+/** The schema's copy next to a recipe written outside rlpipe's tree. */
+const SCHEMA_COPY = "recipe.schema.json";
+
 /**
  * Where the schema comment points: relative to the recipe when it is written inside rlpipe's own tree (a clone,
- * like the shipped recipes), else the package's schema by absolute path — after `npm i -g` the package stays put
- * while the recipe may be moved anywhere.
+ * like the shipped recipes), else the copy init writes next to it — an absolute path into this machine's install
+ * would break completion for anyone else who opens the recipe.
  */
 function schemaRefFrom(dir: string): string {
   const root = realpathSync(PACKAGE_ROOT);
   const schema = realpathSync(SCHEMA_FILE);
   const here = realPath(dir);
   const insideTree = here === root || here.startsWith(root + sep);
-  return insideTree ? relative(here, schema).split(sep).join("/") : schema;
+  return insideTree ? relative(here, schema).split(sep).join("/") : SCHEMA_COPY;
 }
 
 /** The real path of `p`, whose last parts may not exist yet (init creates them). */
