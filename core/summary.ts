@@ -14,7 +14,9 @@ export function formatPlanSummary(plan: Plan, outDir: string | undefined, prices
   L.push(`rlpipe plan: ${plan.recipe.name} → ${plan.provider}   (job ${plan.jobName})`);
   L.push(`  recipe     ${plan.recipe.file}  sha256 ${plan.recipe.hash.slice(0, 12)}`);
   L.push(`  verl       ${plan.verl.ref.slice(0, 12)} (profile ${plan.verl.profile}, PyPI ${plan.verl.pypi})${plan.verl.patches.length > 0 ? ` + ${plan.verl.patches.length} patch${plan.verl.patches.length > 1 ? "es" : ""}` : ""}`);
-  L.push(`  resources  ${r.nodes} node${r.nodes > 1 ? "s" : ""} × ${r.devicesPerNode} ${r.accelerator} = ${r.totalDevices} devices`);
+  // "1 node × 1 cpu", not "= 1 devices": one node needs no total, and the total's noun follows its count (the
+  // accelerator is an identifier: never pluralized).
+  L.push(`  resources  ${r.nodes} node${r.nodes === 1 ? "" : "s"} × ${r.devicesPerNode} ${r.accelerator}${r.nodes === 1 ? "" : ` = ${r.totalDevices} device${r.totalDevices === 1 ? "" : "s"}`}`);
   if (prices !== undefined) L.push(`  prices     ${prices}`);
   if (cost !== undefined) L.push(`  cost       ${cost}`);
   (plan.capacity?.stages ?? []).forEach((c, i) => L.push(`  ${i === 0 ? "capacity " : "         "}  ${c.line}`));

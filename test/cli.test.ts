@@ -26,7 +26,7 @@ describe("rlpipe plan", () => {
     const r = rlpipe(["plan", recipePath("qwen3-1.7b-code-toolcall"), "--provider", "modelarts", "--out", out]);
     assert.equal(r.code, 0, r.err);
     assert.match(r.out, /rlpipe plan: qwen3-1\.7b-code-toolcall → modelarts/);
-    assert.match(r.out, /resources {2}1 node × 8 ascend-npu = 8 devices/);
+    assert.match(r.out, /resources {2}1 node × 8 ascend-npu\n/, "one node: no total");
     assert.match(r.out, /workdir {4}\/home\/ma-user\/modelarts\/user-job-dir\/qwen3-1\.7b-code-toolcall/);
     assert.match(r.out, /sandbox {4}scalebox \(colocated\) at http:\/\/127\.0\.0\.1:8080: started by launch\.sh inside the modelarts job/);
     assert.match(r.out, /1\. sft .*torchrun --nnodes=1 --nproc_per_node=8 -m verl\.trainer\.fsdp_sft_trainer/);
