@@ -101,9 +101,14 @@ td.run a:hover { text-decoration: underline; }
 footer { margin-top: 20px; color: var(--muted); font-size: 12px; }
 `;
 
-/** The table of every run. It reloads every refreshSeconds while any run is live (or could not be asked). */
+/** How often the table looks for new runs when none is live (a run deployed after it was opened must appear). */
+export const idleRefreshSeconds = (refreshSeconds: number): number => Math.max(30, refreshSeconds * 3);
+
+/** The table of every run. It reloads every refreshSeconds while any run is live (or could not be asked), and
+ * more slowly when none is, so a run deployed meanwhile appears. */
 export function dashboardHtml(v: DashboardView): string {
   const live = v.rows.filter((r) => r.live).length;
+  const every = live > 0 ? v.refreshSeconds : idleRefreshSeconds(v.refreshSeconds);
   const head = ["run (recipe)", "provider", "phase", "progress (step)", "latest reward", `sandbox infra errors, last ${ERROR_RATE_STEPS} steps`, "cost so far", "estimate (low – high)", "deployed"];
   const numeric = new Set([3, 4, 5, 6, 7]);
   const table = v.rows.length === 0
@@ -120,7 +125,8 @@ ${v.rows.map(rowHtml).join("\n")}
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-${live > 0 ? `${refreshMeta(v.refreshSeconds)}\n` : ""}<title>${escapeHtml(`rlpipe runs (${v.rows.length})`)}</title>
+${refreshMeta(every)}
+<title>${escapeHtml(`rlpipe runs (${v.rows.length})`)}</title>
 <style>${CSS}</style>
 </head>
 <body>
@@ -129,7 +135,7 @@ ${live > 0 ? `${refreshMeta(v.refreshSeconds)}\n` : ""}<title>${escapeHtml(`rlpi
 <p class="muted">${escapeHtml(summary)}</p>
 ${v.problems.map((p) => `<p class="unknown">${escapeHtml(p)}</p>`).join("\n")}
 ${table}
-<footer>${escapeHtml(`gathered ${formatTime(v.generatedAt)}; ${live > 0 ? `reloads every ${v.refreshSeconds} s while a run is live` : "no run is live: reload to look again"}. Each run's row opens its page (as rlpipe report writes it).`)}</footer>
+<footer>${escapeHtml(`gathered ${formatTime(v.generatedAt)}; ${live > 0 ? `reloads every ${every} s while a run is live` : `no run is live: looks for new runs every ${every} s`}. Each run's row opens its page (as rlpipe report writes it).`)}</footer>
 </main>
 </body>
 </html>
