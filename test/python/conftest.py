@@ -1,6 +1,7 @@
 """Starts a real `rlpipe serve` (local bubblewrap sandbox) on 127.0.0.1 for the shim tests; stops it by pid. Also a
 loopback stub (StubServer) for what a real server will not do on demand: overload, transient failures, refusals."""
 import json
+import socket
 import os
 import signal
 import subprocess
@@ -73,9 +74,10 @@ def env_server():
 class StubServer:
     """A loopback HTTP server for client tests. Each POST's JSON body goes to `respond(headers, body)` (headers with
     lower-case names), which returns (status, JSON payload, extra headers); `seen` records each request's headers and
-    body. Stopped by close()."""
+    body. Stopped by close(). With `start_after_s` nothing listens on its port for that long (a server being
+    restarted: connections are refused), then it answers."""
 
-    def __init__(self, respond):
+    def __init__(self, respond, start_after_s=0.0):
         self.seen = []
         stub = self
 
@@ -97,13 +99,31 @@ class StubServer:
             def log_message(self, *args):
                 pass
 
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = "http://127.0.0.1:%d" % self._server.server_address[1]
-        threading.Thread(target=self._server.serve_forever, daemon=True).start()
+        self._server = None
+        self._closed = threading.Event()
+        if start_after_s <= 0:
+            self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+            port = self._server.server_address[1]
+            threading.Thread(target=self._server.serve_forever, daemon=True).start()
+        else:
+            with socket.socket() as probe:
+                probe.bind(("127.0.0.1", 0))
+                port = probe.getsockname()[1]
+
+            def start_later():
+                if self._closed.wait(start_after_s):
+                    return
+                self._server = ThreadingHTTPServer(("127.0.0.1", port), Handler)
+                self._server.serve_forever()
+
+            threading.Thread(target=start_later, daemon=True).start()
+        self.url = "http://127.0.0.1:%d" % port
 
     def close(self):
-        self._server.shutdown()
-        self._server.server_close()
+        self._closed.set()
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
 
 
 def scripted(script, then):

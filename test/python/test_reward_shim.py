@@ -70,46 +70,19 @@ def test_unreachable_service_raises_after_the_restart_wait():
 
 def test_a_server_restart_is_waited_out(server_url):
     """The reward server refuses connections for ~2 s (restarting), then answers: the score comes back, no error."""
-    import socket
-    import threading
-    import time
     import urllib.request
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    # A forwarder that starts listening only after 2 s, relaying to the live server.
-    from http.server import BaseHTTPRequestHandler, HTTPServer
 
-    class Relay(BaseHTTPRequestHandler):
-        def do_POST(self):  # noqa: N802
-            body = self.rfile.read(int(self.headers["Content-Length"]))
-            req = urllib.request.Request(server_url + self.path, data=body, headers={k: v for k, v in self.headers.items() if k.lower() in ("content-type", "authorization")})
-            with urllib.request.urlopen(req, timeout=60) as r:
-                data = r.read()
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
+    def relay(headers, body):
+        # To the live server, whose answer (the real score) comes back unchanged.
+        req = urllib.request.Request(server_url + "/v1/rewards", data=json.dumps(body).encode(), headers={"Content-Type": "application/json", **({"Authorization": headers["authorization"]} if "authorization" in headers else {})})
+        with urllib.request.urlopen(req, timeout=60) as r:
+            return 200, json.loads(r.read()), None
 
-        def log_message(self, *args):
-            pass
-
-    servers = []
-
-    def come_back():
-        time.sleep(2.0)
-        srv = HTTPServer(("127.0.0.1", port), Relay)
-        servers.append(srv)
-        srv.serve_forever()
-
-    threading.Thread(target=come_back, daemon=True).start()
+    late = StubServer(relay, start_after_s=2.0)
     try:
-        r = shim.compute_score("code", RIGHT, GT, url="http://127.0.0.1:%d/v1/rewards" % port, retries=0, backoff_s=0.01)
+        r = shim.compute_score("code", RIGHT, GT, url=late.url + "/v1/rewards", retries=0, backoff_s=0.01)
     finally:
-        for srv in servers:
-            srv.shutdown()
-            srv.server_close()
+        late.close()
     assert r["score"] == 1.0, r
 
 

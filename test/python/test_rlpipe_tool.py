@@ -117,45 +117,14 @@ def test_transient_failures_past_the_retries_are_an_infra_error(stub):
     assert len(stub.seen) == 3
 
 
-def test_a_sandbox_restart_is_waited_out_not_told_to_the_model(tmp_path):
+def test_a_sandbox_restart_is_waited_out_not_told_to_the_model():
     """Nothing listens for ~2 s (a supervised restart), then the sandbox answers: the call succeeds, no infra error."""
-    import socket
-    import threading
-    import time
-    from http.server import BaseHTTPRequestHandler, HTTPServer
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-
-    class Handler(BaseHTTPRequestHandler):
-        def do_POST(self):  # noqa: N802
-            self.rfile.read(int(self.headers["Content-Length"]))
-            data = json.dumps(SERVED[1]).encode()
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
-
-        def log_message(self, *args):
-            pass
-
-    servers = []
-
-    def come_back():
-        time.sleep(2.0)
-        srv = HTTPServer(("127.0.0.1", port), Handler)
-        servers.append(srv)
-        srv.serve_forever()
-
-    threading.Thread(target=come_back, daemon=True).start()
+    late = StubServer(lambda headers, body: (SERVED[0], SERVED[1], None), start_after_s=2.0)
     try:
-        results, _ = drive(RELEASES[-1], [{"name": "call", "config": {"sandbox_url": "http://127.0.0.1:%d/run_code" % port, "retries": 0, "backoff_s": 0.01},
+        results, _ = drive(RELEASES[-1], [{"name": "call", "config": {"sandbox_url": late.url + "/run_code", "retries": 0, "backoff_s": 0.01},
                                            "parameters": {"code": "print('ok')"}}])
     finally:
-        for srv in servers:
-            srv.shutdown()
-            srv.server_close()
+        late.close()
     assert results["call"]["text"] == "ok\n", results["call"]
     assert results["call"]["metrics"]["rlpipe_infra_error"] == 0
     assert results["call"]["infraErrors"] == 0
