@@ -294,55 +294,47 @@ describe("launch.sh under bash", () => {
     assert.ok(!sandboxAlive(port), "the restarted sandbox is stopped when launch.sh exits");
   });
 
-  it("a sandbox out of restarts stops the job: exit 3 naming its log, the running stage stopped (never a job that goes on without it)", async () => {
+  /** launch.sh in the background, its RL stage blocked (BLOCK_ON) until stopped; once the stage has started. */
+  const launchBlockedAtRl = async (env: Record<string, string>) => {
     rmSync(join(e.work, ".rlpipe"), { recursive: true, force: true });
     clearLogs(e);
     bundle(e, recipeText(e, port));
     const child = spawn("bash", [join(e.bundle, "launch.sh")], {
-      env: { PATH: `${e.stubs}:/usr/bin:/bin`, HOME: e.root, STUB_LOG: e.logs, TEST_SECRET_KEY: "s3cr3t-value-xyz", USER_NAME: "ada", BLOCK_ON: "verl.trainer.main_ppo", RLPIPE_SANDBOX_RESTARTS: "0", RLPIPE_SANDBOX_CHECK_S: "0.2" },
+      env: { PATH: `${e.stubs}:/usr/bin:/bin`, HOME: e.root, STUB_LOG: e.logs, TEST_SECRET_KEY: "s3cr3t-value-xyz", USER_NAME: "ada", BLOCK_ON: "verl.trainer.main_ppo", RLPIPE_SANDBOX_CHECK_S: "0.2", ...env },
       stdio: ["ignore", "pipe", "pipe"],
     });
-    let stderr = "";
-    child.stderr.on("data", (d: Buffer) => { stderr += d.toString(); });
+    let text = "";
+    child.stderr.on("data", (d: Buffer) => { text += d.toString(); });
     const exited = new Promise<number | null>((res) => child.on("exit", (code) => res(code)));
     const blocked = join(e.logs, "blocked-stage");
     for (const until = Date.now() + 120_000; !existsSync(blocked) && Date.now() < until;) await new Promise((res) => setTimeout(res, 50));
-    assert.ok(existsSync(blocked), `the RL stage started: ${stderr}`);
-    const stagePid = Number(readFileSync(blocked, "utf8"));
+    assert.ok(existsSync(blocked), `the RL stage started: ${text}`);
+    return { child, stderr: () => text, exited, stagePid: Number(readFileSync(blocked, "utf8")) };
+  };
+
+  it("a sandbox out of restarts stops the job: exit 3 naming its log, the running stage stopped (never a job that goes on without it)", async () => {
+    const { child, stderr, exited, stagePid } = await launchBlockedAtRl({ RLPIPE_SANDBOX_RESTARTS: "0" });
     // The sandbox dies while the stage runs; with no restart left, the job must stop.
     const sandboxPid = Number(readFileSync(join(e.work, ".rlpipe", "sandbox-node0.pid"), "utf8"));
     process.kill(-sandboxPid, "SIGKILL");
     const code = await Promise.race([exited, new Promise<"late">((res) => setTimeout(() => res("late"), 120_000))]);
     if (code === "late") child.kill("SIGKILL");
-    assert.equal(code, 3, stderr);
-    assert.match(stderr, /error: the sandbox exited again after 0 restarts \(see its log [^)]+\): the job stops/);
+    assert.equal(code, 3, stderr());
+    assert.match(stderr(), /error: the sandbox exited again after 0 restarts \(see its log [^)]+\): the job stops/);
     const alive = (pid: number) => { try { process.kill(pid, 0); return true; } catch { return false; } };
     for (const until = Date.now() + 30_000; alive(stagePid) && Date.now() < until;) await new Promise((res) => setTimeout(res, 50));
     assert.equal(alive(stagePid), false, "the running stage was stopped");
   });
 
   it("SIGTERM to the job stops the stage and the sandbox with no restart line, and exits 143", async () => {
-    rmSync(join(e.work, ".rlpipe"), { recursive: true, force: true });
-    clearLogs(e);
-    bundle(e, recipeText(e, port));
-    const child = spawn("bash", [join(e.bundle, "launch.sh")], {
-      env: { PATH: `${e.stubs}:/usr/bin:/bin`, HOME: e.root, STUB_LOG: e.logs, TEST_SECRET_KEY: "s3cr3t-value-xyz", USER_NAME: "ada", BLOCK_ON: "verl.trainer.main_ppo", RLPIPE_SANDBOX_CHECK_S: "0.2" },
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    let stderr = "";
-    child.stderr.on("data", (d: Buffer) => { stderr += d.toString(); });
-    const exited = new Promise<number | null>((res) => child.on("exit", (code) => res(code)));
-    const blocked = join(e.logs, "blocked-stage");
-    for (const until = Date.now() + 120_000; !existsSync(blocked) && Date.now() < until;) await new Promise((res) => setTimeout(res, 50));
-    assert.ok(existsSync(blocked), `the RL stage started: ${stderr}`);
-    const stagePid = Number(readFileSync(blocked, "utf8"));
+    const { child, stderr, exited, stagePid } = await launchBlockedAtRl({});
     child.kill("SIGTERM");
     // The documented bound (docs/ARCHITECTURE.md) is 60 s; the wait here is generous and only bounds a hang.
     const code = await Promise.race([exited, new Promise<"late">((res) => setTimeout(() => res("late"), 120_000))]);
     if (code === "late") child.kill("SIGKILL");
-    assert.equal(code, 143, stderr);
-    assert.match(stderr, /SIGTERM: stopping the stage, the sandboxes and the sidecars/);
-    assert.doesNotMatch(stderr, /restarting it/);
+    assert.equal(code, 143, stderr());
+    assert.match(stderr(), /SIGTERM: stopping the stage, the sandboxes and the sidecars/);
+    assert.doesNotMatch(stderr(), /restarting it/);
     const alive = (pid: number) => { try { process.kill(pid, 0); return true; } catch { return false; } };
     for (const until = Date.now() + 30_000; (alive(stagePid) || sandboxAlive(port)) && Date.now() < until;) await new Promise((res) => setTimeout(res, 50));
     assert.equal(alive(stagePid), false, "the stage was stopped");
